@@ -1,0 +1,86 @@
+# smq: libsmq and smqctl.  `make`, `make check`, `make install`.
+# make SAN=address,undefined check   (or SAN=thread) builds into build-SAN/.
+
+VERSION   := 0.1.0
+SOMAJOR   := 0
+PREFIX    ?= /usr/local
+LIBDIR    ?= $(PREFIX)/lib
+INCLUDEDIR?= $(PREFIX)/include
+MANDIR    ?= $(PREFIX)/share/man
+DESTDIR   ?=
+
+CC        ?= cc
+CFLAGS    ?= -O2 -g
+WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+ifdef WERROR
+WARN      += -Werror
+endif
+CPPFLAGS  += -D_GNU_SOURCE -DSMQ_VERSION='"$(VERSION)"' -Ilibsmq
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -fPIC -pthread
+
+ifdef SAN
+B         := build-$(subst $(comma),-,$(SAN))
+ALL_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS   += -fsanitize=$(SAN)
+else
+B         := build
+endif
+comma     := ,
+
+LIB_SRC   := $(wildcard libsmq/*.c)
+LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
+SONAME    := libsmq.so.$(SOMAJOR)
+SHLIB     := $(B)/libsmq.so.$(VERSION)
+STLIB     := $(B)/libsmq.a
+
+TEST_SRC  := $(filter-out tests/testlib.c,$(wildcard tests/t_*.c))
+TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
+EXAMPLE   := $(B)/smq-example
+
+.PHONY: all check install clean bench
+all: $(STLIB) $(SHLIB) $(B)/libsmq.pc $(EXAMPLE) $(TEST_BIN)
+
+$(B)/%.o: %.c $(wildcard libsmq/*.h) Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(STLIB): $(LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(SHLIB): $(LIB_OBJ) libsmq/libsmq.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=libsmq/libsmq.map \
+		-Wl,--no-undefined $(LDFLAGS) -pthread -o $@ $(LIB_OBJ)
+	ln -sf libsmq.so.$(VERSION) $(B)/$(SONAME)
+	ln -sf $(SONAME) $(B)/libsmq.so
+
+$(B)/libsmq.pc: libsmq/libsmq.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# Tests link the static library: they may reach internals (format tests
+# corrupt windows field by field), which the shared library does not export.
+$(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c $(STLIB) $(LDFLAGS)
+
+$(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+
+check: all
+	@B=$(B) sh tests/run.sh $(TEST_BIN) $(B)/tests/check-exports
+
+install: $(STLIB) $(SHLIB) $(B)/libsmq.pc
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libsmq.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libsmq.so
+	install -m 644 libsmq/smq.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(B)/libsmq.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 man/*.7 $(DESTDIR)$(MANDIR)/man7/
+
+clean:
+	rm -rf build build-*

@@ -1,0 +1,431 @@
+/* Queues: the message path.  A queue has one lane per sending board; a
+ * lane's ring and top live in the receiver's region, its bottom and flow
+ * control in the sender's, so each side only reads memory local to it and
+ * only writes across the bus (seed 000, section 6.1). */
+#include <signal.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+#define DEFAULT_SPIN_NS 20000
+#define SLEEP_SLICE_MS 1000  /* a sleeper wakes this often to heartbeat */
+#define HEARTBEAT_EVERY 1024 /* messages between heartbeats of a busy board */
+
+static bool dead(uint32_t id)
+{
+	return kill((pid_t)id, 0) < 0 && errno == ESRCH;
+}
+
+int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
+		   unsigned flags, struct smq_queue **qp)
+{
+	const struct smq_layout *l;
+	struct smq_queue *q;
+	int err;
+
+	*qp = NULL;
+	if (!w)
+		return -EINVAL;
+	if (!w->valid)
+		return -SMQ_EUNFORMATTED;
+	if ((err = smq_stale(w)))
+		return err;
+	l = &w->lay;
+	if (index >= l->queues || (role != SMQ_SENDER && role != SMQ_RECEIVER) ||
+	    (flags & ~(unsigned)(SMQ_POLL | SMQ_SLEEP)) ||
+	    (flags & SMQ_POLL && flags & SMQ_SLEEP))
+		return -EINVAL;
+	if (role == SMQ_RECEIVER && l->receiver[index] != w->board)
+		return -EPERM;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->w = w;
+	q->index = index;
+	q->role = role;
+	q->flags = flags;
+	q->spin_ns = DEFAULT_SPIN_NS;
+	q->pid = (uint32_t)getpid();
+	struct smq_rx *rx = at(w, l->rx[index]);
+	if (role == SMQ_SENDER) {
+		q->out = at(w, lay_lane_out(l, w->board, index));
+		q->fc = at(w, lay_lane_fc(l, w->board, index));
+		q->in = at(w, lay_lane_in(l, index, w->board));
+		q->ring = at(w, lay_ring(l, index, w->board));
+		q->bell = at(w, lay_bell(l, index));
+		q->epoch = LOAD(&rx->epoch); /* one read across the bus */
+		q->tid = (uint32_t)gettid();
+		uint64_t top = LOAD(&q->out->top), bottom = LOAD(&q->fc->bottom);
+		if (top < bottom || top - bottom > l->entries) {
+			free(q);
+			return -SMQ_ECORRUPT;
+		}
+		*qp = q;
+		return 0;
+	}
+
+	q->rx = rx;
+	q->bottoms = at(w, lay_bottoms(l, index));
+	q->bell = at(w, lay_bell(l, index));
+	q->lanes = at(w, lay_lane_in(l, index, 0));
+	q->rings = at(w, lay_ring(l, index, 0));
+	q->epoch = LOAD(&rx->epoch);
+	q->fcs = calloc(l->boards, sizeof(*q->fcs));
+	q->space_rung = calloc(l->boards, sizeof(*q->space_rung));
+	if (!q->fcs || !q->space_rung) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	/* One receiver per queue; a dead one's claim is taken over. */
+	uint32_t owner = 0;
+	while (!__atomic_compare_exchange_n(&rx->owner, &owner, q->pid, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (owner == q->pid || !dead(owner)) {
+			err = -EBUSY;
+			goto fail;
+		}
+	}
+	for (unsigned s = 0; s < l->boards; s++) {
+		q->fcs[s] = at(w, lay_lane_fc(l, s, index));
+		q->space_rung[s] = LOAD(&q->fcs[s]->space_bell);
+		uint64_t b = LOAD(&q->bottoms[s]);
+		uint64_t top = LOAD_ACQ(&q->lanes[s].top);
+		if (top < b || top - b > l->entries) {
+			STORE_REL(&rx->owner, 0);
+			err = -SMQ_ECORRUPT;
+			goto fail;
+		}
+		/* a receiver that died between its two bottom writes */
+		if (LOAD(&q->fcs[s]->bottom) != b)
+			STORE_REL(&q->fcs[s]->bottom, b);
+	}
+	/* A receiver that died asleep left the epoch odd: wake it up. */
+	q->sleep_epoch = LOAD(&rx->sleep_epoch);
+	if (q->sleep_epoch & 1) {
+		q->sleep_epoch++;
+		STORE(&rx->sleep_epoch, q->sleep_epoch);
+		for (unsigned s = 0; s < l->boards; s++)
+			STORE(&q->fcs[s]->sleep_epoch, q->sleep_epoch);
+	}
+	*qp = q;
+	return 0;
+fail:
+	free(q->fcs);
+	free(q->space_rung);
+	free(q);
+	return err;
+}
+
+int smq_queue_close(struct smq_queue *q)
+{
+	if (!q)
+		return -EINVAL;
+	if (q->role == SMQ_RECEIVER) {
+		uint32_t pid = q->pid;
+		/* Only our own claim: after a re-init it may not be ours. */
+		if (!smq_stale(q->w))
+			__atomic_compare_exchange_n(&q->rx->owner, &pid, 0, false,
+						    __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED);
+	}
+	free(q->fcs);
+	free(q->space_rung);
+	free(q);
+	return 0;
+}
+
+int smq_queue_set_spin(struct smq_queue *q, unsigned spin_ns)
+{
+	if (!q)
+		return -EINVAL;
+	q->spin_ns = spin_ns;
+	return 0;
+}
+
+/* ---- sending ---- */
+
+/* The lane lock serialises the senders of one board; it lives in that
+ * board's own memory.  A holder that died is detected and replaced. */
+static void lane_lock(struct smq_queue *q)
+{
+	uint32_t cur = 0;
+	unsigned spins = 0;
+
+	while (!__atomic_compare_exchange_n(&q->out->lock, &cur, q->tid, false,
+					    __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		if (++spins % 256 == 0) {
+			if (dead(cur))
+				__atomic_compare_exchange_n(
+					&q->out->lock, &cur, 0, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			sched_yield();
+		} else {
+			cpu_relax();
+		}
+		cur = 0;
+	}
+}
+
+static void lane_unlock(struct smq_queue *q)
+{
+	STORE_REL(&q->out->lock, 0);
+}
+
+/* Called with the lock held and the lane full.  Declares that we wait for
+ * room (under the lock, so the declaration only grows), drops the lock and
+ * sleeps until the receiver rings or the deadline passes. */
+static int wait_for_room(struct smq_queue *q, uint64_t seq,
+			 const struct timespec *deadline)
+{
+	const struct smq_layout *l = &q->w->lay;
+	uint64_t spin_until = smq_now_ns() + DEFAULT_SPIN_NS;
+	int err = 0;
+
+	lane_unlock(q);
+	while (smq_now_ns() < spin_until) {
+		for (int i = 0; i < 64; i++) {
+			if (seq - LOAD_ACQ(&q->fc->bottom) < l->entries)
+				goto relock;
+			cpu_relax();
+		}
+	}
+	lane_lock(q);
+	if (LOAD(&q->out->top) != seq ||
+	    seq - LOAD_ACQ(&q->fc->bottom) < l->entries)
+		return 0;
+	uint32_t bell = LOAD(&q->fc->space_bell);
+	STORE(&q->in->space_wait, (uint64_t)bell + 1);
+	FENCE();
+	if (seq - LOAD_ACQ(&q->fc->bottom) < l->entries)
+		return 0;
+	lane_unlock(q);
+	smq_beat(q->w);
+	struct timespec slice;
+	smq_deadline(&slice, SLEEP_SLICE_MS);
+	if (deadline && (deadline->tv_sec < slice.tv_sec ||
+			 (deadline->tv_sec == slice.tv_sec &&
+			  deadline->tv_nsec < slice.tv_nsec)))
+		slice = *deadline;
+	err = q->w->map.tp->wait(&q->w->map, &q->fc->space_bell, bell, &slice);
+relock:
+	lane_lock(q);
+	return err;
+}
+
+int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
+{
+	struct timespec deadline;
+	bool timed = false;
+	int err;
+
+	if (!q || q->role != SMQ_SENDER || (len && !data))
+		return -EINVAL;
+	struct smq_window *w = q->w;
+	const struct smq_layout *l = &w->lay;
+	if (len > l->entry_size)
+		return -EMSGSIZE;
+	if ((err = smq_stale(w)))
+		return err;
+
+	lane_lock(q);
+	uint64_t seq = LOAD(&q->out->top);
+	uint64_t bottom = LOAD_ACQ(&q->fc->bottom);
+	while (seq - bottom >= l->entries) {
+		if (seq - bottom > l->entries || bottom > seq) {
+			err = -SMQ_ECORRUPT;
+			goto out;
+		}
+		if (timeout_ms == 0) {
+			err = -EAGAIN;
+			goto out;
+		}
+		if (!timed && timeout_ms > 0) {
+			smq_deadline(&deadline, timeout_ms);
+			timed = true;
+		}
+		STORE(&q->out->full_waits, LOAD(&q->out->full_waits) + 1);
+		err = wait_for_room(q, seq, timed ? &deadline : NULL);
+		if (err)
+			goto out;
+		if ((err = smq_stale(w)))
+			goto out;
+		seq = LOAD(&q->out->top);
+		bottom = LOAD_ACQ(&q->fc->bottom);
+		if (seq - bottom >= l->entries && timed && smq_past(&deadline)) {
+			err = -ETIMEDOUT;
+			goto out;
+		}
+	}
+
+	/* Payload, then header, then signature, then top: a receiver that sees
+	 * top sees a whole entry. */
+	uint8_t *slot = q->ring + (seq & (l->entries - 1)) * l->stride;
+	struct smq_entry *e = (struct smq_entry *)slot;
+	if (len)
+		memcpy(slot + SMQ_ENTRY_HEADER, data, len);
+	STORE(&e->size, (uint32_t)len);
+	STORE(&e->sender, (uint16_t)w->board);
+	if (w->map.wc)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	STORE_REL(&e->signature, smq_signature(q->epoch, q->index, w->board, seq));
+	/* A re-init may have begun during the copy: do not publish into it. */
+	if ((err = smq_stale(w)))
+		goto out;
+	STORE_REL(&q->out->top, seq + 1);
+	STORE_REL(&q->in->top, seq + 1);
+	STORE(&q->out->messages, LOAD(&q->out->messages) + 1);
+	STORE(&q->out->bytes, LOAD(&q->out->bytes) + len);
+
+	/* Notify only a sleeper, once per sleep (rule 5). */
+	FENCE();
+	uint64_t ep = LOAD(&q->fc->sleep_epoch);
+	if ((ep & 1) && ep != q->rung_epoch) {
+		q->rung_epoch = ep;
+		STORE(&q->out->doorbells, LOAD(&q->out->doorbells) + 1);
+		w->map.tp->ring(&w->map, &q->bell->doorbell);
+	}
+	if ((seq & (HEARTBEAT_EVERY - 1)) == 0)
+		smq_beat(w);
+out:
+	lane_unlock(q);
+	return err;
+}
+
+/* ---- receiving ---- */
+
+/* The first lane with a message, starting after the last one served
+ * (rotating fairness between sending boards, as seed 002's groups).
+ * Returns the lane, or -1.  Reads only the receiver's own region. */
+static int ready_lane(struct smq_queue *q)
+{
+	unsigned boards = q->w->lay.boards;
+	unsigned s = LOAD(&q->rx->cursor);
+
+	for (unsigned i = 0; i < boards; i++, s = s + 1 == boards ? 0 : s + 1)
+		if (LOAD_ACQ(&q->lanes[s].top) != LOAD(&q->bottoms[s]))
+			return (int)s;
+	return -1;
+}
+
+static void set_sleep_epoch(struct smq_queue *q, uint64_t ep)
+{
+	q->sleep_epoch = ep;
+	STORE(&q->rx->sleep_epoch, ep);
+	for (unsigned s = 0; s < q->w->lay.boards; s++)
+		STORE(&q->fcs[s]->sleep_epoch, ep);
+}
+
+/* Declare sleep in every sender's flow control, look once more, sleep on
+ * the doorbell.  A sender stores top, fences, then reads the epoch; we
+ * store the epoch, fence, then read top: one of us sees the other. */
+static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
+{
+	struct smq_window *w = q->w;
+	uint32_t bell = LOAD(&q->bell->doorbell);
+	int err = 0;
+
+	set_sleep_epoch(q, q->sleep_epoch + 1);
+	FENCE();
+	if (ready_lane(q) < 0) {
+		struct timespec slice;
+		smq_deadline(&slice, SLEEP_SLICE_MS);
+		if (deadline && (deadline->tv_sec < slice.tv_sec ||
+				 (deadline->tv_sec == slice.tv_sec &&
+				  deadline->tv_nsec < slice.tv_nsec)))
+			slice = *deadline;
+		STORE(&q->rx->sleeps, LOAD(&q->rx->sleeps) + 1);
+		smq_beat(w);
+		err = w->map.tp->wait(&w->map, &q->bell->doorbell, bell, &slice);
+		if (LOAD(&q->bell->doorbell) != bell)
+			STORE(&q->rx->wakeups, LOAD(&q->rx->wakeups) + 1);
+	}
+	set_sleep_epoch(q, q->sleep_epoch + 1);
+	return err;
+}
+
+/* Wait until some lane has a message; returns it, or a negative error. */
+static int wait_for_message(struct smq_queue *q, int timeout_ms)
+{
+	struct timespec deadline;
+	uint64_t spin_until = 0;
+	int s, err;
+
+	if (timeout_ms >= 0)
+		smq_deadline(&deadline, timeout_ms);
+	if (!(q->flags & SMQ_SLEEP))
+		spin_until = smq_now_ns() + q->spin_ns;
+	for (;;) {
+		for (int i = 0; i < 128; i++) {
+			if ((s = ready_lane(q)) >= 0)
+				return s;
+			cpu_relax();
+		}
+		if ((err = smq_stale(q->w)))
+			return err;
+		if (timeout_ms >= 0 && smq_past(&deadline))
+			return timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
+		if (q->flags & SMQ_POLL || smq_now_ns() < spin_until)
+			continue;
+		err = sleep_on_bell(q, timeout_ms >= 0 ? &deadline : NULL);
+		if (err && err != -ETIMEDOUT)
+			return err;
+	}
+}
+
+int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
+		unsigned *sender, int timeout_ms)
+{
+	int s, err;
+
+	if (!q || q->role != SMQ_RECEIVER || (cap && !buf))
+		return -EINVAL;
+	struct smq_window *w = q->w;
+	const struct smq_layout *l = &w->lay;
+	if ((err = smq_stale(w)))
+		return err;
+	if ((s = ready_lane(q)) < 0 && (s = wait_for_message(q, timeout_ms)) < 0)
+		return s;
+
+	uint64_t bottom = LOAD(&q->bottoms[s]);
+	uint64_t top = LOAD_ACQ(&q->lanes[s].top);
+	if (top < bottom || top - bottom > l->entries)
+		return -SMQ_ECORRUPT;
+	const uint8_t *slot = q->rings +
+		((uint64_t)s * l->entries + (bottom & (l->entries - 1))) * l->stride;
+	const struct smq_entry *e = (const struct smq_entry *)slot;
+	if (LOAD_ACQ(&e->signature) != smq_signature(q->epoch, q->index, s, bottom))
+		return -SMQ_ESIGNATURE;
+	uint32_t size = LOAD(&e->size);
+	if (size > l->entry_size || LOAD(&e->sender) != s)
+		return -SMQ_ECORRUPT;
+	if (len)
+		*len = size;
+	if (size > cap)
+		return -EMSGSIZE;  /* it stays queued */
+	if (size)
+		memcpy(buf, slot + SMQ_ENTRY_HEADER, size);
+	if (sender)
+		*sender = (unsigned)s;
+
+	/* Our bottom first (local), then the sender's copy (across the bus). */
+	STORE_REL(&q->bottoms[s], bottom + 1);
+	STORE_REL(&q->fcs[s]->bottom, bottom + 1);
+	STORE(&q->rx->cursor, s + 1 == (int)l->boards ? 0 : (uint32_t)s + 1);
+	uint64_t n = LOAD(&q->rx->messages) + 1;
+	STORE(&q->rx->messages, n);
+	STORE(&q->rx->bytes, LOAD(&q->rx->bytes) + size);
+
+	/* Ring a sender that waits for room, once per declaration. */
+	FENCE();
+	uint64_t want = LOAD(&q->lanes[s].space_wait);
+	if (want == (uint64_t)q->space_rung[s] + 1) {
+		q->space_rung[s]++;
+		w->map.tp->ring(&w->map, &q->fcs[s]->space_bell);
+	}
+	if ((n & (HEARTBEAT_EVERY - 1)) == 0)
+		smq_beat(w);
+	return 0;
+}

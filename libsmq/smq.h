@@ -1,0 +1,172 @@
+/*
+ * libsmq: single-reader message queues in a memory window shared by boards
+ * on a PCI/PCIe hierarchy (or, by default, by processes of one host).
+ *
+ * Every function returns 0 or a negative errno (or one of the SMQ_E* codes
+ * below, also negated); none prints and none exits.  smq_strerror() turns a
+ * code into words.  The window format is described in smq(7), the API in
+ * libsmq(3).
+ */
+#ifndef SMQ_H
+#define SMQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SMQ_FORMAT_VERSION 1
+#define SMQ_MAX_BOARDS 64
+#define SMQ_MAX_QUEUES 65535
+#define SMQ_MAX_ENTRIES (1u << 20)
+#define SMQ_MAX_ENTRY_SIZE (16u << 20)
+#define SMQ_DEFAULT_WINDOW "shm:smq"
+#define SMQ_WAIT_FOREVER (-1)
+
+/* Codes of our own, returned negated like errno values. */
+enum {
+	SMQ_EUNFORMATTED = 2000, /* the window was never formatted (all zero) */
+	SMQ_EMAGIC,              /* the window does not start with the magic */
+	SMQ_EVERSION,            /* a format version this library does not read */
+	SMQ_ECHECKSUM,           /* the geometry checksum does not match */
+	SMQ_EGEOMETRY,           /* a geometry field is out of range */
+	SMQ_ETOOSMALL,           /* the geometry does not fit in the window */
+	SMQ_ECORRUPT,            /* a table, queue or entry field is out of bounds */
+	SMQ_ESIGNATURE,          /* an entry's sequence signature is wrong */
+	SMQ_ERRNO_END
+};
+
+struct smq_window;
+struct smq_queue;
+
+/* The shape of a window.  receivers[q] is the board that receives queue q;
+ * NULL means q % boards (queue 0 is the system board's, as in seed 000). */
+struct smq_geometry {
+	uint32_t boards;
+	uint32_t queues;
+	uint32_t entries;    /* per sending board and queue; a power of two */
+	uint32_t entry_size; /* largest payload in bytes */
+	const uint16_t *receivers;
+};
+
+/* smq_open() flags */
+#define SMQ_OPEN_CREATE 0x1 /* create the window if it does not exist */
+#define SMQ_OPEN_RAW 0x2    /* attach even if the window fails validation:
+			       then only smq_init, smq_validate, smq_close */
+
+int smq_open(struct smq_window **w, const char *spec, unsigned board,
+	     unsigned flags);
+int smq_close(struct smq_window *w);
+
+/* The system board (board 0) formats the window: every queue empty, a new
+ * generation.  Boards attached under the old generation get -ESTALE. */
+int smq_init(struct smq_window *w, const struct smq_geometry *g);
+/* Empty one queue, or all with queue < 0; bumps the generation. */
+int smq_clear(struct smq_window *w, int queue);
+/* Bytes of window a geometry needs. */
+int smq_layout_size(const struct smq_geometry *g, uint64_t *bytes);
+
+/* Startup: a board announces itself (seed 000's boardInitialized); every
+ * board then synchronises.  On board 0 this waits for all boards and then
+ * declares the system ready; on another board it waits for that.  poll_ms is
+ * seed 000's "nice".  On -ETIMEDOUT, *pending (if not NULL) has bit b set
+ * for each board that was still missing. */
+int smq_announce(struct smq_window *w);
+int smq_synchronize(struct smq_window *w, int timeout_ms, int poll_ms,
+		    uint64_t *pending);
+int smq_heartbeat(struct smq_window *w);
+
+/* Queues */
+enum smq_role { SMQ_SENDER = 1, SMQ_RECEIVER = 2 };
+#define SMQ_POLL 0x1  /* receiver: busy-poll, never sleep (lowest latency) */
+#define SMQ_SLEEP 0x2 /* receiver: sleep at once, do not spin first */
+
+int smq_queue_open(struct smq_window *w, unsigned queue, enum smq_role role,
+		   unsigned flags, struct smq_queue **q);
+int smq_queue_close(struct smq_queue *q);
+/* Spin this long before sleeping (receiver; default 20 us). */
+int smq_queue_set_spin(struct smq_queue *q, unsigned spin_ns);
+
+/* timeout_ms: 0 returns -EAGAIN at once, SMQ_WAIT_FOREVER waits forever. */
+int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms);
+/* On -EMSGSIZE the message stays queued and *len says how big it is. */
+int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
+		unsigned *sender, int timeout_ms);
+
+/* Snapshots for dump and top.  They read the whole window, across the bus:
+ * use them for diagnostics, not in a message path. */
+enum smq_system_state { SMQ_SYS_FORMATTING = 0, SMQ_SYS_FORMATTED = 1,
+			SMQ_SYS_READY = 2 };
+enum smq_board_state { SMQ_BOARD_ABSENT = 0, SMQ_BOARD_INITIALIZED = 1,
+		       SMQ_BOARD_READY = 2 };
+
+struct smq_window_info {
+	char transport[16];
+	char name[256];
+	unsigned board;          /* the board this handle is */
+	uint32_t version;
+	struct smq_geometry geometry; /* receivers is NULL here */
+	uint64_t window_size;    /* bytes the layout uses */
+	uint64_t mapped_size;    /* bytes mapped */
+	uint64_t generation;
+	uint32_t system_state;
+	uint64_t format_time_ns; /* CLOCK_REALTIME of the last init or clear */
+};
+
+struct smq_board_info {
+	uint32_t state;
+	uint32_t pid;
+	uint64_t generation;     /* the generation it joined under */
+	uint64_t heartbeat_ns;   /* CLOCK_REALTIME of its last heartbeat */
+	uint64_t heartbeat_count;
+	char host[32];
+};
+
+struct smq_lane_info {          /* one sending board's lane of a queue */
+	uint64_t top, bottom;
+	uint64_t messages, bytes;
+	uint64_t full_waits, doorbells;
+	int sender_waiting;
+};
+
+struct smq_queue_info {
+	uint32_t index, receiver;
+	uint32_t receiver_pid;   /* 0 when no receiver is open */
+	int sleeping;
+	uint64_t fill, capacity; /* over all lanes */
+	uint64_t top, bottom;    /* sums over all lanes */
+	uint64_t sent, bytes_sent, full_waits, doorbells;   /* all senders */
+	uint64_t received, bytes_received, sleeps, wakeups; /* the receiver */
+};
+
+int smq_window_info(struct smq_window *w, struct smq_window_info *info);
+int smq_board_info(struct smq_window *w, unsigned board,
+		   struct smq_board_info *info);
+int smq_queue_info(struct smq_window *w, unsigned queue,
+		   struct smq_queue_info *info);
+int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
+		  struct smq_lane_info *info);
+
+/* Full validation, dynamic fields included.  On failure *fault names the
+ * field, its byte offset in the window, the value found and the bound. */
+struct smq_fault {
+	char field[64];
+	uint64_t offset;
+	uint64_t value;
+	uint64_t limit;
+};
+int smq_validate(struct smq_window *w, struct smq_fault *fault);
+
+const char *smq_strerror(int err);
+/* Transports, for "--window help": NULL past the last one. */
+const char *smq_transport_name(unsigned i);
+const char *smq_transport_help(unsigned i);
+const char *smq_default_window(void); /* $SMQ_WINDOW or SMQ_DEFAULT_WINDOW */
+const char *smq_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

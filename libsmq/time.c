@@ -1,0 +1,30 @@
+#include "internal.h"
+
+uint64_t smq_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t smq_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* An absolute CLOCK_MONOTONIC deadline timeout_ms from now. */
+void smq_deadline(struct timespec *ts, int timeout_ms)
+{
+	uint64_t t = smq_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	ts->tv_sec = (time_t)(t / 1000000000ull);
+	ts->tv_nsec = (long)(t % 1000000000ull);
+}
+
+bool smq_past(const struct timespec *deadline)
+{
+	uint64_t d = (uint64_t)deadline->tv_sec * 1000000000ull +
+		     (uint64_t)deadline->tv_nsec;
+	return smq_now_ns() >= d;
+}

@@ -1,0 +1,106 @@
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "testlib.h"
+
+static char paths[16][128];
+static int npaths;
+
+static void cleanup(void)
+{
+	static pid_t owner;
+	if (!owner)
+		owner = getpid();
+	for (int i = 0; i < npaths; i++)
+		unlink(paths[i]);
+}
+
+const char *test_window(void)
+{
+	static char spec[16][160];
+	static pid_t owner;
+
+	if (npaths == 16)
+		FAIL("too many test windows");
+	if (!owner) {
+		owner = getpid();
+		atexit(cleanup);
+	}
+	snprintf(paths[npaths], sizeof(paths[0]), "/dev/shm/smq-test-%d-%d",
+		 (int)getpid(), npaths);
+	unlink(paths[npaths]);
+	snprintf(spec[npaths], sizeof(spec[0]), "file:%s", paths[npaths]);
+	return spec[npaths++];
+}
+
+const char *test_path(const char *spec)
+{
+	return strncmp(spec, "file:", 5) ? spec : spec + 5;
+}
+
+struct smq_window *test_init(const char *spec, uint32_t boards, uint32_t queues,
+			     uint32_t entries, uint32_t entry_size)
+{
+	struct smq_window *w;
+	struct smq_geometry g = { boards, queues, entries, entry_size, NULL };
+
+	OK(smq_open(&w, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
+	OK(smq_init(w, &g));
+	return w;
+}
+
+int test_pin(int cpu)
+{
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu % (n > 0 ? n : 1), &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+pid_t test_fork(int (*fn)(void *), void *arg)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		FAIL("fork failed");
+	if (pid == 0)
+		_exit(fn(arg));
+	return pid;
+}
+
+void test_wait_ok(pid_t pid, const char *what)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		FAIL("waitpid %s", what);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		FAIL("%s failed (status 0x%x)", what, status);
+}
+
+uint64_t test_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+uint8_t *test_snapshot(const char *spec, size_t *len)
+{
+	int fd = open(test_path(spec), O_RDONLY);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		FAIL("snapshot %s", spec);
+	uint8_t *buf = malloc((size_t)st.st_size + 1);
+	if (!buf || read(fd, buf, (size_t)st.st_size) != st.st_size)
+		FAIL("read %s", spec);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
