@@ -68,7 +68,7 @@ $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
 
 check: all
-	@B=$(B) sh tests/run.sh $(TEST_BIN) $(B)/tests/check-exports
+	@B=$(B) sh tests/run.sh tests/check-exports.sh $(TEST_BIN)
 
 install: $(STLIB) $(SHLIB) $(B)/libsmq.pc
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \

@@ -1,0 +1,139 @@
+/* Ring behaviour on one board (loopback lane): wrap-around with every size,
+ * full ring, message too large, receive buffer too small, timeouts, and a
+ * blocked receiver woken by a send from another process. */
+#include <sys/wait.h>
+#include <time.h>
+#include "testlib.h"
+
+#define ENTRIES 8
+#define ESIZE 200
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed * 31 + i * 7);
+}
+
+/* Many laps around the ring, every size from 0 to the entry size, with
+ * 1..ENTRIES messages in flight. */
+static void wrap_around(struct smq_queue *tx, struct smq_queue *rx)
+{
+	uint8_t out[ESIZE], in[ESIZE + 16];
+	uint64_t sent = 0, got = 0;
+
+	for (unsigned lap = 0; lap < 40; lap++) {
+		for (size_t size = 0; size <= ESIZE; size++) {
+			fill(out, size, sent);
+			OK(smq_send(tx, out, size, 0));
+			sent++;
+			/* drain every few sends so the fill level varies */
+			if ((sent % (1 + lap % ENTRIES)) && sent - got < ENTRIES)
+				continue;
+			while (got < sent) {
+				size_t len;
+				unsigned from;
+				size_t want = (size_t)(got % (ESIZE + 1));
+				OK(smq_receive(rx, in, sizeof(in), &len, &from, 0));
+				CHECK(len == want && from == 0);
+				fill(out, want, got);
+				CHECK(!memcmp(in, out, want));
+				got++;
+			}
+		}
+	}
+	CHECK(sent == got && sent == 40 * (ESIZE + 1));
+}
+
+static int wake_child(void *arg)
+{
+	const char *spec = arg;
+	struct smq_window *w;
+	struct smq_queue *tx;
+
+	usleep(200 * 1000);
+	OK(smq_open(&w, spec, 1, 0));
+	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
+	OK(smq_send(tx, "wake", 4, 0));
+	return 0;
+}
+
+int main(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 1, 1, ENTRIES, ESIZE);
+	struct smq_queue *tx, *rx, *rx2;
+	uint8_t buf[ESIZE + 1];
+	size_t len;
+	unsigned from;
+
+	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
+	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
+	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx2), -EBUSY);
+	wrap_around(tx, rx);
+
+	/* Too large: refused, nothing written. */
+	memset(buf, 0xab, sizeof(buf));
+	EXPECT(smq_send(tx, buf, ESIZE + 1, 0), -EMSGSIZE);
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
+
+	/* Full ring: -EAGAIN at once, -ETIMEDOUT after the timeout, and the
+	 * queued messages are untouched. */
+	for (unsigned i = 0; i < ENTRIES; i++) {
+		fill(buf, ESIZE, 1000 + i);
+		OK(smq_send(tx, buf, ESIZE, 0));
+	}
+	EXPECT(smq_send(tx, "x", 1, 0), -EAGAIN);
+	uint64_t t0 = ms_now();
+	EXPECT(smq_send(tx, "x", 1, 50), -ETIMEDOUT);
+	CHECK(ms_now() - t0 >= 49);
+	struct smq_queue_info qi;
+	OK(smq_queue_info(w, 0, &qi));
+	CHECK(qi.fill == ENTRIES && qi.full_waits >= 1);
+
+	/* Buffer too small: an error, the size, and the message stays. */
+	len = 0;
+	EXPECT(smq_receive(rx, buf, ESIZE - 1, &len, &from, 0), -EMSGSIZE);
+	CHECK(len == ESIZE);
+	for (unsigned i = 0; i < ENTRIES; i++) {
+		uint8_t want[ESIZE];
+		fill(want, ESIZE, 1000 + i);
+		OK(smq_receive(rx, buf, sizeof(buf), &len, &from, 0));
+		CHECK(len == ESIZE && !memcmp(buf, want, ESIZE));
+	}
+
+	/* Receive timeout, in every mode. */
+	unsigned modes[] = { 0, SMQ_POLL, SMQ_SLEEP };
+	OK(smq_queue_close(rx));
+	for (unsigned m = 0; m < 3; m++) {
+		OK(smq_queue_open(w, 0, SMQ_RECEIVER, modes[m], &rx));
+		t0 = ms_now();
+		EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 30),
+		       -ETIMEDOUT);
+		CHECK(ms_now() - t0 >= 29);
+		EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
+		OK(smq_queue_close(rx));
+	}
+	OK(smq_close(w));
+
+	/* A receiver blocked with no timeout wakes on a send from another
+	 * process (two boards, queue 0 received by board 0). */
+	const char *spec2 = test_window();
+	w = test_init(spec2, 2, 2, ENTRIES, ESIZE);
+	OK(smq_queue_open(w, 0, SMQ_RECEIVER, SMQ_SLEEP, &rx));
+	pid_t pid = test_fork(wake_child, (void *)spec2);
+	OK(smq_receive(rx, buf, sizeof(buf), &len, &from, SMQ_WAIT_FOREVER));
+	CHECK(len == 4 && !memcmp(buf, "wake", 4) && from == 1);
+	test_wait_ok(pid, "sender");
+	OK(smq_queue_info(w, 0, &qi));
+	CHECK(qi.sleeps >= 1 && qi.wakeups >= 1 && qi.doorbells == 1);
+	OK(smq_queue_close(rx));
+	OK(smq_close(w));
+	return 0;
+}
