@@ -18,14 +18,16 @@ endif
 CPPFLAGS  += -D_GNU_SOURCE -DSMQ_VERSION='"$(VERSION)"' -Ilibsmq
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -fPIC -pthread
 
+comma     := ,
+NOUNDEF   := -Wl,--no-undefined
 ifdef SAN
-B         := build-$(subst $(comma),-,$(SAN))
+NOUNDEF   :=
+B         ?= build-$(notdir $(CC))-$(subst $(comma),-,$(SAN))
 ALL_CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS   += -fsanitize=$(SAN)
 else
-B         := build
+B         ?= build
 endif
-comma     := ,
 
 LIB_SRC   := $(wildcard libsmq/*.c)
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
@@ -37,7 +39,7 @@ TEST_SRC  := $(filter-out tests/testlib.c,$(wildcard tests/t_*.c))
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 EXAMPLE   := $(B)/smq-example
 
-.PHONY: all check install clean bench
+.PHONY: all check check-all install clean bench
 all: $(STLIB) $(SHLIB) $(B)/libsmq.pc $(EXAMPLE) $(TEST_BIN)
 
 $(B)/%.o: %.c $(wildcard libsmq/*.h) Makefile
@@ -50,7 +52,7 @@ $(STLIB): $(LIB_OBJ)
 
 $(SHLIB): $(LIB_OBJ) libsmq/libsmq.map
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=libsmq/libsmq.map \
-		-Wl,--no-undefined $(LDFLAGS) -pthread -o $@ $(LIB_OBJ)
+		$(NOUNDEF) $(LDFLAGS) -pthread -o $@ $(LIB_OBJ)
 	ln -sf libsmq.so.$(VERSION) $(B)/$(SONAME)
 	ln -sf $(SONAME) $(B)/libsmq.so
 
@@ -67,8 +69,15 @@ $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(STLIB)
 $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
 
+# TESTS=t_a,t_b runs only those; the scripts run with the plain build.
+SCRIPTS   := $(if $(SAN)$(TESTS),,tests/check-exports.sh tests/t_man.sh tests/t_install.sh)
+RUN_BIN   := $(if $(TESTS),$(addprefix $(B)/tests/,$(subst $(comma), ,$(TESTS))),$(TEST_BIN))
+
 check: all
-	@B=$(B) sh tests/run.sh tests/check-exports.sh $(TEST_BIN)
+	@B=$(B) sh tests/run.sh $(SCRIPTS) $(RUN_BIN)
+
+check-all:
+	sh tests/check-all.sh
 
 install: $(STLIB) $(SHLIB) $(B)/libsmq.pc
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \

@@ -120,6 +120,7 @@ int main(void)
 		EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
 		OK(smq_queue_close(rx));
 	}
+	OK(smq_queue_close(tx));
 	OK(smq_close(w));
 
 	/* A receiver blocked with no timeout wakes on a send from another

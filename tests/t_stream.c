@@ -3,6 +3,7 @@
  * whole, exactly once.  In busy-poll and in sleeping mode, then with three
  * sending boards on one queue and two sending processes sharing a lane.
  * SMQ_STREAM_COUNT overrides the count (the sanitizer runs use fewer). */
+#include <pthread.h>
 #include "internal.h"
 #include "testlib.h"
 
@@ -118,6 +119,34 @@ static void stream(unsigned boards, unsigned producers, const unsigned *board_of
 	OK(smq_close(w));
 }
 
+static void *sender_thread(void *arg)
+{
+	return (void *)(intptr_t)sender(arg);
+}
+
+/* The same with threads of one process, each with its own window handle:
+ * the form in which ThreadSanitizer can see the message path. */
+static void stream_threads(unsigned flags, uint64_t count)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 2, 1, ENTRIES, ESIZE);
+	const unsigned board_of[] = { 1, 1 };
+	struct run runs[2];
+	pthread_t th[2];
+
+	for (unsigned p = 0; p < 2; p++) {
+		runs[p] = (struct run){ spec, 1, p, count, 1 };
+		CHECK(pthread_create(&th[p], NULL, sender_thread, &runs[p]) == 0);
+	}
+	drain(w, flags, 2, count, board_of);
+	for (unsigned p = 0; p < 2; p++) {
+		void *rc;
+		CHECK(pthread_join(th[p], &rc) == 0 && rc == NULL);
+	}
+	OK(smq_validate(w, NULL));
+	OK(smq_close(w));
+}
+
 int main(void)
 {
 	const char *env = getenv("SMQ_STREAM_COUNT");
@@ -129,5 +158,7 @@ int main(void)
 	stream(2, 1, one, 0, count / 4);
 	stream(3, 3, three, 0, count / 8);  /* a lane per board, fair turns */
 	stream(2, 2, shared, 0, count / 8); /* two processes, one lane */
+	stream_threads(SMQ_SLEEP, count / 8);
+	stream_threads(SMQ_POLL, count / 8);
 	return 0;
 }

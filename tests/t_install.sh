@@ -1,0 +1,25 @@
+#!/bin/sh
+# make install into a staging DESTDIR puts library, header, pkg-config file
+# and man pages in place, and a program builds against them with pkg-config.
+cd "$(dirname "$0")/.." || exit 1
+command -v pkg-config >/dev/null || { echo "pkg-config not installed"; exit 77; }
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+make -s install PREFIX=/usr DESTDIR="$dest" >"$dest.log" 2>&1 || { cat "$dest.log"; rm -f "$dest.log"; exit 1; }
+rm -f "$dest.log"
+for f in usr/lib/libsmq.a usr/lib/libsmq.so.0 usr/lib/libsmq.so usr/include/smq.h \
+	 usr/lib/pkgconfig/libsmq.pc usr/share/man/man7/smq.7 usr/share/man/man3/libsmq.3; do
+	[ -e "$dest/$f" ] || { echo "missing after install: /$f"; exit 1; }
+done
+cat >"$dest/prog.c" <<'C'
+#include <smq.h>
+#include <stdio.h>
+int main(void) { puts(smq_version()); return smq_strerror(-SMQ_EMAGIC) ? 0 : 1; }
+C
+flags=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_LIBDIR="$dest/usr/lib/pkgconfig" \
+	pkg-config --cflags --libs libsmq) || exit 1
+${CC:-cc} -o "$dest/prog" "$dest/prog.c" $flags || exit 1
+out=$(LD_LIBRARY_PATH="$dest/usr/lib" "$dest/prog") || exit 1
+want=$(sed -n 's/^VERSION *:= *//p' Makefile)
+[ "$out" = "$want" ] || { echo "installed library says version '$out', Makefile '$want'"; exit 1; }
+echo "installed and linked version $out"
