@@ -38,11 +38,14 @@ STLIB     := $(B)/libsmq.a
 TEST_SRC  := $(filter-out tests/testlib.c,$(wildcard tests/t_*.c))
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 EXAMPLE   := $(B)/smq-example
+CLI_SRC   := $(wildcard cli/*.c)
+CLI_OBJ   := $(CLI_SRC:%.c=$(B)/%.o)
+SMQCTL    := $(B)/smqctl
 
 .PHONY: all check check-all install clean bench
-all: $(STLIB) $(SHLIB) $(B)/libsmq.pc $(EXAMPLE) $(TEST_BIN)
+all: $(STLIB) $(SHLIB) $(B)/libsmq.pc $(SMQCTL) $(EXAMPLE) $(TEST_BIN)
 
-$(B)/%.o: %.c $(wildcard libsmq/*.h) Makefile
+$(B)/%.o: %.c $(wildcard libsmq/*.h cli/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -65,6 +68,10 @@ $(B)/libsmq.pc: libsmq/libsmq.pc.in Makefile
 $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c $(STLIB) $(LDFLAGS)
+
+# smqctl links libsmq statically: one binary to copy onto a board.
+$(SMQCTL): $(CLI_OBJ) $(STLIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(STLIB) $(LDFLAGS) -lm
 
 $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)

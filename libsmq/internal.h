@@ -250,6 +250,7 @@ uint64_t smq_now_ns(void);
 uint64_t smq_realtime_ns(void);
 void smq_deadline(struct timespec *ts, int timeout_ms);
 bool smq_past(const struct timespec *deadline);
+bool smq_pid_alive(uint32_t id);
 
 static inline int smq_stale(const struct smq_window *w)
 {

@@ -13,9 +13,10 @@
 #define SLEEP_SLICE_MS 1000  /* a sleeper wakes this often to heartbeat */
 #define HEARTBEAT_EVERY 1024 /* messages between heartbeats of a busy board */
 
+/* A process or thread of this host that no longer exists. */
 static bool dead(uint32_t id)
 {
-	return kill((pid_t)id, 0) < 0 && errno == ESRCH;
+	return !smq_pid_alive(id);
 }
 
 int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,

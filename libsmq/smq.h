@@ -122,7 +122,11 @@ struct smq_board_info {
 	uint64_t heartbeat_ns;   /* CLOCK_REALTIME of its last heartbeat */
 	uint64_t heartbeat_count;
 	char host[32];
+	int alive;  /* announced under this generation, and its process
+		       lives (same host) or its heartbeat is younger than
+		       SMQ_HEARTBEAT_TIMEOUT_MS (another host) */
 };
+#define SMQ_HEARTBEAT_TIMEOUT_MS 5000
 
 struct smq_lane_info {          /* one sending board's lane of a queue */
 	uint64_t top, bottom;

@@ -1,3 +1,4 @@
+#include <signal.h>
 #include "internal.h"
 
 uint64_t smq_now_ns(void)
@@ -27,4 +28,10 @@ bool smq_past(const struct timespec *deadline)
 	uint64_t d = (uint64_t)deadline->tv_sec * 1000000000ull +
 		     (uint64_t)deadline->tv_nsec;
 	return smq_now_ns() >= d;
+}
+
+/* kill(0) also answers for a thread id; EPERM means it exists. */
+bool smq_pid_alive(uint32_t id)
+{
+	return kill((pid_t)id, 0) == 0 || errno != ESRCH;
 }

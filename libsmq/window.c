@@ -369,6 +369,17 @@ int smq_board_info(struct smq_window *w, unsigned board,
 	info->heartbeat_count = LOAD(&s->heartbeat_count);
 	memcpy(info->host, s->host, sizeof(info->host));
 	info->host[sizeof(info->host) - 1] = 0;
+	info->alive = 0;
+	if (info->state != SMQ_BOARD_ABSENT &&
+	    info->generation == LOAD(&sb_of(w)->generation)) {
+		char host[sizeof(info->host)] = "";
+		gethostname(host, sizeof(host) - 1);
+		if (!strcmp(host, info->host))
+			info->alive = info->pid && smq_pid_alive(info->pid);
+		else
+			info->alive = smq_realtime_ns() - info->heartbeat_ns <
+				SMQ_HEARTBEAT_TIMEOUT_MS * 1000000ull;
+	}
 	return smq_stale(w);
 }
 

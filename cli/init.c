@@ -1,0 +1,202 @@
+/* smqctl init: format the window (system board only). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "smqctl.h"
+
+struct init_opts {
+	struct smq_geometry g;
+	bool queues_set, force;
+	uint16_t receivers[SMQ_MAX_QUEUES];
+	uint32_t nassign, assign_q[256], assign_b[256];
+};
+
+static const struct argp_option options[] = {
+	{ "boards", 'n', "N", 0, "Number of boards, 1 to 64 (default 2)", 0 },
+	{ "queues", 'q', "N", 0, "Number of queues (default: one per board)", 0 },
+	{ "entries", 'e', "N", 0,
+	  "Entries per ring, a power of two (default 64)", 0 },
+	{ "entry-size", 's', "BYTES", 0,
+	  "Largest message in bytes (default 1024, at most 16 MiB)", 0 },
+	{ "receiver", 'r', "Q:B", 0,
+	  "Queue Q is received by board B (default: board Q mod boards); "
+	  "repeatable", 0 },
+	{ "force", 'f', NULL, 0,
+	  "Format even while other boards are attached", 0 },
+	{ 0 }
+};
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct init_opts *o = st->input;
+
+	switch (key) {
+	case 'n':
+		o->g.boards = arg_u32(st, "--boards", arg, 1, SMQ_MAX_BOARDS);
+		break;
+	case 'q':
+		o->g.queues = arg_u32(st, "--queues", arg, 1, SMQ_MAX_QUEUES);
+		o->queues_set = true;
+		break;
+	case 'e':
+		o->g.entries = arg_u32(st, "--entries", arg, 1, SMQ_MAX_ENTRIES);
+		if (o->g.entries & (o->g.entries - 1))
+			argp_error(st, "--entries %s is not a power of two", arg);
+		break;
+	case 's':
+		o->g.entry_size = arg_u32(st, "--entry-size", arg, 0,
+					  SMQ_MAX_ENTRY_SIZE);
+		break;
+	case 'r': {
+		char *colon = strchr(arg, ':');
+		if (!colon || colon == arg || !colon[1])
+			argp_error(st, "--receiver needs QUEUE:BOARD, not '%s'", arg);
+		if (o->nassign == 256)
+			argp_error(st, "at most 256 --receiver options");
+		*colon = 0;
+		o->assign_q[o->nassign] = arg_u32(st, "--receiver queue", arg, 0,
+						  SMQ_MAX_QUEUES - 1);
+		o->assign_b[o->nassign] = arg_u32(st, "--receiver board",
+						  colon + 1, 0, SMQ_MAX_BOARDS - 1);
+		*colon = ':';
+		o->nassign++;
+		break;
+	}
+	case 'f':
+		o->force = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(st, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!o->queues_set)
+			o->g.queues = o->g.boards;
+		for (uint32_t i = 0; i < o->nassign; i++) {
+			if (o->assign_q[i] >= o->g.queues)
+				argp_error(st, "--receiver %u:%u: queue %u does not "
+					   "exist: %u queues", o->assign_q[i],
+					   o->assign_b[i], o->assign_q[i],
+					   o->g.queues);
+			if (o->assign_b[i] >= o->g.boards)
+				argp_error(st, "--receiver %u:%u: board %u does not "
+					   "exist: %u boards", o->assign_q[i],
+					   o->assign_b[i], o->assign_b[i],
+					   o->g.boards);
+		}
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = {
+	options, parse, NULL,
+	"Format the window as the system board (board 0): every queue empty, "
+	"a new generation.  Boards attached under the old generation get a "
+	"stale error on their next call.", NULL, NULL, NULL
+};
+
+/* Boards other than us that are attached and alive. */
+static int attached_boards(struct smq_window *w, char *list, size_t n)
+{
+	struct smq_window_info wi;
+	int count = 0;
+
+	*list = 0;
+	if (smq_window_info(w, &wi) && !wi.geometry.boards)
+		return 0;
+	for (unsigned b = 1; b < wi.geometry.boards; b++) {
+		struct smq_board_info bi;
+		if (smq_board_info(w, b, &bi) == 0 && bi.alive) {
+			size_t len = strlen(list);
+			snprintf(list + len, n - len, "%s%u (pid %u on %s)",
+				 count ? ", " : "", b, bi.pid, bi.host);
+			count++;
+		}
+	}
+	return count;
+}
+
+static int run(int argc, char **argv, struct ctx *ctx)
+{
+	static struct init_opts o;
+	struct smq_window *w;
+	char list[1024], size[32];
+	uint64_t bytes;
+	int err;
+
+	o.g = (struct smq_geometry){ 2, 0, 64, 1024, NULL };
+	parse_cmd(&argp, argc, argv, &o, ctx);
+	if (ctx->board != 0)
+		return error("only the system board (board 0) formats a window, "
+			     "not board %u", ctx->board);
+	for (uint32_t q = 0; q < o.g.queues; q++)
+		o.receivers[q] = (uint16_t)(q % o.g.boards);
+	for (uint32_t i = 0; i < o.nassign; i++)
+		o.receivers[o.assign_q[i]] = (uint16_t)o.assign_b[i];
+	o.g.receivers = o.receivers;
+	if ((err = smq_layout_size(&o.g, &bytes)))
+		return error("a window of %u boards, %u queues, %u entries of %u "
+			     "bytes is too large", o.g.boards, o.g.queues,
+			     o.g.entries, o.g.entry_size);
+
+	err = smq_open(&w, window_spec(ctx), 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW);
+	if (err == -EINVAL)
+		return open_window(ctx, 0, &w);
+	if (err)
+		return window_error(ctx, "cannot open window", err);
+	if (attached_boards(w, list, sizeof(list)) && !o.force) {
+		smq_close(w);
+		return error("boards are attached to %s: %s; stop them first or "
+			     "use --force", window_spec(ctx), list);
+	}
+	err = smq_init(w, &o.g);
+	if (err) {
+		smq_close(w);
+		if (err == -ENOSPC || err == -EFBIG)
+			return error("window %s cannot grow to %s: %s",
+				     window_spec(ctx), human_bytes(bytes, size),
+				     smq_strerror(err));
+		return window_error(ctx, "cannot format window", err);
+	}
+	struct smq_window_info wi;
+	smq_window_info(w, &wi);
+	if (ctx->json) {
+		struct json j;
+		json_open(&j, stdout);
+		json_begin(&j, NULL, '{');
+		json_str(&j, "window", wi.name);
+		json_u64(&j, "version", wi.version);
+		json_u64(&j, "generation", wi.generation);
+		json_u64(&j, "boards", wi.geometry.boards);
+		json_u64(&j, "queues", wi.geometry.queues);
+		json_u64(&j, "entries", wi.geometry.entries);
+		json_u64(&j, "entry_size", wi.geometry.entry_size);
+		json_u64(&j, "window_size", wi.window_size);
+		json_begin(&j, "receivers", '[');
+		for (uint32_t q = 0; q < o.g.queues; q++)
+			json_u64(&j, NULL, o.receivers[q]);
+		json_end(&j, ']');
+		json_end(&j, '}');
+		json_close(&j);
+	} else {
+		printf("formatted %s: generation %" PRIu64 "\n", wi.name,
+		       wi.generation);
+		printf("  %u boards, %u queues, %u entries of %u bytes per "
+		       "sending board\n", wi.geometry.boards, wi.geometry.queues,
+		       wi.geometry.entries, wi.geometry.entry_size);
+		printf("  uses %s (%" PRIu64 " bytes)\n",
+		       human_bytes(wi.window_size, size), wi.window_size);
+		if (ctx->verbose || o.nassign)
+			for (uint32_t q = 0; q < o.g.queues; q++)
+				printf("  queue %u: received by board %u\n", q,
+				       o.receivers[q]);
+	}
+	smq_close(w);
+	return 0;
+}
+
+const struct cmd cmd_init = { "init", run, &argp,
+			      "format the window (system board)" };

@@ -1,0 +1,144 @@
+/* smqctl send: one message from an argument, a file or stdin. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "smqctl.h"
+
+struct send_opts {
+	unsigned queue;
+	int timeout_ms;
+	const char *file, *text;
+};
+
+static const struct argp_option options[] = {
+	{ "queue", 'q', "Q", 0, "Send on queue Q (default 0)", 0 },
+	{ "timeout", 't', "TIME", 0,
+	  "Wait up to TIME for room in a full ring (default 1s; 0: not at all)", 0 },
+	{ "file", 'f', "FILE", 0, "Send the contents of FILE ('-': stdin)", 0 },
+	{ 0 }
+};
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct send_opts *o = st->input;
+
+	switch (key) {
+	case 'q':
+		o->queue = arg_u32(st, "--queue", arg, 0, SMQ_MAX_QUEUES - 1);
+		break;
+	case 't':
+		o->timeout_ms = arg_duration(st, "--timeout", arg);
+		break;
+	case 'f':
+		o->file = arg;
+		break;
+	case ARGP_KEY_ARG:
+		if (o->text || o->file)
+			argp_error(st, "one message at a time: unexpected '%s'", arg);
+		o->text = arg;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = {
+	options, parse, "[MESSAGE]",
+	"Send one message on a queue as this board (--board).  The message is "
+	"MESSAGE, the contents of --file, or standard input when neither is "
+	"given or MESSAGE is '-'.", NULL, NULL, NULL
+};
+
+/* Reads at most limit+1 bytes so that a message one byte too large is
+ * told apart from one that fits. */
+static int read_all(FILE *f, size_t limit, char **buf, size_t *len)
+{
+	size_t cap = limit + 1, n = 0;
+	char *p = malloc(cap ? cap : 1);
+
+	if (!p)
+		return -ENOMEM;
+	while (n < cap) {
+		size_t got = fread(p + n, 1, cap - n, f);
+		if (!got)
+			break;
+		n += got;
+	}
+	if (ferror(f)) {
+		free(p);
+		return -EIO;
+	}
+	*buf = p;
+	*len = n;
+	return 0;
+}
+
+static int run(int argc, char **argv, struct ctx *ctx)
+{
+	struct send_opts o = { 0, 1000, NULL, NULL };
+	struct smq_window *w;
+	struct smq_window_info wi;
+	struct smq_queue *q;
+	char *data = NULL;
+	size_t len = 0;
+	int err;
+
+	parse_cmd(&argp, argc, argv, &o, ctx);
+	if (open_window(ctx, 0, &w))
+		return 1;
+	if (check_queue(w, o.queue)) {
+		smq_close(w);
+		return 1;
+	}
+	smq_window_info(w, &wi);
+	if (o.text && strcmp(o.text, "-")) {
+		len = strlen(o.text);
+		data = strdup(o.text);
+		err = data ? 0 : -ENOMEM;
+	} else {
+		const char *path = o.file && strcmp(o.file, "-") ? o.file : NULL;
+		FILE *f = path ? fopen(path, "rb") : stdin;
+		if (!f) {
+			int e = errno;
+			smq_close(w);
+			return error("cannot read %s: %s", path, strerror(e));
+		}
+		err = read_all(f, wi.geometry.entry_size, &data, &len);
+		if (path)
+			fclose(f);
+	}
+	if (err) {
+		smq_close(w);
+		return error("cannot read the message: %s", strerror(-err));
+	}
+	if (len > wi.geometry.entry_size) {
+		free(data);
+		smq_close(w);
+		return error("message of %s%zu bytes is larger than the entry size "
+			     "%u of %s", o.text ? "" : "at least ", len,
+			     wi.geometry.entry_size, wi.name);
+	}
+	err = smq_queue_open(w, o.queue, SMQ_SENDER, 0, &q);
+	if (!err) {
+		err = smq_send(q, data, len, o.timeout_ms);
+		smq_queue_close(q);
+	}
+	free(data);
+	smq_close(w);
+	if (err == -EAGAIN || err == -ETIMEDOUT) {
+		fprintf(stderr, "smqctl: queue %u is full: no room after ",
+			o.queue);
+		print_duration(stderr, o.timeout_ms);
+		fputs(" (is its receiver running?)\n", stderr);
+		return 1;
+	}
+	if (err)
+		return window_error(ctx, "send", err);
+	if (ctx->verbose)
+		fprintf(stderr, "smqctl: sent %zu bytes on queue %u as board %u\n",
+			len, o.queue, ctx->board);
+	return 0;
+}
+
+const struct cmd cmd_send = { "send", run, &argp, "send a message" };

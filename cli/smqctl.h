@@ -1,0 +1,75 @@
+/* smqctl internals: the command table and what every command shares. */
+#ifndef SMQCTL_H
+#define SMQCTL_H
+
+#include <argp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "smq.h"
+
+#define EXIT_USAGE 2
+
+/* Options every command takes (the shared child parser). */
+struct ctx {
+	const char *window;   /* NULL: $SMQ_WINDOW, else the built-in default */
+	unsigned board;
+	bool board_set;
+	bool json;
+	int verbose;
+	const char *cmd;      /* name of the running command */
+};
+
+struct cmd {
+	const char *name;
+	int (*run)(int argc, char **argv, struct ctx *ctx);
+	const struct argp *argp;  /* its options, for --list-opts */
+	const char *summary;
+};
+
+extern const struct cmd *const smqctl_cmds[];
+extern const struct argp common_argp;
+
+/* Parses a command's own arguments: argv[0] becomes "smqctl CMD". */
+void parse_cmd(const struct argp *argp, int argc, char **argv, void *input,
+	       struct ctx *ctx);
+
+/* Messages: "smqctl: ..." on stderr.  error() returns 1 (failure). */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Strict numbers and durations for option parsing; on a bad value they
+ * report through argp (exit 2) naming the option. */
+uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
+		 uint32_t min, uint32_t max);
+/* "1.5", "30s", "200ms", "2m", "inf": milliseconds, or SMQ_WAIT_FOREVER */
+int arg_duration(struct argp_state *st, const char *opt, const char *arg);
+void print_duration(FILE *f, int ms);
+
+/* Opens the window for ctx->board and explains any failure. */
+int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w);
+/* Explains err from an operation on the window named spec. */
+int window_error(struct ctx *ctx, const char *what, int err);
+const char *window_spec(const struct ctx *ctx);
+int check_queue(struct smq_window *w, unsigned queue);
+const char *human_bytes(uint64_t n, char buf[32]);
+
+/* A small JSON writer: objects and arrays nest, commas are managed. */
+struct json {
+	FILE *f;
+	int depth;
+	bool first[16];
+};
+void json_open(struct json *j, FILE *f);
+void json_begin(struct json *j, const char *key, char brace);
+void json_end(struct json *j, char brace);
+void json_str(struct json *j, const char *key, const char *val);
+void json_u64(struct json *j, const char *key, uint64_t val);
+void json_i64(struct json *j, const char *key, int64_t val);
+void json_bool(struct json *j, const char *key, bool val);
+void json_close(struct json *j);
+
+extern const struct cmd cmd_init, cmd_clear, cmd_sync, cmd_dump, cmd_send,
+	cmd_recv;
+
+#endif

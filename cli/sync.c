@@ -1,0 +1,224 @@
+/* smqctl sync: board startup.  Board 0 waits for every board to announce
+ * itself and then declares the system ready; another board announces
+ * itself and waits for that (seed 000's boardInitialized and
+ * synchronize(nice)). */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "smqctl.h"
+
+struct sync_opts {
+	int timeout_ms, interval_ms;
+};
+
+static const struct argp_option options[] = {
+	{ "timeout", 't', "TIME", 0,
+	  "Give up after TIME (default 60s; inf waits forever)", 0 },
+	{ "interval", 'i', "TIME", 0,
+	  "Poll period, seed 000's 'nice' (default 100ms)", 0 },
+	{ 0 }
+};
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct sync_opts *o = st->input;
+
+	switch (key) {
+	case 't':
+		o->timeout_ms = arg_duration(st, "--timeout", arg);
+		break;
+	case 'i':
+		o->interval_ms = arg_duration(st, "--interval", arg);
+		if (o->interval_ms <= 0)
+			argp_error(st, "--interval must be more than 0");
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(st, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = {
+	options, parse, NULL,
+	"Synchronise board startup.  On board 0: wait until every board has "
+	"announced itself, printing each as it arrives, then declare the system "
+	"ready.  On any other board: wait for the window to be formatted, "
+	"announce this board, and wait until board 0 declares the system "
+	"ready.  Exit 0 when synchronised, 1 on timeout naming the missing "
+	"boards.", NULL, NULL, NULL
+};
+
+static const char *board_list(uint64_t mask, char *buf, size_t n)
+{
+	size_t len = 0;
+	int count = __builtin_popcountll(mask), i = 0;
+
+	buf[0] = 0;
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS && len < n; b++)
+		if (mask & (1ull << b)) {
+			i++;
+			len += (size_t)snprintf(buf + len, n - len, "%s%u",
+				i == 1 ? "" : i == count ? " and " : ", ", b);
+		}
+	return buf;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int remaining(int64_t deadline)
+{
+	if (deadline < 0)
+		return SMQ_WAIT_FOREVER;
+	int64_t left = deadline - now_ms();
+	return left > 0 ? (int)left : 0;
+}
+
+static void print_arrivals(struct ctx *ctx, struct smq_window *w,
+			   uint64_t arrived)
+{
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
+		struct smq_board_info bi;
+		if (!(arrived & (1ull << b)) || smq_board_info(w, b, &bi))
+			continue;
+		if (ctx->json)
+			printf("{\"event\": \"announced\", \"board\": %u, "
+			       "\"pid\": %u}\n", b, bi.pid);
+		else
+			printf("board %u announced (pid %u on %s)\n", b, bi.pid,
+			       bi.host);
+		fflush(stdout);
+	}
+}
+
+static int sync_system(struct ctx *ctx, const struct sync_opts *o,
+		       int64_t deadline)
+{
+	struct smq_window *w;
+	struct smq_window_info wi;
+	uint64_t pending, before;
+	char list[256];
+	int err;
+
+	if (open_window(ctx, 0, &w))
+		return 1;
+	smq_window_info(w, &wi);
+	before = (wi.geometry.boards == 64 ? ~0ull
+		  : (1ull << wi.geometry.boards) - 1) & ~1ull;
+	for (;;) {
+		int slice = remaining(deadline);
+		if (slice < 0 || slice > o->interval_ms)
+			slice = o->interval_ms;
+		err = smq_synchronize(w, slice, o->interval_ms, &pending);
+		if (err && err != -ETIMEDOUT)
+			break;
+		if (err == 0)
+			pending = 0;
+		print_arrivals(ctx, w, before & ~pending);
+		before = pending;
+		if (!err) {
+			if (ctx->json)
+				printf("{\"event\": \"ready\", \"boards\": %u}\n",
+				       wi.geometry.boards);
+			else
+				printf("system ready: %u board%s\n",
+				       wi.geometry.boards,
+				       wi.geometry.boards == 1 ? "" : "s");
+			smq_close(w);
+			return 0;
+		}
+		if (deadline >= 0 && now_ms() >= deadline) {
+			smq_close(w);
+			fprintf(stderr, "smqctl: sync timed out after ");
+			print_duration(stderr, o->timeout_ms);
+			fprintf(stderr, ": board%s %s never announced %s\n",
+				__builtin_popcountll(pending) == 1 ? "" : "s",
+				board_list(pending, list, sizeof(list)),
+				__builtin_popcountll(pending) == 1 ? "itself"
+								   : "themselves");
+			return 1;
+		}
+	}
+	smq_close(w);
+	return window_error(ctx, "sync", err);
+}
+
+/* A board other than 0 may start before board 0 has formatted the window,
+ * and board 0 may re-format it while we wait: both mean try again. */
+static bool not_yet(int err)
+{
+	return err == -ENOENT || err == -SMQ_EUNFORMATTED || err == -ESTALE ||
+	       err == -SMQ_ETOOSMALL;
+}
+
+static int sync_board(struct ctx *ctx, const struct sync_opts *o,
+		      int64_t deadline)
+{
+	struct smq_window *w = NULL;
+	uint64_t pending = 0;
+	char list[256];
+	bool said = false;
+	int err;
+
+	for (;;) {
+		err = smq_open(&w, window_spec(ctx), ctx->board, 0);
+		if (!err) {
+			err = smq_synchronize(w, remaining(deadline),
+					      o->interval_ms, &pending);
+			if (!err) {
+				if (ctx->json)
+					printf("{\"event\": \"ready\", \"board\": %u}\n",
+					       ctx->board);
+				else
+					printf("board %u: system ready\n", ctx->board);
+				smq_close(w);
+				return 0;
+			}
+			smq_close(w);
+		}
+		if (!not_yet(err) && err != -ETIMEDOUT)
+			return err == -EINVAL ? open_window(ctx, 0, &w)
+					      : window_error(ctx, "sync", err);
+		if (deadline >= 0 && now_ms() >= deadline)
+			break;
+		if (!said && err != -ETIMEDOUT && ctx->verbose) {
+			fprintf(stderr, "smqctl: board %u: waiting for board 0 "
+				"to format %s\n", ctx->board, window_spec(ctx));
+			said = true;
+		}
+		usleep((useconds_t)o->interval_ms * 1000);
+	}
+	fprintf(stderr, "smqctl: sync timed out after ");
+	print_duration(stderr, o->timeout_ms);
+	if (err == -ETIMEDOUT)
+		fprintf(stderr, ": board 0 did not declare the system ready "
+			"(still missing: board%s %s)\n",
+			__builtin_popcountll(pending) == 1 ? "" : "s",
+			board_list(pending, list, sizeof(list)));
+	else
+		fprintf(stderr, ": window %s: %s\n", window_spec(ctx),
+			smq_strerror(err));
+	return 1;
+}
+
+static int run(int argc, char **argv, struct ctx *ctx)
+{
+	struct sync_opts o = { 60000, 100 };
+
+	parse_cmd(&argp, argc, argv, &o, ctx);
+	int64_t deadline = o.timeout_ms < 0 ? -1 : now_ms() + o.timeout_ms;
+	return ctx->board == 0 ? sync_system(ctx, &o, deadline)
+			       : sync_board(ctx, &o, deadline);
+}
+
+const struct cmd cmd_sync = { "sync", run, &argp,
+			      "synchronise board startup" };

@@ -1,0 +1,288 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "smqctl.h"
+
+static void vmsg(const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs("smqctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+void warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+}
+
+uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
+		 uint32_t min, uint32_t max)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (!arg || !*arg || *arg == '-' || *arg == '+' || *arg == ' ')
+		argp_error(st, "%s needs a number from %" PRIu32 " to %" PRIu32
+			   ", not '%s'", opt, min, max, arg ? arg : "");
+	v = strtoull(arg, &end, 0);
+	if (*end)
+		argp_error(st, "%s needs a number, not '%s'", opt, arg);
+	if (errno == ERANGE || v < min || v > max)
+		argp_error(st, "%s %s is out of range: %" PRIu32 " to %" PRIu32,
+			   opt, arg, min, max);
+	return (uint32_t)v;
+}
+
+int arg_duration(struct argp_state *st, const char *opt, const char *arg)
+{
+	char *end;
+	double v, scale = 1000;
+
+	if (!strcmp(arg, "inf") || !strcmp(arg, "forever") || !strcmp(arg, "-1"))
+		return SMQ_WAIT_FOREVER;
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end == arg || errno || isnan(v))
+		argp_error(st, "%s needs a duration such as 2, 0.5, 200ms, 3s, 1m "
+			   "or inf, not '%s'", opt, arg);
+	if (!strcmp(end, "ms"))
+		scale = 1;
+	else if (!strcmp(end, "m"))
+		scale = 60000;
+	else if (*end && strcmp(end, "s"))
+		argp_error(st, "%s: unknown unit in '%s' (ms, s or m)", opt, arg);
+	v *= scale;
+	if (v < 0 || v > 86400000.0 * 24)
+		argp_error(st, "%s %s is out of range: 0 to 24 days, or inf", opt,
+			   arg);
+	return (int)ceil(v);
+}
+
+void print_duration(FILE *f, int ms)
+{
+	if (ms < 0)
+		fputs("forever", f);
+	else if (ms % 1000)
+		fprintf(f, "%d ms", ms);
+	else
+		fprintf(f, "%d s", ms / 1000);
+}
+
+const char *window_spec(const struct ctx *ctx)
+{
+	return ctx->window && *ctx->window ? ctx->window : smq_default_window();
+}
+
+const char *human_bytes(uint64_t n, char buf[32])
+{
+	const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+	double v = (double)n;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, 32, "%" PRIu64 " B", n);
+	else
+		snprintf(buf, 32, "%.1f %s", v, unit[u]);
+	return buf;
+}
+
+/* Says which field of a bad window is wrong, and where. */
+static int explain_fault(struct ctx *ctx, int err)
+{
+	struct smq_window *w;
+	struct smq_fault f;
+	const char *spec = window_spec(ctx);
+
+	if (smq_open(&w, spec, 0, SMQ_OPEN_RAW))
+		return error("window %s: %s", spec, smq_strerror(err));
+	int verr = smq_validate(w, &f);
+	smq_close(w);
+	if (!verr || verr == -SMQ_EUNFORMATTED)
+		return error("window %s: %s", spec, smq_strerror(err));
+	return error("window %s: %s: field %s at offset %#" PRIx64
+		     " holds %" PRIu64 " (expected %s%" PRIu64 ")", spec,
+		     smq_strerror(verr), f.field, f.offset, f.value,
+		     verr == -SMQ_ECHECKSUM || verr == -SMQ_ESIGNATURE ||
+		     verr == -SMQ_EVERSION || !strcmp(f.field, "sb_size") ||
+		     !strcmp(f.field, "line_size") || !strcmp(f.field, "queue.index") ||
+		     !strcmp(f.field, "queue_table.index") ||
+		     !strcmp(f.field, "entry.sender") ? "" : "at most ",
+		     f.limit);
+}
+
+int window_error(struct ctx *ctx, const char *what, int err)
+{
+	const char *spec = window_spec(ctx);
+
+	switch (-err) {
+	case ENOENT:
+		return error("window %s does not exist (board 0 creates it: "
+			     "smqctl init)", spec);
+	case EACCES:
+	case EPERM:
+		return error("%s %s: permission denied (the window belongs to "
+			     "another user, or needs root)", what, spec);
+	case EPROTONOSUPPORT:
+		return error("unknown transport in window spec '%s' (see "
+			     "smqctl --window help)", spec);
+	case ESTALE:
+		return error("%s: window %s was re-initialised meanwhile: "
+			     "attach again", what, spec);
+	case SMQ_EUNFORMATTED:
+		return error("window %s is not formatted (run smqctl init on "
+			     "board 0)", spec);
+	case SMQ_EMAGIC: case SMQ_EVERSION: case SMQ_ECHECKSUM:
+	case SMQ_EGEOMETRY: case SMQ_ETOOSMALL: case SMQ_ECORRUPT:
+	case SMQ_ESIGNATURE:
+		return explain_fault(ctx, err);
+	default:
+		return error("%s %s: %s", what, spec, smq_strerror(err));
+	}
+}
+
+int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w)
+{
+	const char *spec = window_spec(ctx);
+	int err = smq_open(w, spec, ctx->board, flags);
+
+	if (err == -EINVAL) {
+		/* a bad name, or a board the window does not have */
+		struct smq_window *raw;
+		struct smq_window_info wi;
+		if (!smq_open(&raw, spec, 0, SMQ_OPEN_RAW)) {
+			int ierr = smq_window_info(raw, &wi);
+			smq_close(raw);
+			if (!ierr || ierr == -ESTALE)
+				return error("board %u does not exist: the window "
+					     "has %u board%s", ctx->board,
+					     wi.geometry.boards,
+					     wi.geometry.boards == 1 ? "" : "s");
+		}
+		if (ctx->board >= SMQ_MAX_BOARDS)
+			return error("board %u does not exist: at most %u boards",
+				     ctx->board, SMQ_MAX_BOARDS);
+		return error("bad window spec '%s': a shm name is 1 to 200 of "
+			     "A-Z a-z 0-9 . _ -, not starting with '.'", spec);
+	}
+	if (err)
+		return window_error(ctx, "cannot open window", err);
+	return 0;
+}
+
+int check_queue(struct smq_window *w, unsigned queue)
+{
+	struct smq_window_info wi;
+
+	smq_window_info(w, &wi);
+	if (queue >= wi.geometry.queues)
+		return error("queue %u does not exist: the window has %u queue%s",
+			     queue, wi.geometry.queues,
+			     wi.geometry.queues == 1 ? "" : "s");
+	return 0;
+}
+
+/* ---- JSON ---- */
+
+void json_open(struct json *j, FILE *f)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+	j->first[0] = true;
+}
+
+static void json_key(struct json *j, const char *key)
+{
+	if (!j->first[j->depth])
+		fputc(',', j->f);
+	j->first[j->depth] = false;
+	if (j->depth)
+		fprintf(j->f, "\n%*s", 2 * j->depth, "");
+	if (key) {
+		fputc('"', j->f);
+		fputs(key, j->f);
+		fputs("\": ", j->f);
+	}
+}
+
+static void json_escaped(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+void json_begin(struct json *j, const char *key, char brace)
+{
+	json_key(j, key);
+	fputc(brace, j->f);
+	if (j->depth < 15)
+		j->depth++;
+	j->first[j->depth] = true;
+}
+
+void json_end(struct json *j, char brace)
+{
+	bool empty = j->first[j->depth];
+	j->depth--;
+	if (!empty)
+		fprintf(j->f, "\n%*s", 2 * j->depth, "");
+	fputc(brace, j->f);
+}
+
+void json_str(struct json *j, const char *key, const char *val)
+{
+	json_key(j, key);
+	json_escaped(j->f, val);
+}
+
+void json_u64(struct json *j, const char *key, uint64_t val)
+{
+	json_key(j, key);
+	fprintf(j->f, "%" PRIu64, val);
+}
+
+void json_i64(struct json *j, const char *key, int64_t val)
+{
+	json_key(j, key);
+	fprintf(j->f, "%" PRId64, val);
+}
+
+void json_bool(struct json *j, const char *key, bool val)
+{
+	json_key(j, key);
+	fputs(val ? "true" : "false", j->f);
+}
+
+void json_close(struct json *j)
+{
+	fputc('\n', j->f);
+}
