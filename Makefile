@@ -4,9 +4,13 @@
 VERSION   := 0.1.0
 SOMAJOR   := 0
 PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
 LIBDIR    ?= $(PREFIX)/lib
 INCLUDEDIR?= $(PREFIX)/include
 MANDIR    ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+UNITDIR   ?= $(PREFIX)/lib/systemd/system
 DESTDIR   ?=
 
 CC        ?= cc
@@ -42,7 +46,7 @@ CLI_SRC   := $(wildcard cli/*.c)
 CLI_OBJ   := $(CLI_SRC:%.c=$(B)/%.o)
 SMQCTL    := $(B)/smqctl
 
-.PHONY: all check check-all install clean bench
+.PHONY: all check check-all install clean bench demo
 all: $(STLIB) $(SHLIB) $(B)/libsmq.pc $(SMQCTL) $(EXAMPLE) $(TEST_BIN)
 
 $(B)/%.o: %.c $(wildcard libsmq/*.h cli/*.h) Makefile
@@ -86,9 +90,21 @@ check: all
 check-all:
 	sh tests/check-all.sh
 
-install: $(STLIB) $(SHLIB) $(B)/libsmq.pc
+demo: $(SMQCTL)
+	SMQCTL=$(SMQCTL) sh cli/demo.sh
+
+install: $(STLIB) $(SHLIB) $(B)/libsmq.pc $(SMQCTL)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(UNITDIR)
+	install -m 755 $(SMQCTL) $(DESTDIR)$(BINDIR)/
+	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 completions/smqctl.bash $(DESTDIR)$(BASHCOMPDIR)/smqctl
+	install -m 644 completions/_smqctl $(DESTDIR)$(ZSHCOMPDIR)/_smqctl
+	for u in systemd/*.service; do \
+		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$${u##*/}; \
+	done
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libsmq.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)

@@ -8,7 +8,10 @@ trap 'rm -rf "$dest"' EXIT
 make -s install PREFIX=/usr DESTDIR="$dest" >"$dest.log" 2>&1 || { cat "$dest.log"; rm -f "$dest.log"; exit 1; }
 rm -f "$dest.log"
 for f in usr/lib/libsmq.a usr/lib/libsmq.so.0 usr/lib/libsmq.so usr/include/smq.h \
-	 usr/lib/pkgconfig/libsmq.pc usr/share/man/man7/smq.7 usr/share/man/man3/libsmq.3; do
+	 usr/lib/pkgconfig/libsmq.pc usr/share/man/man7/smq.7 usr/share/man/man3/libsmq.3 \
+	 usr/bin/smqctl usr/share/man/man1/smqctl.1 \
+	 usr/share/bash-completion/completions/smqctl usr/share/zsh/site-functions/_smqctl \
+	 usr/lib/systemd/system/smq-init.service usr/lib/systemd/system/smq-sync@.service; do
 	[ -e "$dest/$f" ] || { echo "missing after install: /$f"; exit 1; }
 done
 cat >"$dest/prog.c" <<'C'
@@ -22,4 +25,7 @@ ${CC:-cc} -o "$dest/prog" "$dest/prog.c" $flags || exit 1
 out=$(LD_LIBRARY_PATH="$dest/usr/lib" "$dest/prog") || exit 1
 want=$(sed -n 's/^VERSION *:= *//p' Makefile)
 [ "$out" = "$want" ] || { echo "installed library says version '$out', Makefile '$want'"; exit 1; }
+grep -q '^ExecStart=/usr/bin/smqctl init' "$dest/usr/lib/systemd/system/smq-init.service" ||
+	{ echo "smq-init.service does not run /usr/bin/smqctl"; exit 1; }
+"$dest/usr/bin/smqctl" --version | grep -q "smqctl $want" || { echo "installed smqctl --version is wrong"; exit 1; }
 echo "installed and linked version $out"
