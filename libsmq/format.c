@@ -164,10 +164,12 @@ int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g)
 int smq_layout_size(const struct smq_geometry *g, uint64_t *bytes)
 {
 	struct smq_layout l;
-	int err = layout_fill(&l, g, NULL, NULL);
 
+	if (!g || !bytes)
+		return -EINVAL;
+	int err = layout_fill(&l, g, NULL, NULL);
 	if (err)
-		return err;
+		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
 	*bytes = l.size;
 	smq_layout_free(&l);
 	return 0;
@@ -191,8 +193,9 @@ int smq_check_static(const void *base, uint64_t size, struct smq_layout *l,
 	const struct smq_sb *sb = base;
 	int err;
 
-	if (size < sizeof(sb->magic) ||
-	    all_zero(base, size < SMQ_SB_SIZE ? size : SMQ_SB_SIZE))
+	/* init zeroes the magic first and writes it last: a zero magic is a
+	 * window never formatted, or being formatted right now */
+	if (size < sizeof(sb->magic) || all_zero(sb->magic, sizeof(sb->magic)))
 		return fault(f, SMQ_EUNFORMATTED, "magic", 0, 0, 0);
 	if (memcmp(sb->magic, SMQ_MAGIC, sizeof(sb->magic))) {
 		uint64_t v;
@@ -255,7 +258,7 @@ int smq_check_static(const void *base, uint64_t size, struct smq_layout *l,
 	}
 	if (l->size > size) {
 		err = fault(f, SMQ_ETOOSMALL, "window_size",
-			    SB_FIELD(window_size), l->size, size);
+			    SB_FIELD(window_size), size, l->size);
 		goto fail;
 	}
 
@@ -285,6 +288,18 @@ int smq_check_static(const void *base, uint64_t size, struct smq_layout *l,
 		if (LOAD(&s->generation) > gen) {
 			err = fault(f, SMQ_ECORRUPT, "board.generation",
 				    off + 8, LOAD(&s->generation), gen);
+			goto fail;
+		}
+		uint64_t ngen = LOAD(&n->generation);
+		if (ngen > gen) {
+			err = fault(f, SMQ_ECORRUPT, "notice.generation",
+				    l->region[b], ngen, gen);
+			goto fail;
+		}
+		if (ngen && LOAD(&n->check) != smq_notice_check(ngen, b)) {
+			err = fault(f, SMQ_ECORRUPT, "notice.check",
+				    l->region[b] + 16, LOAD(&n->check),
+				    smq_notice_check(ngen, b));
 			goto fail;
 		}
 		if (LOAD(&n->system_state) > SMQ_SYS_READY) {

@@ -67,7 +67,11 @@ struct smq_notice {
 	uint64_t generation;
 	uint32_t system_state;
 	uint32_t pad;
-	uint8_t pad2[48];
+	uint64_t check;         /* smq_notice_check(generation, board): after a
+				   re-init with another geometry, whatever now
+				   lies where a stale board looks can not pass
+				   for its notice */
+	uint8_t pad2[40];
 };
 
 /* Sender side of a lane, in the sending board's region. */
@@ -198,11 +202,15 @@ struct smq_window {
 	unsigned board;
 	bool valid;             /* attached to a validated layout */
 	uint64_t generation;    /* the generation we attached under */
+	uint64_t check;         /* smq_notice_check(generation, board) */
 	struct smq_layout lay;
+	uint64_t beats;         /* heartbeats written by this handle */
 };
 
 struct smq_queue {
 	struct smq_window *w;
+	uint64_t generation;    /* the window's generation at open */
+	uint64_t check;         /* its notice check */
 	unsigned index;
 	enum smq_role role;
 	unsigned flags;
@@ -231,11 +239,11 @@ static inline void *at(const struct smq_window *w, uint64_t off)
 { return (uint8_t *)w->map.base + off; }
 
 /* format.c */
+
 int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g);
 void smq_layout_free(struct smq_layout *l);
 uint32_t smq_crc32c(uint32_t crc, const void *p, size_t n);
 uint32_t smq_geometry_checksum(const void *base, const struct smq_layout *l);
-uint64_t smq_signature(uint64_t gen, unsigned q, unsigned s, uint64_t seq);
 /* Validate the static part (superblock, tables); fills l on success. */
 int smq_check_static(const void *base, uint64_t size, struct smq_layout *l,
 		     struct smq_fault *f);
@@ -252,10 +260,31 @@ void smq_deadline(struct timespec *ts, int timeout_ms);
 bool smq_past(const struct timespec *deadline);
 bool smq_pid_alive(uint32_t id);
 
-static inline int smq_stale(const struct smq_window *w)
+uint64_t smq_signature(uint64_t gen, unsigned q, unsigned s, uint64_t seq);
+
+static inline uint64_t smq_notice_check(uint64_t gen, unsigned board)
+{
+	return ~smq_signature(gen, 0xffff, board, 0x4e4f54494345ull);
+}
+
+static inline int smq_stale_gen(const struct smq_window *w, uint64_t gen,
+				uint64_t check)
 {
 	const struct smq_notice *n = at(w, lay_notice(&w->lay, w->board));
-	return LOAD_ACQ(&n->generation) != w->generation ? -ESTALE : 0;
+	return LOAD_ACQ(&n->generation) != gen || LOAD(&n->check) != check
+	       ? -ESTALE : 0;
+}
+
+static inline int smq_stale(const struct smq_window *w)
+{
+	return smq_stale_gen(w, w->generation, w->check);
+}
+
+/* A queue handle is stale after any init or clear, even one made through
+ * its own window handle: its pointers and signature key are outdated. */
+static inline int smq_queue_stale(const struct smq_queue *q)
+{
+	return smq_stale_gen(q->w, q->generation, q->check);
 }
 
 static inline void cpu_relax(void)

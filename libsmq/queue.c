@@ -26,6 +26,8 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 	struct smq_queue *q;
 	int err;
 
+	if (!qp)
+		return -EINVAL;
 	*qp = NULL;
 	if (!w)
 		return -EINVAL;
@@ -44,6 +46,8 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 	if (!q)
 		return -ENOMEM;
 	q->w = w;
+	q->generation = w->generation;
+	q->check = w->check;
 	q->index = index;
 	q->role = role;
 	q->flags = flags;
@@ -126,7 +130,7 @@ int smq_queue_close(struct smq_queue *q)
 	if (q->role == SMQ_RECEIVER) {
 		uint32_t pid = q->pid;
 		/* Only our own claim: after a re-init it may not be ours. */
-		if (!smq_stale(q->w))
+		if (!smq_queue_stale(q))
 			__atomic_compare_exchange_n(&q->rx->owner, &pid, 0, false,
 						    __ATOMIC_RELEASE,
 						    __ATOMIC_RELAXED);
@@ -211,6 +215,8 @@ static int wait_for_room(struct smq_queue *q, uint64_t seq,
 			  deadline->tv_nsec < slice.tv_nsec)))
 		slice = *deadline;
 	err = q->w->map.tp->wait(&q->w->map, &q->fc->space_bell, bell, &slice);
+	if (err == -ETIMEDOUT)
+		err = 0;  /* the caller checks its own deadline */
 relock:
 	lane_lock(q);
 	return err;
@@ -228,7 +234,7 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 	const struct smq_layout *l = &w->lay;
 	if (len > l->entry_size)
 		return -EMSGSIZE;
-	if ((err = smq_stale(w)))
+	if ((err = smq_queue_stale(q)))
 		return err;
 
 	lane_lock(q);
@@ -251,7 +257,7 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 		err = wait_for_room(q, seq, timed ? &deadline : NULL);
 		if (err)
 			goto out;
-		if ((err = smq_stale(w)))
+		if ((err = smq_queue_stale(q)))
 			goto out;
 		seq = LOAD(&q->out->top);
 		bottom = LOAD_ACQ(&q->fc->bottom);
@@ -273,7 +279,7 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	STORE_REL(&e->signature, smq_signature(q->epoch, q->index, w->board, seq));
 	/* A re-init may have begun during the copy: do not publish into it. */
-	if ((err = smq_stale(w)))
+	if ((err = smq_queue_stale(q)))
 		goto out;
 	STORE_REL(&q->out->top, seq + 1);
 	STORE_REL(&q->in->top, seq + 1);
@@ -364,7 +370,7 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 				return s;
 			cpu_relax();
 		}
-		if ((err = smq_stale(q->w)))
+		if ((err = smq_queue_stale(q)))
 			return err;
 		if (timeout_ms >= 0 && smq_past(&deadline))
 			return timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
@@ -376,6 +382,14 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 	}
 }
 
+/* A lane whose next entry is bad is reported, and the turn passes on, so
+ * the other sending boards are still served. */
+static int skip_lane(struct smq_queue *q, uint32_t next, int err)
+{
+	STORE(&q->rx->cursor, next);
+	return err;
+}
+
 int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 		unsigned *sender, int timeout_ms)
 {
@@ -385,23 +399,24 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 		return -EINVAL;
 	struct smq_window *w = q->w;
 	const struct smq_layout *l = &w->lay;
-	if ((err = smq_stale(w)))
+	if ((err = smq_queue_stale(q)))
 		return err;
 	if ((s = ready_lane(q)) < 0 && (s = wait_for_message(q, timeout_ms)) < 0)
 		return s;
 
 	uint64_t bottom = LOAD(&q->bottoms[s]);
 	uint64_t top = LOAD_ACQ(&q->lanes[s].top);
+	uint32_t next = s + 1 == (int)l->boards ? 0 : (uint32_t)s + 1;
 	if (top < bottom || top - bottom > l->entries)
-		return -SMQ_ECORRUPT;
+		return skip_lane(q, next, -SMQ_ECORRUPT);
 	const uint8_t *slot = q->rings +
 		((uint64_t)s * l->entries + (bottom & (l->entries - 1))) * l->stride;
 	const struct smq_entry *e = (const struct smq_entry *)slot;
 	if (LOAD_ACQ(&e->signature) != smq_signature(q->epoch, q->index, s, bottom))
-		return -SMQ_ESIGNATURE;
+		return skip_lane(q, next, -SMQ_ESIGNATURE);
 	uint32_t size = LOAD(&e->size);
 	if (size > l->entry_size || LOAD(&e->sender) != s)
-		return -SMQ_ECORRUPT;
+		return skip_lane(q, next, -SMQ_ECORRUPT);
 	if (len)
 		*len = size;
 	if (size > cap)
@@ -414,7 +429,7 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 	/* Our bottom first (local), then the sender's copy (across the bus). */
 	STORE_REL(&q->bottoms[s], bottom + 1);
 	STORE_REL(&q->fcs[s]->bottom, bottom + 1);
-	STORE(&q->rx->cursor, s + 1 == (int)l->boards ? 0 : (uint32_t)s + 1);
+	STORE(&q->rx->cursor, next);
 	uint64_t n = LOAD(&q->rx->messages) + 1;
 	STORE(&q->rx->messages, n);
 	STORE(&q->rx->bytes, LOAD(&q->rx->bytes) + size);

@@ -36,8 +36,11 @@ int smq_open(struct smq_window **wp, const char *spec, unsigned board,
 	struct smq_window *w;
 	int err;
 
+	if (!wp)
+		return -EINVAL;
 	*wp = NULL;
-	if (board >= SMQ_MAX_BOARDS)
+	if (board >= SMQ_MAX_BOARDS ||
+	    (flags & ~(unsigned)(SMQ_OPEN_CREATE | SMQ_OPEN_RAW)))
 		return -EINVAL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -63,6 +66,7 @@ int smq_open(struct smq_window **wp, const char *spec, unsigned board,
 		/* The notice, not the superblock, is what stale checks read:
 		 * a board attaching mid-format must see itself stale. */
 		w->generation = LOAD_ACQ(&sb_of(w)->generation);
+		w->check = smq_notice_check(w->generation, board);
 	}
 	*wp = w;
 	return 0;
@@ -97,6 +101,7 @@ static void invalidate(struct smq_window *w, const struct smq_layout *old)
 		struct smq_board_slot *s =
 			at(w, old->board_table + (uint64_t)b * SMQ_LINE);
 		STORE_REL(&n->generation, 0);
+		STORE(&n->check, 0);
 		if (LOAD(&s->state) != SMQ_BOARD_ABSENT)
 			attached = true;
 	}
@@ -115,12 +120,14 @@ static void publish(struct smq_window *w, uint64_t gen)
 	for (unsigned b = 0; b < w->lay.boards; b++) {
 		struct smq_notice *n = notice_of(w, b);
 		STORE(&n->system_state, SMQ_SYS_FORMATTED);
+		STORE(&n->check, smq_notice_check(gen, b));
 		STORE_REL(&n->generation, gen);
 	}
 	STORE(&sb->format_time_ns, smq_realtime_ns());
 	STORE(&sb->system_state, SMQ_SYS_FORMATTED);
 	STORE_REL(&sb->generation, gen);
 	w->generation = gen;
+	w->check = smq_notice_check(gen, w->board);
 }
 
 int smq_init(struct smq_window *w, const struct smq_geometry *g)
@@ -205,21 +212,25 @@ static void clear_queue(struct smq_window *w, unsigned q, uint64_t gen)
 
 int smq_clear(struct smq_window *w, int queue)
 {
+	if (w && w->board != 0)
+		return -EPERM;
 	int err = usable(w);
 
 	if (err)
 		return err;
-	if (w->board != 0)
-		return -EPERM;
 	if (queue >= (int)w->lay.queues)
 		return -EINVAL;
 	uint64_t gen = w->generation + 1;
 	if (gen == 0)
 		gen = 1;
 	invalidate(w, &w->lay);
+	/* Every handle is stale now, so no receiver claim survives, even on
+	 * the queues whose messages are kept. */
 	for (unsigned q = 0; q < w->lay.queues; q++)
 		if (queue < 0 || (unsigned)queue == q)
 			clear_queue(w, q, gen);
+		else
+			STORE(&((struct smq_rx *)at(w, w->lay.rx[q]))->owner, 0);
 	FENCE();
 	publish(w, gen);
 	return 0;
@@ -229,8 +240,10 @@ void smq_beat(struct smq_window *w)
 {
 	struct smq_board_slot *s = slot_of(w, w->board);
 
+	/* counted in the handle: the slot is in board 0's memory, write only */
+	uint64_t n = __atomic_add_fetch(&w->beats, 1, __ATOMIC_RELAXED);
 	STORE(&s->heartbeat_ns, smq_realtime_ns());
-	STORE(&s->heartbeat_count, LOAD(&s->heartbeat_count) + 1);
+	STORE(&s->heartbeat_count, n);
 }
 
 int smq_heartbeat(struct smq_window *w)
@@ -322,8 +335,11 @@ int smq_synchronize(struct smq_window *w, int timeout_ms, int poll_ms,
 		smq_beat(w);
 		sleep_ms(poll_ms);
 	}
-	if (pending)
+	if (pending) {
 		*pending = w->board == 0 ? missing : missing_boards(w);
+		if (!*pending)
+			*pending = 1;  /* all announced: board 0 has not declared */
+	}
 	return -ETIMEDOUT;
 }
 

@@ -3,6 +3,7 @@
  * blocked receiver woken by a send from another process. */
 #include <sys/wait.h>
 #include <time.h>
+#include "internal.h"
 #include "testlib.h"
 
 #define ENTRIES 8
@@ -61,6 +62,25 @@ static int wake_child(void *arg)
 	OK(smq_open(&w, spec, 1, 0));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "wake", 4, 0));
+	return 0;
+}
+
+/* Receives one message after 1.3 s: longer than a sender's sleep slice. */
+static int late_receiver(void *arg)
+{
+	const char *spec = arg;
+	struct smq_window *w;
+	struct smq_queue *rx;
+	uint8_t buf[ESIZE];
+	size_t len;
+
+	OK(smq_open(&w, spec, 0, 0));
+	usleep(1300 * 1000);
+	OK(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx));
+	OK(smq_receive(rx, buf, sizeof(buf), &len, NULL, 0));
+	OK(smq_queue_close(rx));
+
+	OK(smq_close(w));
 	return 0;
 }
 
@@ -135,6 +155,72 @@ int main(void)
 	OK(smq_queue_info(w, 0, &qi));
 	CHECK(qi.sleeps >= 1 && qi.wakeups >= 1 && qi.doorbells == 1);
 	OK(smq_queue_close(rx));
+
+	/* A sender blocked on a full ring longer than its 1 s sleep slice
+	 * still succeeds when room comes (queue 1: board 1 receives, but the
+	 * test process plays board 0's receiver role through a RAW reopen is
+	 * not needed: board 0 sends on queue 1 of a 1-receiver-per-board
+	 * window whose receiver we make board 0 below). */
 	OK(smq_close(w));
+	const char *spec3 = test_window();
+	struct smq_window *w3;
+	struct smq_geometry g3 = { 2, 2, 2, ESIZE, (const uint16_t[]){ 0, 0 } };
+	OK(smq_open(&w3, spec3, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
+	OK(smq_init(w3, &g3));
+	OK(smq_queue_open(w3, 1, SMQ_SENDER, 0, &tx));
+	OK(smq_send(tx, "a", 1, 0));
+	OK(smq_send(tx, "b", 1, 0));
+	pid = test_fork(late_receiver, (void *)spec3);
+	t0 = ms_now();
+	OK(smq_send(tx, "c", 1, SMQ_WAIT_FOREVER));
+	CHECK(ms_now() - t0 >= 1200);
+	test_wait_ok(pid, "late receiver");
+
+	/* Board 0's own handles are stale after its own clear. */
+	OK(smq_queue_open(w3, 0, SMQ_RECEIVER, 0, &rx));
+	OK(smq_clear(w3, -1));
+	EXPECT(smq_send(tx, "d", 1, 0), -ESTALE);
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -ESTALE);
+	OK(smq_queue_close(tx));
+	OK(smq_queue_close(rx));
+	OK(smq_queue_open(w3, 0, SMQ_RECEIVER, 0, &rx));  /* claim released */
+	OK(smq_queue_close(rx));
+	OK(smq_close(w3));
+
+	/* A lane whose next entry is corrupted is reported each time its turn
+	 * comes, and the other boards' lanes are still served. */
+	const char *spec4 = test_window();
+	struct smq_window *w4 = test_init(spec4, 2, 1, ENTRIES, ESIZE), *w4b;
+	struct smq_queue *tx0, *tx1;
+	OK(smq_open(&w4b, spec4, 1, 0));
+	OK(smq_queue_open(w4, 0, SMQ_SENDER, 0, &tx0));
+	OK(smq_queue_open(w4b, 0, SMQ_SENDER, 0, &tx1));
+	OK(smq_send(tx1, "bad", 3, 0));
+	for (int i = 0; i < 3; i++)
+		OK(smq_send(tx0, "good", 4, 0));
+	struct smq_layout lay;
+	struct smq_geometry g4 = { 2, 1, ENTRIES, ESIZE, NULL };
+	OK(smq_layout_compute(&lay, &g4));
+	struct smq_entry *bad = (void *)((uint8_t *)w4->map.base + lay_ring(&lay, 0, 1));
+	bad->signature ^= 1;
+	smq_layout_free(&lay);
+	OK(smq_queue_open(w4, 0, SMQ_RECEIVER, 0, &rx));
+	int good = 0, corrupt = 0;
+	for (int i = 0; i < 6 && good < 3; i++) {
+		int r = smq_receive(rx, buf, sizeof(buf), &len, &from, 0);
+		if (r == -SMQ_ESIGNATURE)
+			corrupt++;
+		else if (r == 0 && from == 0 && len == 4)
+			good++;
+		else
+			FAIL("unexpected receive result %d from %u", r, from);
+	}
+	CHECK(good == 3 && corrupt >= 1);
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -SMQ_ESIGNATURE);
+	OK(smq_queue_close(rx));
+	OK(smq_queue_close(tx0));
+	OK(smq_queue_close(tx1));
+	OK(smq_close(w4b));
+	OK(smq_close(w4));
 	return 0;
 }
