@@ -170,13 +170,18 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 		int64_t ms = age_ms(bi.heartbeat_ns, now);
 		if (ms >= 0)
 			snprintf(age, sizeof(age), "%.1fs ago", (double)ms / 1000);
-		if (bi.state == SMQ_BOARD_ABSENT)
+		char gen[24] = "-";
+		if (bi.state != SMQ_BOARD_ABSENT)
+			snprintf(gen, sizeof(gen), "%" PRIu64, bi.generation);
+		/* a board may be at work (receiving) without having announced
+		 * itself: then it has a pid and a heartbeat but no state */
+		if (!bi.pid)
 			printf("%-5u  %-11s  %10s  %8s  %-16s  %10s  %s\n", b,
-			       "absent", "-", "-", "-", "-", "-");
+			       board_states[bi.state], gen, "-", "-", "-", "-");
 		else
-			printf("%-5u  %-11s  %10" PRIu64 "  %8u  %-16.16s  %10s  %s\n",
-			       b, board_states[bi.state], bi.generation, bi.pid,
-			       bi.host, age, bi.alive ? "yes" : "no");
+			printf("%-5u  %-11s  %10s  %8u  %-16.16s  %10s  %s\n", b,
+			       board_states[bi.state], gen, bi.pid, bi.host, age,
+			       bi.alive ? "yes" : "no");
 	}
 	printf("\n%-5s  %-8s  %-15s  %12s  %12s  %12s  %10s  %10s  %7s\n",
 	       "QUEUE", "RECEIVER", "FILL", "SENT", "RECEIVED", "BYTES",

@@ -143,10 +143,8 @@ static int run(int argc, char **argv, struct ctx *ctx)
 			     o.g.entries, o.g.entry_size);
 
 	err = smq_open(&w, window_spec(ctx), 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW);
-	if (err == -EINVAL)
-		return open_window(ctx, 0, &w);
 	if (err)
-		return window_error(ctx, "cannot open window", err);
+		return open_error(ctx, err);
 	if (attached_boards(w, list, sizeof(list)) && !o.force) {
 		smq_close(w);
 		return error("boards are attached to %s: %s; stop them first or "

@@ -22,6 +22,17 @@ static const struct cmd *find_cmd(const char *name)
 	return NULL;
 }
 
+/* Exit 1 if stdout could not be written (a full disk, a closed pipe). */
+static int finish(int rc)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "smqctl: write error on standard output: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	return rc;
+}
+
 /* ---- the shared options: one child parser, in every command too ---- */
 
 enum { OPT_LIST_CMDS = 0x100, OPT_LIST_OPTS };
@@ -49,9 +60,11 @@ static error_t common_parse(int key, char *arg, struct argp_state *st)
 
 	switch (key) {
 	case 'w':
+		if (!*arg)
+			argp_error(st, "--window needs a spec (see --window help)");
 		if (!strcmp(arg, "help")) {
 			list_transports();
-			exit(0);
+			exit(finish(0));
 		}
 		ctx->window = arg;
 		break;
@@ -149,14 +162,15 @@ static error_t top_parse(int key, char *arg, struct argp_state *st)
 		for (int i = 0; smqctl_cmds[i]; i++)
 			puts(smqctl_cmds[i]->name);
 		puts("help");
-		exit(0);
+		exit(finish(0));
 	case OPT_LIST_OPTS: {
 		const struct cmd *c = find_cmd(arg);
-		if (!c)
+		if (!c && strcmp(arg, "help"))
 			argp_error(st, "no command '%s'", arg);
-		list_options(c->argp);
+		if (c)
+			list_options(c->argp);
 		list_options(&common_argp);
-		exit(0);
+		exit(finish(0));
 	}
 	case ARGP_KEY_ARG:
 		top->cmd_index = st->next - 1;
@@ -203,23 +217,13 @@ static const struct argp top_argp = {
 	top_children, top_help_filter, NULL
 };
 
-/* Exit 1 if stdout could not be written (a full disk, a closed pipe). */
-static int finish(int rc)
-{
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "smqctl: write error on standard output: %s\n",
-			strerror(errno));
-		return 1;
-	}
-	return rc;
-}
-
 int main(int argc, char **argv)
 {
 	struct ctx ctx = { 0 };
 	struct top top = { &ctx, 0 };
 
 	argp_err_exit_status = EXIT_USAGE;
+	argv[0] = (char *)"smqctl";  /* messages name the tool, not its path */
 	argp_parse(&top_argp, argc, argv, ARGP_IN_ORDER, NULL, &top);
 
 	char **sub = argv + top.cmd_index;

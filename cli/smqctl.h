@@ -48,6 +48,8 @@ void print_duration(FILE *f, int ms);
 
 /* Opens the window for ctx->board and explains any failure. */
 int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w);
+/* Explains why smq_open failed with err; always returns 1. */
+int open_error(struct ctx *ctx, int err);
 /* Explains err from an operation on the window named spec. */
 int window_error(struct ctx *ctx, const char *what, int err);
 const char *window_spec(const struct ctx *ctx);

@@ -186,7 +186,7 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 			smq_close(w);
 		}
 		if (!not_yet(err) && err != -ETIMEDOUT)
-			return err == -EINVAL ? open_window(ctx, 0, &w)
+			return err == -EINVAL ? open_error(ctx, err)
 					      : window_error(ctx, "sync", err);
 		if (deadline >= 0 && now_ms() >= deadline)
 			break;
@@ -204,9 +204,12 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 			"(still missing: board%s %s)\n",
 			__builtin_popcountll(pending) == 1 ? "" : "s",
 			board_list(pending, list, sizeof(list)));
+	else if (err == -ENOENT)
+		fprintf(stderr, ": board 0 has not created window %s (has it run "
+			"smqctl init?)\n", window_spec(ctx));
 	else
-		fprintf(stderr, ": window %s: %s\n", window_spec(ctx),
-			smq_strerror(err));
+		fprintf(stderr, ": board 0 has not formatted window %s (%s)\n",
+			window_spec(ctx), smq_strerror(err));
 	return 1;
 }
 

@@ -41,7 +41,7 @@ uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
 	if (!arg || !*arg || *arg == '-' || *arg == '+' || *arg == ' ')
 		argp_error(st, "%s needs a number from %" PRIu32 " to %" PRIu32
 			   ", not '%s'", opt, min, max, arg ? arg : "");
-	v = strtoull(arg, &end, 0);
+	v = strtoull(arg, &end, 10);
 	if (*end)
 		argp_error(st, "%s needs a number, not '%s'", opt, arg);
 	if (errno == ERANGE || v < min || v > max)
@@ -107,7 +107,8 @@ const char *human_bytes(uint64_t n, char buf[32])
 	return buf;
 }
 
-/* Says which field of a bad window is wrong, and where. */
+/* Says which field of a bad window is wrong, where, and what was
+ * expected of it. */
 static int explain_fault(struct ctx *ctx, int err)
 {
 	struct smq_window *w;
@@ -118,17 +119,32 @@ static int explain_fault(struct ctx *ctx, int err)
 		return error("window %s: %s", spec, smq_strerror(err));
 	int verr = smq_validate(w, &f);
 	smq_close(w);
-	if (!verr || verr == -SMQ_EUNFORMATTED)
+	switch (-verr) {
+	case 0:
+	case SMQ_EUNFORMATTED:
 		return error("window %s: %s", spec, smq_strerror(err));
-	return error("window %s: %s: field %s at offset %#" PRIx64
-		     " holds %" PRIu64 " (expected %s%" PRIu64 ")", spec,
-		     smq_strerror(verr), f.field, f.offset, f.value,
-		     verr == -SMQ_ECHECKSUM || verr == -SMQ_ESIGNATURE ||
-		     verr == -SMQ_EVERSION || !strcmp(f.field, "sb_size") ||
-		     !strcmp(f.field, "line_size") || !strcmp(f.field, "queue.index") ||
-		     !strcmp(f.field, "queue_table.index") ||
-		     !strcmp(f.field, "entry.sender") ? "" : "at most ",
-		     f.limit);
+	case SMQ_EMAGIC:
+		return error("window %s is not an smq window: bad magic at offset "
+			     "0 (expected \"SMQWINDW\")", spec);
+	case SMQ_ETOOSMALL:
+		return error("window %s is too small: %" PRIu64 " bytes, its "
+			     "geometry needs %" PRIu64 " (truncated?)", spec,
+			     f.value, f.limit);
+	case SMQ_EVERSION:
+		return error("window %s: %s: field version at offset %#" PRIx64
+			     " holds %" PRIu64 " (this smqctl reads version %"
+			     PRIu64 ")", spec, smq_strerror(verr), f.offset,
+			     f.value, f.limit);
+	case SMQ_ECHECKSUM:
+		return error("window %s: %s: field checksum at offset %#" PRIx64
+			     " holds %#" PRIx64 ", the geometry sums to %#" PRIx64,
+			     spec, smq_strerror(verr), f.offset, f.value, f.limit);
+	default:
+		return error("window %s: %s: field %s at offset %#" PRIx64
+			     " holds %" PRIu64 " (bound %" PRIu64 ")", spec,
+			     smq_strerror(verr), f.field, f.offset, f.value,
+			     f.limit);
+	}
 }
 
 int window_error(struct ctx *ctx, const char *what, int err)
@@ -161,10 +177,9 @@ int window_error(struct ctx *ctx, const char *what, int err)
 	}
 }
 
-int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w)
+int open_error(struct ctx *ctx, int err)
 {
 	const char *spec = window_spec(ctx);
-	int err = smq_open(w, spec, ctx->board, flags);
 
 	if (err == -EINVAL) {
 		/* a bad name, or a board the window does not have */
@@ -182,12 +197,19 @@ int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w)
 		if (ctx->board >= SMQ_MAX_BOARDS)
 			return error("board %u does not exist: at most %u boards",
 				     ctx->board, SMQ_MAX_BOARDS);
+		if (!strncmp(spec, "file:", 5) || spec[0] == '/' || spec[0] == '.')
+			return error("window %s is not a regular file", spec);
 		return error("bad window spec '%s': a shm name is 1 to 200 of "
 			     "A-Z a-z 0-9 . _ -, not starting with '.'", spec);
 	}
-	if (err)
-		return window_error(ctx, "cannot open window", err);
-	return 0;
+	return window_error(ctx, "cannot open window", err);
+}
+
+int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w)
+{
+	int err = smq_open(w, window_spec(ctx), ctx->board, flags);
+
+	return err ? open_error(ctx, err) : 0;
 }
 
 int check_queue(struct smq_window *w, unsigned queue)

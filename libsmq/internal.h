@@ -205,6 +205,8 @@ struct smq_window {
 	uint64_t check;         /* smq_notice_check(generation, board) */
 	struct smq_layout lay;
 	uint64_t beats;         /* heartbeats written by this handle */
+	uint64_t host_written;  /* generation whose slot has our host name */
+	uint32_t pid;
 };
 
 struct smq_queue {

@@ -357,13 +357,15 @@ static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
 static int wait_for_message(struct smq_queue *q, int timeout_ms)
 {
 	struct timespec deadline;
-	uint64_t spin_until = 0;
+	uint64_t spin_until = 0, now, next_beat;
 	int s, err;
 
 	if (timeout_ms >= 0)
 		smq_deadline(&deadline, timeout_ms);
+	now = smq_now_ns();
+	next_beat = now + SLEEP_SLICE_MS * 1000000ull;
 	if (!(q->flags & SMQ_SLEEP))
-		spin_until = smq_now_ns() + q->spin_ns;
+		spin_until = now + q->spin_ns;
 	for (;;) {
 		for (int i = 0; i < 128; i++) {
 			if ((s = ready_lane(q)) >= 0)
@@ -374,7 +376,12 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 			return err;
 		if (timeout_ms >= 0 && smq_past(&deadline))
 			return timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
-		if (q->flags & SMQ_POLL || smq_now_ns() < spin_until)
+		/* a busy-polling receiver is alive too */
+		if ((now = smq_now_ns()) >= next_beat) {
+			smq_beat(q->w);
+			next_beat = now + SLEEP_SLICE_MS * 1000000ull;
+		}
+		if (q->flags & SMQ_POLL || now < spin_until)
 			continue;
 		err = sleep_on_bell(q, timeout_ms >= 0 ? &deadline : NULL);
 		if (err && err != -ETIMEDOUT)

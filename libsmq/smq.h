@@ -117,14 +117,14 @@ struct smq_window_info {
 
 struct smq_board_info {
 	uint32_t state;
-	uint32_t pid;
+	uint32_t pid;            /* the process that last announced or beat */
 	uint64_t generation;     /* the generation it joined under */
 	uint64_t heartbeat_ns;   /* CLOCK_REALTIME of its last heartbeat */
 	uint64_t heartbeat_count;
 	char host[32];
-	int alive;  /* announced under this generation, and its process
-		       lives (same host) or its heartbeat is younger than
-		       SMQ_HEARTBEAT_TIMEOUT_MS (another host) */
+	int alive;  /* on this host: that process still runs; on another
+		       host: its heartbeat is younger than
+		       SMQ_HEARTBEAT_TIMEOUT_MS */
 };
 #define SMQ_HEARTBEAT_TIMEOUT_MS 5000
 

@@ -1,4 +1,5 @@
 #include <signal.h>
+#include <string.h>
 #include "internal.h"
 
 uint64_t smq_now_ns(void)
@@ -30,8 +31,21 @@ bool smq_past(const struct timespec *deadline)
 	return smq_now_ns() >= d;
 }
 
-/* kill(0) also answers for a thread id; EPERM means it exists. */
+/* kill(0) also answers for a thread id; EPERM means it exists.  A zombie
+ * (exited, not yet reaped) holds nothing any more: it counts as dead. */
 bool smq_pid_alive(uint32_t id)
 {
-	return kill((pid_t)id, 0) == 0 || errno != ESRCH;
+	char path[64], buf[512];
+
+	if (kill((pid_t)id, 0) < 0 && errno == ESRCH)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/stat", id);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')');
+	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
 }

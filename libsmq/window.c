@@ -46,6 +46,7 @@ int smq_open(struct smq_window **wp, const char *spec, unsigned board,
 	if (!w)
 		return -ENOMEM;
 	w->board = board;
+	w->pid = (uint32_t)getpid();
 	err = smq_transport_open(&w->map, spec, flags);
 	if (err) {
 		free(w);
@@ -238,10 +239,20 @@ int smq_clear(struct smq_window *w, int queue)
 
 void smq_beat(struct smq_window *w)
 {
+	/* a stale handle's idea of the board table is the old layout's */
+	if (smq_stale(w))
+		return;
 	struct smq_board_slot *s = slot_of(w, w->board);
 
 	/* counted in the handle: the slot is in board 0's memory, write only */
 	uint64_t n = __atomic_add_fetch(&w->beats, 1, __ATOMIC_RELAXED);
+	if (!n || w->host_written != w->generation) {
+		char host[sizeof(s->host)] = "";
+		gethostname(host, sizeof(host) - 1);
+		memcpy(s->host, host, sizeof(host));
+		w->host_written = w->generation;
+	}
+	STORE(&s->pid, w->pid);
 	STORE(&s->heartbeat_ns, smq_realtime_ns());
 	STORE(&s->heartbeat_count, n);
 }
@@ -267,12 +278,8 @@ int smq_announce(struct smq_window *w)
 		smq_beat(w);
 		return 0;
 	}
-	char host[sizeof(s->host)] = "";
-	gethostname(host, sizeof(host) - 1);
-	memcpy(s->host, host, sizeof(host));
-	STORE(&s->pid, (uint32_t)getpid());
 	STORE(&s->generation, w->generation);
-	smq_beat(w);
+	smq_beat(w);  /* host and pid too */
 	STORE_REL(&s->state, SMQ_BOARD_INITIALIZED);
 	return 0;
 }
@@ -291,11 +298,12 @@ static uint64_t missing_boards(struct smq_window *w)
 	return pending;
 }
 
+/* The superblock first: a board that sees its notice ready sees it too. */
 static void declare_ready(struct smq_window *w)
 {
+	STORE_REL(&sb_of(w)->system_state, SMQ_SYS_READY);
 	for (unsigned b = 0; b < w->lay.boards; b++)
 		STORE_REL(&notice_of(w, b)->system_state, SMQ_SYS_READY);
-	STORE_REL(&sb_of(w)->system_state, SMQ_SYS_READY);
 }
 
 int smq_synchronize(struct smq_window *w, int timeout_ms, int poll_ms,
@@ -385,16 +393,21 @@ int smq_board_info(struct smq_window *w, unsigned board,
 	info->heartbeat_count = LOAD(&s->heartbeat_count);
 	memcpy(info->host, s->host, sizeof(info->host));
 	info->host[sizeof(info->host) - 1] = 0;
+	/* The board table is emptied by every init and clear, so whatever is
+	 * in a slot is this generation's.  On this host, the process that last
+	 * announced the board or beat for it tells exactly; for another host
+	 * only the heartbeat's age can. */
 	info->alive = 0;
-	if (info->state != SMQ_BOARD_ABSENT &&
-	    info->generation == LOAD(&sb_of(w)->generation)) {
+	if (info->pid && info->heartbeat_ns) {
 		char host[sizeof(info->host)] = "";
 		gethostname(host, sizeof(host) - 1);
+		uint64_t now = smq_realtime_ns();
 		if (!strcmp(host, info->host))
-			info->alive = info->pid && smq_pid_alive(info->pid);
+			info->alive = smq_pid_alive(info->pid);
 		else
-			info->alive = smq_realtime_ns() - info->heartbeat_ns <
-				SMQ_HEARTBEAT_TIMEOUT_MS * 1000000ull;
+			info->alive = now >= info->heartbeat_ns &&
+				      now - info->heartbeat_ns <
+				      SMQ_HEARTBEAT_TIMEOUT_MS * 1000000ull;
 	}
 	return smq_stale(w);
 }

@@ -5,13 +5,13 @@ cd "$(dirname "$0")/.." || exit 1
 command -v pkg-config >/dev/null || { echo "pkg-config not installed"; exit 77; }
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
-make -s install PREFIX=/usr DESTDIR="$dest" >"$dest.log" 2>&1 || { cat "$dest.log"; rm -f "$dest.log"; exit 1; }
+make -s install PREFIX=/opt/smq DESTDIR="$dest" >"$dest.log" 2>&1 || { cat "$dest.log"; rm -f "$dest.log"; exit 1; }
 rm -f "$dest.log"
-for f in usr/lib/libsmq.a usr/lib/libsmq.so.0 usr/lib/libsmq.so usr/include/smq.h \
-	 usr/lib/pkgconfig/libsmq.pc usr/share/man/man7/smq.7 usr/share/man/man3/libsmq.3 \
-	 usr/bin/smqctl usr/share/man/man1/smqctl.1 \
-	 usr/share/bash-completion/completions/smqctl usr/share/zsh/site-functions/_smqctl \
-	 usr/lib/systemd/system/smq-init.service usr/lib/systemd/system/smq-sync@.service; do
+for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.0 opt/smq/lib/libsmq.so opt/smq/include/smq.h \
+	 opt/smq/lib/pkgconfig/libsmq.pc opt/smq/share/man/man7/smq.7 opt/smq/share/man/man3/libsmq.3 \
+	 opt/smq/bin/smqctl opt/smq/share/man/man1/smqctl.1 \
+	 opt/smq/share/bash-completion/completions/smqctl opt/smq/share/zsh/site-functions/_smqctl \
+	 opt/smq/lib/systemd/system/smq-init.service opt/smq/lib/systemd/system/smq-sync@.service; do
 	[ -e "$dest/$f" ] || { echo "missing after install: /$f"; exit 1; }
 done
 cat >"$dest/prog.c" <<'C'
@@ -19,13 +19,13 @@ cat >"$dest/prog.c" <<'C'
 #include <stdio.h>
 int main(void) { puts(smq_version()); return smq_strerror(-SMQ_EMAGIC) ? 0 : 1; }
 C
-flags=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_LIBDIR="$dest/usr/lib/pkgconfig" \
+flags=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_LIBDIR="$dest/opt/smq/lib/pkgconfig" \
 	pkg-config --cflags --libs libsmq) || exit 1
 ${CC:-cc} -o "$dest/prog" "$dest/prog.c" $flags || exit 1
-out=$(LD_LIBRARY_PATH="$dest/usr/lib" "$dest/prog") || exit 1
+out=$(LD_LIBRARY_PATH="$dest/opt/smq/lib" "$dest/prog") || exit 1
 want=$(sed -n 's/^VERSION *:= *//p' Makefile)
 [ "$out" = "$want" ] || { echo "installed library says version '$out', Makefile '$want'"; exit 1; }
-grep -q '^ExecStart=/usr/bin/smqctl init' "$dest/usr/lib/systemd/system/smq-init.service" ||
-	{ echo "smq-init.service does not run /usr/bin/smqctl"; exit 1; }
-"$dest/usr/bin/smqctl" --version | grep -q "smqctl $want" || { echo "installed smqctl --version is wrong"; exit 1; }
+grep -q '^ExecStart=/opt/smq/bin/smqctl init' "$dest/opt/smq/lib/systemd/system/smq-init.service" ||
+	{ echo "smq-init.service does not run /opt/smq/bin/smqctl"; exit 1; }
+"$dest/opt/smq/bin/smqctl" --version | grep -q "smqctl $want" || { echo "installed smqctl --version is wrong"; exit 1; }
 echo "installed and linked version $out"

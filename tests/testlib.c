@@ -8,11 +8,14 @@
 static char paths[16][128];
 static int npaths;
 
+static pid_t owner;
+
+/* Only the process that made the windows removes them: a forked child
+ * that fails must not pull them from under its parent. */
 static void cleanup(void)
 {
-	static pid_t owner;
-	if (!owner)
-		owner = getpid();
+	if (getpid() != owner)
+		return;
 	for (int i = 0; i < npaths; i++)
 		unlink(paths[i]);
 }
@@ -20,7 +23,6 @@ static void cleanup(void)
 const char *test_window(void)
 {
 	static char spec[16][160];
-	static pid_t owner;
 
 	if (npaths == 16)
 		FAIL("too many test windows");

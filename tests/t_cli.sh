@@ -1,0 +1,645 @@
+#!/bin/sh
+# smqctl end to end: every command's normal path over a window shared by two
+# boards run as separate processes, a table of bad invocations (exit code,
+# message, empty stdout, window bytes unchanged), and sync timeouts.
+# Windows are files in a fresh temporary directory, plus one shm window.
+# Prints "ok"/"FAIL" per case and a summary; exit 0 pass, 1 fail, 77 skip.
+cd "$(dirname "$0")/.." || exit 1
+B=${B:-build}
+case $B in
+/*) S=$B/smqctl ;;
+*) S=$PWD/$B/smqctl ;;
+esac
+[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
+
+T=$(mktemp -d) || exit 1
+# Run a copy: the build directory may be rebuilt while the test runs.
+cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
+S=$T/smqctl
+SHM=smq-t-cli-$$
+BG=""
+cleanup() {
+	for p in $BG; do kill "$p" 2>/dev/null; done
+	for p in $BG; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+	rm -f "/dev/shm/$SHM" "/dev/$SHM-x"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+cd "$T" || exit 1  # anything created by mistake lands in $T
+
+W=$T/w
+export SMQ_WINDOW="file:$W"
+unset SMQ_DEBUG 2>/dev/null
+
+if command -v python3 >/dev/null 2>&1 && python3 -c '' 2>/dev/null; then
+	PY=1
+else
+	PY=0
+	echo "note: python3 not found: JSON parse sub-checks skipped"
+fi
+
+pass=0 fail=0 why=""
+show() { printf '%s\n' "$*" | sed "s|$T|\$T|g"; }
+ok() { pass=$((pass + 1)); show "ok   $*"; }
+failed() {
+	fail=$((fail + 1))
+	show "FAIL $*"
+	[ -s "$T/out" ] && head -n 5 "$T/out" | sed "s|$T|\$T|g; s/^/       stdout: /"
+	[ -s "$T/err" ] && head -n 5 "$T/err" | sed "s|$T|\$T|g; s/^/       stderr: /"
+}
+# verdict DESCRIPTION: ok if no check since the last verdict complained.
+verdict() {
+	if [ -z "$why" ]; then ok "$1"; else failed "$1 --$why"; fi
+	why=""
+}
+no() { why="$why $*;"; }
+
+# run ARGS...: smqctl with stdin from $IN (default /dev/null).
+run() {
+	"$S" "$@" <"${IN:-/dev/null}" >"$T/out" 2>"$T/err"
+	rc=$?
+}
+want_rc() { [ "$rc" -eq "$1" ] || no "exit $rc, expected $1"; }
+want_out() { grep -qF -e "$1" "$T/out" || no "stdout lacks '$1'"; }
+want_err() { grep -qF -e "$1" "$T/err" || no "stderr lacks '$1'"; }
+want_no_out() { [ ! -s "$T/out" ] || no "stdout not empty"; }
+want_out_is() { # exact bytes of stdout
+	printf "$1" >"$T/expect"
+	cmp -s "$T/expect" "$T/out" || no "stdout is not '$1'"
+}
+# json FILE PYTHON-EXPR: d is the parsed document (true when python3 absent)
+json() {
+	[ "$PY" = 1 ] || return 0
+	python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" 2>"$T/pyerr" ||
+		no "JSON check failed: $2 ($(head -c 200 "$T/pyerr"))"
+}
+# jsonl FILE PYTHON-EXPR: d is the list of objects, one a line
+jsonl() {
+	[ "$PY" = 1 ] || return 0
+	python3 -c 'import json,sys
+d=[json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" 2>"$T/pyerr" ||
+		no "JSON check failed: $2 ($(head -c 200 "$T/pyerr"))"
+}
+fill() { # fill() QUEUE [SPEC]: messages waiting in QUEUE, from the text dump
+	"$S" -w "${2:-file:$W}" dump 2>/dev/null |
+		sed -En "s|^$1 +[0-9]+( \(-\))? +([0-9]+)/[0-9]+ .*|\2|p"
+}
+want_fill() { # want_fill QUEUE N [SPEC]
+	[ "$(fill "$1" "$3")" = "$2" ] || no "queue $1 holds '$(fill "$1" "$3")' messages, expected $2"
+}
+generation() { # of the window $1 (a spec), from the text dump
+	"$S" -w "$1" dump 2>/dev/null |
+		sed -n '1s/.*generation \([0-9][0-9]*\),.*/\1/p'
+}
+# waitfor SHELL-CONDITION: poll it for up to 3 s
+waitfor() {
+	i=0
+	while [ $i -lt 60 ]; do
+		eval "$1" && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+bg_start() { # bg_start OUTFILE ARGS...: smqctl in the background, pid in $bgpid
+	o=$1
+	shift
+	"$S" "$@" </dev/null >"$o" 2>"$o.err" &
+	bgpid=$!
+	BG="$BG $bgpid"
+}
+bg_wait() { # bg_wait PID: its exit status in $bgrc
+	wait "$1"
+	bgrc=$?
+}
+
+echo "== normal paths"
+
+# ---- init: text and JSON ----
+run init --entries 16 --entry-size 256
+want_rc 0
+want_out "formatted file:$W: generation 1"
+want_out "2 boards, 2 queues, 16 entries of 256 bytes"
+want_out "uses "
+grep -Eq '^  uses [0-9.]+ [KMG]?i?B \([0-9]+ bytes\)$' "$T/out" || no "no memory line"
+[ -f "$W" ] || no "window file not created"
+verdict "init --entries 16 --entry-size 256 (geometry and memory)"
+
+run --json init --entries 16 --entry-size 256
+want_rc 0
+json "$T/out" 'd["boards"]==2 and d["queues"]==2 and d["entries"]==16 and d["entry_size"]==256 and d["generation"]==2 and d["receivers"]==[0,1] and d["window_size"]>0'
+[ "$PY" = 1 ] || want_out '"generation": 2'
+verdict "--json init: parses, geometry and generation 2"
+
+# ---- sync: board 1 first, then board 0 ----
+bg_start "$T/b1" -b 1 sync --timeout 5
+sleep 0.3
+run sync --timeout 5
+want_rc 0
+want_out "board 1 announced"
+want_out "system ready"
+bg_wait "$bgpid"
+[ "$bgrc" -eq 0 ] || no "board 1 sync exited $bgrc"
+grep -q "board 1: system ready" "$T/b1" || no "board 1 did not print 'board 1: system ready'"
+verdict "sync: board 1 started before board 0"
+
+# ---- sync: board 0 first, then board 1 (a new generation first) ----
+"$S" init --entries 16 --entry-size 256 >/dev/null 2>&1
+bg_start "$T/b0" sync --timeout 5
+sleep 0.3
+run -b 1 sync --timeout 5
+want_rc 0
+want_out "board 1: system ready"
+bg_wait "$bgpid"
+[ "$bgrc" -eq 0 ] || no "board 0 sync exited $bgrc"
+grep -q "board 1 announced" "$T/b0" || no "board 0 did not print 'board 1 announced'"
+grep -q "system ready" "$T/b0" || no "board 0 did not print 'system ready'"
+verdict "sync: board 1 started after board 0"
+
+# ---- sync --json on both boards ----
+"$S" init --entries 16 --entry-size 256 >/dev/null 2>&1
+bg_start "$T/b0" --json sync --timeout 5
+sleep 0.2
+run -b 1 --json sync --timeout 5
+want_rc 0
+jsonl "$T/out" 'd[-1]["event"]=="ready" and d[-1]["board"]==1'
+bg_wait "$bgpid"
+[ "$bgrc" -eq 0 ] || no "board 0 sync exited $bgrc"
+jsonl "$T/b0" 'any(e["event"]=="announced" and e["board"]==1 for e in d) and d[-1]["event"]=="ready" and d[-1]["boards"]==2'
+verdict "--json sync on both boards: JSON lines"
+
+# ---- send and recv, both ways ----
+run send --queue 1 hello
+want_rc 0
+want_no_out
+want_fill 1 1
+verdict "send --queue 1 hello (from an argument)"
+run -b 1 recv
+want_rc 0
+want_out_is 'hello'
+verdict "-b 1 recv (raw)"
+
+printf 'ab\n\000z' >"$T/msg"
+run send --queue 1 --file "$T/msg"
+want_rc 0
+want_no_out
+want_fill 1 1
+verdict "send --queue 1 --file FILE (binary, with a NUL)"
+run -b 1 recv --hex
+want_rc 0
+want_out_is 'board 0, 5 bytes: 61 62 0a 00 7a\n'
+verdict "-b 1 recv --hex"
+
+printf 'from stdin' >"$T/in"
+IN=$T/in run send --queue 1
+want_rc 0
+want_no_out
+want_fill 1 1
+verdict "send --queue 1 < stdin"
+run -b 1 --json recv
+want_rc 0
+json "$T/out" 'd=={"queue":1,"sender":0,"size":10,"hex":"66726f6d20737464696e"}'
+want_out '66726f6d20737464696e'
+verdict "-b 1 --json recv"
+
+printf 'dash' >"$T/in"
+IN=$T/in run send -q 1 -
+want_rc 0
+want_no_out
+want_fill 1 1
+verdict "send -q 1 - (stdin)"
+"$S" send -q 1 x1 && "$S" send -q 1 x2 && "$S" send -q 1 last || no "sends failed"
+run -b 1 recv --count 3 --timeout 1
+want_rc 0
+want_out_is 'dashx1x2'
+verdict "-b 1 recv --count 3 (in order)"
+run -b 1 recv --count 0 --timeout 0.3
+want_rc 0
+want_out_is 'last'
+verdict "-b 1 recv --count 0 --timeout 0.3 (drains, then exits 0)"
+start=$(date +%s)
+run -b 1 recv --count 0 --timeout 0.1
+want_rc 0
+want_no_out
+[ ! -s "$T/err" ] || no "stderr not empty"
+[ $(($(date +%s) - start)) -le 2 ] || no "took more than 2 s"
+verdict "-b 1 recv --count 0 --timeout 0.1 on an empty queue"
+
+run -b 1 send world
+want_rc 0
+want_no_out
+want_fill 0 1
+want_fill 1 0
+verdict "-b 1 send world (to queue 0)"
+run recv --hex --timeout 1
+want_rc 0
+want_out_is 'board 1, 5 bytes: 77 6f 72 6c 64\n'
+verdict "recv --hex on board 0 (from board 1)"
+printf 'zz' >"$T/in"
+IN=$T/in run -b 1 send --queue 0
+want_rc 0
+run recv --timeout 1
+want_rc 0
+want_out_is 'zz'
+verdict "board 1 -> queue 0 from stdin, recv raw on board 0"
+
+# Receiver waiting in its own process while the sender sends.
+bg_start "$T/bgrecv" -b 1 recv --count 3 --timeout 5
+sleep 0.2
+for m in one two three; do
+	"$S" send -q 1 "$m" || no "send $m failed"
+	sleep 0.05
+done
+bg_wait "$bgpid"
+[ "$bgrc" -eq 0 ] || no "background recv exited $bgrc"
+printf 'onetwothree' | cmp -s - "$T/bgrecv" || no "background recv got '$(cat "$T/bgrecv")'"
+verdict "recv waiting in another process gets 3 messages in order"
+
+# ---- dump: counters match what was sent ----
+# queue 1: hello(5) ab..z(5) from stdin(10) dash(4) x1 x2 last one two three
+#          = 10 messages, 43 bytes; queue 0: world(5) zz(2) = 2, 7 bytes
+run --json dump
+want_rc 0
+json "$T/out" 'd["generation"]==4 and d["boards"]==2 and d["queues"]==2 and d["entries"]==16 and d["entry_size"]==256 and d["system_state"]=="ready" and len(d["board_table"])==2 and all(b["state"]=="ready" and b["generation"]==4 for b in d["board_table"])'
+json "$T/out" '[(q["queue"],q["receiver"],q["sent"],q["received"],q["bytes_sent"],q["bytes_received"],q["fill"],q["capacity"]) for q in d["queue_table"]]==[(0,0,2,2,7,7,0,32),(1,1,10,10,43,43,0,32)]'
+verdict "--json dump: generation, boards, queue counters"
+
+run dump
+want_rc 0
+want_out "generation 4, system ready"
+want_out "2 boards, 2 queues, 16 entries of 256 bytes"
+grep -Eq '^0 +0 \(-\) +0/32 +2 +2 +7 ' "$T/out" || no "queue 0 row wrong"
+grep -Eq '^1 +1 \(-\) +0/32 +10 +10 +43 ' "$T/out" || no "queue 1 row wrong"
+grep -Eq '^1 +ready +4 ' "$T/out" || no "board 1 row wrong"
+verdict "dump (text): generation, queue rows"
+
+run dump --queue 1
+want_rc 0
+n=$(grep -Ec '^[0-9]+ +[0-9]+( \(-\))? +[0-9]+/[0-9]+ ' "$T/out")
+[ "$n" = 1 ] || no "$n queue rows, expected 1"
+grep -Eq '^1 +1 \(-\) +0/32 +10 ' "$T/out" || no "queue 1 row missing"
+verdict "dump --queue 1 (text): one queue"
+run --json dump --queue 1
+want_rc 0
+json "$T/out" '[q["queue"] for q in d["queue_table"]]==[1] and d["queue_table"][0]["sent"]==10'
+verdict "--json dump --queue 1"
+
+run dump -v
+want_rc 0
+want_out "lane of board 0"
+want_out "lane of board 1"
+want_out "receiver pid"
+verdict "dump -v shows lanes"
+run --json -v dump
+want_rc 0
+json "$T/out" 'all(len(q["lanes"])==2 for q in d["queue_table"]) and d["queue_table"][1]["lanes"][0]["messages"]==10 and d["queue_table"][0]["lanes"][1]["messages"]==2'
+verdict "--json -v dump has lanes with message counts"
+
+# ---- clear and clear --queue ----
+g=$(generation "file:$W")
+"$S" send a >/dev/null && "$S" -b 1 send b && "$S" send -q 1 c || no "sends failed"
+run clear
+want_rc 0
+want_out "generation $((g + 1))"
+[ "$(generation "file:$W")" = $((g + 1)) ] || no "generation not $((g + 1))"
+"$S" --json dump >"$T/d.json"
+json "$T/d.json" 'all(q["fill"]==0 and q["top"]==q["bottom"] for q in d["queue_table"])'
+"$S" dump | grep -Eq '^0 +0 \(-\) +0/32 ' || no "queue 0 not empty"
+"$S" dump | grep -Eq '^1 +1 \(-\) +0/32 ' || no "queue 1 not empty"
+"$S" recv --timeout 0 >/dev/null 2>&1 && no "queue 0 still had a message"
+"$S" -b 1 recv --timeout 0 >/dev/null 2>&1 && no "queue 1 still had a message"
+verdict "clear: generation +1, every queue empty"
+
+g=$(generation "file:$W")
+"$S" send keep && "$S" send -q 1 drop || no "sends failed"
+run --json clear --queue 1
+want_rc 0
+json "$T/out" 'd["queue"]==1 and d["generation"]=='"$((g + 1))"
+[ "$(generation "file:$W")" = $((g + 1)) ] || no "generation not $((g + 1))"
+"$S" dump | grep -Eq '^1 +1 \(-\) +0/32 ' || no "queue 1 not empty"
+"$S" dump | grep -Eq '^0 +0 \(-\) +1/32 ' || no "queue 0 lost its message"
+[ "$("$S" recv --timeout 1 2>/dev/null)" = keep ] || no "queue 0's message not received intact"
+verdict "--json clear --queue 1: generation +1, only queue 1 emptied"
+g=$(generation "file:$W")
+run clear --queue 0
+want_rc 0
+want_out "cleared queue 0"
+want_out "generation $((g + 1))"
+verdict "clear --queue 0 (text)"
+
+# ---- init refuses while a board is attached and alive ----
+# A board other than 0 that is in sync waiting for board 0 has announced
+# itself under the current generation and its process lives.
+bg_start "$T/att" -b 1 sync --timeout 10
+att=$bgpid
+waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +initialized .* yes\$"' || no "board 1 never showed as attached"
+g=$(generation "file:$W")
+run init
+want_rc 1
+want_no_out
+want_err "boards are attached"
+want_err "(pid $att"
+want_err "--force"
+[ "$(generation "file:$W")" = "$g" ] || no "generation changed"
+verdict "init refuses while board 1 (pid $att) is attached and alive"
+run init --force
+want_rc 0
+want_out "generation $((g + 1))"
+[ "$(generation "file:$W")" = $((g + 1)) ] || no "generation not $((g + 1))"
+verdict "init --force formats anyway"
+# board 1 attaches again under the new generation; board 0 completes the sync
+run sync --timeout 5
+want_rc 0
+want_out "board 1 announced (pid $att"
+want_out "system ready"
+bg_wait "$att"
+[ "$bgrc" -eq 0 ] || no "board 1 sync exited $bgrc"
+verdict "after init --force board 1 re-attaches and sync completes"
+g=$(generation "file:$W")
+run init --entries 16 --entry-size 256
+want_rc 0
+want_out "generation $((g + 1))"
+verdict "init without --force once board 1's process has exited"
+
+# ---- a queue has one receiver ----
+bg_start "$T/busy" -b 1 recv --timeout 5
+busy=$bgpid
+waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +1 +0/"' || no "receiver never showed in dump"
+run -b 1 recv --timeout 0
+want_rc 1
+want_no_out
+want_err "already has a receiver (pid $busy)"
+verdict "-b 1 recv while another process receives queue 1"
+"$S" send -q 1 wake
+bg_wait "$busy"
+[ "$bgrc" -eq 0 ] || no "background recv exited $bgrc"
+[ "$(cat "$T/busy")" = wake ] || no "background recv got '$(cat "$T/busy")'"
+verdict "the first receiver still gets the message"
+
+# ---- help, version, transports ----
+run help
+want_rc 0
+want_out "Commands:"
+for c in init clear sync dump send recv; do
+	grep -Eq "^  $c " "$T/out" || no "help lacks $c"
+done
+verdict "smqctl help"
+run help init
+want_rc 0
+want_out "Usage: smqctl init"
+want_out "--entries"
+want_out "--receiver"
+cp "$T/out" "$T/help-init"
+verdict "smqctl help init"
+run init --help
+want_rc 0
+want_out "Usage: smqctl init"
+want_out "--entries"
+cmp -s "$T/out" "$T/help-init" || no "differs from 'smqctl help init'"
+verdict "smqctl init --help"
+run --version
+want_rc 0
+grep -Eq '^smqctl [0-9]+\.[0-9]+\.[0-9]+$' "$T/out" || no "not 'smqctl X.Y.Z'"
+verdict "smqctl --version"
+run --window help
+want_rc 0
+want_out "shm:NAME"
+want_out "file:PATH"
+verdict "smqctl --window help"
+
+# ---- a shm window, and SMQ_WINDOW ----
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	run -w "shm:$SHM" init --entries 8
+	want_rc 0
+	want_out "formatted shm:$SHM"
+	[ -f "/dev/shm/$SHM" ] || no "/dev/shm/$SHM not created"
+	"$S" -w "shm:$SHM" send -q 1 shm-msg || no "send failed"
+	run -w "shm:$SHM" -b 1 recv --timeout 1
+	want_rc 0
+	want_out_is 'shm-msg'
+	verdict "shm:$SHM window: init, send, recv"
+	SMQ_WINDOW="shm:$SHM" run dump
+	want_rc 0
+	want_out "window shm:$SHM:"
+	want_out "8 entries"
+	verdict "SMQ_WINDOW=shm:$SHM dump"
+else
+	echo "note: /dev/shm not writable: shm window cases skipped"
+fi
+
+# ---- send to a full queue, and oversized messages (window $W2) ----
+W2=$T/small
+"$S" -w "file:$W2" init --entries 4 --entry-size 16 >/dev/null || no "init $W2 failed"
+for m in m1 m2 m3 m4; do
+	"$S" -w "file:$W2" send -q 1 --timeout 0 "$m" || no "send $m failed"
+done
+want_fill 1 4 "file:$W2"
+verdict "fill queue 1 of a 4-entry window"
+
+echo "== sync timeouts"
+W3=$T/three
+"$S" -w "file:$W3" init --boards 3 >/dev/null
+start=$(date +%s)
+run -w "file:$W3" sync --timeout 0.3
+want_rc 1
+want_no_out
+want_err "timed out"
+want_err "boards 1 and 2"
+[ $(($(date +%s) - start)) -le 3 ] || no "took more than 3 s"
+verdict "sync --timeout 0.3 on board 0, 3 boards, none came: names boards 1 and 2"
+
+bg_start "$T/b1" -w "file:$W3" -b 1 sync --timeout 1
+sleep 0.2
+run -w "file:$W3" sync --timeout 0.3
+want_rc 1
+want_out "board 1 announced"
+want_err "board 2 never announced"
+grep -q "board 1" "$T/err" && no "stderr names board 1, which came"
+bg_wait "$bgpid"
+[ "$bgrc" -eq 1 ] || no "board 1 sync exited $bgrc, expected 1"
+grep -q "board 0" "$T/b1.err" || no "board 1's timeout does not name board 0"
+verdict "sync --timeout 0.3 on board 0, board 1 came, board 2 never did: names board 2"
+
+"$S" -w "file:$W3" init --boards 3 >/dev/null
+run -w "file:$W3" -b 1 sync --timeout 0.3
+want_rc 1
+want_no_out
+want_err "timed out"
+want_err "board 0"
+verdict "-b 1 sync --timeout 0.3 with no board 0 (formatted window): names board 0"
+
+run -w "file:$T/nowindow" -b 2 sync --timeout 0.3
+want_rc 1
+want_no_out
+want_err "timed out"
+want_err "board 0"
+[ -e "$T/nowindow" ] && no "the window was created"
+verdict "-b 2 sync --timeout 0.3 with no board 0 (window does not exist yet): names board 0"
+
+echo "== bad invocations"
+# row RC SUBSTRING ANTI-SUBSTRING|- WINDOW-FILE ARGS...
+# smqctl ARGS must exit RC, print nothing on stdout, start stderr with
+# "smqctl", say SUBSTRING (and not ANTI), and leave WINDOW-FILE's bytes as
+# they were (or, if it did not exist, not create it).
+rows=0
+row() {
+	r_want=$1 r_pat=$2 r_anti=$3 r_wf=$4
+	shift 4
+	rows=$((rows + 1))
+	if [ -e "$r_wf" ]; then
+		cp -p "$r_wf" "$T/before" 2>/dev/null || cat "$r_wf" >"$T/before"
+		r_had=1
+	else
+		r_had=0
+	fi
+	"${SMQ:-$S}" "$@" </dev/null >"$T/out" 2>"$T/err"
+	rc=$?
+	want_rc "$r_want"
+	want_no_out
+	head -n 1 "$T/err" | grep -q '^smqctl' || no "stderr does not start with 'smqctl'"
+	want_err "$r_pat"
+	[ "$r_anti" = - ] || ! grep -qF -e "$r_anti" "$T/err" || no "stderr says '$r_anti'"
+	if [ $r_had = 1 ]; then
+		cmp -s "$T/before" "$r_wf" || no "window bytes changed"
+	elif [ -e "$r_wf" ]; then
+		no "$r_wf was created"
+	fi
+	verdict "[exit $r_want] smqctl $*"
+}
+
+"$S" init >/dev/null 2>&1  # a plain 2-board window
+# usage errors: exit 2
+row 2 "no command given" - "$W"
+row 2 "no command 'nosuchcmd'" - "$W" nosuchcmd
+row 2 "no command 'nosuchcmd'" - "$W" help nosuchcmd
+row 2 "unrecognized option '--bogus'" - "$W" --bogus dump
+row 2 "unrecognized option '--bogus'" - "$W" dump --bogus
+row 2 "requires an argument" - "$W" --window
+row 2 "requires an argument" - "$W" dump --window
+row 2 "requires an argument" - "$W" sync --timeout
+row 2 "requires an argument" - "$W" send --queue
+row 2 "unexpected argument 'extra-arg'" - "$W" dump extra-arg
+row 2 "unexpected argument" - "$W" clear extra-arg
+row 2 "one message at a time" - "$W" send a b
+row 2 "--board 64 is out of range" - "$W" --board 64 dump
+row 2 "--board" - "$W" --board -1 dump
+row 2 "--board needs a number" - "$W" --board abc dump
+row 2 "--board" - "$W" --board "" dump
+row 2 "--queue 4294967296 is out of range" - "$W" send --queue 4294967296 x
+row 2 "--queue" - "$W" recv --queue 65535
+row 2 "--entry-size 99999999999999999999 is out of range" - "$W" init --entry-size 99999999999999999999
+row 2 "--entry-size" - "$W" init --entry-size 16777217
+row 2 "--entries 3 is not a power of two" - "$W" init --entries 3
+row 2 "--entries 0 is out of range" - "$W" init --entries 0
+row 2 "--entries needs a number" - "$W" init --entries 1.5
+row 2 "--boards 0 is out of range" - "$W" init --boards 0
+row 2 "--boards 65 is out of range" - "$W" init --boards 65
+row 2 "--queues 0 is out of range" - "$W" init --queues 0
+row 2 "--queues 65536 is out of range" - "$W" init --queues 65536
+row 2 "queue 9 does not exist" - "$W" init --receiver 9:0
+row 2 "board 9 does not exist" - "$W" init --receiver 0:9
+row 2 "--receiver needs QUEUE:BOARD" - "$W" init --receiver x
+row 2 "--receiver needs QUEUE:BOARD" - "$W" init --receiver 0:
+row 2 "--timeout needs a duration" - "$W" sync --timeout abc
+row 2 "unknown unit" - "$W" sync --timeout 5x
+row 2 "--interval must be more than 0" - "$W" sync --interval 0
+row 2 "--timeout -5 is out of range" - "$W" send --timeout -5 x
+row 2 "--count" - "$W" recv --count -1
+row 2 "--count 99999999999 is out of range" - "$W" recv --count 99999999999
+row 2 "--count 0 needs a --timeout" - "$W" recv --count 0
+# runtime failures: exit 1
+row 1 "only the system board" - "$W" init --board 1
+row 1 "only the system board" - "$W" clear --board 1
+row 1 "queue 99 does not exist" - "$W" clear --queue 99
+row 1 "queue 99 does not exist" - "$W" dump --queue 99
+row 1 "queue 99 does not exist" - "$W" --json dump --queue 99
+row 1 "queue 99 does not exist" - "$W" send --queue 99 x
+row 1 "queue 99 does not exist" - "$W" recv --queue 99 --timeout 0
+row 1 "board 5 does not exist: the window has 2 boards" - "$W" --board 5 dump
+row 1 "board 5 does not exist" - "$W" --board 5 send x
+row 1 "queue 1 is received by board 1, not board 0" - "$W" recv --queue 1 --timeout 0
+row 1 "queue 0 is received by board 0, not board 1" - "$W" -b 1 recv --queue 0 --timeout 0
+row 1 "too large" - "$W" init --entries 1048576 --entry-size 16777216 --queues 65535 --boards 64
+row 1 "bad window spec 'shm:../$SHM-x'" - "/dev/$SHM-x" -w "shm:../$SHM-x" init
+row 1 "bad window spec 'shm:../x'" - "$W" -w shm:../x dump
+row 1 "bad window spec 'shm:a/b'" - "/dev/shm/a" -w shm:a/b init
+row 1 "unknown transport in window spec 'nosuch:x'" - "$T/nosuch:x" -w nosuch:x init
+row 1 "does not exist" - "$T/missing" -w "file:$T/missing" dump
+row 1 "does not exist" - "$T/missing" -w "file:$T/missing" send x
+row 1 "Is a directory" - "$W" -w "file:$T" dump
+# not a regular file: the message must not talk about shm names
+row 1 "/dev/null" "shm name" "$W" -w file:/dev/null dump
+
+# no permission
+cp "$W" "$T/noperm"
+chmod 000 "$T/noperm"
+if [ "$(id -u)" != 0 ]; then
+	row 1 "permission denied" - "$T/noperm" -w "file:$T/noperm" dump
+	row 1 "permission denied" - "$T/noperm" -w "file:$T/noperm" init
+elif command -v setpriv >/dev/null 2>&1 && chmod 711 "$T" &&
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$T/smqctl" --version >/dev/null 2>&1; then
+	printf '#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups "%s" "$@"\n' \
+		"$S" >"$T/asnobody"
+	chmod 755 "$T/asnobody"
+	echo "note: running as root: the permission rows run smqctl as uid 65534 (setpriv)"
+	SMQ=$T/asnobody
+	row 1 "permission denied" - "$T/noperm" -w "file:$T/noperm" dump
+	row 1 "permission denied" - "$T/noperm" -w "file:$T/noperm" init
+	SMQ=
+else
+	echo "note: running as root without a usable setpriv: permission rows skipped"
+fi
+chmod 600 "$T/noperm"
+
+# messages too large, and a full queue (queue 1 of $W2 holds m1..m4)
+row 1 "larger than the entry size 16" - "$W2" -w "file:$W2" send -q 1 12345678901234567
+printf '12345678901234567' >"$T/big"
+row 1 "larger than the entry size 16" - "$W2" -w "file:$W2" send -q 1 --file "$T/big"
+row 1 "cannot read $T/nosuchfile" - "$W2" -w "file:$W2" send -q 1 --file "$T/nosuchfile"
+row 1 "queue 1 is full" - "$W2" -w "file:$W2" send -q 1 --timeout 0 m5
+run -w "file:$W2" -b 1 recv --count 4 --timeout 1
+want_rc 0
+want_out_is 'm1m2m3m4'
+run -w "file:$W2" -b 1 recv --timeout 0
+want_rc 1
+want_no_out
+verdict "the full queue is intact after the failed sends: m1..m4 in order, nothing more"
+
+# unformatted, truncated and corrupted windows
+poke() { # poke FILE OFFSET OCTAL-BYTES
+	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+"$S" -w "file:$T/good" init >/dev/null
+cp "$T/good" "$T/c-magic" && poke "$T/c-magic" 0 'X'
+cp "$T/good" "$T/c-version" && poke "$T/c-version" 8 '\007\000\000\000'
+cp "$T/good" "$T/c-boards" && poke "$T/c-boards" 16 '\101\000\000\000'
+cp "$T/good" "$T/c-checksum" && poke "$T/c-checksum" 44 '\125\125'
+cp "$T/good" "$T/c-trunc100" && truncate -s 100 "$T/c-trunc100"
+cp "$T/good" "$T/c-trunc4096" && truncate -s 4096 "$T/c-trunc4096"
+head -c 4096 /dev/zero >"$T/c-zero"
+for c in magic version boards checksum trunc100 trunc4096 zero; do
+	anti=-
+	case $c in
+	magic) pat="bad magic" anti="expected at most 0" ;;
+	version) pat="field version at offset 0x8 holds 7" ;;
+	boards) pat="field boards at offset 0x10 holds 65" ;;
+	checksum) pat="checksum" ;;
+	trunc100) pat="too small" anti="at most 256" ;;
+	trunc4096) pat="too small" ;;
+	zero) pat="not formatted" ;;
+	esac
+	f=$T/c-$c
+	row 1 "$pat" "$anti" "$f" -w "file:$f" dump
+	row 1 "$pat" "$anti" "$f" -w "file:$f" send x
+	row 1 "$pat" "$anti" "$f" -w "file:$f" recv --timeout 0
+	row 1 "$pat" "$anti" "$f" -w "file:$f" clear
+	row 1 "$pat" "$anti" "$f" -w "file:$f" sync --timeout 0.2
+done
+
+echo "$rows bad invocations"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,834 @@
+/* The window format: round trips, a rejection for every corrupted field
+ * (and no write while rejecting), layout sizes, init and open errors. */
+#include <fcntl.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include "testlib.h"
+#include "internal.h"
+
+#define SB(f) ((uint64_t)offsetof(struct smq_sb, f))
+
+/* ---- helpers ---- */
+
+static void pwrite_at(const char *spec, uint64_t off, const void *p, size_t n)
+{
+	int fd = open(test_path(spec), O_WRONLY);
+
+	if (fd < 0 || pwrite(fd, p, n, (off_t)off) != (ssize_t)n)
+		FAIL("pwrite %s at %llu", spec, (unsigned long long)off);
+	close(fd);
+}
+
+static void put(const char *spec, uint64_t off, unsigned width, uint64_t v)
+{
+	uint8_t b1 = (uint8_t)v;
+	uint16_t b2 = (uint16_t)v;
+	uint32_t b4 = (uint32_t)v;
+
+	switch (width) {
+	case 1: pwrite_at(spec, off, &b1, 1); break;
+	case 2: pwrite_at(spec, off, &b2, 2); break;
+	case 4: pwrite_at(spec, off, &b4, 4); break;
+	case 8: pwrite_at(spec, off, &v, 8); break;
+	default: FAIL("bad width %u", width);
+	}
+}
+
+static uint64_t get(const char *spec, uint64_t off, unsigned width)
+{
+	size_t len;
+	uint8_t *b = test_snapshot(spec, &len);
+	uint64_t v = 0;
+
+	CHECK(off + width <= len);
+	memcpy(&v, b + off, width); /* little endian */
+	free(b);
+	return v;
+}
+
+static void truncate_to(const char *spec, uint64_t size)
+{
+	if (truncate(test_path(spec), (off_t)size) < 0)
+		FAIL("truncate %s", spec);
+}
+
+/* The window must hold exactly the bytes of the snapshot. */
+static void same(const uint8_t *snap, size_t len, const char *spec,
+		 const char *what)
+{
+	size_t n;
+	uint8_t *now = test_snapshot(spec, &n);
+
+	if (n != len)
+		FAIL("%s: window size changed %zu -> %zu", what, len, n);
+	for (size_t i = 0; i < n; i++)
+		if (now[i] != snap[i])
+			FAIL("%s: window byte %zu changed 0x%02x -> 0x%02x", what,
+			     i, snap[i], now[i]);
+	free(now);
+}
+
+/* A freshly formatted window (a new file: generation 1). */
+static void format(const char *spec, const struct smq_geometry *g)
+{
+	struct smq_window *w;
+	struct smq_window_info wi;
+
+	unlink(test_path(spec));
+	OK(smq_open(&w, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
+	OK(smq_init(w, g));
+	OK(smq_window_info(w, &wi));
+	CHECK(wi.generation == 1);
+	OK(smq_close(w));
+}
+
+/* Rewrite the geometry checksum so that only the intended field is off. */
+static void fix_checksum(const char *spec, const struct smq_layout *l)
+{
+	size_t len;
+	uint8_t *b = test_snapshot(spec, &len);
+	uint32_t sum = smq_geometry_checksum(b, l);
+
+	free(b);
+	put(spec, SB(checksum), 4, sum);
+}
+
+/* The same, except for n bytes at off (which may change). */
+static void same_except(uint8_t *snap, size_t len, const char *spec,
+			const char *what, uint64_t off, size_t n)
+{
+	size_t now_len;
+	uint8_t *now = test_snapshot(spec, &now_len);
+
+	CHECK(now_len == len && off + n <= len);
+	memcpy(snap + off, now + off, n);
+	free(now);
+	same(snap, len, spec, what);
+}
+
+static uint64_t layout_size(const struct smq_geometry *g)
+{
+	uint64_t n = 0;
+
+	OK(smq_layout_size(g, &n));
+	return n;
+}
+
+/* ---- a. round trips ---- */
+
+static void round_trip(const char *spec, const struct smq_geometry *g)
+{
+	struct smq_window *w;
+	struct smq_window_info wi;
+	uint64_t size = layout_size(g);
+
+	format(spec, g);
+	for (unsigned b = 0; b < g->boards; b++) {
+		w = NULL;
+		OK(smq_open(&w, spec, b, 0));
+		CHECK(w != NULL);
+		memset(&wi, 0xff, sizeof(wi));
+		OK(smq_window_info(w, &wi));
+		CHECK(!strcmp(wi.transport, "file"));
+		CHECK(!strcmp(wi.name, spec));
+		CHECK(wi.board == b);
+		CHECK(wi.version == SMQ_FORMAT_VERSION && wi.version == 1);
+		CHECK(wi.geometry.boards == g->boards);
+		CHECK(wi.geometry.queues == g->queues);
+		CHECK(wi.geometry.entries == g->entries);
+		CHECK(wi.geometry.entry_size == g->entry_size);
+		CHECK(wi.geometry.receivers == NULL);
+		CHECK(wi.window_size == size);
+		CHECK(wi.mapped_size >= size);
+		CHECK(wi.generation == 1);
+		CHECK(wi.system_state == SMQ_SYS_FORMATTED);
+		CHECK(wi.format_time_ns != 0);
+		OK(smq_validate(w, NULL));
+		for (unsigned q = 0; q < g->queues; q++) {
+			struct smq_queue_info qi;
+			unsigned r = g->receivers ? g->receivers[q]
+						  : q % g->boards;
+			OK(smq_queue_info(w, q, &qi));
+			CHECK(qi.index == q && qi.receiver == r);
+			CHECK(qi.receiver_pid == 0 && qi.fill == 0);
+			CHECK(qi.capacity == (uint64_t)g->entries * g->boards);
+			CHECK(qi.sent == 0 && qi.received == 0);
+		}
+		for (unsigned o = 0; o < g->boards; o++) {
+			struct smq_board_info bi;
+			OK(smq_board_info(w, o, &bi));
+			CHECK(bi.state == SMQ_BOARD_ABSENT && bi.generation == 0);
+		}
+		EXPECT(smq_board_info(w, g->boards, &(struct smq_board_info){0}),
+		       -EINVAL);
+		EXPECT(smq_queue_info(w, g->queues, &(struct smq_queue_info){0}),
+		       -EINVAL);
+		OK(smq_close(w));
+	}
+
+	/* Re-init bumps the generation by exactly one each time. */
+	OK(smq_open(&w, spec, 0, 0));
+	for (uint64_t gen = 2; gen <= 4; gen++) {
+		OK(smq_init(w, g));
+		OK(smq_window_info(w, &wi));
+		CHECK(wi.generation == gen);
+		CHECK(wi.system_state == SMQ_SYS_FORMATTED);
+		OK(smq_validate(w, NULL));
+	}
+	OK(smq_close(w));
+	OK(smq_open(&w, spec, g->boards - 1, 0));
+	OK(smq_window_info(w, &wi));
+	CHECK(wi.generation == 4 && wi.window_size == size);
+	OK(smq_close(w));
+}
+
+static void test_round_trips(const char *spec)
+{
+	static const uint16_t recv6[6] = { 3, 3, 0, 1, 3, 2 };
+	static const uint16_t recv2[2] = { 2, 2 }; /* boards 0, 1 receive none */
+	const struct smq_geometry gs[] = {
+		{ 1, 1, 1, 0, NULL },
+		{ 2, 2, 64, 1024, NULL },
+		{ 8, 16, 8, 100, NULL },
+		{ 4, 6, 4, 200, recv6 },
+		{ 3, 2, 2, 1, recv2 },
+	};
+	for (size_t i = 0; i < sizeof(gs) / sizeof(gs[0]); i++)
+		round_trip(spec, &gs[i]);
+
+	/* Sizes worked out by hand from smq(7). */
+	CHECK(layout_size(&gs[0]) == 8192);
+	CHECK(layout_size(&gs[1]) == 290816);
+
+	/* A re-init with another geometry continues the generation. */
+	struct smq_window *w;
+	struct smq_window_info wi;
+	format(spec, &gs[1]);
+	OK(smq_open(&w, spec, 0, 0));
+	OK(smq_init(w, &gs[2]));
+	OK(smq_close(w));
+	OK(smq_open(&w, spec, 7, 0));
+	OK(smq_window_info(w, &wi));
+	CHECK(wi.generation == 2 && wi.geometry.boards == 8 &&
+	      wi.geometry.queues == 16 && wi.geometry.entries == 8 &&
+	      wi.geometry.entry_size == 100 &&
+	      wi.window_size == layout_size(&gs[2]));
+	OK(smq_validate(w, NULL));
+	OK(smq_close(w));
+}
+
+/* ---- b. a rejection for every corrupted field ---- */
+
+static const struct smq_geometry G2 = { 2, 2, 64, 1024, NULL };
+static struct smq_layout L; /* of G2 */
+
+enum how { WRITE, WRITE_FIXSUM, TRUNCATE, ZERO };
+
+struct corruption {
+	const char *what;
+	enum how how;
+	uint64_t off;      /* WRITE: where; TRUNCATE: new size; ZERO: bytes */
+	unsigned width;
+	uint64_t value;
+	int err;           /* expected, negated */
+	const char *field;
+	uint64_t foff;     /* expected fault offset */
+	int check_value;   /* fault.value must be fvalue */
+	uint64_t fvalue;
+};
+
+static void try_corruption(const char *spec, const struct corruption *c)
+{
+	struct smq_window *w = (void *)1;
+	struct smq_queue *q = (void *)1;
+	struct smq_fault f;
+	struct smq_window_info wi;
+	uint64_t pending = 7;
+	size_t len;
+	uint8_t *snap;
+
+	format(spec, &G2);
+	switch (c->how) {
+	case WRITE:
+	case WRITE_FIXSUM:
+		/* it must be a change */
+		CHECK(get(spec, c->off, c->width) != c->value);
+		put(spec, c->off, c->width, c->value);
+		if (c->how == WRITE_FIXSUM)
+			fix_checksum(spec, &L);
+		break;
+	case TRUNCATE:
+		truncate_to(spec, c->off);
+		break;
+	case ZERO: {
+		uint8_t *z = calloc(1, c->off);
+		CHECK(z);
+		pwrite_at(spec, 0, z, c->off);
+		free(z);
+		break;
+	}
+	}
+	snap = test_snapshot(spec, &len);
+
+	/* Rejected, with the specific code, as every board. */
+	for (unsigned b = 0; b < G2.boards; b++) {
+		w = (void *)1;
+		if (smq_open(&w, spec, b, 0) != c->err)
+			FAIL("%s: smq_open as board %u: expected %d (%s)",
+			     c->what, b, c->err, smq_strerror(c->err));
+		CHECK(w == NULL);
+	}
+	same(snap, len, spec, c->what);
+
+	/* Attached raw, validation names the field. */
+	OK(smq_open(&w, spec, 0, SMQ_OPEN_RAW));
+	CHECK(w != NULL);
+	memset(&f, 0, sizeof(f));
+	int r = smq_validate(w, &f);
+	if (r != c->err)
+		FAIL("%s: smq_validate returned %d (%s), expected %d (%s)",
+		     c->what, r, smq_strerror(r), c->err, smq_strerror(c->err));
+	if (strcmp(f.field, c->field))
+		FAIL("%s: fault field \"%s\", expected \"%s\"", c->what, f.field,
+		     c->field);
+	if (f.offset != c->foff)
+		FAIL("%s: fault offset %llu, expected %llu", c->what,
+		     (unsigned long long)f.offset, (unsigned long long)c->foff);
+	if (c->check_value && f.value != c->fvalue)
+		FAIL("%s: fault value %llu, expected %llu", c->what,
+		     (unsigned long long)f.value, (unsigned long long)c->fvalue);
+	EXPECT(smq_validate(w, NULL), c->err);
+
+	/* A raw handle writes nothing. */
+	EXPECT(smq_announce(w), -SMQ_EUNFORMATTED);
+	EXPECT(smq_heartbeat(w), -SMQ_EUNFORMATTED);
+	EXPECT(smq_synchronize(w, 0, 1, &pending), -SMQ_EUNFORMATTED);
+	CHECK(pending == 0);
+	EXPECT(smq_queue_open(w, 0, SMQ_SENDER, 0, &q), -SMQ_EUNFORMATTED);
+	CHECK(q == NULL);
+	q = (void *)1;
+	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &q), -SMQ_EUNFORMATTED);
+	CHECK(q == NULL);
+	EXPECT(smq_clear(w, -1), -SMQ_EUNFORMATTED);
+	EXPECT(smq_clear(w, 0), -SMQ_EUNFORMATTED);
+	EXPECT(smq_window_info(w, &wi), -SMQ_EUNFORMATTED);
+	EXPECT(smq_board_info(w, 0, &(struct smq_board_info){0}),
+	       -SMQ_EUNFORMATTED);
+	OK(smq_close(w));
+	same(snap, len, spec, c->what);
+	free(snap);
+
+	/* And a re-init from a raw handle repairs it. */
+	OK(smq_open(&w, spec, 0, SMQ_OPEN_RAW));
+	OK(smq_init(w, &G2));
+	OK(smq_validate(w, NULL));
+	OK(smq_close(w));
+	OK(smq_open(&w, spec, 1, 0));
+	OK(smq_validate(w, NULL));
+	OK(smq_close(w));
+}
+
+static void test_corruptions(const char *spec)
+{
+	const uint64_t gen = 1; /* of a fresh window */
+	const uint64_t bt = L.board_table, qt = L.queue_table;
+	uint64_t magic_v; /* the magic as corrupted, read as a number */
+	memcpy(&magic_v, "XMQWINDW", 8);
+
+	const struct corruption cs[] = {
+		{ "all-zero superblock", ZERO, SMQ_SB_SIZE, 0, 0,
+		  -SMQ_EUNFORMATTED, "magic", 0, 1, 0 },
+		{ "all-zero window", ZERO, 290816, 0, 0,
+		  -SMQ_EUNFORMATTED, "magic", 0, 1, 0 },
+		{ "magic", WRITE, 0, 1, 'X', -SMQ_EMAGIC, "magic", 0, 1,
+		  magic_v },
+		{ "version 2", WRITE, SB(version), 4, 2, -SMQ_EVERSION,
+		  "version", SB(version), 1, 2 },
+		{ "version 0", WRITE, SB(version), 4, 0, -SMQ_EVERSION,
+		  "version", SB(version), 1, 0 },
+		{ "sb_size", WRITE, SB(sb_size), 4, 128, -SMQ_ECORRUPT,
+		  "sb_size", SB(sb_size), 1, 128 },
+		{ "line_size", WRITE, SB(line_size), 4, 128, -SMQ_ECORRUPT,
+		  "line_size", SB(line_size), 1, 128 },
+		{ "boards 0", WRITE, SB(boards), 4, 0, -SMQ_EGEOMETRY,
+		  "boards", SB(boards), 1, 0 },
+		{ "boards 65", WRITE, SB(boards), 4, 65, -SMQ_EGEOMETRY,
+		  "boards", SB(boards), 1, 65 },
+		{ "queues 0", WRITE, SB(queues), 4, 0, -SMQ_EGEOMETRY,
+		  "queues", SB(queues), 1, 0 },
+		{ "queues 65536", WRITE, SB(queues), 4, 65536, -SMQ_EGEOMETRY,
+		  "queues", SB(queues), 1, 65536 },
+		{ "entries 0", WRITE, SB(entries), 4, 0, -SMQ_EGEOMETRY,
+		  "entries", SB(entries), 1, 0 },
+		{ "entries 3", WRITE, SB(entries), 4, 3, -SMQ_EGEOMETRY,
+		  "entries", SB(entries), 1, 3 },
+		{ "entries 2^21", WRITE, SB(entries), 4, 1u << 21,
+		  -SMQ_EGEOMETRY, "entries", SB(entries), 1, 1u << 21 },
+		{ "entry_size 16 MiB + 1", WRITE, SB(entry_size), 4,
+		  (16u << 20) + 1, -SMQ_EGEOMETRY, "entry_size",
+		  SB(entry_size), 1, (16u << 20) + 1 },
+		/* in range: only the checksum can tell */
+		{ "entry_size 1000", WRITE, SB(entry_size), 4, 1000,
+		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
+		{ "entry_size 16 MiB", WRITE, SB(entry_size), 4, 16u << 20,
+		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
+		{ "queues 1", WRITE, SB(queues), 4, 1, -SMQ_ECHECKSUM,
+		  "checksum", SB(checksum), 0, 0 },
+		{ "boards 1", WRITE, SB(boards), 4, 1, -SMQ_ECHECKSUM,
+		  "checksum", SB(checksum), 0, 0 },
+		{ "entries 32", WRITE, SB(entries), 4, 32, -SMQ_ECHECKSUM,
+		  "checksum", SB(checksum), 0, 0 },
+		{ "window_size (checksummed)", WRITE, SB(window_size), 8, 4096,
+		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
+		{ "queue table receiver", WRITE, qt + 8 + 4, 4, 0,
+		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
+		{ "queue table index (checksummed)", WRITE, qt + 8, 4, 0,
+		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
+		{ "checksum", WRITE, SB(checksum), 4,
+		  0 /* replaced below */, -SMQ_ECHECKSUM, "checksum",
+		  SB(checksum), 0, 0 },
+		/* with a matching checksum: the field itself is checked */
+		{ "window_size", WRITE_FIXSUM, SB(window_size), 8, 4096,
+		  -SMQ_ECORRUPT, "window_size", SB(window_size), 1, 4096 },
+		{ "window_size + 4096", WRITE_FIXSUM, SB(window_size), 8,
+		  290816 + 4096, -SMQ_ECORRUPT, "window_size", SB(window_size),
+		  1, 290816 + 4096 },
+		{ "queue_table.index", WRITE_FIXSUM, qt + 8, 4, 0,
+		  -SMQ_ECORRUPT, "queue_table.index", qt + 8, 1, 0 },
+		{ "queue_table.receiver", WRITE_FIXSUM, qt + 8 + 4, 4, 2,
+		  -SMQ_ECORRUPT, "queue_table.receiver", qt + 8 + 4, 1, 2 },
+		/* truncated files */
+		{ "truncated by a page", TRUNCATE, 290816 - 4096, 0, 0,
+		  -SMQ_ETOOSMALL, "window_size", SB(window_size), 1,
+		  290816 - 4096 },
+		{ "truncated to 1 byte less", TRUNCATE, 290816 - 1, 0, 0,
+		  -SMQ_ETOOSMALL, "window_size", SB(window_size), 1,
+		  290816 - 1 },
+		{ "truncated into the queue table", TRUNCATE, 300, 0, 0,
+		  -SMQ_ETOOSMALL, "window_size", SB(window_size), 1, 300 },
+		{ "truncated into the superblock", TRUNCATE, 100, 0, 0,
+		  -SMQ_ETOOSMALL, "window_size", SB(window_size), 1, 100 },
+		/* run-time state (not checksummed) */
+		{ "generation 0", WRITE, SB(generation), 8, 0, -SMQ_ECORRUPT,
+		  "generation", SB(generation), 1, 0 },
+		{ "system_state 7", WRITE, SB(system_state), 4, 7,
+		  -SMQ_ECORRUPT, "system_state", SB(system_state), 1, 7 },
+		{ "board 1 state 9", WRITE, bt + SMQ_LINE, 4, 9, -SMQ_ECORRUPT,
+		  "board.state", bt + SMQ_LINE, 1, 9 },
+		{ "board 0 state 3", WRITE, bt, 4, 3, -SMQ_ECORRUPT,
+		  "board.state", bt, 1, 3 },
+		{ "board 1 generation", WRITE, bt + SMQ_LINE + 8, 8, gen + 1,
+		  -SMQ_ECORRUPT, "board.generation", bt + SMQ_LINE + 8, 1,
+		  gen + 1 },
+		{ "notice 1 generation", WRITE, L.region[1], 8, gen + 1,
+		  -SMQ_ECORRUPT, "notice.generation", L.region[1], 1, gen + 1 },
+		{ "notice 1 check", WRITE,
+		  L.region[1] + offsetof(struct smq_notice, check), 1, 0x5a,
+		  -SMQ_ECORRUPT, "notice.check",
+		  L.region[1] + offsetof(struct smq_notice, check), 0, 0 },
+		{ "notice 1 system_state 9", WRITE, L.region[1] + 8, 4, 9,
+		  -SMQ_ECORRUPT, "notice.system_state", L.region[1] + 8, 1, 9 },
+		{ "notice 0 system_state 3", WRITE, L.region[0] + 8, 4, 3,
+		  -SMQ_ECORRUPT, "notice.system_state", L.region[0] + 8, 1, 3 },
+		{ "rx index", WRITE, L.rx[1], 4, 7, -SMQ_ECORRUPT,
+		  "queue.index", L.rx[1], 1, 7 },
+		{ "rx cursor", WRITE, L.rx[0] + 8, 4, 2, -SMQ_ECORRUPT,
+		  "queue.cursor", L.rx[0] + 8, 1, 2 },
+	};
+
+	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++) {
+		struct corruption c = cs[i];
+		if (!strcmp(c.what, "checksum")) {
+			format(spec, &G2);
+			c.value = get(spec, SB(checksum), 4) ^ 0x100;
+		}
+		try_corruption(spec, &c);
+	}
+
+	/* A new, empty file: unformatted, and nothing is written to it. */
+	struct smq_window *w;
+	struct smq_fault f;
+	struct stat st;
+	unlink(test_path(spec));
+	EXPECT(smq_open(&w, spec, 0, SMQ_OPEN_CREATE), -SMQ_EUNFORMATTED);
+	CHECK(w == NULL);
+	OK(smq_open(&w, spec, 0, SMQ_OPEN_RAW));
+	EXPECT(smq_validate(w, &f), -SMQ_EUNFORMATTED);
+	CHECK(!strcmp(f.field, "magic") && f.offset == 0);
+	EXPECT(smq_announce(w), -SMQ_EUNFORMATTED);
+	EXPECT(smq_clear(w, -1), -SMQ_EUNFORMATTED);
+	OK(smq_close(w));
+	CHECK(stat(test_path(spec), &st) == 0 && st.st_size == 0);
+}
+
+/* Dynamic fields: lanes and entries of queued messages. */
+static void test_dynamic(const char *spec)
+{
+	struct smq_window *w0, *w1;
+	struct smq_queue *tx, *rx;
+	struct smq_fault f;
+	struct smq_queue_info qi;
+	struct smq_lane_info li;
+	size_t len, n;
+	unsigned from;
+	uint8_t *snap;
+	char buf[2048];
+
+	/* lane.top past bottom + entries */
+	format(spec, &G2);
+	put(spec, lay_lane_in(&L, 0, 1), 8, 65);
+	OK(smq_open(&w0, spec, 0, 0));
+	snap = test_snapshot(spec, &len);
+	EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
+	CHECK(!strcmp(f.field, "lane.top"));
+	CHECK(f.offset == lay_lane_in(&L, 0, 1) && f.value == 65 && f.limit == 64);
+	rx = (void *)1;
+	EXPECT(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx), -SMQ_ECORRUPT);
+	CHECK(rx == NULL);
+	same(snap, len, spec, "lane.top");
+	free(snap);
+	OK(smq_close(w0));
+
+	/* lane.flow_bottom: the sender's copy of bottom ahead of the receiver's */
+	format(spec, &G2);
+	put(spec, lay_lane_fc(&L, 1, 0), 8, 5);
+	OK(smq_open(&w0, spec, 0, 0));
+	EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
+	CHECK(!strcmp(f.field, "lane.flow_bottom"));
+	CHECK(f.offset == lay_lane_fc(&L, 1, 0) && f.value == 5);
+	OK(smq_close(w0));
+
+	/* lane.sender_top: the sender's top two ahead of the published one */
+	format(spec, &G2);
+	put(spec, lay_lane_out(&L, 1, 1), 8, 2);
+	OK(smq_open(&w0, spec, 0, 0));
+	EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
+	CHECK(!strcmp(f.field, "lane.sender_top"));
+	CHECK(f.offset == lay_lane_out(&L, 1, 1) && f.value == 2);
+	OK(smq_close(w0));
+
+	/* A flipped signature in a queued message: refused, not skipped. */
+	format(spec, &G2);
+	OK(smq_open(&w0, spec, 0, 0));
+	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	OK(smq_send(tx, "m0", 2, 0));
+	OK(smq_send(tx, "m1", 2, 0));
+	OK(smq_send(tx, "m2", 2, 0));
+	OK(smq_validate(w0, NULL));
+	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
+	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 0));
+	CHECK(n == 2 && !memcmp(buf, "m0", 2) && from == 1);
+	uint64_t e1 = lay_ring(&L, 0, 1) + 1 * L.stride;
+	uint64_t sig = get(spec, e1 + 8, 8);
+	put(spec, e1 + 8, 8, sig ^ (1ull << 17));
+	snap = test_snapshot(spec, &len);
+	EXPECT(smq_validate(w0, &f), -SMQ_ESIGNATURE);
+	CHECK(!strcmp(f.field, "entry.signature"));
+	CHECK(f.offset == e1 + 8 && f.value == (sig ^ (1ull << 17)) &&
+	      f.limit == 1);
+	for (int i = 0; i < 3; i++) {
+		memset(buf, 0xa5, sizeof(buf));
+		n = 12345;
+		from = 99;
+		EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0),
+		       -SMQ_ESIGNATURE);
+		CHECK(n == 12345 && from == 99);
+		for (size_t k = 0; k < sizeof(buf); k++)
+			CHECK((uint8_t)buf[k] == 0xa5);
+	}
+	OK(smq_queue_info(w0, 0, &qi));
+	CHECK(qi.fill == 2 && qi.received == 1 && qi.sent == 3);
+	OK(smq_lane_info(w0, 0, 1, &li));
+	CHECK(li.bottom == 1 && li.top == 3);
+	/* the receiver's rotating cursor may pass the turn on */
+	same_except(snap, len, spec, "receive of a bad signature",
+		    L.rx[0] + offsetof(struct smq_rx, cursor), 4);
+	free(snap);
+	/* put it back: the message is still there, in order */
+	put(spec, e1 + 8, 8, sig);
+	OK(smq_validate(w0, NULL));
+	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 0));
+	CHECK(n == 2 && !memcmp(buf, "m1", 2) && from == 1);
+	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 0));
+	CHECK(n == 2 && !memcmp(buf, "m2", 2) && from == 1);
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -EAGAIN);
+
+	/* An entry size past entry_size: refused, nothing copied. */
+	const size_t cap = 100;
+	OK(smq_send(tx, "abc", 3, 0));
+	uint64_t e3 = lay_ring(&L, 0, 1) + 3 * L.stride;
+	CHECK(get(spec, e3, 4) == 3);
+	const uint32_t sizes[] = { 1025, 4096, 0xffffffffu };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		put(spec, e3, 4, sizes[i]);
+		snap = test_snapshot(spec, &len);
+		EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
+		CHECK(!strcmp(f.field, "entry.size"));
+		CHECK(f.offset == e3 && f.value == sizes[i] && f.limit == 1024);
+		memset(buf, 0xa5, sizeof(buf));
+		n = 12345;
+		EXPECT(smq_receive(rx, buf, cap, &n, &from, 0), -SMQ_ECORRUPT);
+		EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0),
+		       -SMQ_ECORRUPT);
+		CHECK(n == 12345);
+		for (size_t k = 0; k < sizeof(buf); k++)
+			CHECK((uint8_t)buf[k] == 0xa5);
+		same_except(snap, len, spec, "receive of a bad size",
+			    L.rx[0] + offsetof(struct smq_rx, cursor), 4);
+		free(snap);
+	}
+	/* within entry_size but over cap: -EMSGSIZE, stays queued */
+	put(spec, e3, 4, 200);
+	OK(smq_validate(w0, NULL));
+	memset(buf, 0xa5, sizeof(buf));
+	EXPECT(smq_receive(rx, buf, cap, &n, &from, 0), -EMSGSIZE);
+	CHECK(n == 200);
+	for (size_t k = 0; k < sizeof(buf); k++)
+		CHECK((uint8_t)buf[k] == 0xa5);
+	/* a wrong sender in the entry */
+	put(spec, e3, 4, 3);
+	put(spec, e3 + 4, 2, 0);
+	EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
+	CHECK(!strcmp(f.field, "entry.sender") && f.offset == e3 + 4 &&
+	      f.value == 0 && f.limit == 1);
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -SMQ_ECORRUPT);
+	put(spec, e3 + 4, 2, 1);
+	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 0));
+	CHECK(n == 3 && !memcmp(buf, "abc", 3) && from == 1);
+	OK(smq_queue_info(w0, 0, &qi));
+	CHECK(qi.fill == 0 && qi.received == 4 && qi.sent == 4);
+	OK(smq_validate(w0, NULL));
+
+	OK(smq_queue_close(tx));
+	OK(smq_queue_close(rx));
+	OK(smq_close(w1));
+	OK(smq_close(w0));
+}
+
+/* ---- c. layout sizes ---- */
+
+static void test_layout_size(void)
+{
+	static const uint16_t bad_recv[2] = { 0, 2 };
+	const struct smq_geometry bad[] = {
+		{ 0, 1, 1, 0, NULL }, { 65, 1, 1, 0, NULL },
+		{ 1, 0, 1, 0, NULL }, { 1, 65536, 1, 0, NULL },
+		{ 1, 1, 0, 0, NULL }, { 1, 1, 3, 0, NULL },
+		{ 1, 1, 1u << 21, 0, NULL }, { 1, 1, 1u << 31, 0, NULL },
+		{ 1, 1, 1, (16u << 20) + 1, NULL },
+		{ 1, 1, 1, 0xffffffffu, NULL },
+		{ 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, NULL },
+	};
+	uint64_t n;
+
+	/* A bad geometry given by the caller is -EINVAL, as for smq_init. */
+	int bad_code = smq_layout_size(&bad[0], &n);
+	CHECK(bad_code == -EINVAL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = 0x5555;
+		EXPECT(smq_layout_size(&bad[i], &n), bad_code);
+		CHECK(n == 0x5555);
+	}
+	struct smq_geometry g = { 2, 2, 1, 0, bad_recv };
+	n = 0x5555;
+	EXPECT(smq_layout_size(&g, &n), -EINVAL);
+	CHECK(n == 0x5555);
+
+	/* Monotone in every dimension (page rounding may make steps equal). */
+	uint64_t prev = 0, first = 0;
+	for (uint32_t b = 1; b <= SMQ_MAX_BOARDS; b++) {
+		g = (struct smq_geometry){ b, 4, 8, 64, NULL };
+		n = layout_size(&g);
+		CHECK(n >= prev && n % SMQ_PAGE == 0);
+		if (!first)
+			first = n;
+		prev = n;
+	}
+	CHECK(prev > first);
+	prev = 0;
+	first = 0;
+	for (uint32_t q = 1; q <= SMQ_MAX_QUEUES; q = q < 64 ? q + 1 : q * 2 + 1) {
+		g = (struct smq_geometry){ 2, q, 8, 64, NULL };
+		n = layout_size(&g);
+		CHECK(n >= prev && n % SMQ_PAGE == 0);
+		if (!first)
+			first = n;
+		prev = n;
+	}
+	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES, 8, 64, NULL };
+	CHECK(layout_size(&g) >= prev && prev > first);
+	prev = 0;
+	first = 0;
+	for (uint32_t e = 1; e <= SMQ_MAX_ENTRIES; e *= 2) {
+		g = (struct smq_geometry){ 1, 1, e, 0, NULL };
+		n = layout_size(&g);
+		CHECK(n >= prev);
+		if (!first)
+			first = n;
+		prev = n;
+	}
+	CHECK(prev > first && prev >= (uint64_t)SMQ_MAX_ENTRIES * SMQ_LINE);
+	prev = 0;
+	first = 0;
+	for (uint32_t s = 0; s <= SMQ_MAX_ENTRY_SIZE; s = s ? s * 2 : 1) {
+		for (uint32_t d = 0; d < 3; d++) {
+			uint32_t sz = s + d > SMQ_MAX_ENTRY_SIZE ? s : s + d;
+			g = (struct smq_geometry){ 2, 2, 4, sz, NULL };
+			n = layout_size(&g);
+			CHECK(n >= prev);
+			CHECK(n >= 2ull * 2 * 4 * (SMQ_ENTRY_HEADER + sz));
+			if (!first)
+				first = n;
+			prev = n;
+		}
+	}
+	CHECK(prev > first);
+
+	/* The largest windows: fine up to 64 TiB, an error past it. */
+	g = (struct smq_geometry){ 3, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL };
+	n = layout_size(&g);
+	CHECK(n > 3ull * SMQ_MAX_ENTRIES * SMQ_MAX_ENTRY_SIZE &&
+	      n <= (1ull << 46));
+	const struct smq_geometry huge[] = {
+		{ 4, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
+		{ 2, 2, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
+		{ 64, 64, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
+		{ 64, SMQ_MAX_QUEUES, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
+		{ 64, SMQ_MAX_QUEUES, SMQ_MAX_ENTRIES, 1024, NULL },
+	};
+	for (size_t i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
+		n = 0x5555;
+		int r = smq_layout_size(&huge[i], &n);
+		if (r >= 0 || n != 0x5555)
+			FAIL("huge geometry %zu: returned %d, size %llu", i, r,
+			     (unsigned long long)n);
+		EXPECT(r, bad_code);
+	}
+	/* the biggest one that is not huge in any single dimension */
+	g = (struct smq_geometry){ 64, SMQ_MAX_QUEUES, 1, 0, NULL };
+	n = layout_size(&g);
+	CHECK(n > 64ull * SMQ_MAX_QUEUES * 2 * SMQ_LINE);
+}
+
+/* ---- d. smq_init errors ---- */
+
+static void test_init_errors(const char *spec)
+{
+	static const uint16_t bad_recv[2] = { 1, 2 };
+	const struct smq_geometry bad[] = {
+		{ 0, 2, 64, 1024, NULL }, { 65, 2, 64, 1024, NULL },
+		{ 2, 0, 64, 1024, NULL }, { 2, 65536, 64, 1024, NULL },
+		{ 2, 2, 0, 1024, NULL }, { 2, 2, 3, 1024, NULL },
+		{ 2, 2, 1u << 21, 1024, NULL },
+		{ 2, 2, 64, (16u << 20) + 1, NULL },
+		{ 2, 2, 64, 1024, bad_recv },
+		{ 4, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
+	};
+	struct smq_window *w, *w1;
+	struct smq_window_info wi;
+	size_t len;
+	uint8_t *snap;
+
+	format(spec, &G2);
+	snap = test_snapshot(spec, &len);
+	OK(smq_open(&w, spec, 0, 0));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT(smq_init(w, &bad[i]), -EINVAL);
+		same(snap, len, spec, "smq_init of a bad geometry");
+	}
+	EXPECT(smq_init(w, NULL), -EINVAL);
+	EXPECT(smq_init(NULL, &G2), -EINVAL);
+	same(snap, len, spec, "smq_init(NULL)");
+	/* the handle is still attached and current */
+	OK(smq_validate(w, NULL));
+	OK(smq_window_info(w, &wi));
+	CHECK(wi.generation == 1);
+
+	/* Only the system board formats. */
+	OK(smq_open(&w1, spec, 1, 0));
+	EXPECT(smq_init(w1, &G2), -EPERM);
+	EXPECT(smq_init(w1, &bad[0]), -EPERM);
+	same(snap, len, spec, "smq_init from board 1");
+	OK(smq_close(w1));
+	OK(smq_open(&w1, spec, 1, SMQ_OPEN_RAW));
+	EXPECT(smq_init(w1, &G2), -EPERM);
+	OK(smq_close(w1));
+	same(snap, len, spec, "smq_init from raw board 1");
+	free(snap);
+	OK(smq_close(w));
+
+	/* Not on a new, empty file either. */
+	struct stat st;
+	unlink(test_path(spec));
+	OK(smq_open(&w1, spec, 1, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
+	EXPECT(smq_init(w1, &G2), -EPERM);
+	OK(smq_close(w1));
+	OK(smq_open(&w, spec, 0, SMQ_OPEN_RAW));
+	EXPECT(smq_init(w, &bad[3]), -EINVAL);
+	OK(smq_close(w));
+	CHECK(stat(test_path(spec), &st) == 0 && st.st_size == 0);
+}
+
+/* ---- e. open errors ---- */
+
+static void test_open_errors(const char *spec)
+{
+	struct smq_window *w;
+	char missing[160];
+
+	w = (void *)1;
+	EXPECT(smq_open(&w, "nosuch:x", 0, SMQ_OPEN_CREATE), -EPROTONOSUPPORT);
+	CHECK(w == NULL);
+	EXPECT(smq_open(&w, "nosuch:x", 0, SMQ_OPEN_RAW), -EPROTONOSUPPORT);
+	EXPECT(smq_open(&w, "shm:../etc", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW),
+	       -EINVAL);
+	EXPECT(smq_open(&w, "shm:a/b", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW),
+	       -EINVAL);
+	EXPECT(smq_open(&w, "shm:", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW), -EINVAL);
+	EXPECT(smq_open(&w, "shm:.hidden", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW),
+	       -EINVAL);
+	EXPECT(smq_open(&w, "file:", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW), -EINVAL);
+	CHECK(w == NULL);
+	CHECK(access("/dev/shm/a", F_OK) != 0 || errno == ENOENT);
+
+	snprintf(missing, sizeof(missing), "file:/dev/shm/smq-test-%d-missing",
+		 (int)getpid());
+	unlink(test_path(missing));
+	w = (void *)1;
+	EXPECT(smq_open(&w, missing, 0, 0), -ENOENT);
+	CHECK(w == NULL);
+	EXPECT(smq_open(&w, missing, 0, SMQ_OPEN_RAW), -ENOENT);
+	CHECK(access(test_path(missing), F_OK) != 0);
+	snprintf(missing, sizeof(missing), "shm:smq-test-%d-missing",
+		 (int)getpid());
+	EXPECT(smq_open(&w, missing, 0, SMQ_OPEN_RAW), -ENOENT);
+
+	format(spec, &G2);
+	w = (void *)1;
+	EXPECT(smq_open(&w, spec, SMQ_MAX_BOARDS, 0), -EINVAL);
+	CHECK(w == NULL);
+	EXPECT(smq_open(&w, spec, SMQ_MAX_BOARDS, SMQ_OPEN_RAW), -EINVAL);
+	EXPECT(smq_open(&w, spec, 1000, 0), -EINVAL);
+	EXPECT(smq_open(&w, spec, 2, 0), -EINVAL);
+	EXPECT(smq_open(&w, spec, 63, 0), -EINVAL);
+	CHECK(w == NULL);
+	OK(smq_open(&w, spec, 1, 0));
+	OK(smq_close(w));
+}
+
+int main(void)
+{
+	const char *spec = test_window();
+
+	OK(smq_layout_compute(&L, &G2));
+	CHECK(L.size == 290816);
+	test_round_trips(spec);
+	test_corruptions(spec);
+	test_dynamic(spec);
+	test_layout_size();
+	test_init_errors(spec);
+	test_open_errors(spec);
+	smq_layout_free(&L);
+	return 0;
+}

@@ -1,0 +1,812 @@
+/* Board startup and staleness: boards started in random order, a startup
+ * that times out naming the missing board, stale handles after init and
+ * clear, permissions and receiver claims across processes.
+ *
+ * Each part runs in its own process (so one failing part does not hide the
+ * others); the boards of a part are child processes with their own handles,
+ * sequenced through pipes. */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "testlib.h"
+#include "internal.h"
+
+/* ---- helpers ---- */
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A one-way signal between processes: one byte through a pipe. */
+struct chan { int fd[2]; };
+
+static void chan_init(struct chan *c)
+{
+	if (pipe(c->fd) < 0)
+		FAIL("pipe");
+}
+
+static void chan_post(struct chan *c)
+{
+	if (write(c->fd[1], "x", 1) != 1)
+		FAIL("pipe write");
+}
+
+/* Waits at most 10 s: a peer that failed never posts. */
+static void chan_wait(struct chan *c)
+{
+	struct pollfd p = { .fd = c->fd[0], .events = POLLIN };
+	char x;
+
+	if (poll(&p, 1, 10000) != 1)
+		FAIL("no word from the other process");
+	if (read(c->fd[0], &x, 1) != 1)
+		FAIL("pipe read");
+}
+
+static void same(const uint8_t *snap, size_t len, const char *spec,
+		 const char *what)
+{
+	size_t n;
+	uint8_t *now = test_snapshot(spec, &n);
+
+	if (n != len)
+		FAIL("%s: window size changed %zu -> %zu", what, len, n);
+	for (size_t i = 0; i < n; i++)
+		if (now[i] != snap[i])
+			FAIL("%s: window byte %zu changed 0x%02x -> 0x%02x", what,
+			     i, snap[i], now[i]);
+	free(now);
+}
+
+static uint64_t generation(struct smq_window *w)
+{
+	struct smq_window_info wi;
+	OK(smq_window_info(w, &wi));
+	return wi.generation;
+}
+
+static void wait_killed(pid_t pid)
+{
+	int status;
+	if (waitpid(pid, &status, 0) != pid)
+		FAIL("waitpid");
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+		FAIL("child not killed (status 0x%x)", status);
+}
+
+/* ---- a. eight boards, random order ---- */
+
+struct board_arg {
+	const char *spec;
+	unsigned board;
+	int delay_ms;
+};
+
+static int board_start(void *p)
+{
+	struct board_arg *a = p;
+	struct smq_window *w;
+	struct smq_board_info bi;
+	uint64_t pending = 12345;
+
+	sleep_ms(a->delay_ms);
+	OK(smq_open(&w, a->spec, a->board, 0));
+	uint64_t gen = generation(w);
+	EXPECT(smq_synchronize(w, 5000, 2, &pending), 0);
+	CHECK(pending == 0);
+	OK(smq_board_info(w, a->board, &bi));
+	CHECK(bi.state == SMQ_BOARD_READY && bi.generation == gen);
+	CHECK(bi.pid == (uint32_t)getpid());
+	/* again: already ready, returns at once */
+	EXPECT(smq_synchronize(w, 0, 1, &pending), 0);
+	CHECK(pending == 0);
+	OK(smq_close(w));
+	return 0;
+}
+
+static void part_random_start(void)
+{
+	const char *spec = test_window();
+	const unsigned nb = 8;
+	char host[32] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct smq_window *w = test_init(spec, nb, 8, 8, 64);
+		struct board_arg args[8];
+		unsigned order[8];
+		pid_t pids[8];
+		uint64_t rs = seed * 0x1234567ull;
+
+		for (unsigned i = 0; i < nb; i++)
+			order[i] = i;
+		for (unsigned i = nb - 1; i > 0; i--) {
+			unsigned j = (unsigned)(test_rand(&rs) % (i + 1));
+			unsigned t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		uint64_t gen = generation(w);
+		uint64_t t0 = real_ns();
+		for (unsigned i = 0; i < nb; i++) {
+			unsigned b = order[i];
+			args[b] = (struct board_arg){ spec, b,
+				(int)(test_rand(&rs) % 31) };
+			pids[b] = test_fork(board_start, &args[b]);
+		}
+		for (unsigned b = 0; b < nb; b++)
+			test_wait_ok(pids[b], "board startup");
+		uint64_t t1 = real_ns();
+
+		struct smq_window_info wi;
+		OK(smq_window_info(w, &wi));
+		CHECK(wi.generation == gen);
+		CHECK(wi.system_state == SMQ_SYS_READY);
+		for (unsigned b = 0; b < nb; b++) {
+			struct smq_board_info bi;
+			OK(smq_board_info(w, b, &bi));
+			if (bi.state != SMQ_BOARD_READY)
+				FAIL("seed %llu: board %u state %u",
+				     (unsigned long long)seed, b, bi.state);
+			CHECK(bi.generation == gen);
+			CHECK(bi.pid == (uint32_t)pids[b]);
+			CHECK(bi.heartbeat_ns >= t0 && bi.heartbeat_ns <= t1);
+			CHECK(bi.heartbeat_count >= 1);
+			CHECK(!strcmp(bi.host, host));
+		}
+		/* every board's notice says ready too */
+		struct smq_layout l;
+		struct smq_geometry g = { nb, 8, 8, 64, NULL };
+		size_t len;
+		OK(smq_layout_compute(&l, &g));
+		uint8_t *snap = test_snapshot(spec, &len);
+		for (unsigned b = 0; b < nb; b++) {
+			const struct smq_notice *n =
+				(const void *)(snap + lay_notice(&l, b));
+			CHECK(n->generation == gen);
+			CHECK(n->system_state == SMQ_SYS_READY);
+		}
+		free(snap);
+		smq_layout_free(&l);
+		OK(smq_validate(w, NULL));
+		OK(smq_close(w));
+	}
+}
+
+/* ---- b. a board that never comes ---- */
+
+struct late_arg {
+	const char *spec;
+	unsigned board;
+	int timeout_ms;
+	int expect;
+	uint64_t expect_pending;
+};
+
+static int board_sync(void *p)
+{
+	struct late_arg *a = p;
+	struct smq_window *w;
+	uint64_t pending = 12345;
+
+	OK(smq_open(&w, a->spec, a->board, 0));
+	uint64_t t0 = mono_ms();
+	EXPECT(smq_synchronize(w, a->timeout_ms, 10, &pending), a->expect);
+	uint64_t dt = mono_ms() - t0;
+	if (pending != a->expect_pending)
+		FAIL("board %u: pending 0x%llx, expected 0x%llx", a->board,
+		     (unsigned long long)pending,
+		     (unsigned long long)a->expect_pending);
+	if (a->expect == -ETIMEDOUT) {
+		CHECK(pending & (1u << 2));
+		CHECK(dt + 10 >= (uint64_t)a->timeout_ms);
+	}
+	OK(smq_close(w));
+	return 0;
+}
+
+static void wait_state(struct smq_window *w, unsigned b, uint32_t state)
+{
+	struct smq_board_info bi;
+	for (int i = 0; i < 5000; i++) {
+		OK(smq_board_info(w, b, &bi));
+		if (bi.state == state)
+			return;
+		sleep_ms(1);
+	}
+	FAIL("board %u never reached state %u", b, state);
+}
+
+static void part_timeout(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 4, 4, 8, 64);
+	struct smq_board_info bi;
+	struct smq_window_info wi;
+	uint64_t pending = 12345, t0, dt;
+
+	/* Board 0 alone: every other board is pending. */
+	t0 = mono_ms();
+	EXPECT(smq_synchronize(w, 50, 10, &pending), -ETIMEDOUT);
+	dt = mono_ms() - t0;
+	CHECK(pending == 0xe);
+	CHECK(dt >= 45);
+	/* The same with poll_ms <= 0 (a default period) and timeout 0. */
+	EXPECT(smq_synchronize(w, 0, 0, &pending), -ETIMEDOUT);
+	CHECK(pending == 0xe);
+	EXPECT(smq_synchronize(w, 20, -5, NULL), -ETIMEDOUT);
+
+	/* Boards 1 and 3 come (and wait for a ready that never comes). */
+	struct late_arg a1 = { spec, 1, 800, -ETIMEDOUT, 1u << 2 };
+	struct late_arg a3 = { spec, 3, 800, -ETIMEDOUT, 1u << 2 };
+	pid_t p1 = test_fork(board_sync, &a1);
+	pid_t p3 = test_fork(board_sync, &a3);
+	wait_state(w, 1, SMQ_BOARD_INITIALIZED);
+	wait_state(w, 3, SMQ_BOARD_INITIALIZED);
+
+	t0 = mono_ms();
+	pending = 12345;
+	EXPECT(smq_synchronize(w, 300, 10, &pending), -ETIMEDOUT);
+	dt = mono_ms() - t0;
+	if (pending != (1u << 2))
+		FAIL("pending 0x%llx, expected 0x4", (unsigned long long)pending);
+	if (dt < 290)
+		FAIL("timed out after %llu ms, before 300",
+		     (unsigned long long)dt);
+	OK(smq_window_info(w, &wi));
+	CHECK(wi.system_state == SMQ_SYS_FORMATTED);
+	OK(smq_board_info(w, 2, &bi));
+	CHECK(bi.state == SMQ_BOARD_ABSENT && bi.pid == 0);
+	OK(smq_board_info(w, 0, &bi));
+	CHECK(bi.state == SMQ_BOARD_INITIALIZED && bi.pid == (uint32_t)getpid());
+	test_wait_ok(p1, "board 1 timing out");
+	test_wait_ok(p3, "board 3 timing out");
+	OK(smq_board_info(w, 1, &bi));
+	CHECK(bi.state == SMQ_BOARD_INITIALIZED && bi.pid == (uint32_t)p1);
+
+	/* Board 2 comes late: now everyone gets ready. */
+	struct late_arg a2 = { spec, 2, 5000, 0, 0 };
+	pid_t p2 = test_fork(board_sync, &a2);
+	OK(smq_synchronize(w, 5000, 2, &pending));
+	CHECK(pending == 0);
+	test_wait_ok(p2, "board 2 late");
+	OK(smq_window_info(w, &wi));
+	CHECK(wi.system_state == SMQ_SYS_READY);
+	for (unsigned b = 0; b < 4; b++) {
+		OK(smq_board_info(w, b, &bi));
+		CHECK(b == 1 || b == 3 ? bi.state == SMQ_BOARD_INITIALIZED
+				       : bi.state == SMQ_BOARD_READY);
+		CHECK(bi.generation == wi.generation);
+	}
+	OK(smq_close(w));
+}
+
+/* ---- c. stale handles ---- */
+
+struct stale_arg {
+	const char *spec;
+	struct chan ready, go;
+	int rounds;
+};
+
+/* Board 1: attach, open queues, let board 0 reformat, find itself stale. */
+static int stale_board(void *p)
+{
+	struct stale_arg *a = p;
+	char buf[64];
+	size_t n = 777, len;
+	unsigned from = 777;
+	uint64_t pending = 12345;
+
+	for (int round = 0; round < a->rounds; round++) {
+		struct smq_window *w;
+		struct smq_queue *tx, *rx, *q = (void *)1;
+		struct smq_window_info wi;
+		struct smq_board_info bi;
+
+		OK(smq_open(&w, a->spec, 1, 0));
+		OK(smq_announce(w));
+		OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
+		OK(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx));
+		OK(smq_send(tx, "before", 6, 0));
+		uint64_t gen = generation(w);
+
+		chan_post(&a->ready);
+		chan_wait(&a->go);  /* board 0 formats or clears */
+
+		uint8_t *snap = test_snapshot(a->spec, &len);
+		EXPECT(smq_send(tx, "after", 5, 0), -ESTALE);
+		EXPECT(smq_send(tx, "after", 5, 1000), -ESTALE);
+		same(snap, len, a->spec, "send from a stale handle");
+		EXPECT(smq_announce(w), -ESTALE);
+		EXPECT(smq_heartbeat(w), -ESTALE);
+		EXPECT(smq_synchronize(w, 100, 1, &pending), -ESTALE);
+		CHECK(pending == 0);
+		EXPECT(smq_queue_open(w, 0, SMQ_SENDER, 0, &q), -ESTALE);
+		CHECK(q == NULL);
+		EXPECT(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &q), -ESTALE);
+		EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -ESTALE);
+		EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 100),
+		       -ESTALE);
+		CHECK(n == 777 && from == 777);
+		EXPECT(smq_window_info(w, &wi), -ESTALE);
+		EXPECT(smq_board_info(w, 1, &bi), -ESTALE);
+		OK(smq_queue_close(tx));
+		OK(smq_queue_close(rx));
+		OK(smq_close(w));
+		same(snap, len, a->spec, "calls from a stale handle");
+		free(snap);
+
+		/* Reattached: current again, one generation later. */
+		OK(smq_open(&w, a->spec, 1, 0));
+		OK(smq_window_info(w, &wi));
+		if (wi.generation != gen + 1)
+			FAIL("round %d: generation %llu, expected %llu", round,
+			     (unsigned long long)wi.generation,
+			     (unsigned long long)gen + 1);
+		OK(smq_announce(w));
+		OK(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx));
+		OK(smq_queue_close(rx));
+		OK(smq_close(w));
+	}
+	return 0;
+}
+
+static void part_stale(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
+	struct smq_geometry g = { 2, 2, 8, 64, NULL };
+	struct stale_arg a = { .spec = spec, .rounds = 3 };
+
+	chan_init(&a.ready);
+	chan_init(&a.go);
+	pid_t pid = test_fork(stale_board, &a);
+	for (int round = 0; round < a.rounds; round++) {
+		chan_wait(&a.ready);
+		uint64_t gen = generation(w);
+		switch (round) {
+		case 0: OK(smq_init(w, &g)); break;
+		case 1: OK(smq_clear(w, -1)); break;
+		case 2: OK(smq_clear(w, 1)); break;
+		}
+		/* board 0's own handle follows its own format */
+		CHECK(generation(w) == gen + 1);
+		OK(smq_validate(w, NULL));
+		chan_post(&a.go);
+	}
+	test_wait_ok(pid, "stale board 1");
+	/* clear(1) kept queue 0: its one message from round 2 is there */
+	struct smq_queue_info qi;
+	OK(smq_queue_info(w, 0, &qi));
+	CHECK(qi.fill == 1);
+	OK(smq_queue_info(w, 1, &qi));
+	CHECK(qi.fill == 0 && qi.receiver_pid == 0);
+	OK(smq_close(w));
+}
+
+/* smq_clear(w, 0): queue 0 emptied, queue 1 kept and still delivered. */
+struct clear0_arg {
+	const char *spec;
+	struct chan ready, go, done;
+};
+
+static int clear0_board(void *p)
+{
+	struct clear0_arg *a = p;
+	struct smq_window *w;
+	struct smq_queue *tx, *rx;
+	char buf[64];
+	size_t n;
+	unsigned from;
+
+	OK(smq_open(&w, a->spec, 1, 0));
+	OK(smq_synchronize(w, 5000, 1, NULL));
+	OK(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx));
+	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
+	for (int i = 0; i < 3; i++)
+		OK(smq_send(tx, (char[]){ 'a', (char)('0' + i) }, 2, 0));
+	chan_post(&a->ready);
+	chan_wait(&a->go);      /* board 0 sent 3 to queue 1, then cleared 0 */
+
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -ESTALE);
+	EXPECT(smq_send(tx, "a3", 2, 0), -ESTALE);
+	OK(smq_queue_close(tx));
+	OK(smq_queue_close(rx));
+	OK(smq_close(w));
+
+	/* The same process attaches again, as a board does after -ESTALE. */
+	OK(smq_open(&w, a->spec, 1, 0));
+	OK(smq_synchronize(w, 5000, 1, NULL));
+	int r = smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx);
+	if (r)
+		FAIL("reopening the receiver of queue 1 after smq_clear(w, 0) "
+		     "returned %d (%s): the dead claim of this process's "
+		     "stale handle was kept", r, smq_strerror(r));
+	for (int i = 0; i < 3; i++) {
+		OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 1000));
+		CHECK(n == 2 && buf[0] == 'b' && buf[1] == '0' + i && from == 0);
+	}
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -EAGAIN);
+	OK(smq_queue_close(rx));
+	chan_post(&a->done);
+	OK(smq_close(w));
+	return 0;
+}
+
+static void part_clear_one(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
+	struct clear0_arg a = { .spec = spec };
+	struct smq_queue *tx, *rx;
+	struct smq_queue_info qi;
+	char buf[64];
+	size_t n;
+	unsigned from;
+
+	chan_init(&a.ready);
+	chan_init(&a.go);
+	chan_init(&a.done);
+	pid_t pid = test_fork(clear0_board, &a);
+	OK(smq_synchronize(w, 5000, 1, NULL));
+	OK(smq_queue_open(w, 1, SMQ_SENDER, 0, &tx));
+	for (int i = 0; i < 3; i++)
+		OK(smq_send(tx, (char[]){ 'b', (char)('0' + i) }, 2, 0));
+	OK(smq_queue_close(tx));
+	chan_wait(&a.ready);
+	OK(smq_queue_info(w, 0, &qi));
+	CHECK(qi.fill == 3 && qi.sent == 3);
+	OK(smq_queue_info(w, 1, &qi));
+	CHECK(qi.fill == 3 && qi.receiver_pid == (uint32_t)pid);
+
+	uint64_t gen = generation(w);
+	OK(smq_clear(w, 0));
+	CHECK(generation(w) == gen + 1);
+	OK(smq_validate(w, NULL));
+	OK(smq_queue_info(w, 0, &qi));
+	CHECK(qi.fill == 0 && qi.sent == 0 && qi.top == 0 && qi.bottom == 0);
+	OK(smq_queue_info(w, 1, &qi));
+	CHECK(qi.fill == 3);
+	chan_post(&a.go);
+	/* both boards start again under the new generation */
+	OK(smq_synchronize(w, 5000, 1, NULL));
+
+	/* queue 0 is empty for its (new) receiver */
+	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -EAGAIN);
+	OK(smq_queue_close(rx));
+	test_wait_ok(pid, "board 1 after clear of queue 0");
+	OK(smq_queue_info(w, 1, &qi));
+	CHECK(qi.fill == 0 && qi.received == 3);
+	OK(smq_validate(w, NULL));
+	OK(smq_close(w));
+}
+
+/* Board 0's own queue handles, opened before its own init or clear, are
+ * from an older generation too: they must not write into the new one. */
+static void part_stale_own(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
+	struct smq_geometry g = { 2, 2, 8, 64, NULL };
+	struct smq_geometry big = { 2, 2, 1024, 4096, NULL };
+	struct smq_queue *tx, *rx;
+	char buf[64];
+	size_t n, len;
+	unsigned from;
+
+	for (int round = 0; round < 3; round++) {
+		OK(smq_queue_open(w, 1, SMQ_SENDER, 0, &tx));
+		OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
+		switch (round) {
+		case 0: OK(smq_clear(w, -1)); break;
+		case 1: OK(smq_init(w, &g)); break;
+		case 2: OK(smq_init(w, &big)); break; /* the window grows */
+		}
+		uint8_t *snap = test_snapshot(spec, &len);
+		EXPECT(smq_send(tx, "old", 3, 0), -ESTALE);
+		EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -ESTALE);
+		same(snap, len, spec, "queue handles from before the format");
+		free(snap);
+		OK(smq_queue_close(tx));
+		OK(smq_queue_close(rx));
+		OK(smq_validate(w, NULL));
+	}
+	OK(smq_close(w));
+}
+
+/* A re-init with another geometry moves every offset: where a stale board
+ * looks for its notice may now hold anything.  The new geometry is chosen
+ * (when one is found) so that the old notice of board 1 falls on a lane's
+ * top, which then counts up to the old generation. */
+struct regeo_arg {
+	const char *spec;
+	struct chan ready, go;
+};
+
+static int regeo_board(void *p)
+{
+	struct regeo_arg *a = p;
+	struct smq_window *w;
+	struct smq_queue *tx, *q = (void *)1;
+	size_t len;
+
+	OK(smq_open(&w, a->spec, 1, 0));
+	OK(smq_announce(w));
+	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
+	chan_post(&a->ready);
+	chan_wait(&a->go);
+
+	uint8_t *snap = test_snapshot(a->spec, &len);
+	EXPECT(smq_announce(w), -ESTALE);
+	EXPECT(smq_heartbeat(w), -ESTALE);
+	EXPECT(smq_send(tx, "x", 1, 0), -ESTALE);
+	EXPECT(smq_queue_open(w, 0, SMQ_SENDER, 0, &q), -ESTALE);
+	EXPECT(smq_synchronize(w, 0, 1, NULL), -ESTALE);
+	same(snap, len, a->spec, "stale board after a new geometry");
+	free(snap);
+	OK(smq_queue_close(tx));
+	OK(smq_close(w));
+	return 0;
+}
+
+static void part_stale_geometry(void)
+{
+	const char *spec = test_window();
+	struct smq_geometry og = { 2, 1, 1, 64, NULL };
+	struct smq_geometry ng = { 2, 3, 4, 64, NULL };
+	struct smq_window *w = test_init(spec, og.boards, og.queues, og.entries,
+					  og.entry_size);
+	struct smq_layout lo, ln;
+	unsigned hit_q = 0, hit_s = 0;
+	bool hit = false;
+
+	OK(smq_layout_compute(&lo, &og));
+	for (uint32_t nq = 2; nq <= 64 && !hit; nq++)
+		for (uint32_t ne = 1; ne <= 16 && !hit; ne *= 2) {
+			struct smq_geometry g = { 2, nq, ne, 64, NULL };
+			OK(smq_layout_compute(&ln, &g));
+			for (unsigned q = 0; q < nq && !hit; q++)
+				for (unsigned s = 0; s < 2 && !hit; s++)
+					if (lay_lane_in(&ln, q, s) ==
+					    lay_notice(&lo, 1)) {
+						hit = true;
+						hit_q = q;
+						hit_s = s;
+						ng = g;
+					}
+			smq_layout_free(&ln);
+		}
+	smq_layout_free(&lo);
+
+	struct regeo_arg a = { .spec = spec };
+	chan_init(&a.ready);
+	chan_init(&a.go);
+	pid_t pid = test_fork(regeo_board, &a);
+	chan_wait(&a.ready);
+	uint64_t gen = generation(w);
+	OK(smq_init(w, &ng));
+	/* traffic in the new window: a lane's top reaches the old generation */
+	struct smq_window *ws = w;
+	struct smq_queue *tx;
+	if (hit_s != 0)
+		OK(smq_open(&ws, spec, hit_s, 0));
+	OK(smq_queue_open(ws, hit_q, SMQ_SENDER, 0, &tx));
+	for (uint64_t i = 0; i < gen; i++)
+		OK(smq_send(tx, "y", 1, 0));
+	OK(smq_queue_close(tx));
+	if (ws != w)
+		OK(smq_close(ws));
+	chan_post(&a.go);
+	test_wait_ok(pid, "stale board after a new geometry");
+	OK(smq_validate(w, NULL));
+	OK(smq_close(w));
+}
+
+/* ---- d. permissions and receiver claims ---- */
+
+struct claim_arg {
+	const char *spec;
+	struct chan ready;
+	unsigned queue;
+};
+
+static int other_receiver(void *p)
+{
+	struct claim_arg *a = p;
+	struct smq_window *w;
+	struct smq_queue *q = (void *)1;
+
+	OK(smq_open(&w, a->spec, 0, 0));
+	EXPECT(smq_queue_open(w, a->queue, SMQ_RECEIVER, 0, &q), -EBUSY);
+	CHECK(q == NULL);
+	/* a sender on the same queue is fine */
+	OK(smq_queue_open(w, a->queue, SMQ_SENDER, 0, &q));
+	OK(smq_queue_close(q));
+	OK(smq_close(w));
+	return 0;
+}
+
+static int hold_receiver(void *p)
+{
+	struct claim_arg *a = p;
+	struct smq_window *w;
+	struct smq_queue *q;
+	char buf[64];
+	size_t n;
+
+	OK(smq_open(&w, a->spec, 0, 0));
+	OK(smq_queue_open(w, a->queue, SMQ_RECEIVER, SMQ_SLEEP, &q));
+	chan_post(&a->ready);
+	/* asleep on the doorbell until killed */
+	for (;;)
+		smq_receive(q, buf, sizeof(buf), &n, NULL, SMQ_WAIT_FOREVER);
+	return 1;
+}
+
+static int board1_denied(void *p)
+{
+	struct claim_arg *a = p;
+	struct smq_window *w;
+	struct smq_queue *q = (void *)1;
+	struct smq_geometry g = { 2, 2, 8, 64, NULL };
+	size_t len;
+
+	OK(smq_open(&w, a->spec, 1, 0));
+	OK(smq_announce(w));
+	uint8_t *snap = test_snapshot(a->spec, &len);
+	EXPECT(smq_init(w, &g), -EPERM);
+	EXPECT(smq_clear(w, -1), -EPERM);
+	EXPECT(smq_clear(w, 0), -EPERM);
+	EXPECT(smq_clear(w, 1), -EPERM);
+	same(snap, len, a->spec, "init and clear from board 1");
+	free(snap);
+	EXPECT(smq_queue_open(w, 2, SMQ_SENDER, 0, &q), -EINVAL);
+	CHECK(q == NULL);
+	EXPECT(smq_queue_open(w, 2, SMQ_RECEIVER, 0, &q), -EINVAL);
+	/* queue 0 is board 0's */
+	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &q), -EPERM);
+	CHECK(q == NULL);
+	OK(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &q));
+	OK(smq_queue_close(q));
+	OK(smq_close(w));
+	return 0;
+}
+
+static void part_permissions(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 2, 2, 8, 64), *w1;
+	struct claim_arg a = { .spec = spec, .queue = 0 };
+	struct smq_queue *rx, *rx2 = (void *)1, *tx;
+	struct smq_queue_info qi;
+	char buf[64];
+	size_t n, len;
+	unsigned from;
+
+	test_wait_ok(test_fork(board1_denied, &a), "board 1 denied");
+
+	/* Out of range queues, for clear and open. */
+	uint8_t *snap = test_snapshot(spec, &len);
+	uint64_t gen = generation(w);
+	EXPECT(smq_clear(w, 2), -EINVAL);
+	EXPECT(smq_clear(w, 1000), -EINVAL);
+	same(snap, len, spec, "smq_clear of queue 2");
+	free(snap);
+	CHECK(generation(w) == gen);
+	EXPECT(smq_queue_open(w, 2, SMQ_SENDER, 0, &rx2), -EINVAL);
+	CHECK(rx2 == NULL);
+	EXPECT(smq_queue_open(w, 2, SMQ_RECEIVER, 0, &rx2), -EINVAL);
+	EXPECT(smq_queue_open(w, 0xffffffffu, SMQ_SENDER, 0, &rx2), -EINVAL);
+	EXPECT(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx2), -EPERM);
+	EXPECT(smq_queue_open(w, 0, (enum smq_role)3, 0, &rx2), -EINVAL);
+	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, SMQ_POLL | SMQ_SLEEP, &rx2),
+	       -EINVAL);
+
+	/* One receiver per queue: a second one, here or elsewhere, is busy. */
+	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
+	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx2), -EBUSY);
+	CHECK(rx2 == NULL);
+	OK(smq_queue_info(w, 0, &qi));
+	CHECK(qi.receiver_pid == (uint32_t)getpid());
+	test_wait_ok(test_fork(other_receiver, &a), "second receiver");
+	OK(smq_queue_info(w, 0, &qi));
+	CHECK(qi.receiver_pid == (uint32_t)getpid());
+	OK(smq_queue_close(rx));
+	OK(smq_queue_info(w, 0, &qi));
+	CHECK(qi.receiver_pid == 0);
+
+	/* A receiver killed while it holds the queue (asleep in receive). */
+	chan_init(&a.ready);
+	pid_t holder = test_fork(hold_receiver, &a);
+	chan_wait(&a.ready);
+	OK(smq_queue_info(w, 0, &qi));
+	CHECK(qi.receiver_pid == (uint32_t)holder);
+	for (int i = 0; i < 2000 && !qi.sleeping; i++) {
+		sleep_ms(1);
+		OK(smq_queue_info(w, 0, &qi));
+	}
+	CHECK(qi.sleeping);
+	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx2), -EBUSY);
+	test_wait_ok(test_fork(other_receiver, &a), "receiver while held");
+	kill(holder, SIGKILL);
+	wait_killed(holder);
+
+	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	OK(smq_send(tx, "k1", 2, 0));
+	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
+	OK(smq_queue_info(w, 0, &qi));
+	CHECK(qi.receiver_pid == (uint32_t)getpid() && !qi.sleeping);
+	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 1000));
+	CHECK(n == 2 && !memcmp(buf, "k1", 2) && from == 1);
+	OK(smq_send(tx, "k2", 2, 0));
+	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 1000));
+	CHECK(n == 2 && !memcmp(buf, "k2", 2) && from == 1);
+	OK(smq_queue_close(rx));
+	OK(smq_queue_close(tx));
+	OK(smq_validate(w, NULL));
+	OK(smq_close(w1));
+	OK(smq_close(w));
+}
+
+/* ---- main: each part in its own process ---- */
+
+struct part {
+	const char *name;
+	void (*fn)(void);
+};
+
+static int run(void *p)
+{
+	((const struct part *)p)->fn();
+	exit(0); /* not _exit: the atexit handler removes the part's window */
+}
+
+int main(void)
+{
+	static const struct part parts[] = {
+		{ "random startup of 8 boards", part_random_start },
+		{ "synchronize timeout", part_timeout },
+		{ "stale after init and clear", part_stale },
+		{ "permissions and receiver claims", part_permissions },
+		{ "clear of one queue", part_clear_one },
+		{ "stale queue handles of board 0", part_stale_own },
+		{ "stale board after a new geometry", part_stale_geometry },
+	};
+	int failed = 0;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		int status;
+		pid_t pid = test_fork(run, (void *)&parts[i]);
+		if (waitpid(pid, &status, 0) != pid)
+			FAIL("waitpid");
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			fprintf(stderr, "t_sync: FAIL: %s (status 0x%x)\n",
+				parts[i].name, status);
+			failed = 1;
+		}
+	}
+	return failed;
+}
