@@ -149,6 +149,16 @@ int smq_queue_set_spin(struct smq_queue *q, unsigned spin_ns)
 	return 0;
 }
 
+/* A sleeper wakes by the caller's deadline, or after one slice to beat. */
+static void sleep_slice(struct timespec *slice, const struct timespec *deadline)
+{
+	smq_deadline(slice, SLEEP_SLICE_MS);
+	if (deadline && (deadline->tv_sec < slice->tv_sec ||
+			 (deadline->tv_sec == slice->tv_sec &&
+			  deadline->tv_nsec < slice->tv_nsec)))
+		*slice = *deadline;
+}
+
 /* ---- sending ---- */
 
 /* The lane lock serialises the senders of one board; it lives in that
@@ -209,11 +219,7 @@ static int wait_for_room(struct smq_queue *q, uint64_t seq,
 	lane_unlock(q);
 	smq_beat(q->w);
 	struct timespec slice;
-	smq_deadline(&slice, SLEEP_SLICE_MS);
-	if (deadline && (deadline->tv_sec < slice.tv_sec ||
-			 (deadline->tv_sec == slice.tv_sec &&
-			  deadline->tv_nsec < slice.tv_nsec)))
-		slice = *deadline;
+	sleep_slice(&slice, deadline);
 	err = q->w->map.tp->wait(&q->w->map, &q->fc->space_bell, bell, &slice);
 	if (err == -ETIMEDOUT)
 		err = 0;  /* the caller checks its own deadline */
@@ -338,11 +344,7 @@ static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
 	FENCE();
 	if (ready_lane(q) < 0) {
 		struct timespec slice;
-		smq_deadline(&slice, SLEEP_SLICE_MS);
-		if (deadline && (deadline->tv_sec < slice.tv_sec ||
-				 (deadline->tv_sec == slice.tv_sec &&
-				  deadline->tv_nsec < slice.tv_nsec)))
-			slice = *deadline;
+		sleep_slice(&slice, deadline);
 		STORE(&q->rx->sleeps, LOAD(&q->rx->sleeps) + 1);
 		smq_beat(w);
 		err = w->map.tp->wait(&w->map, &q->bell->doorbell, bell, &slice);

@@ -52,21 +52,6 @@ static void truncate_to(const char *spec, uint64_t size)
 		FAIL("truncate %s", spec);
 }
 
-/* The window must hold exactly the bytes of the snapshot. */
-static void same(const uint8_t *snap, size_t len, const char *spec,
-		 const char *what)
-{
-	size_t n;
-	uint8_t *now = test_snapshot(spec, &n);
-
-	if (n != len)
-		FAIL("%s: window size changed %zu -> %zu", what, len, n);
-	for (size_t i = 0; i < n; i++)
-		if (now[i] != snap[i])
-			FAIL("%s: window byte %zu changed 0x%02x -> 0x%02x", what,
-			     i, snap[i], now[i]);
-	free(now);
-}
 
 /* A freshly formatted window (a new file: generation 1). */
 static void format(const char *spec, const struct smq_geometry *g)
@@ -103,7 +88,7 @@ static void same_except(uint8_t *snap, size_t len, const char *spec,
 	CHECK(now_len == len && off + n <= len);
 	memcpy(snap + off, now + off, n);
 	free(now);
-	same(snap, len, spec, what);
+	test_same(snap, len, spec, what);
 }
 
 static uint64_t layout_size(const struct smq_geometry *g)
@@ -278,7 +263,7 @@ static void try_corruption(const char *spec, const struct corruption *c)
 			     c->what, b, c->err, smq_strerror(c->err));
 		CHECK(w == NULL);
 	}
-	same(snap, len, spec, c->what);
+	test_same(snap, len, spec, c->what);
 
 	/* Attached raw, validation names the field. */
 	OK(smq_open(&w, spec, 0, SMQ_OPEN_RAW));
@@ -315,7 +300,7 @@ static void try_corruption(const char *spec, const struct corruption *c)
 	EXPECT(smq_board_info(w, 0, &(struct smq_board_info){0}),
 	       -SMQ_EUNFORMATTED);
 	OK(smq_close(w));
-	same(snap, len, spec, c->what);
+	test_same(snap, len, spec, c->what);
 	free(snap);
 
 	/* And a re-init from a raw handle repairs it. */
@@ -485,7 +470,7 @@ static void test_dynamic(const char *spec)
 	rx = (void *)1;
 	EXPECT(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx), -SMQ_ECORRUPT);
 	CHECK(rx == NULL);
-	same(snap, len, spec, "lane.top");
+	test_same(snap, len, spec, "lane.top");
 	free(snap);
 	OK(smq_close(w0));
 
@@ -735,11 +720,11 @@ static void test_init_errors(const char *spec)
 	OK(smq_open(&w, spec, 0, 0));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		EXPECT(smq_init(w, &bad[i]), -EINVAL);
-		same(snap, len, spec, "smq_init of a bad geometry");
+		test_same(snap, len, spec, "smq_init of a bad geometry");
 	}
 	EXPECT(smq_init(w, NULL), -EINVAL);
 	EXPECT(smq_init(NULL, &G2), -EINVAL);
-	same(snap, len, spec, "smq_init(NULL)");
+	test_same(snap, len, spec, "smq_init(NULL)");
 	/* the handle is still attached and current */
 	OK(smq_validate(w, NULL));
 	OK(smq_window_info(w, &wi));
@@ -749,12 +734,12 @@ static void test_init_errors(const char *spec)
 	OK(smq_open(&w1, spec, 1, 0));
 	EXPECT(smq_init(w1, &G2), -EPERM);
 	EXPECT(smq_init(w1, &bad[0]), -EPERM);
-	same(snap, len, spec, "smq_init from board 1");
+	test_same(snap, len, spec, "smq_init from board 1");
 	OK(smq_close(w1));
 	OK(smq_open(&w1, spec, 1, SMQ_OPEN_RAW));
 	EXPECT(smq_init(w1, &G2), -EPERM);
 	OK(smq_close(w1));
-	same(snap, len, spec, "smq_init from raw board 1");
+	test_same(snap, len, spec, "smq_init from raw board 1");
 	free(snap);
 	OK(smq_close(w));
 

@@ -63,20 +63,6 @@ static void chan_wait(struct chan *c)
 		FAIL("pipe read");
 }
 
-static void same(const uint8_t *snap, size_t len, const char *spec,
-		 const char *what)
-{
-	size_t n;
-	uint8_t *now = test_snapshot(spec, &n);
-
-	if (n != len)
-		FAIL("%s: window size changed %zu -> %zu", what, len, n);
-	for (size_t i = 0; i < n; i++)
-		if (now[i] != snap[i])
-			FAIL("%s: window byte %zu changed 0x%02x -> 0x%02x", what,
-			     i, snap[i], now[i]);
-	free(now);
-}
 
 static uint64_t generation(struct smq_window *w)
 {
@@ -337,7 +323,7 @@ static int stale_board(void *p)
 		uint8_t *snap = test_snapshot(a->spec, &len);
 		EXPECT(smq_send(tx, "after", 5, 0), -ESTALE);
 		EXPECT(smq_send(tx, "after", 5, 1000), -ESTALE);
-		same(snap, len, a->spec, "send from a stale handle");
+		test_same(snap, len, a->spec, "send from a stale handle");
 		EXPECT(smq_announce(w), -ESTALE);
 		EXPECT(smq_heartbeat(w), -ESTALE);
 		EXPECT(smq_synchronize(w, 100, 1, &pending), -ESTALE);
@@ -354,7 +340,7 @@ static int stale_board(void *p)
 		OK(smq_queue_close(tx));
 		OK(smq_queue_close(rx));
 		OK(smq_close(w));
-		same(snap, len, a->spec, "calls from a stale handle");
+		test_same(snap, len, a->spec, "calls from a stale handle");
 		free(snap);
 
 		/* Reattached: current again, one generation later. */
@@ -527,7 +513,7 @@ static void part_stale_own(void)
 		uint8_t *snap = test_snapshot(spec, &len);
 		EXPECT(smq_send(tx, "old", 3, 0), -ESTALE);
 		EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -ESTALE);
-		same(snap, len, spec, "queue handles from before the format");
+		test_same(snap, len, spec, "queue handles from before the format");
 		free(snap);
 		OK(smq_queue_close(tx));
 		OK(smq_queue_close(rx));
@@ -564,7 +550,7 @@ static int regeo_board(void *p)
 	EXPECT(smq_send(tx, "x", 1, 0), -ESTALE);
 	EXPECT(smq_queue_open(w, 0, SMQ_SENDER, 0, &q), -ESTALE);
 	EXPECT(smq_synchronize(w, 0, 1, NULL), -ESTALE);
-	same(snap, len, a->spec, "stale board after a new geometry");
+	test_same(snap, len, a->spec, "stale board after a new geometry");
 	free(snap);
 	OK(smq_queue_close(tx));
 	OK(smq_close(w));
@@ -680,7 +666,7 @@ static int board1_denied(void *p)
 	EXPECT(smq_clear(w, -1), -EPERM);
 	EXPECT(smq_clear(w, 0), -EPERM);
 	EXPECT(smq_clear(w, 1), -EPERM);
-	same(snap, len, a->spec, "init and clear from board 1");
+	test_same(snap, len, a->spec, "init and clear from board 1");
 	free(snap);
 	EXPECT(smq_queue_open(w, 2, SMQ_SENDER, 0, &q), -EINVAL);
 	CHECK(q == NULL);
@@ -712,7 +698,7 @@ static void part_permissions(void)
 	uint64_t gen = generation(w);
 	EXPECT(smq_clear(w, 2), -EINVAL);
 	EXPECT(smq_clear(w, 1000), -EINVAL);
-	same(snap, len, spec, "smq_clear of queue 2");
+	test_same(snap, len, spec, "smq_clear of queue 2");
 	free(snap);
 	CHECK(generation(w) == gen);
 	EXPECT(smq_queue_open(w, 2, SMQ_SENDER, 0, &rx2), -EINVAL);

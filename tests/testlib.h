@@ -39,5 +39,8 @@ uint64_t test_rand(uint64_t *state);
 /* Reads the whole window file into a malloc'd buffer. */
 uint8_t *test_snapshot(const char *spec, size_t *len);
 const char *test_path(const char *spec);
+/* Fails unless the window holds exactly the bytes of snap. */
+void test_same(const uint8_t *snap, size_t len, const char *spec,
+	       const char *what);
 
 #endif
