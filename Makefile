@@ -64,6 +64,13 @@ $(SHLIB): $(LIB_OBJ) libsmq/libsmq.map
 	ln -sf $(SONAME) $(B)/libsmq.so
 
 
+# t_baseline runs the baselines themselves: it links the cli objects they need.
+$(B)/tests/t_baseline: tests/t_baseline.c tests/testlib.c tests/testlib.h cli/measure.h \
+		$(B)/cli/baseline.o $(B)/cli/measure.o $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
+		$(B)/cli/baseline.o $(B)/cli/measure.o $(STLIB) $(LDFLAGS)
+
 # Tests link the static library: they may reach internals (format tests
 # corrupt windows field by field), which the shared library does not export.
 $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(STLIB)
@@ -72,7 +79,7 @@ $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(STLIB)
 
 # smqctl links libsmq statically: one binary to copy onto a board.
 $(SMQCTL): $(CLI_OBJ) $(STLIB)
-	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(STLIB) $(LDFLAGS) -lm
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(STLIB) $(LDFLAGS) -lncursesw -lm
 
 $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
@@ -86,6 +93,11 @@ check: all
 
 check-all:
 	sh tests/check-all.sh
+
+# Speed, never in timed tests: smq beside baselines measured in the same
+# run, as ratios (smqctl bench --baseline).
+bench: $(SMQCTL)
+	$(SMQCTL) bench --baseline
 
 demo: $(SMQCTL)
 	SMQCTL=$(SMQCTL) sh cli/demo.sh

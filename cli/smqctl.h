@@ -72,6 +72,6 @@ void json_bool(struct json *j, const char *key, bool val);
 void json_close(struct json *j);
 
 extern const struct cmd cmd_init, cmd_clear, cmd_sync, cmd_dump, cmd_send,
-	cmd_recv;
+	cmd_recv, cmd_pingpong, cmd_bench, cmd_top;
 
 #endif

@@ -368,8 +368,10 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 	next_beat = now + SLEEP_SLICE_MS * 1000000ull;
 	if (!(q->flags & SMQ_SLEEP))
 		spin_until = now + q->spin_ns;
+	/* SMQ_SLEEP looks once between sleeps; the others poll a while */
+	int polls = q->flags & SMQ_SLEEP ? 1 : 128;
 	for (;;) {
-		for (int i = 0; i < 128; i++) {
+		for (int i = 0; i < polls; i++) {
 			if ((s = ready_lane(q)) >= 0)
 				return s;
 			cpu_relax();

@@ -1,0 +1,224 @@
+/* smqctl pingpong: two boards bounce messages of each size (seed 000,
+ * figures 7 and 10): messages per second per direction, half round trip
+ * latency, CPU time of each side. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "session.h"
+
+struct pingpong_opts {
+	struct session_opts s;
+	size_t sizes[MAX_SIZES];
+	int nsizes;
+	uint64_t count;
+	int duration_ms;
+	struct result results[MAX_SIZES];
+	int nresults;
+};
+
+enum { OPT_SIZE = 's', OPT_COUNT = 'c', OPT_DURATION = 'd', OPT_HIST = 0x300 };
+
+static const struct argp_option options[] = {
+	{ "size", OPT_SIZE, "LIST", 0,
+	  "Message sizes in bytes, e.g. 0,64,4K (default 0,10,100,1000, the "
+	  "sizes of seed 000's figures 7 and 10)", 0 },
+	{ "count", OPT_COUNT, "N", 0, "Round trips per size (default 100000)", 0 },
+	{ "duration", OPT_DURATION, "TIME", 0,
+	  "Bounce each size for TIME instead of a count", 0 },
+	{ "histogram", OPT_HIST, NULL, 0,
+	  "Draw a histogram of the half round trips of each size", 0 },
+	{ 0 }
+};
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct pingpong_opts *o = st->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		st->child_inputs[0] = &o->s;
+		break;
+	case OPT_SIZE:
+		o->nsizes = arg_sizes(st, "--size", arg, o->sizes, MAX_SIZES);
+		break;
+	case OPT_COUNT:
+		o->count = arg_u32(st, "--count", arg, 1, UINT32_MAX);
+		break;
+	case OPT_DURATION:
+		o->duration_ms = arg_duration(st, "--duration", arg);
+		if (o->duration_ms <= 0)
+			argp_error(st, "--duration must be more than 0 and finite");
+		break;
+	case OPT_HIST:
+		o->s.histogram = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(st, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (o->count && o->duration_ms)
+			argp_error(st, "--count and --duration exclude each other");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {
+	{ &session_argp, 0, "Measurement options:", 2 },
+	{ 0 }
+};
+
+static const struct argp argp = {
+	options, parse, NULL,
+	"Bounce messages between this board (--board) and a peer board, for "
+	"each size: messages per second per direction, half round trip latency "
+	"(min, mean, median, p95, p99, p99.9, max) and the CPU time of each "
+	"side.  By default both boards run here, the peer in a second process "
+	"pinned to another CPU; with --peer only this board's half runs, "
+	"against the same command on the peer board.  Ctrl-C stops and prints "
+	"what was measured.", children, NULL, NULL
+};
+
+/* One size: warm up, then time each round trip; count round trips, or
+ * for duration_ms.  The result is named after the session's mode. */
+int pingpong_size(struct session *s, size_t size, uint64_t count,
+		  int duration_ms, bool histogram, struct result *r)
+{
+	uint64_t warm = 1000, cap = count;
+	uint64_t *samples;
+	uint64_t n = 0, errors = 0;
+	int err;
+
+	if (duration_ms)
+		cap = 1u << 20;
+	samples = malloc(cap * sizeof(*samples));
+	if (!samples)
+		return error("out of memory for %" PRIu64 " samples", cap);
+	memset(s->buf, 0x5a, size);
+	err = session_round(s, OP_PING, size, duration_ms ? 0 : warm + count,
+			    warm);
+	if (err) {
+		free(samples);
+		return window_error(s->ctx, "pingpong", err);
+	}
+	uint64_t start = 0, end_by = 0, i;
+	double cpu0 = 0;
+	for (i = 0; !duration_ms ? i < warm + count : true; i++) {
+		if (i == warm) {
+			start = now_ns();
+			cpu0 = cpu_seconds();
+			end_by = start + (uint64_t)duration_ms * 1000000ull;
+		}
+		if (measure_interrupted || (duration_ms && i > warm &&
+					    now_ns() >= end_by))
+			break;
+		size_t len;
+		session_fill(s->buf, size, i);
+		uint64_t t0 = now_ns();
+		if ((err = smq_send(s->tx, s->buf, size, s->timeout_ms)) ||
+		    (err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
+				       &len, NULL, s->timeout_ms)))
+			break;
+		uint64_t t1 = now_ns();
+		uint64_t seq = i;
+		if (size >= sizeof(seq))
+			memcpy(&seq, s->buf, sizeof(seq));
+		if (len != size || seq != i)
+			errors++;
+		if (i < warm)
+			continue;
+		if (n == cap) {
+			uint64_t *more = realloc(samples, 2 * cap * sizeof(*samples));
+			if (!more)
+				break;
+			samples = more;
+			cap *= 2;
+		}
+		samples[n++] = (t1 - t0) / 2;
+		if ((n & 0xffff) == 0)
+			progress("pingpong", n, count);
+	}
+	uint64_t stop = now_ns();
+	double cpu = cpu_seconds() - cpu0;
+	progress_end();
+	struct session_msg rep;
+	if (!err && (duration_ms || i < warm + count))
+		err = session_stop(s);
+	if (!err)
+		err = session_report(s, &rep);
+	if (err) {
+		free(samples);
+		return window_error(s->ctx, "pingpong", err);
+	}
+	if (errors || rep.errors) {
+		free(samples);
+		return error("pingpong of %zu bytes: %" PRIu64 " messages came "
+			     "back wrong", size, errors + rep.errors);
+	}
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "smq %s", mode_name(s->mode));
+	r->size = size;
+	r->messages = n;
+	r->seconds = n ? (double)(stop - start) / 1e9 : 0;
+	r->msgs_per_s = r->seconds > 0 ? (double)n / r->seconds : 0;
+	r->mb_per_s = r->msgs_per_s * (double)size / 1e6;
+	r->has_latency = true;
+	r->cpu_a = cpu;
+	r->cpu_b = rep.count > warm ? rep.cpu : -1;
+	if (histogram) {
+		printf("%zu bytes: ", size);
+		histogram_print(samples, n);
+	}
+	lat_compute(samples, n, &r->half_rtt);
+	free(samples);
+	return 0;
+}
+
+static int rounds(struct session *s, void *arg)
+{
+	struct pingpong_opts *o = arg;
+	char title[512];
+	int rc = 0;
+
+	for (int k = 0; k < o->nsizes && !measure_interrupted; k++) {
+		if (o->sizes[k] > s->wi.geometry.entry_size) {
+			rc = error("size %zu is larger than the entry size %u of %s",
+				   o->sizes[k], s->wi.geometry.entry_size, s->wi.name);
+			break;
+		}
+		if ((rc = pingpong_size(s, o->sizes[k], o->count, o->duration_ms,
+					o->s.histogram && !s->ctx->json && !o->s.csv,
+					&o->results[o->nresults])))
+			break;
+		o->nresults++;
+	}
+	snprintf(title, sizeof(title), "pingpong on %s: board %u (cpu %d) <-> "
+		 "board %u (cpu %d), queues %u and %u, mode %s%s", s->wi.name,
+		 s->self, o->s.cpu[0], s->peer, o->s.cpu[1], s->q_self, s->q_peer,
+		 mode_name(s->mode), measure_interrupted ? " (interrupted)" : "");
+	if (o->nresults)
+		results_print(s->ctx, &o->s, title, o->results, o->nresults, true);
+	return rc ? rc : measure_interrupted ? 1 : 0;
+}
+
+static int run(int argc, char **argv, struct ctx *ctx)
+{
+	static struct pingpong_opts o;
+	static const size_t seed_sizes[] = { 0, 10, 100, 1000 };
+
+	session_opts_init(&o.s);
+	parse_cmd(&argp, argc, argv, &o, ctx);
+	if (!o.nsizes) {
+		memcpy(o.sizes, seed_sizes, sizeof(seed_sizes));
+		o.nsizes = 4;
+	}
+	if (!o.count && !o.duration_ms)
+		o.count = 100000;
+	return session_main(ctx, &o.s, rounds, &o);
+}
+
+const struct cmd cmd_pingpong = { "pingpong", run, &argp,
+				  "measure ping-pong rate and latency" };

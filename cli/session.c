@@ -1,0 +1,602 @@
+/* Measurement sessions between two boards (see session.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "session.h"
+
+#define SESSION_MAGIC 0x50504d53u  /* "SMPP" */
+#define CTL_TIMEOUT_MS 10000
+
+/* ---- options ---- */
+
+enum { OPT_MODE = 0x200, OPT_CPU, OPT_PEER, OPT_PEER_BOARD, OPT_QUEUES, OPT_CSV };
+
+static const struct argp_option session_options[] = {
+	{ "mode", OPT_MODE, "MODE", 0,
+	  "poll (busy-poll, the default), sleep (sleep at once) or spin "
+	  "(spin 20 us, then sleep)", 0 },
+	{ "cpu", OPT_CPU, "A,B", 0,
+	  "Pin this board to CPU A and the peer to CPU B (default: the first "
+	  "two CPUs this process may use; -1 leaves a side unpinned)", 0 },
+	{ "peer", OPT_PEER, NULL, 0,
+	  "Run only this board's half, against the same command run on the "
+	  "peer board (across real boards)", 0 },
+	{ "peer-board", OPT_PEER_BOARD, "N", 0,
+	  "The other board (default 1, or 0 when --board is not 0)", 0 },
+	{ "queues", OPT_QUEUES, "A,B", 0,
+	  "Queue A (received by the lower-numbered board) and queue B (by the "
+	  "other); default: the first queue each board receives", 0 },
+	{ "csv", OPT_CSV, NULL, 0, "Print comma-separated values", 0 },
+	{ 0 }
+};
+
+void session_opts_init(struct session_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = SMQ_POLL;
+	o->cpu[0] = o->cpu[1] = -1;
+	o->peer_board = -1;
+	o->queues[0] = o->queues[1] = -1;
+}
+
+static void two_ints(struct argp_state *st, const char *opt, const char *arg,
+		     int out[2], int min, int max)
+{
+	char *end;
+	for (int i = 0; i < 2; i++) {
+		errno = 0;
+		long v = strtol(arg, &end, 10);
+		if (end == arg || errno || v < min || v > max ||
+		    (i == 0 && *end != ',') || (i == 1 && *end))
+			argp_error(st, "%s needs two numbers A,B from %d to %d, "
+				   "not '%s'", opt, min, max, arg);
+		out[i] = (int)v;
+		arg = end + 1;
+	}
+}
+
+static error_t session_parse(int key, char *arg, struct argp_state *st)
+{
+	struct session_opts *o = st->input;
+
+	switch (key) {
+	case OPT_MODE:
+		if (!strcmp(arg, "poll"))
+			o->mode = SMQ_POLL;
+		else if (!strcmp(arg, "sleep"))
+			o->mode = SMQ_SLEEP;
+		else if (!strcmp(arg, "spin"))
+			o->mode = 0;
+		else
+			argp_error(st, "--mode is poll, sleep or spin, not '%s'", arg);
+		break;
+	case OPT_CPU:
+		two_ints(st, "--cpu", arg, o->cpu, -1, CPU_SETSIZE - 1);
+		o->cpu_set = true;
+		break;
+	case OPT_PEER:
+		o->peer_mode = true;
+		break;
+	case OPT_PEER_BOARD:
+		o->peer_board = (int)arg_u32(st, "--peer-board", arg, 0,
+					     SMQ_MAX_BOARDS - 1);
+		break;
+	case OPT_QUEUES:
+		two_ints(st, "--queues", arg, o->queues, 0, SMQ_MAX_QUEUES - 1);
+		break;
+	case OPT_CSV:
+		o->csv = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp session_argp = { session_options, session_parse, NULL,
+				   NULL, NULL, NULL, NULL };
+
+/* ---- messages ---- */
+
+void session_fill(uint8_t *buf, size_t size, uint64_t seq)
+{
+	if (size >= sizeof(seq))
+		memcpy(buf, &seq, sizeof(seq));
+}
+
+static bool is_ctl(const uint8_t *buf, size_t len, uint64_t id, uint32_t op)
+{
+	struct session_msg m;
+
+	if (len != sizeof(m))
+		return false;
+	memcpy(&m, buf, sizeof(m));
+	return m.magic == SESSION_MAGIC && (!id || m.id == id) &&
+	       (!op || m.op == op);
+}
+
+static int send_msg(struct session *s, uint32_t op, uint64_t size,
+		    uint64_t count, double cpu, uint64_t errors, uint64_t warm)
+{
+	struct session_msg m = { SESSION_MAGIC, op, s->id, size, count, cpu,
+				 errors, warm };
+	return smq_send(s->tx, &m, sizeof(m), s->timeout_ms);
+}
+
+/* Waits for a control message op of this session; skips anything else. */
+static int wait_msg(struct session *s, uint32_t op, struct session_msg *m,
+		    int timeout_ms)
+{
+	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+
+	for (;;) {
+		size_t len;
+		int64_t left = (int64_t)(end - now_ns()) / 1000000;
+		int err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
+				      &len, NULL, left > 0 ? (int)left : 0);
+		if (err == -EAGAIN)
+			err = -ETIMEDOUT;
+		if (err)
+			return err;
+		if (is_ctl(s->buf, len, s->id, op)) {
+			memcpy(m, s->buf, sizeof(*m));
+			return 0;
+		}
+	}
+}
+
+int session_round(struct session *s, uint32_t op, uint64_t size,
+		  uint64_t count, uint64_t warm)
+{
+	struct session_msg m;
+	int err = send_msg(s, op, size, count, 0, 0, warm);
+
+	return err ? err : wait_msg(s, OP_READY, &m, CTL_TIMEOUT_MS);
+}
+
+int session_stop(struct session *s)
+{
+	return send_msg(s, OP_STOP, 0, 0, 0, 0, 0);
+}
+
+int session_report(struct session *s, struct session_msg *r)
+{
+	return wait_msg(s, OP_REPORT, r, CTL_TIMEOUT_MS * 3);
+}
+
+/* ---- the peer: echo or drain until told to quit ---- */
+
+static int serve_round(struct session *s, const struct session_msg *ctl)
+{
+	size_t cap = s->wi.geometry.entry_size, len;
+	uint64_t n = 0, errors = 0;
+	int err = send_msg(s, OP_READY, 0, 0, 0, 0, 0);
+	double cpu0 = cpu_seconds();
+
+	while (!err && (!ctl->count || n < ctl->count)) {
+		if (n == ctl->warm)
+			cpu0 = cpu_seconds();
+		err = smq_receive(s->rx, s->buf, cap, &len, NULL, s->timeout_ms);
+		if (err)
+			break;
+		if (len == sizeof(struct session_msg) &&
+		    is_ctl(s->buf, len, s->id, OP_STOP))
+			break;
+		if (ctl->op == OP_PING) {
+			err = smq_send(s->tx, s->buf, len, s->timeout_ms);
+		} else {
+			uint64_t seq = n;
+			if (len >= sizeof(seq))
+				memcpy(&seq, s->buf, sizeof(seq));
+			if (len != ctl->size || seq != n)
+				errors++;
+		}
+		n++;
+	}
+	if (err)
+		return err;
+	return send_msg(s, OP_REPORT, ctl->size, n, cpu_seconds() - cpu0,
+			errors, 0);
+}
+
+static int serve(struct session *s, pid_t parent)
+{
+	size_t len;
+	int waited = 0;
+
+	for (;;) {
+		int err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
+				      &len, NULL, 1000);
+		if (err == -ETIMEDOUT) {
+			/* a forked peer outlives no parent; a real one gives up
+			 * after its timeout */
+			if ((parent && getppid() != parent) ||
+			    (!parent && ++waited * 1000 >= s->timeout_ms))
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (err)
+			return err;
+		waited = 0;
+		struct session_msg m;
+		if (!is_ctl(s->buf, len, 0, 0))
+			continue;
+		memcpy(&m, s->buf, sizeof(m));
+		if (m.op == OP_HELLO && !parent)
+			s->id = m.id;  /* a board started elsewhere: adopt */
+		if (m.id != s->id)
+			continue;  /* left over from an earlier run */
+		if (m.op == OP_HELLO) {
+			if ((err = send_msg(s, OP_READY, 0, 0, 0, 0, 0)))
+				return err;
+			continue;
+		}
+		if (m.op == OP_QUIT)
+			return 0;
+		if ((m.op == OP_PING || m.op == OP_STREAM) &&
+		    (err = serve_round(s, &m)))
+			return err;
+	}
+}
+
+/* ---- setting up ---- */
+
+static int first_queue_of(struct smq_window *w, unsigned queues, unsigned board)
+{
+	for (unsigned q = 0; q < queues; q++) {
+		struct smq_queue_info qi;
+		if (!smq_queue_info(w, q, &qi) && qi.receiver == board)
+			return (int)q;
+	}
+	return -1;
+}
+
+static void session_close(struct session *s)
+{
+	if (s->rx)
+		smq_queue_close(s->rx);
+	if (s->tx)
+		smq_queue_close(s->tx);
+	free(s->buf);
+	if (s->w)
+		smq_close(s->w);
+	memset(s, 0, sizeof(*s));
+}
+
+static int session_open(struct session *s, struct ctx *ctx, unsigned self,
+			unsigned peer, unsigned q_self, unsigned q_peer,
+			int mode, int timeout_ms)
+{
+	struct ctx mine = *ctx;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->ctx = ctx;
+	s->self = self;
+	s->peer = peer;
+	s->q_self = q_self;
+	s->q_peer = q_peer;
+	s->timeout_ms = timeout_ms;
+	s->mode = mode;
+	mine.board = self;
+	if (open_window(&mine, 0, &s->w))
+		return -1;
+	smq_window_info(s->w, &s->wi);
+	s->buf = calloc(1, s->wi.geometry.entry_size);
+	if (!s->buf) {
+		session_close(s);
+		return error("out of memory");
+	}
+	err = smq_queue_open(s->w, q_self, SMQ_RECEIVER, (unsigned)mode, &s->rx);
+	if (err == -EBUSY) {
+		struct smq_queue_info qi;
+		smq_queue_info(s->w, q_self, &qi);
+		session_close(s);
+		return error("queue %u already has a receiver (pid %u): choose "
+			     "free queues with --queues", q_self, qi.receiver_pid);
+	}
+	if (!err)
+		err = smq_queue_open(s->w, q_peer, SMQ_SENDER, 0, &s->tx);
+	if (err) {
+		session_close(s);
+		return window_error(ctx, "open queue", err);
+	}
+	/* what an earlier run left in our own queue is not for us */
+	size_t len;
+	while (!smq_receive(s->rx, s->buf, s->wi.geometry.entry_size, &len,
+			    NULL, 0))
+		;
+	return 0;
+}
+
+static uint64_t new_id(void)
+{
+	uint64_t id = 0;
+	if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+		id = now_ns() ^ ((uint64_t)getpid() << 32);
+	return id | 1;
+}
+
+/* The initiator says hello until the peer answers for this session. */
+static int hello(struct session *s, int timeout_ms, bool say)
+{
+	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct session_msg m;
+	bool said = false;
+
+	while (now_ns() < end && !measure_interrupted) {
+		int err = send_msg(s, OP_HELLO, 0, 0, 0, 0, 0);
+		if (!err)
+			err = wait_msg(s, OP_READY, &m, 200);
+		if (err != -ETIMEDOUT)
+			return err;
+		if (say && !said) {
+			fprintf(stderr, "smqctl: waiting for board %u (run the "
+				"same command with --peer there)\n", s->peer);
+			said = true;
+		}
+	}
+	return -ETIMEDOUT;
+}
+
+int session_main(struct ctx *ctx, struct session_opts *o,
+		 int (*run_rounds)(struct session *s, void *arg), void *arg)
+{
+	struct smq_window *w;
+	struct smq_window_info wi;
+	struct session s;
+	unsigned self = ctx->board;
+	unsigned peer = o->peer_board >= 0 ? (unsigned)o->peer_board
+					   : self == 0 ? 1 : 0;
+	int rc;
+
+	if (open_window(ctx, 0, &w))
+		return 1;
+	smq_window_info(w, &wi);
+	if (peer >= wi.geometry.boards || peer == self) {
+		smq_close(w);
+		return error("the peer must be another board of the window's %u, "
+			     "not board %u", wi.geometry.boards, peer);
+	}
+	if (wi.geometry.entry_size < sizeof(struct session_msg)) {
+		smq_close(w);
+		return error("the window's entries of %u bytes are too small: "
+			     "measurements need %zu", wi.geometry.entry_size,
+			     sizeof(struct session_msg));
+	}
+	unsigned lo = self < peer ? self : peer, hi = self < peer ? peer : self;
+	int qlo = o->queues[0] >= 0 ? o->queues[0]
+				    : first_queue_of(w, wi.geometry.queues, lo);
+	int qhi = o->queues[1] >= 0 ? o->queues[1]
+				    : first_queue_of(w, wi.geometry.queues, hi);
+	for (int i = 0; i < 2; i++) {
+		int q = i ? qhi : qlo;
+		unsigned b = i ? hi : lo;
+		struct smq_queue_info qi;
+		if (q < 0) {
+			smq_close(w);
+			return error("board %u receives no queue of %s", b, wi.name);
+		}
+		if (check_queue(w, (unsigned)q)) {
+			smq_close(w);
+			return 1;
+		}
+		smq_queue_info(w, (unsigned)q, &qi);
+		if (qi.receiver != b) {
+			smq_close(w);
+			return error("queue %d is received by board %u, not board %u",
+				     q, qi.receiver, b);
+		}
+	}
+	smq_close(w);
+	unsigned q_self = (unsigned)(self == lo ? qlo : qhi);
+	unsigned q_peer = (unsigned)(self == lo ? qhi : qlo);
+	if (!o->cpu_set) {
+		o->cpu[0] = cpu_pick(0);
+		o->cpu[1] = cpu_pick(1);
+	}
+	measure_signals();
+
+	if (o->peer_mode) {
+		cpu_pin(o->cpu[0]);
+		if (session_open(&s, ctx, self, peer, q_self, q_peer, o->mode,
+				 60000))
+			return 1;
+		if (self > peer) {
+			if (!ctx->json)
+				fprintf(stderr, "smqctl: board %u serving board %u "
+					"(queues %u and %u)\n", self, peer,
+					q_self, q_peer);
+			int err = serve(&s, 0);
+			session_close(&s);
+			return err ? window_error(ctx, "peer", err) : 0;
+		}
+		s.id = new_id();
+		int err = hello(&s, 60000, true);
+		if (err) {
+			session_close(&s);
+			return err == -ETIMEDOUT
+				? error("board %u did not answer within 60 s", peer)
+				: window_error(ctx, "hello", err);
+		}
+		rc = run_rounds(&s, arg);
+		send_msg(&s, OP_QUIT, 0, 0, 0, 0, 0);
+		session_close(&s);
+		return rc;
+	}
+
+	/* Both halves here: the peer is a child process, pinned apart. */
+	uint64_t id = new_id();
+	pid_t parent = getpid();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return error("fork: %s", strerror(errno));
+	if (pid == 0) {
+		signal(SIGINT, SIG_IGN);
+		cpu_pin(o->cpu[1]);
+		struct session ps;
+		if (session_open(&ps, ctx, peer, self, q_peer, q_self, o->mode,
+				 CTL_TIMEOUT_MS))
+			_exit(1);
+		ps.id = id;
+		int err = serve(&ps, parent);
+		session_close(&ps);
+		_exit(err ? 1 : 0);
+	}
+	cpu_pin(o->cpu[0]);
+	rc = 1;
+	if (!session_open(&s, ctx, self, peer, q_self, q_peer, o->mode,
+			  CTL_TIMEOUT_MS)) {
+		s.id = id;
+		int err = hello(&s, CTL_TIMEOUT_MS, false);
+		if (err)
+			rc = window_error(ctx, "starting the peer", err);
+		else
+			rc = run_rounds(&s, arg);
+		send_msg(&s, OP_QUIT, 0, 0, 0, 0, 0);
+		session_close(&s);
+	}
+	int status;
+	for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(100000);
+	if (waitpid(pid, &status, WNOHANG) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	return rc;
+}
+
+const char *mode_name(int mode)
+{
+	return mode == SMQ_POLL ? "poll" : mode == SMQ_SLEEP ? "sleep" : "spin";
+}
+
+/* ---- output ---- */
+
+static double pct(double cpu, double seconds)
+{
+	return cpu < 0 || seconds <= 0 ? -1 : 100.0 * cpu / seconds;
+}
+
+void results_print(struct ctx *ctx, const struct session_opts *o,
+		   const char *title, const struct result *r, int n,
+		   bool latency)
+{
+	if (ctx->json) {
+		struct json j;
+		json_open(&j, stdout);
+		json_begin(&j, NULL, '{');
+		json_str(&j, "title", title);
+		json_begin(&j, "results", '[');
+		for (int i = 0; i < n; i++) {
+			json_begin(&j, NULL, '{');
+			json_str(&j, "name", r[i].name);
+			json_u64(&j, "size", r[i].size);
+			json_u64(&j, "messages", r[i].messages);
+			fprintf(stdout, ",\n      \"seconds\": %.9f,\n      "
+				"\"msgs_per_s\": %.1f,\n      \"mb_per_s\": %.3f",
+				r[i].seconds, r[i].msgs_per_s, r[i].mb_per_s);
+			if (r[i].has_latency) {
+				const struct lat_stats *l = &r[i].half_rtt;
+				fprintf(stdout, ",\n      \"half_rtt_ns\": {\"n\": %"
+					PRIu64 ", \"min\": %.0f, \"mean\": %.1f, "
+					"\"median\": %.0f, \"p95\": %.0f, \"p99\": "
+					"%.0f, \"p99.9\": %.0f, \"max\": %.0f}",
+					l->n, l->min, l->mean, l->median, l->p95,
+					l->p99, l->p999, l->max);
+			}
+			fprintf(stdout, ",\n      \"cpu_percent\": [%.1f, %.1f]",
+				pct(r[i].cpu_a, r[i].seconds),
+				pct(r[i].cpu_b, r[i].seconds));
+			json_end(&j, '}');
+		}
+		json_end(&j, ']');
+		json_end(&j, '}');
+		json_close(&j);
+		return;
+	}
+	if (o && o->csv) {
+		printf("name,size,messages,seconds,msgs_per_s,mb_per_s%s,"
+		       "cpu_a_percent,cpu_b_percent\n", latency
+		       ? ",min_ns,mean_ns,median_ns,p95_ns,p99_ns,p999_ns,max_ns" : "");
+		for (int i = 0; i < n; i++) {
+			printf("%s,%zu,%" PRIu64 ",%.9f,%.1f,%.3f", r[i].name,
+			       r[i].size, r[i].messages, r[i].seconds,
+			       r[i].msgs_per_s, r[i].mb_per_s);
+			if (latency) {
+				const struct lat_stats *l = &r[i].half_rtt;
+				printf(",%.0f,%.1f,%.0f,%.0f,%.0f,%.0f,%.0f", l->min,
+				       l->mean, l->median, l->p95, l->p99, l->p999,
+				       l->max);
+			}
+			printf(",%.1f,%.1f\n", pct(r[i].cpu_a, r[i].seconds),
+			       pct(r[i].cpu_b, r[i].seconds));
+		}
+		return;
+	}
+	printf("%s\n", title);
+	if (latency)
+		printf("%8s %12s %12s  %7s %7s %7s %7s %7s %7s %8s  %5s %5s\n",
+		       "SIZE", "ROUND TRIPS", "MSGS/S/DIR", "MIN", "MEAN",
+		       "MEDIAN", "P95", "P99", "P99.9", "MAX", "CPU-A", "CPU-B");
+	else
+		printf("%8s %12s %12s %12s  %5s %5s\n", "SIZE", "MESSAGES",
+		       "MSGS/S", "MB/S", "CPU-A", "CPU-B");
+	for (int i = 0; i < n; i++) {
+		char a[16] = "-", b[16] = "-";
+		double pa = pct(r[i].cpu_a, r[i].seconds);
+		double pb = pct(r[i].cpu_b, r[i].seconds);
+		if (pa >= 0)
+			snprintf(a, sizeof(a), "%.0f%%", pa);
+		if (pb >= 0)
+			snprintf(b, sizeof(b), "%.0f%%", pb);
+		if (latency) {
+			const struct lat_stats *l = &r[i].half_rtt;
+			printf("%8zu %12" PRIu64 " %12.0f  %7.2f %7.2f %7.2f %7.2f "
+			       "%7.2f %7.2f %8.2f  %5s %5s\n", r[i].size,
+			       r[i].messages, r[i].msgs_per_s, l->min / 1e3,
+			       l->mean / 1e3, l->median / 1e3, l->p95 / 1e3,
+			       l->p99 / 1e3, l->p999 / 1e3, l->max / 1e3, a, b);
+		} else {
+			printf("%8zu %12" PRIu64 " %12.0f %12.1f  %5s %5s\n",
+			       r[i].size, r[i].messages, r[i].msgs_per_s,
+			       r[i].mb_per_s, a, b);
+		}
+	}
+	if (latency)
+		printf("latency: half round trip in microseconds; CPU: share of "
+		       "one core used by each side\n");
+}
+
+void histogram_print(const uint64_t *s, uint64_t n)
+{
+	uint64_t counts[64] = { 0 }, most = 0;
+	int lo = 63, hi = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		int k = s[i] ? 63 - __builtin_clzll(s[i]) : 0;
+		counts[k]++;
+		lo = k < lo ? k : lo;
+		hi = k > hi ? k : hi;
+	}
+	for (int k = lo; k <= hi; k++)
+		most = counts[k] > most ? counts[k] : most;
+	if (!n || !most)
+		return;
+	printf("half round trip histogram (%" PRIu64 " samples):\n", n);
+	for (int k = lo; k <= hi; k++) {
+		int bar = (int)((counts[k] * 50 + most - 1) / most);
+		printf("  %9.3f - %9.3f us %10" PRIu64 " %.*s\n",
+		       (double)(1ull << k) / 1e3, (double)(2ull << k) / 1e3,
+		       counts[k], counts[k] ? bar : 0,
+		       "##################################################");
+	}
+}

@@ -1,0 +1,91 @@
+/* A measurement session between two boards: the lower-numbered board
+ * (the initiator) drives rounds with control messages; the other board
+ * echoes (ping-pong) or drains (stream) and reports its CPU time.
+ * Used by pingpong and bench, over one pair of queues of the window. */
+#ifndef SMQ_SESSION_H
+#define SMQ_SESSION_H
+
+#include "measure.h"
+#include "smqctl.h"
+
+enum session_op {
+	OP_HELLO = 1, OP_READY, OP_PING, OP_STREAM, OP_STOP, OP_REPORT, OP_QUIT,
+};
+
+/* Control messages and reports share one 48-byte shape. */
+struct session_msg {
+	uint32_t magic;
+	uint32_t op;
+	uint64_t id;
+	uint64_t size, count;   /* the round: message size and count (0: until
+				   OP_STOP) ; in a report: messages handled */
+	double cpu;             /* report: CPU seconds the peer used after
+				   the warm-up */
+	uint64_t errors;        /* report: messages that came wrong */
+	uint64_t warm;          /* round: messages of warm-up, not timed */
+};
+
+struct session {
+	struct smq_window *w;
+	struct smq_window_info wi;
+	unsigned self, peer;
+	unsigned q_self, q_peer;    /* we receive on q_self, send on q_peer */
+	struct smq_queue *rx, *tx;
+	uint64_t id;
+	uint8_t *buf;               /* entry_size bytes */
+	int mode;                   /* the receivers' mode */
+	int timeout_ms;             /* for a peer that stopped answering */
+	struct ctx *ctx;
+};
+
+/* Options both commands take. */
+struct session_opts {
+	int mode;               /* SMQ_POLL, SMQ_SLEEP, or 0 (spin, then sleep) */
+	int cpu[2];             /* initiator's and peer's CPU, -1: don't pin */
+	bool cpu_set;
+	bool peer_mode;         /* --peer: only this board's half */
+	int peer_board;         /* -1: 1 for board 0, else 0 */
+	int queues[2];          /* -1: the first queue each board receives */
+	bool csv, histogram;
+};
+void session_opts_init(struct session_opts *o);
+/* The option parser both commands include as a child. */
+extern const struct argp session_argp;
+
+/* Sets everything up and runs: in the default mode, forks the peer; with
+ * --peer, serves if this board is not the initiator.  Calls run_rounds on
+ * the initiator.  Returns the exit status. */
+int session_main(struct ctx *ctx, struct session_opts *o,
+		 int (*run_rounds)(struct session *s, void *arg), void *arg);
+
+/* Initiator side */
+int session_round(struct session *s, uint32_t op, uint64_t size,
+		  uint64_t count, uint64_t warm);
+int session_stop(struct session *s);
+int session_report(struct session *s, struct session_msg *r);
+/* Fills a message of size bytes whose first 8 (if it has them) are seq. */
+void session_fill(uint8_t *buf, size_t size, uint64_t seq);
+
+const char *mode_name(int mode);
+
+/* pingpong.c: one size of a ping-pong (for pingpong and bench --baseline) */
+int pingpong_size(struct session *s, size_t size, uint64_t count,
+		  int duration_ms, bool histogram, struct result *r);
+/* bench.c: one size of a stream */
+int stream_size(struct session *s, size_t size, uint64_t count,
+		struct result *r);
+
+/* Output of a list of results: text table, --json or --csv. */
+void results_print(struct ctx *ctx, const struct session_opts *o,
+		   const char *title, const struct result *r, int n,
+		   bool latency);
+/* A latency histogram of half round trips, in the terminal. */
+void histogram_print(const uint64_t *samples, uint64_t n);
+
+/* args.c: "0,10,100,4K,1M" (K and M are binary) into out; returns how
+ * many; a bad list is a usage error through argp. */
+#define MAX_SIZES 64
+int arg_sizes(struct argp_state *st, const char *opt, const char *arg,
+	      size_t *out, int max);
+
+#endif
