@@ -124,19 +124,19 @@ static int layout_fill(struct smq_layout *l, const struct smq_geometry *g,
 		l->receiver[q] = (uint16_t)r;
 	}
 
-	/* Region b: notice, lane_out+lane_fc per queue, then the receive area
+	/* Region b: notice, lane lines per queue, then the receive area
 	 * of each queue b receives.  Sizes are bounded by check_geometry, so
 	 * one queue's rings fit in 2^51 bytes; the sum is checked as it grows. */
 	uint64_t ring_bytes = (uint64_t)g->boards * g->entries * l->stride;
 	uint64_t rx_bytes = SMQ_LINE + l->bottoms_size + SMQ_LINE +
-			    (uint64_t)g->boards * SMQ_LINE + ring_bytes;
+			    2 * (uint64_t)g->boards * SMQ_LINE + ring_bytes;
 	uint64_t off = SMQ_ALIGN(l->queue_table +
 				 (uint64_t)g->queues * sizeof(struct smq_qdesc),
 				 SMQ_PAGE);
 	for (unsigned b = 0; b < g->boards; b++) {
 		uint64_t start = off;
 		l->region[b] = off;
-		off += SMQ_LINE + (uint64_t)g->queues * 2 * SMQ_LINE;
+		off += SMQ_LINE + (uint64_t)g->queues * SMQ_LANE_LINES * SMQ_LINE;
 		for (unsigned q = 0; q < g->queues; q++) {
 			if (l->receiver[q] != b)
 				continue;
@@ -354,7 +354,9 @@ static int check_lane(const void *base, const struct smq_layout *l,
 	if (fcb > bottom)
 		return fault(f, SMQ_ECORRUPT, "lane.flow_bottom",
 			     lay_lane_fc(l, s, q), fcb, bottom);
-	if (top < bottom || top - bottom > l->entries)
+	/* the receiver takes an entry by its signature, before its sender
+	 * stores top: bottom may be top + 1 */
+	if (bottom > top + 1 || (top > bottom && top - bottom > l->entries))
 		return fault(f, SMQ_ECORRUPT, "lane.top", lay_lane_in(l, q, s),
 			     top, bottom + l->entries);
 	if (shadow < top || shadow - top > 1)

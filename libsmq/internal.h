@@ -82,12 +82,19 @@ struct smq_lane_out {           /* written by the sending board */
 	uint64_t messages, bytes, full_waits, doorbells;
 	uint8_t pad2[16];
 };
-struct smq_lane_fc {            /* flowControl: written by the receiver */
+struct smq_lane_fc {            /* flowControl, written by the receiver at
+				   every message; the sender reads it only
+				   when its cached copy says the ring is full */
 	uint64_t bottom;        /* next sequence the receiver will read */
+	uint8_t pad[56];
+};
+struct smq_lane_wake {          /* flowControl, written by the receiver only
+				   when it sleeps, wakes, or rings: the
+				   sender's read at every send stays local */
 	uint64_t sleep_epoch;   /* odd while the receiver sleeps */
 	uint32_t space_bell;    /* the sender waits here for room */
 	uint32_t pad;
-	uint8_t pad2[40];
+	uint8_t pad2[48];
 };
 
 /* Receiver side of a queue, in the receiving board's region. */
@@ -107,10 +114,15 @@ struct smq_bell {               /* written by senders */
 	uint32_t doorbell;
 	uint8_t pad[60];
 };
-struct smq_lane_in {            /* line s written by sending board s */
+struct smq_lane_in {            /* line s written by sending board s at
+				   every message */
 	uint64_t top;           /* published: entries below it are complete */
+	uint8_t pad[56];
+};
+struct smq_lane_ask {           /* line s written by sending board s only
+				   when it waits for room */
 	uint64_t space_wait;    /* space_bell + 1 while a sender waits */
-	uint8_t pad[48];
+	uint8_t pad[56];
 };
 struct smq_entry {
 	uint32_t size;
@@ -128,6 +140,8 @@ _Static_assert(sizeof(struct smq_lane_fc) == SMQ_LINE, "lane_fc");
 _Static_assert(sizeof(struct smq_rx) == SMQ_LINE, "rx");
 _Static_assert(sizeof(struct smq_bell) == SMQ_LINE, "bell");
 _Static_assert(sizeof(struct smq_lane_in) == SMQ_LINE, "lane_in");
+_Static_assert(sizeof(struct smq_lane_ask) == SMQ_LINE, "lane_ask");
+_Static_assert(sizeof(struct smq_lane_wake) == SMQ_LINE, "lane_wake");
 _Static_assert(sizeof(struct smq_entry) == SMQ_ENTRY_HEADER, "entry");
 
 /* Offsets of everything, computed from the geometry alone. */
@@ -143,7 +157,8 @@ struct smq_layout {
 	uint64_t bottoms_size;  /* bytes of the bottom[] array, whole lines */
 };
 
-/* rx area of a queue: rx line, bottoms, bell, lane_in[boards], rings */
+/* rx area of a queue: rx line, bottoms, bell, lane_in[boards],
+ * lane_ask[boards], rings */
 static inline uint64_t lay_bottoms(const struct smq_layout *l, unsigned q)
 { return l->rx[q] + SMQ_LINE; }
 static inline uint64_t lay_bell(const struct smq_layout *l, unsigned q)
@@ -151,21 +166,29 @@ static inline uint64_t lay_bell(const struct smq_layout *l, unsigned q)
 static inline uint64_t lay_lane_in(const struct smq_layout *l, unsigned q,
 				   unsigned s)
 { return lay_bell(l, q) + SMQ_LINE + (uint64_t)s * SMQ_LINE; }
+static inline uint64_t lay_lane_ask(const struct smq_layout *l, unsigned q,
+				    unsigned s)
+{ return lay_lane_in(l, q, l->boards) + (uint64_t)s * SMQ_LINE; }
 static inline uint64_t lay_ring(const struct smq_layout *l, unsigned q,
 				unsigned s)
 {
-	return lay_lane_in(l, q, l->boards) +
+	return lay_lane_ask(l, q, l->boards) +
 	       (uint64_t)s * l->entries * l->stride;
 }
 static inline uint64_t lay_notice(const struct smq_layout *l, unsigned b)
 { return l->region[b]; }
-/* in the sending board's region: lane_out then lane_fc for every queue */
+/* in the sending board's region: lane_out, lane_fc and lane_wake for
+ * every queue */
+#define SMQ_LANE_LINES 3
 static inline uint64_t lay_lane_out(const struct smq_layout *l, unsigned s,
 				    unsigned q)
-{ return l->region[s] + SMQ_LINE + (uint64_t)q * 2 * SMQ_LINE; }
+{ return l->region[s] + SMQ_LINE + (uint64_t)q * SMQ_LANE_LINES * SMQ_LINE; }
 static inline uint64_t lay_lane_fc(const struct smq_layout *l, unsigned s,
 				   unsigned q)
 { return lay_lane_out(l, s, q) + SMQ_LINE; }
+static inline uint64_t lay_lane_wake(const struct smq_layout *l, unsigned s,
+				     unsigned q)
+{ return lay_lane_out(l, s, q) + 2 * SMQ_LINE; }
 
 /* A mapped window, as a transport hands it over. */
 struct smq_map {
@@ -220,8 +243,12 @@ struct smq_queue {
 	/* sender: */
 	struct smq_lane_out *out;
 	struct smq_lane_fc *fc;
+	struct smq_lane_wake *wake;
 	struct smq_lane_in *in;
+	struct smq_lane_ask *ask;
 	uint8_t *ring;
+	uint64_t bottom_seen;   /* the receiver's bottom as last read: the
+				   ring is re-read only when this says full */
 	uint64_t epoch;         /* the queue's signature key */
 	uint64_t rung_epoch;    /* last receiver sleep we rang for */
 	uint32_t tid;
@@ -230,8 +257,13 @@ struct smq_queue {
 	uint64_t *bottoms;
 	struct smq_bell *bell;
 	struct smq_lane_in *lanes;      /* [boards] */
+	struct smq_lane_ask *asks;      /* [boards] */
 	struct smq_lane_fc **fcs;       /* [boards], in the senders' regions */
+	struct smq_lane_wake **wakes;   /* [boards], in the senders' regions */
 	uint32_t *space_rung;           /* [boards] last space_bell rung */
+	const struct smq_entry **heads; /* [boards] entry at each bottom */
+	uint64_t *expect;               /* [boards] its signature when written */
+	uint32_t cursor;
 	uint8_t *rings;
 	uint64_t sleep_epoch;
 	uint32_t pid;

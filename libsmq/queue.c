@@ -1,7 +1,10 @@
 /* Queues: the message path.  A queue has one lane per sending board; a
  * lane's ring and top live in the receiver's region, its bottom and flow
  * control in the sender's, so each side only reads memory local to it and
- * only writes across the bus (seed 000, section 6.1). */
+ * only writes across the bus (seed 000, section 6.1).  Fields that change
+ * at every message and fields that change only on sleep and wake-up sit on
+ * different lines, so that at every message only the entry's own lines and
+ * one line of each side's progress move between the boards. */
 #include <signal.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -17,6 +20,32 @@
 static bool dead(uint32_t id)
 {
 	return !smq_pid_alive(id);
+}
+
+static const struct smq_entry *entry_at(const struct smq_queue *q, unsigned s,
+					uint64_t seq)
+{
+	const struct smq_layout *l = &q->w->lay;
+	return (const void *)(q->rings + ((uint64_t)s * l->entries +
+					  (seq & (l->entries - 1))) * l->stride);
+}
+
+/* The receiver's view of lane s at sequence bottom: where the next entry
+ * is and the signature it will carry once written. */
+static void lane_expect(struct smq_queue *q, unsigned s, uint64_t bottom)
+{
+	q->heads[s] = entry_at(q, s, bottom);
+	q->expect[s] = smq_signature(q->epoch, q->index, s, bottom);
+}
+
+static void free_queue(struct smq_queue *q)
+{
+	free(q->fcs);
+	free(q->wakes);
+	free(q->space_rung);
+	free(q->heads);
+	free(q->expect);
+	free(q);
 }
 
 int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
@@ -57,16 +86,19 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 	if (role == SMQ_SENDER) {
 		q->out = at(w, lay_lane_out(l, w->board, index));
 		q->fc = at(w, lay_lane_fc(l, w->board, index));
+		q->wake = at(w, lay_lane_wake(l, w->board, index));
 		q->in = at(w, lay_lane_in(l, index, w->board));
+		q->ask = at(w, lay_lane_ask(l, index, w->board));
 		q->ring = at(w, lay_ring(l, index, w->board));
 		q->bell = at(w, lay_bell(l, index));
 		q->epoch = LOAD(&rx->epoch); /* one read across the bus */
 		q->tid = (uint32_t)gettid();
 		uint64_t top = LOAD(&q->out->top), bottom = LOAD(&q->fc->bottom);
-		if (top < bottom || top - bottom > l->entries) {
-			free(q);
+		if (bottom > top + 1 || (top > bottom && top - bottom > l->entries)) {
+			free_queue(q);
 			return -SMQ_ECORRUPT;
 		}
+		q->bottom_seen = bottom;
 		*qp = q;
 		return 0;
 	}
@@ -75,11 +107,15 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 	q->bottoms = at(w, lay_bottoms(l, index));
 	q->bell = at(w, lay_bell(l, index));
 	q->lanes = at(w, lay_lane_in(l, index, 0));
+	q->asks = at(w, lay_lane_ask(l, index, 0));
 	q->rings = at(w, lay_ring(l, index, 0));
 	q->epoch = LOAD(&rx->epoch);
 	q->fcs = calloc(l->boards, sizeof(*q->fcs));
+	q->wakes = calloc(l->boards, sizeof(*q->wakes));
 	q->space_rung = calloc(l->boards, sizeof(*q->space_rung));
-	if (!q->fcs || !q->space_rung) {
+	q->heads = calloc(l->boards, sizeof(*q->heads));
+	q->expect = calloc(l->boards, sizeof(*q->expect));
+	if (!q->fcs || !q->wakes || !q->space_rung || !q->heads || !q->expect) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -94,10 +130,11 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 	}
 	for (unsigned s = 0; s < l->boards; s++) {
 		q->fcs[s] = at(w, lay_lane_fc(l, s, index));
-		q->space_rung[s] = LOAD(&q->fcs[s]->space_bell);
+		q->wakes[s] = at(w, lay_lane_wake(l, s, index));
+		q->space_rung[s] = LOAD(&q->wakes[s]->space_bell);
 		uint64_t b = LOAD(&q->bottoms[s]);
 		uint64_t top = LOAD_ACQ(&q->lanes[s].top);
-		if (top < b || top - b > l->entries) {
+		if (b > top + 1 || (top > b && top - b > l->entries)) {
 			STORE_REL(&rx->owner, 0);
 			err = -SMQ_ECORRUPT;
 			goto fail;
@@ -105,21 +142,21 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 		/* a receiver that died between its two bottom writes */
 		if (LOAD(&q->fcs[s]->bottom) != b)
 			STORE_REL(&q->fcs[s]->bottom, b);
+		lane_expect(q, s, b);
 	}
+	q->cursor = LOAD(&rx->cursor) % l->boards;
 	/* A receiver that died asleep left the epoch odd: wake it up. */
 	q->sleep_epoch = LOAD(&rx->sleep_epoch);
 	if (q->sleep_epoch & 1) {
 		q->sleep_epoch++;
 		STORE(&rx->sleep_epoch, q->sleep_epoch);
 		for (unsigned s = 0; s < l->boards; s++)
-			STORE(&q->fcs[s]->sleep_epoch, q->sleep_epoch);
+			STORE(&q->wakes[s]->sleep_epoch, q->sleep_epoch);
 	}
 	*qp = q;
 	return 0;
 fail:
-	free(q->fcs);
-	free(q->space_rung);
-	free(q);
+	free_queue(q);
 	return err;
 }
 
@@ -135,9 +172,7 @@ int smq_queue_close(struct smq_queue *q)
 						    __ATOMIC_RELEASE,
 						    __ATOMIC_RELAXED);
 	}
-	free(q->fcs);
-	free(q->space_rung);
-	free(q);
+	free_queue(q);
 	return 0;
 }
 
@@ -189,38 +224,48 @@ static void lane_unlock(struct smq_queue *q)
 	STORE_REL(&q->out->lock, 0);
 }
 
+/* Room in the ring for sequence seq?  Reads the receiver's bottom only when
+ * the copy we have says no. */
+static bool room(struct smq_queue *q, uint64_t seq)
+{
+	uint32_t entries = q->w->lay.entries;
+
+	if (seq - q->bottom_seen < entries)
+		return true;
+	q->bottom_seen = LOAD_ACQ(&q->fc->bottom);
+	return seq - q->bottom_seen < entries;
+}
+
 /* Called with the lock held and the lane full.  Declares that we wait for
  * room (under the lock, so the declaration only grows), drops the lock and
  * sleeps until the receiver rings or the deadline passes. */
 static int wait_for_room(struct smq_queue *q, uint64_t seq,
 			 const struct timespec *deadline)
 {
-	const struct smq_layout *l = &q->w->lay;
 	uint64_t spin_until = smq_now_ns() + DEFAULT_SPIN_NS;
 	int err = 0;
 
 	lane_unlock(q);
 	while (smq_now_ns() < spin_until) {
 		for (int i = 0; i < 64; i++) {
-			if (seq - LOAD_ACQ(&q->fc->bottom) < l->entries)
+			if (room(q, seq))
 				goto relock;
 			cpu_relax();
 		}
 	}
 	lane_lock(q);
-	if (LOAD(&q->out->top) != seq ||
-	    seq - LOAD_ACQ(&q->fc->bottom) < l->entries)
+	if (LOAD(&q->out->top) != seq || room(q, seq))
 		return 0;
-	uint32_t bell = LOAD(&q->fc->space_bell);
-	STORE(&q->in->space_wait, (uint64_t)bell + 1);
+	uint32_t bell = LOAD(&q->wake->space_bell);
+	STORE(&q->ask->space_wait, (uint64_t)bell + 1);
 	FENCE();
-	if (seq - LOAD_ACQ(&q->fc->bottom) < l->entries)
+	if (room(q, seq))
 		return 0;
 	lane_unlock(q);
 	smq_beat(q->w);
 	struct timespec slice;
 	sleep_slice(&slice, deadline);
-	err = q->w->map.tp->wait(&q->w->map, &q->fc->space_bell, bell, &slice);
+	err = q->w->map.tp->wait(&q->w->map, &q->wake->space_bell, bell, &slice);
 	if (err == -ETIMEDOUT)
 		err = 0;  /* the caller checks its own deadline */
 relock:
@@ -245,9 +290,16 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 
 	lane_lock(q);
 	uint64_t seq = LOAD(&q->out->top);
-	uint64_t bottom = LOAD_ACQ(&q->fc->bottom);
-	while (seq - bottom >= l->entries) {
-		if (seq - bottom > l->entries || bottom > seq) {
+	while (!room(q, seq)) {
+		if (q->bottom_seen == seq + 1) {
+			/* A sender died between its signature and its top, and
+			 * the receiver took that entry: carry on after it. */
+			seq = q->bottom_seen;
+			STORE_REL(&q->out->top, seq);
+			STORE_REL(&q->in->top, seq);
+			continue;
+		}
+		if (q->bottom_seen > seq || seq - q->bottom_seen > l->entries) {
 			err = -SMQ_ECORRUPT;
 			goto out;
 		}
@@ -266,15 +318,14 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 		if ((err = smq_queue_stale(q)))
 			goto out;
 		seq = LOAD(&q->out->top);
-		bottom = LOAD_ACQ(&q->fc->bottom);
-		if (seq - bottom >= l->entries && timed && smq_past(&deadline)) {
+		if (!room(q, seq) && timed && smq_past(&deadline)) {
 			err = -ETIMEDOUT;
 			goto out;
 		}
 	}
 
 	/* Payload, then header, then signature, then top: a receiver that sees
-	 * top sees a whole entry. */
+	 * the signature (or top) sees a whole entry. */
 	uint8_t *slot = q->ring + (seq & (l->entries - 1)) * l->stride;
 	struct smq_entry *e = (struct smq_entry *)slot;
 	if (len)
@@ -283,10 +334,10 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 	STORE(&e->sender, (uint16_t)w->board);
 	if (w->map.wc)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	STORE_REL(&e->signature, smq_signature(q->epoch, q->index, w->board, seq));
 	/* A re-init may have begun during the copy: do not publish into it. */
 	if ((err = smq_queue_stale(q)))
 		goto out;
+	STORE_REL(&e->signature, smq_signature(q->epoch, q->index, w->board, seq));
 	STORE_REL(&q->out->top, seq + 1);
 	STORE_REL(&q->in->top, seq + 1);
 	STORE(&q->out->messages, LOAD(&q->out->messages) + 1);
@@ -294,7 +345,7 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 
 	/* Notify only a sleeper, once per sleep (rule 5). */
 	FENCE();
-	uint64_t ep = LOAD(&q->fc->sleep_epoch);
+	uint64_t ep = LOAD(&q->wake->sleep_epoch);
 	if ((ep & 1) && ep != q->rung_epoch) {
 		q->rung_epoch = ep;
 		STORE(&q->out->doorbells, LOAD(&q->out->doorbells) + 1);
@@ -309,18 +360,47 @@ out:
 
 /* ---- receiving ---- */
 
-/* The first lane with a message, starting after the last one served
- * (rotating fairness between sending boards, as seed 002's groups).
- * Returns the lane, or -1.  Reads only the receiver's own region. */
+/* The first lane whose next entry carries its signature, starting after
+ * the last one served (rotating fairness between sending boards, as seed
+ * 002's groups).  One line read per lane, in the receiver's own memory,
+ * and that line brings the entry's header and first bytes along. */
 static int ready_lane(struct smq_queue *q)
 {
 	unsigned boards = q->w->lay.boards;
-	unsigned s = LOAD(&q->rx->cursor);
+	unsigned s = q->cursor;
 
 	for (unsigned i = 0; i < boards; i++, s = s + 1 == boards ? 0 : s + 1)
-		if (LOAD_ACQ(&q->lanes[s].top) != LOAD(&q->bottoms[s]))
+		if (LOAD_ACQ(&q->heads[s]->signature) == q->expect[s])
 			return (int)s;
 	return -1;
+}
+
+/* A lane whose top says an entry is there that does not verify.  Top is
+ * stored after the signature, so a signature read again after top is
+ * final.  We take an entry as soon as its signature is there, so our bottom
+ * may be one past a top its sender is about to store.  The turn passes on,
+ * so the other sending boards are served. */
+static int bad_lane(struct smq_queue *q)
+{
+	const struct smq_layout *l = &q->w->lay;
+
+	for (unsigned s = 0; s < l->boards; s++) {
+		uint64_t bottom = LOAD(&q->bottoms[s]);
+		uint64_t top = LOAD_ACQ(&q->lanes[s].top);
+		int err = 0;
+		if (top == bottom || top + 1 == bottom)
+			continue;
+		if (top < bottom || top - bottom > l->entries)
+			err = -SMQ_ECORRUPT;
+		else if (LOAD_ACQ(&q->heads[s]->signature) != q->expect[s])
+			err = -SMQ_ESIGNATURE;
+		if (err) {
+			q->cursor = s + 1 == l->boards ? 0 : s + 1;
+			STORE(&q->rx->cursor, q->cursor);
+			return err;
+		}
+	}
+	return 0;
 }
 
 static void set_sleep_epoch(struct smq_queue *q, uint64_t ep)
@@ -328,12 +408,13 @@ static void set_sleep_epoch(struct smq_queue *q, uint64_t ep)
 	q->sleep_epoch = ep;
 	STORE(&q->rx->sleep_epoch, ep);
 	for (unsigned s = 0; s < q->w->lay.boards; s++)
-		STORE(&q->fcs[s]->sleep_epoch, ep);
+		STORE(&q->wakes[s]->sleep_epoch, ep);
 }
 
 /* Declare sleep in every sender's flow control, look once more, sleep on
- * the doorbell.  A sender stores top, fences, then reads the epoch; we
- * store the epoch, fence, then read top: one of us sees the other. */
+ * the doorbell.  A sender stores the signature, fences, then reads the
+ * epoch; we store the epoch, fence, then read the signature: one of us
+ * sees the other. */
 static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
 {
 	struct smq_window *w = q->w;
@@ -342,7 +423,7 @@ static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
 
 	set_sleep_epoch(q, q->sleep_epoch + 1);
 	FENCE();
-	if (ready_lane(q) < 0) {
+	if (ready_lane(q) < 0 && !(err = bad_lane(q))) {
 		struct timespec slice;
 		sleep_slice(&slice, deadline);
 		STORE(&q->rx->sleeps, LOAD(&q->rx->sleeps) + 1);
@@ -376,7 +457,7 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 				return s;
 			cpu_relax();
 		}
-		if ((err = smq_queue_stale(q)))
+		if ((err = smq_queue_stale(q)) || (err = bad_lane(q)))
 			return err;
 		if (timeout_ms >= 0 && smq_past(&deadline))
 			return timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
@@ -393,14 +474,6 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 	}
 }
 
-/* A lane whose next entry is bad is reported, and the turn passes on, so
- * the other sending boards are still served. */
-static int skip_lane(struct smq_queue *q, uint32_t next, int err)
-{
-	STORE(&q->rx->cursor, next);
-	return err;
-}
-
 int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 		unsigned *sender, int timeout_ms)
 {
@@ -415,31 +488,29 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 	if ((s = ready_lane(q)) < 0 && (s = wait_for_message(q, timeout_ms)) < 0)
 		return s;
 
-	uint64_t bottom = LOAD(&q->bottoms[s]);
-	uint64_t top = LOAD_ACQ(&q->lanes[s].top);
+	const struct smq_entry *e = q->heads[s];
 	uint32_t next = s + 1 == (int)l->boards ? 0 : (uint32_t)s + 1;
-	if (top < bottom || top - bottom > l->entries)
-		return skip_lane(q, next, -SMQ_ECORRUPT);
-	const uint8_t *slot = q->rings +
-		((uint64_t)s * l->entries + (bottom & (l->entries - 1))) * l->stride;
-	const struct smq_entry *e = (const struct smq_entry *)slot;
-	if (LOAD_ACQ(&e->signature) != smq_signature(q->epoch, q->index, s, bottom))
-		return skip_lane(q, next, -SMQ_ESIGNATURE);
 	uint32_t size = LOAD(&e->size);
-	if (size > l->entry_size || LOAD(&e->sender) != s)
-		return skip_lane(q, next, -SMQ_ECORRUPT);
+	if (size > l->entry_size || LOAD(&e->sender) != s) {
+		q->cursor = next;
+		STORE(&q->rx->cursor, next);
+		return -SMQ_ECORRUPT;
+	}
 	if (len)
 		*len = size;
 	if (size > cap)
 		return -EMSGSIZE;  /* it stays queued */
 	if (size)
-		memcpy(buf, slot + SMQ_ENTRY_HEADER, size);
+		memcpy(buf, (const uint8_t *)e + SMQ_ENTRY_HEADER, size);
 	if (sender)
 		*sender = (unsigned)s;
 
 	/* Our bottom first (local), then the sender's copy (across the bus). */
-	STORE_REL(&q->bottoms[s], bottom + 1);
-	STORE_REL(&q->fcs[s]->bottom, bottom + 1);
+	uint64_t bottom = LOAD(&q->bottoms[s]) + 1;
+	STORE_REL(&q->bottoms[s], bottom);
+	STORE_REL(&q->fcs[s]->bottom, bottom);
+	lane_expect(q, (unsigned)s, bottom);
+	q->cursor = next;
 	STORE(&q->rx->cursor, next);
 	uint64_t n = LOAD(&q->rx->messages) + 1;
 	STORE(&q->rx->messages, n);
@@ -447,10 +518,10 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 
 	/* Ring a sender that waits for room, once per declaration. */
 	FENCE();
-	uint64_t want = LOAD(&q->lanes[s].space_wait);
+	uint64_t want = LOAD(&q->asks[s].space_wait);
 	if (want == (uint64_t)q->space_rung[s] + 1) {
 		q->space_rung[s]++;
-		w->map.tp->ring(&w->map, &q->fcs[s]->space_bell);
+		w->map.tp->ring(&w->map, &q->wakes[s]->space_bell);
 	}
 	if ((n & (HEARTBEAT_EVERY - 1)) == 0)
 		smq_beat(w);

@@ -201,8 +201,9 @@ static void clear_queue(struct smq_window *w, unsigned q, uint64_t gen)
 	struct smq_rx *rx = at(w, l->rx[q]);
 
 	for (unsigned s = 0; s < l->boards; s++) {
-		memset(at(w, lay_lane_out(l, s, q)), 0, 2 * SMQ_LINE);
+		memset(at(w, lay_lane_out(l, s, q)), 0, SMQ_LANE_LINES * SMQ_LINE);
 		memset(at(w, lay_lane_in(l, q, s)), 0, SMQ_LINE);
+		memset(at(w, lay_lane_ask(l, q, s)), 0, SMQ_LINE);
 	}
 	memset(at(w, lay_bottoms(l, q)), 0, (size_t)l->bottoms_size);
 	memset(at(w, lay_bell(l, q)), 0, SMQ_LINE);
@@ -425,14 +426,16 @@ int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
 	const uint64_t *bottoms = at(w, lay_bottoms(l, queue));
 	const struct smq_lane_in *in = at(w, lay_lane_in(l, queue, sender));
 	const struct smq_lane_out *out = at(w, lay_lane_out(l, sender, queue));
-	const struct smq_lane_fc *fc = at(w, lay_lane_fc(l, sender, queue));
+	const struct smq_lane_wake *wake = at(w, lay_lane_wake(l, sender, queue));
+	const struct smq_lane_ask *ask = at(w, lay_lane_ask(l, queue, sender));
 	info->bottom = LOAD(&bottoms[sender]);
 	info->top = LOAD(&in->top);
 	info->messages = LOAD(&out->messages);
 	info->bytes = LOAD(&out->bytes);
 	info->full_waits = LOAD(&out->full_waits);
 	info->doorbells = LOAD(&out->doorbells);
-	info->sender_waiting = LOAD(&in->space_wait) == LOAD(&fc->space_bell) + 1ull;
+	info->sender_waiting = LOAD(&ask->space_wait) ==
+			       LOAD(&wake->space_bell) + 1ull;
 	return smq_stale(w);
 }
 
