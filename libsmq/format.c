@@ -333,9 +333,9 @@ fail:
 #define AT(base, off) ((const void *)((const uint8_t *)(base) + (off)))
 
 /* One lane's sequence numbers and the entries between bottom and top.
- * Bottoms are read before tops: both only grow, so a live window never
- * shows top < bottom; a lane caught mid-receive may look one entry over
- * full, which the caller retries. */
+ * Bottoms are read before tops.  A receiver takes an entry by its signature
+ * before its sender stores top, so bottom may be top + 1; a lane caught
+ * mid-receive may look one entry over full, which the caller retries. */
 static int check_lane(const void *base, const struct smq_layout *l,
 		      unsigned q, unsigned s,
 		      struct smq_fault *f)

@@ -22,6 +22,10 @@ static bool dead(uint32_t id)
 	return !smq_pid_alive(id);
 }
 
+static void lane_lock(struct smq_queue *q);
+static void lane_unlock(struct smq_queue *q);
+static void lane_recover(struct smq_queue *q);
+
 static const struct smq_entry *entry_at(const struct smq_queue *q, unsigned s,
 					uint64_t seq)
 {
@@ -99,6 +103,9 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 			return -SMQ_ECORRUPT;
 		}
 		q->bottom_seen = bottom;
+		lane_lock(q);
+		lane_recover(q);
+		lane_unlock(q);
 		*qp = q;
 		return 0;
 	}
@@ -196,8 +203,28 @@ static void sleep_slice(struct timespec *slice, const struct timespec *deadline)
 
 /* ---- sending ---- */
 
+/* A sender that died after signing entry seq but before storing top left
+ * a whole entry that the receiver takes (or has taken): carry on after
+ * it, never write over it.  Its signature can only be there if that send
+ * wrote it.  Reads one line across the bus: only when a sender opens or
+ * takes the lane over from a dead one, never per message. */
+static void lane_recover(struct smq_queue *q)
+{
+	const struct smq_layout *l = &q->w->lay;
+	uint64_t seq = LOAD(&q->out->top);
+	const struct smq_entry *e = (const void *)
+		(q->ring + (seq & (l->entries - 1)) * l->stride);
+
+	if (LOAD_ACQ(&e->signature) ==
+	    smq_signature(q->epoch, q->index, q->w->board, seq)) {
+		STORE_REL(&q->out->top, seq + 1);
+		STORE_REL(&q->in->top, seq + 1);
+	}
+}
+
 /* The lane lock serialises the senders of one board; it lives in that
- * board's own memory.  A holder that died is detected and replaced. */
+ * board's own memory.  A holder that died is detected and replaced, and
+ * what it left half done is recovered. */
 static void lane_lock(struct smq_queue *q)
 {
 	uint32_t cur = 0;
@@ -207,10 +234,14 @@ static void lane_lock(struct smq_queue *q)
 					    __ATOMIC_ACQUIRE,
 					    __ATOMIC_RELAXED)) {
 		if (++spins % 256 == 0) {
-			if (dead(cur))
-				__atomic_compare_exchange_n(
-					&q->out->lock, &cur, 0, false,
-					__ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			if (dead(cur) &&
+			    __atomic_compare_exchange_n(&q->out->lock, &cur,
+							q->tid, false,
+							__ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED)) {
+				lane_recover(q);
+				return;
+			}
 			sched_yield();
 		} else {
 			cpu_relax();

@@ -259,6 +259,50 @@ int main(void)
 	struct smq_lane_info li5;
 	OK(smq_lane_info(w5, 0, 0, &li5));
 	CHECK(li5.top == 3 && li5.bottom == 3);
+	OK(smq_queue_close(tx));
+	OK(smq_queue_close(rx));
+
+	/* The same death, but the next sender opens before the receiver has
+	 * taken the entry: it must not write over it. */
+	OK(smq_queue_open(w5, 0, SMQ_SENDER, 0, &tx));
+	OK(smq_send(tx, "four", 4, 0));       /* seq 3, published */
+	OK(smq_queue_close(tx));
+	struct smq_entry *e6 = (void *)(base5 + lay_ring(&lay5, 0, 0) + 4 * lay5.stride);
+	memcpy((uint8_t *)e6 + SMQ_ENTRY_HEADER, "five", 4);
+	e6->size = 4;
+	e6->sender = 0;
+	e6->signature = smq_signature(rx5->epoch, 0, 0, 4);  /* then died */
+	OK(smq_queue_open(w5, 0, SMQ_SENDER, 0, &tx));
+	OK(smq_send(tx, "six", 3, 0));
+	OK(smq_queue_open(w5, 0, SMQ_RECEIVER, 0, &rx));
+	const char *want6[] = { "four", "five", "six" };
+	for (int i = 0; i < 3; i++) {
+		OK(smq_receive(rx, buf, sizeof(buf), &len, &from, 0));
+		CHECK(len == strlen(want6[i]) && !memcmp(buf, want6[i], len));
+	}
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
+
+	/* A live handle that takes the lane lock over from a dead holder
+	 * recovers what the holder left signed. */
+	pid_t gone = fork();
+	if (gone == 0)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	struct smq_lane_out *out5 = (void *)(base5 + lay_lane_out(&lay5, 0, 0));
+	struct smq_entry *e7 = (void *)(base5 + lay_ring(&lay5, 0, 0) + 6 * lay5.stride);
+	memcpy((uint8_t *)e7 + SMQ_ENTRY_HEADER, "seven", 5);
+	e7->size = 5;
+	e7->sender = 0;
+	e7->signature = smq_signature(rx5->epoch, 0, 0, 6);
+	out5->lock = (uint32_t)gone;                 /* died holding the lock */
+	OK(smq_send(tx, "eight", 5, 0));
+	const char *want7[] = { "seven", "eight" };
+	for (int i = 0; i < 2; i++) {
+		OK(smq_receive(rx, buf, sizeof(buf), &len, &from, 0));
+		CHECK(len == 5 && !memcmp(buf, want7[i], 5));
+	}
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
+	OK(smq_validate(w5, NULL));
 	smq_layout_free(&lay5);
 	OK(smq_queue_close(tx));
 	OK(smq_queue_close(rx));
