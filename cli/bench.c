@@ -54,6 +54,13 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case ARGP_KEY_ARG:
 		argp_error(st, "unexpected argument '%s'", arg);
 		break;
+	case ARGP_KEY_END:
+		if (o->baseline && o->s.csv)
+			argp_error(st, "--baseline prints a table, or --json; not --csv");
+		if (o->baseline && o->s.peer_mode)
+			argp_error(st, "--baseline runs both halves on scratch "
+				   "windows of its own; not with --peer");
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -137,7 +144,7 @@ int stream_size(struct session *s, size_t size, uint64_t count,
 static int rounds(struct session *s, void *arg)
 {
 	struct bench_opts *o = arg;
-	char title[512];
+	char title[512], c0[16], c1[16];
 	int rc = 0;
 
 	if (!o->nsizes) {
@@ -158,9 +165,10 @@ static int rounds(struct session *s, void *arg)
 			break;
 		o->nresults++;
 	}
-	snprintf(title, sizeof(title), "bench on %s: board %u (cpu %d) -> board "
-		 "%u (cpu %d), queue %u, mode %s%s", s->wi.name, s->self,
-		 o->s.cpu[0], s->peer, o->s.cpu[1], s->q_peer, mode_name(s->mode),
+	snprintf(title, sizeof(title), "bench on %s: board %u (cpu %s) -> board "
+		 "%u (cpu %s), queue %u, mode %s%s", s->wi.name, s->self,
+		 cpu_name(o->s.cpu[0], c0), s->peer, cpu_name(o->s.cpu[1], c1),
+		 s->q_peer, mode_name(s->mode),
 		 measure_interrupted ? " (interrupted)" : "");
 	if (o->nresults)
 		results_print(s->ctx, &o->s, title, o->results, o->nresults, false);

@@ -180,7 +180,7 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 static int rounds(struct session *s, void *arg)
 {
 	struct pingpong_opts *o = arg;
-	char title[512];
+	char title[512], c0[16], c1[16];
 	int rc = 0;
 
 	for (int k = 0; k < o->nsizes && !measure_interrupted; k++) {
@@ -195,9 +195,10 @@ static int rounds(struct session *s, void *arg)
 			break;
 		o->nresults++;
 	}
-	snprintf(title, sizeof(title), "pingpong on %s: board %u (cpu %d) <-> "
-		 "board %u (cpu %d), queues %u and %u, mode %s%s", s->wi.name,
-		 s->self, o->s.cpu[0], s->peer, o->s.cpu[1], s->q_self, s->q_peer,
+	snprintf(title, sizeof(title), "pingpong on %s: board %u (cpu %s) <-> "
+		 "board %u (cpu %s), queues %u and %u, mode %s%s", s->wi.name,
+		 s->self, cpu_name(o->s.cpu[0], c0), s->peer,
+		 cpu_name(o->s.cpu[1], c1), s->q_self, s->q_peer,
 		 mode_name(s->mode), measure_interrupted ? " (interrupted)" : "");
 	if (o->nresults)
 		results_print(s->ctx, &o->s, title, o->results, o->nresults, true);

@@ -20,11 +20,12 @@ enum { OPT_MODE = 0x200, OPT_CPU, OPT_PEER, OPT_PEER_BOARD, OPT_QUEUES, OPT_CSV 
 
 static const struct argp_option session_options[] = {
 	{ "mode", OPT_MODE, "MODE", 0,
-	  "poll (busy-poll, the default), sleep (sleep at once) or spin "
-	  "(spin 20 us, then sleep)", 0 },
+	  "poll (busy-poll; pingpong's default), sleep (sleep at once) or "
+	  "spin (spin 20 us, then sleep; bench's default)", 0 },
 	{ "cpu", OPT_CPU, "A,B", 0,
 	  "Pin this board to CPU A and the peer to CPU B (default: the first "
-	  "two CPUs this process may use; -1 leaves a side unpinned)", 0 },
+	  "two CPUs this process may use; with --peer only A counts and the "
+	  "default is not to pin; -1 leaves a side unpinned)", 0 },
 	{ "peer", OPT_PEER, NULL, 0,
 	  "Run only this board's half, against the same command run on the "
 	  "peer board (across real boards)", 0 },
@@ -331,12 +332,14 @@ static int hello(struct session *s, int timeout_ms, bool say)
 	struct session_msg m;
 	bool said = false;
 
-	while (now_ns() < end && !measure_interrupted) {
+	while (now_ns() < end) {
 		int err = send_msg(s, OP_HELLO, 0, 0, 0, 0, 0);
 		if (!err)
 			err = wait_msg(s, OP_READY, &m, 200);
 		if (err != -ETIMEDOUT)
 			return err;
+		if (measure_interrupted)
+			return -EINTR;
 		if (say && !said) {
 			fprintf(stderr, "smqctl: waiting for board %u (run the "
 				"same command with --peer there)\n", s->peer);
@@ -398,10 +401,14 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 	smq_close(w);
 	unsigned q_self = (unsigned)(self == lo ? qlo : qhi);
 	unsigned q_peer = (unsigned)(self == lo ? qhi : qlo);
-	if (!o->cpu_set) {
+	/* With --peer the other half pins itself; on one host both halves
+	 * would pick the same first CPU, so a peer half pins only if told. */
+	if (!o->cpu_set && !o->peer_mode) {
 		o->cpu[0] = cpu_pick(0);
 		o->cpu[1] = cpu_pick(1);
 	}
+	if (o->peer_mode)
+		o->cpu[1] = -1;
 	measure_signals();
 
 	if (o->peer_mode) {
@@ -422,7 +429,8 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 		int err = hello(&s, 60000, true);
 		if (err) {
 			session_close(&s);
-			return err == -ETIMEDOUT
+			return err == -EINTR ? error("interrupted")
+			       : err == -ETIMEDOUT
 				? error("board %u did not answer within 60 s", peer)
 				: window_error(ctx, "hello", err);
 		}
@@ -457,7 +465,9 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 			  CTL_TIMEOUT_MS)) {
 		s.id = id;
 		int err = hello(&s, CTL_TIMEOUT_MS, false);
-		if (err)
+		if (err == -EINTR)
+			rc = error("interrupted");
+		else if (err)
 			rc = window_error(ctx, "starting the peer", err);
 		else
 			rc = run_rounds(&s, arg);
@@ -472,6 +482,14 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 		waitpid(pid, &status, 0);
 	}
 	return rc;
+}
+
+const char *cpu_name(int cpu, char buf[16])
+{
+	if (cpu < 0)
+		return "-";
+	snprintf(buf, 16, "%d", cpu);
+	return buf;
 }
 
 const char *mode_name(int mode)
@@ -501,21 +519,26 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 			json_str(&j, "name", r[i].name);
 			json_u64(&j, "size", r[i].size);
 			json_u64(&j, "messages", r[i].messages);
-			fprintf(stdout, ",\n      \"seconds\": %.9f,\n      "
-				"\"msgs_per_s\": %.1f,\n      \"mb_per_s\": %.3f",
-				r[i].seconds, r[i].msgs_per_s, r[i].mb_per_s);
+			json_double(&j, "seconds", r[i].seconds, 9);
+			json_double(&j, "msgs_per_s", r[i].msgs_per_s, 1);
+			json_double(&j, "mb_per_s", r[i].mb_per_s, 3);
 			if (r[i].has_latency) {
 				const struct lat_stats *l = &r[i].half_rtt;
-				fprintf(stdout, ",\n      \"half_rtt_ns\": {\"n\": %"
-					PRIu64 ", \"min\": %.0f, \"mean\": %.1f, "
-					"\"median\": %.0f, \"p95\": %.0f, \"p99\": "
-					"%.0f, \"p99.9\": %.0f, \"max\": %.0f}",
-					l->n, l->min, l->mean, l->median, l->p95,
-					l->p99, l->p999, l->max);
+				json_begin(&j, "half_rtt_ns", '{');
+				json_u64(&j, "n", l->n);
+				json_double(&j, "min", l->min, 0);
+				json_double(&j, "mean", l->mean, 1);
+				json_double(&j, "median", l->median, 0);
+				json_double(&j, "p95", l->p95, 0);
+				json_double(&j, "p99", l->p99, 0);
+				json_double(&j, "p99.9", l->p999, 0);
+				json_double(&j, "max", l->max, 0);
+				json_end(&j, '}');
 			}
-			fprintf(stdout, ",\n      \"cpu_percent\": [%.1f, %.1f]",
-				pct(r[i].cpu_a, r[i].seconds),
-				pct(r[i].cpu_b, r[i].seconds));
+			json_begin(&j, "cpu_percent", '[');
+			json_double(&j, NULL, pct(r[i].cpu_a, r[i].seconds), 1);
+			json_double(&j, NULL, pct(r[i].cpu_b, r[i].seconds), 1);
+			json_end(&j, ']');
 			json_end(&j, '}');
 		}
 		json_end(&j, ']');

@@ -12,7 +12,7 @@ enum session_op {
 	OP_HELLO = 1, OP_READY, OP_PING, OP_STREAM, OP_STOP, OP_REPORT, OP_QUIT,
 };
 
-/* Control messages and reports share one 48-byte shape. */
+/* Control messages and reports share one shape. */
 struct session_msg {
 	uint32_t magic;
 	uint32_t op;
@@ -67,6 +67,8 @@ int session_report(struct session *s, struct session_msg *r);
 void session_fill(uint8_t *buf, size_t size, uint64_t seq);
 
 const char *mode_name(int mode);
+/* "3", or "-" for a side left unpinned (or pinned by itself, --peer) */
+const char *cpu_name(int cpu, char buf[16]);
 
 /* pingpong.c: one size of a ping-pong (for pingpong and bench --baseline) */
 int pingpong_size(struct session *s, size_t size, uint64_t count,

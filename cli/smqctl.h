@@ -69,6 +69,8 @@ void json_str(struct json *j, const char *key, const char *val);
 void json_u64(struct json *j, const char *key, uint64_t val);
 void json_i64(struct json *j, const char *key, int64_t val);
 void json_bool(struct json *j, const char *key, bool val);
+/* A number with decimals; not finite prints null. */
+void json_double(struct json *j, const char *key, double val, int decimals);
 void json_close(struct json *j);
 
 extern const struct cmd cmd_init, cmd_clear, cmd_sync, cmd_dump, cmd_send,

@@ -298,6 +298,15 @@ void json_i64(struct json *j, const char *key, int64_t val)
 	fprintf(j->f, "%" PRId64, val);
 }
 
+void json_double(struct json *j, const char *key, double val, int decimals)
+{
+	json_key(j, key);
+	if (isfinite(val))
+		fprintf(j->f, "%.*f", decimals, val);
+	else
+		fputs("null", j->f);
+}
+
 void json_bool(struct json *j, const char *key, bool val)
 {
 	json_key(j, key);
