@@ -213,8 +213,8 @@ static int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 	struct smq_window *w;
 	int err;
 
-	snprintf(path, sizeof(path), "/dev/shm/smq-bench-%d-%u", (int)getpid(),
-		 entry_size);
+	snprintf(path, sizeof(path), "/dev/shm/smq-bench-%d-%u-%u", (int)getpid(),
+		 entries, entry_size);
 	snprintf(spec, sizeof(spec), "file:%s", path);
 	unlink(path);
 	err = smq_open(&w, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW);
@@ -226,6 +226,9 @@ static int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 		unlink(path);
 		return error("scratch window %s: %s", spec, smq_strerror(err));
 	}
+	if (isatty(2))
+		fprintf(stderr, "\r\033[Kbench --baseline: smq, %s, %u entries of %u "
+			"bytes", mode_name(mode), entries, entry_size);
 	struct ctx sc = *ctx;
 	struct session_opts o = *so;
 	sc.window = spec;
@@ -315,17 +318,26 @@ static int baseline(struct ctx *ctx, struct bench_opts *o)
 	tj[0] = (struct job){ true, 64, 1000000, &st64 };
 	for (int i = 0; i < 3; i++)
 		bj[i] = (struct job){ true, big[i], auto_count(big[i]) * 2, &stbig[i] };
-	struct jobs jp = { pj, 2 + N }, js = { sj, 2 }, jt = { tj, 1 },
-		    jb = { bj, 3 };
+	struct jobs jp = { pj, 2 + N }, js = { sj, 2 }, jt = { tj, 1 };
 	if ((rc = scratch_run(ctx, &o->s, SMQ_POLL, 256, 1024, &jp)) ||
 	    (rc = scratch_run(ctx, &o->s, SMQ_SLEEP, 256, 1024, &js)) ||
-	    (rc = scratch_run(ctx, &o->s, 0, 256, 1024, &jt)) ||
-	    (rc = scratch_run(ctx, &o->s, 0, 16, 1u << 20, &jb)))
+	    (rc = scratch_run(ctx, &o->s, 0, 256, 1024, &jt)))
 		return rc;
+	/* big messages: entries of their own size, a ring of 2 to 4 MiB */
+	for (int i = 0; i < 3; i++) {
+		struct jobs one = { &bj[i], 1 };
+		uint32_t entries = (uint32_t)((2u << 20) / big[i]);
+		if ((rc = scratch_run(ctx, &o->s, 0, entries < 4 ? 4 : entries,
+				      (uint32_t)big[i], &one)))
+			return rc;
+	}
 
 	/* the baselines, same CPUs, same run */
-#define BASE(call, name) do { why = NULL; if ((rc = (call))) \
-		return error("baseline %s: %s", name, why ? why : strerror(-rc)); \
+#define BASE(call, name) do { why = NULL; \
+		if (isatty(2)) \
+			fprintf(stderr, "\r\033[Kbench --baseline: %s", name); \
+		if ((rc = (call))) \
+			return error("baseline %s: %s", name, why ? why : strerror(-rc)); \
 	} while (0)
 	BASE(baseline_cacheline_pingpong(a, b, pp_count, &cl, &why), "cache line");
 	BASE(baseline_futex_pingpong(a, b, pp_count / 10, &fx, &why), "futex");
@@ -337,6 +349,8 @@ static int baseline(struct ctx *ctx, struct bench_opts *o)
 	for (int i = 0; i < 3; i++)
 		BASE(baseline_memcpy(big[i], 1ull << 30, &mc[i], &why), "memcpy");
 #undef BASE
+	if (isatty(2))
+		fputs("\r\033[K", stderr);
 
 	struct row rows[32];
 	int n = 0;
