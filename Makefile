@@ -19,7 +19,7 @@ WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ifdef WERROR
 WARN      += -Werror
 endif
-CPPFLAGS  += -D_GNU_SOURCE -DSMQ_VERSION='"$(VERSION)"' -Ilibsmq
+CPPFLAGS  += -D_GNU_SOURCE -DSMQ_VERSION='"$(VERSION)"' -Ilibsmq -Iprobes
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -fPIC -pthread
 
 comma     := ,
@@ -44,12 +44,15 @@ TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 EXAMPLE   := $(B)/smq-example
 CLI_SRC   := $(wildcard cli/*.c)
 CLI_OBJ   := $(CLI_SRC:%.c=$(B)/%.o)
+PROBE_SRC := $(wildcard probes/*.c)
+PROBE_OBJ := $(PROBE_SRC:%.c=$(B)/%.o)
+PCI_LIBS  := -lpci
 SMQCTL    := $(B)/smqctl
 
 .PHONY: all check check-all install clean bench demo
 all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE) $(TEST_BIN)
 
-$(B)/%.o: %.c $(wildcard libsmq/*.h cli/*.h) Makefile
+$(B)/%.o: %.c $(wildcard libsmq/*.h cli/*.h probes/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -71,6 +74,12 @@ $(B)/tests/t_baseline: tests/t_baseline.c tests/testlib.c tests/testlib.h cli/me
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
 		$(B)/cli/baseline.o $(B)/cli/measure.o $(STLIB) $(LDFLAGS)
 
+# Probe and model tests link the probes (and libpci).
+$(B)/tests/t_probe_%: tests/t_probe_%.c tests/testlib.c tests/testlib.h $(PROBE_OBJ) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
+		$(PROBE_OBJ) $(STLIB) $(LDFLAGS) $(PCI_LIBS) -lm
+
 # Tests link the static library: they may reach internals (format tests
 # corrupt windows field by field), which the shared library does not export.
 $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(STLIB)
@@ -78,8 +87,9 @@ $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(STLIB)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c $(STLIB) $(LDFLAGS)
 
 # smqctl links libsmq statically: one binary to copy onto a board.
-$(SMQCTL): $(CLI_OBJ) $(STLIB)
-	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(STLIB) $(LDFLAGS) -lncursesw -lm
+$(SMQCTL): $(CLI_OBJ) $(PROBE_OBJ) $(STLIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(STLIB) $(LDFLAGS) \
+		$(PCI_LIBS) -lncursesw -lm
 
 $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)

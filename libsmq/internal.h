@@ -210,7 +210,8 @@ struct smq_transport {
 	int (*resize)(struct smq_map *m, uint64_t size);
 	void (*close)(struct smq_map *m);
 	/* a doorbell is a 32-bit word in the window: wake whoever waits on it;
-	 * wait while it still reads seen, until deadline (NULL: forever) */
+	 * wait while it still reads seen, until deadline (NULL: forever).
+	 * NULL for both: no doorbell, receivers and senders poll. */
 	void (*ring)(struct smq_map *m, uint32_t *bell);
 	int (*wait)(struct smq_map *m, uint32_t *bell, uint32_t seen,
 		    const struct timespec *deadline);
@@ -218,6 +219,7 @@ struct smq_transport {
 
 extern const struct smq_transport smq_transport_shm;
 extern const struct smq_transport smq_transport_file;
+extern const struct smq_transport smq_transport_pci;
 int smq_transport_open(struct smq_map *m, const char *spec, unsigned flags);
 
 struct smq_window {
@@ -230,6 +232,7 @@ struct smq_window {
 	uint64_t beats;         /* heartbeats written by this handle */
 	uint64_t host_written;  /* generation whose slot has our host name */
 	uint32_t pid;
+	char host[32];
 };
 
 struct smq_queue {
@@ -286,6 +289,10 @@ int smq_check_dynamic(const void *base, const struct smq_layout *l,
 
 /* window.c: write this board's heartbeat (its slot in the board table) */
 void smq_beat(struct smq_window *w);
+/* Whether waiting must poll: the transport has no doorbell, or a board
+ * announced from another host (a futex wakes only its own kernel). */
+bool smq_must_poll(struct smq_window *w);
+#define SMQ_POLL_NAP_NS 50000
 
 /* time.c */
 uint64_t smq_now_ns(void);

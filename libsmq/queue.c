@@ -191,6 +191,26 @@ int smq_queue_set_spin(struct smq_queue *q, unsigned spin_ns)
 	return 0;
 }
 
+/* Waits on a doorbell; or, where none can reach us, naps and lets the
+ * caller look again. */
+static int wait_bell(struct smq_window *w, uint32_t *bell, uint32_t seen,
+		     const struct timespec *until)
+{
+	if (smq_must_poll(w)) {
+		struct timespec nap = { 0, SMQ_POLL_NAP_NS };
+		if (!smq_past(until))
+			nanosleep(&nap, NULL);
+		return 0;
+	}
+	return w->map.tp->wait(&w->map, bell, seen, until);
+}
+
+static void ring_bell(struct smq_window *w, uint32_t *bell)
+{
+	if (w->map.tp->ring)
+		w->map.tp->ring(&w->map, bell);
+}
+
 /* A sleeper wakes by the caller's deadline, or after one slice to beat. */
 static void sleep_slice(struct timespec *slice, const struct timespec *deadline)
 {
@@ -296,7 +316,7 @@ static int wait_for_room(struct smq_queue *q, uint64_t seq,
 	smq_beat(q->w);
 	struct timespec slice;
 	sleep_slice(&slice, deadline);
-	err = q->w->map.tp->wait(&q->w->map, &q->wake->space_bell, bell, &slice);
+	err = wait_bell(q->w, &q->wake->space_bell, bell, &slice);
 	if (err == -ETIMEDOUT)
 		err = 0;  /* the caller checks its own deadline */
 relock:
@@ -380,7 +400,7 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 	if ((ep & 1) && ep != q->rung_epoch) {
 		q->rung_epoch = ep;
 		STORE(&q->out->doorbells, LOAD(&q->out->doorbells) + 1);
-		w->map.tp->ring(&w->map, &q->bell->doorbell);
+		ring_bell(w, &q->bell->doorbell);
 	}
 	if ((seq & (HEARTBEAT_EVERY - 1)) == 0)
 		smq_beat(w);
@@ -459,7 +479,7 @@ static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
 		sleep_slice(&slice, deadline);
 		STORE(&q->rx->sleeps, LOAD(&q->rx->sleeps) + 1);
 		smq_beat(w);
-		err = w->map.tp->wait(&w->map, &q->bell->doorbell, bell, &slice);
+		err = wait_bell(w, &q->bell->doorbell, bell, &slice);
 		if (LOAD(&q->bell->doorbell) != bell)
 			STORE(&q->rx->wakeups, LOAD(&q->rx->wakeups) + 1);
 	}
@@ -552,7 +572,7 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 	uint64_t want = LOAD(&q->asks[s].space_wait);
 	if (want == (uint64_t)q->space_rung[s] + 1) {
 		q->space_rung[s]++;
-		w->map.tp->ring(&w->map, &q->wakes[s]->space_bell);
+		ring_bell(w, &q->wakes[s]->space_bell);
 	}
 	if ((n & (HEARTBEAT_EVERY - 1)) == 0)
 		smq_beat(w);

@@ -113,6 +113,8 @@ struct smq_window_info {
 	uint64_t generation;
 	uint32_t system_state;
 	uint64_t format_time_ns; /* CLOCK_REALTIME of the last init or clear */
+	char notify[40];         /* how a waiting receiver is woken: "futex
+				    doorbell", or "polling: ..." and why */
 };
 
 struct smq_board_info {

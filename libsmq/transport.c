@@ -7,6 +7,7 @@
 static const struct smq_transport *const transports[] = {
 	&smq_transport_shm,
 	&smq_transport_file,
+	&smq_transport_pci,
 };
 #define NTRANSPORTS (sizeof(transports) / sizeof(transports[0]))
 

@@ -47,6 +47,7 @@ int smq_open(struct smq_window **wp, const char *spec, unsigned board,
 		return -ENOMEM;
 	w->board = board;
 	w->pid = (uint32_t)getpid();
+	gethostname(w->host, sizeof(w->host) - 1);
 	err = smq_transport_open(&w->map, spec, flags);
 	if (err) {
 		free(w);
@@ -247,15 +248,26 @@ void smq_beat(struct smq_window *w)
 
 	/* counted in the handle: the slot is in board 0's memory, write only */
 	uint64_t n = __atomic_add_fetch(&w->beats, 1, __ATOMIC_RELAXED);
-	if (!n || w->host_written != w->generation) {
-		char host[sizeof(s->host)] = "";
-		gethostname(host, sizeof(host) - 1);
-		memcpy(s->host, host, sizeof(host));
+	if (w->host_written != w->generation) {
+		memcpy(s->host, w->host, sizeof(s->host));
 		w->host_written = w->generation;
 	}
 	STORE(&s->pid, w->pid);
 	STORE(&s->heartbeat_ns, smq_realtime_ns());
 	STORE(&s->heartbeat_count, n);
+}
+
+bool smq_must_poll(struct smq_window *w)
+{
+	if (!w->map.tp->wait)
+		return true;
+	for (unsigned b = 0; b < w->lay.boards; b++) {
+		const struct smq_board_slot *s = slot_of(w, b);
+		if (LOAD(&s->pid) && s->host[0] &&
+		    strncmp(s->host, w->host, sizeof(s->host)))
+			return true;
+	}
+	return false;
 }
 
 int smq_heartbeat(struct smq_window *w)
@@ -374,6 +386,10 @@ int smq_window_info(struct smq_window *w, struct smq_window_info *info)
 	info->generation = LOAD(&sb->generation);
 	info->system_state = LOAD(&sb->system_state);
 	info->format_time_ns = LOAD(&sb->format_time_ns);
+	snprintf(info->notify, sizeof(info->notify), "%s",
+		 !w->map.tp->wait ? "polling: no doorbell"
+		 : smq_must_poll(w) ? "polling: a board on another host"
+		 : "futex doorbell");
 	return smq_stale(w);
 }
 

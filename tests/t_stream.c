@@ -147,6 +147,35 @@ static void stream_threads(unsigned flags, uint64_t count)
 	OK(smq_close(w));
 }
 
+/* A board announced from another host: no futex can reach it, so both
+ * sides wait by polling.  Board 2 is that stranger here. */
+static void stream_polling(uint64_t count)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 3, 1, ENTRIES, ESIZE);
+	struct smq_layout lay;
+	struct smq_geometry g = { 3, 1, ENTRIES, ESIZE, NULL };
+	const unsigned board_of[] = { 1 };
+	struct smq_window_info wi;
+
+	OK(smq_layout_compute(&lay, &g));
+	struct smq_board_slot *slot = (void *)((uint8_t *)w->map.base +
+		lay.board_table + 2 * SMQ_LINE);
+	slot->pid = 1;
+	snprintf(slot->host, sizeof(slot->host), "another-host");
+	smq_layout_free(&lay);
+	OK(smq_window_info(w, &wi));
+	CHECK(!strcmp(wi.notify, "polling: a board on another host"));
+
+	struct run r = { spec, 1, 0, count, 1 };
+	pid_t pid = test_fork(sender, &r);
+	drain(w, SMQ_SLEEP, 1, count, board_of);
+	test_wait_ok(pid, "sender");
+	OK(smq_validate(w, NULL));
+	printf("polling waits: %llu messages\n", (unsigned long long)count);
+	OK(smq_close(w));
+}
+
 int main(void)
 {
 	const char *env = getenv("SMQ_STREAM_COUNT");
@@ -158,6 +187,7 @@ int main(void)
 	stream(2, 1, one, 0, count / 4);
 	stream(3, 3, three, 0, count / 8);  /* a lane per board, fair turns */
 	stream(2, 2, shared, 0, count / 8); /* two processes, one lane */
+	stream_polling(count / 8);
 	stream_threads(SMQ_SLEEP, count / 8);
 	stream_threads(SMQ_POLL, count / 8);
 	return 0;
