@@ -78,6 +78,7 @@ static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 	json_u64(&j, "entry_size", wi->geometry.entry_size);
 	json_u64(&j, "window_size", wi->window_size);
 	json_u64(&j, "mapped_size", wi->mapped_size);
+	json_str(&j, "notify", wi->notify);
 	json_begin(&j, "board_table", '[');
 	for (unsigned b = 0; b < wi->geometry.boards; b++) {
 		struct smq_board_info bi;
@@ -156,10 +157,11 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 	       "formatted %s\n", wi->name, wi->version, wi->generation,
 	       wi->system_state <= 2 ? sys_states[wi->system_state] : "?", when);
 	printf("geometry: %u boards, %u queues, %u entries of %u bytes; "
-	       "uses %s of %" PRIu64 " bytes mapped\n\n", wi->geometry.boards,
+	       "uses %s of %" PRIu64 " bytes mapped\n", wi->geometry.boards,
 	       wi->geometry.queues, wi->geometry.entries,
 	       wi->geometry.entry_size, human_bytes(wi->window_size, size),
 	       wi->mapped_size);
+	printf("notification: %s\n\n", wi->notify);
 
 	printf("%-5s  %-11s  %10s  %8s  %-16s  %10s  %s\n", "BOARD", "STATE",
 	       "GENERATION", "PID", "HOST", "HEARTBEAT", "ALIVE");

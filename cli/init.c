@@ -152,10 +152,13 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	}
 	err = smq_init(w, &o.g);
 	if (err) {
+		struct smq_window_info before;
+		smq_window_info(w, &before);
 		smq_close(w);
 		if (err == -ENOSPC || err == -EFBIG)
-			return error("window %s cannot grow to %s: %s",
-				     window_spec(ctx), human_bytes(bytes, size),
+			return error("window %s cannot grow to %s: it has %" PRIu64
+				     " bytes (%s)", window_spec(ctx),
+				     human_bytes(bytes, size), before.mapped_size,
 				     smq_strerror(err));
 		return window_error(ctx, "cannot format window", err);
 	}

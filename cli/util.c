@@ -147,10 +147,36 @@ static int explain_fault(struct ctx *ctx, int err)
 	}
 }
 
+static bool is_pci(const char *spec)
+{
+	return !strncmp(spec, "pci:", 4);
+}
+
 int window_error(struct ctx *ctx, const char *what, int err)
 {
 	const char *spec = window_spec(ctx);
 
+	if (is_pci(spec)) {
+		switch (-err) {
+		case ENODEV:
+			return error("no PCI device %s (smqctl probe lists them)",
+				     spec + 4);
+		case ENXIO:
+			return error("%s is not a memory BAR of that device "
+				     "(smqctl probe shows its BARs)", spec);
+		case EBUSY:
+			return error("%s: the device is bound to a kernel driver "
+				     "(smqctl probe -v shows which): unbind it "
+				     "before mapping its BAR", spec);
+		case EACCES:
+		case EPERM:
+			return error("%s %s: permission denied: mapping a PCI BAR "
+				     "needs root", what, spec);
+		case ENOSPC:
+			return error("%s: the BAR is smaller than the window's "
+				     "layout", spec);
+		}
+	}
 	switch (-err) {
 	case ENOENT:
 		return error("window %s does not exist (board 0 creates it: "
@@ -199,6 +225,9 @@ int open_error(struct ctx *ctx, int err)
 				     ctx->board, SMQ_MAX_BOARDS);
 		if (!strncmp(spec, "file:", 5) || spec[0] == '/' || spec[0] == '.')
 			return error("window %s is not a regular file", spec);
+		if (is_pci(spec))
+			return error("bad window spec '%s': pci:[DOMAIN:]BUS:SLOT."
+				     "FUNC[/BAR] in hex, BAR 0 to 5", spec);
 		return error("bad window spec '%s': a shm name is 1 to 200 of "
 			     "A-Z a-z 0-9 . _ -, not starting with '.'", spec);
 	}
