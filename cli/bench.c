@@ -144,7 +144,7 @@ int stream_size(struct session *s, size_t size, uint64_t count,
 static int rounds(struct session *s, void *arg)
 {
 	struct bench_opts *o = arg;
-	char title[512], c0[16], c1[16];
+	char title[1024], c0[16], c1[16];
 	int rc = 0;
 
 	if (!o->nsizes) {
@@ -165,11 +165,13 @@ static int rounds(struct session *s, void *arg)
 			break;
 		o->nresults++;
 	}
+	char note[256];
+	session_predict(s, o->results, o->nresults, note, sizeof(note));
 	snprintf(title, sizeof(title), "bench on %s: board %u (cpu %s) -> board "
-		 "%u (cpu %s), queue %u, mode %s%s", s->wi.name, s->self,
+		 "%u (cpu %s), queue %u, mode %s%s\n%s", s->wi.name, s->self,
 		 cpu_name(o->s.cpu[0], c0), s->peer, cpu_name(o->s.cpu[1], c1),
 		 s->q_peer, mode_name(s->mode),
-		 measure_interrupted ? " (interrupted)" : "");
+		 measure_interrupted ? " (interrupted)" : "", note);
 	if (o->nresults)
 		results_print(s->ctx, &o->s, title, o->results, o->nresults, false);
 	return rc ? rc : measure_interrupted ? 1 : 0;

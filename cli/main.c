@@ -2,6 +2,7 @@
  * The top-level parser takes the shared options and stops at the command
  * name; the command parses the rest with its own argp (STYLE.md). */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,7 +12,7 @@ const char *argp_program_version = "smqctl " SMQ_VERSION;
 
 const struct cmd *const smqctl_cmds[] = {
 	&cmd_init, &cmd_clear, &cmd_sync, &cmd_dump, &cmd_send, &cmd_recv,
-	&cmd_pingpong, &cmd_bench, &cmd_top,
+	&cmd_pingpong, &cmd_bench, &cmd_top, &cmd_probe, &cmd_model,
 	NULL,
 };
 
@@ -32,6 +33,20 @@ static int finish(int rc)
 		return 1;
 	}
 	return rc;
+}
+
+/* A mapped BAR can fault when the device goes away or the mapping outruns
+ * it: say so and exit instead of dumping core (switchtec-user does the
+ * same).  Only async-signal-safe calls here. */
+static void on_sigbus(int sig)
+{
+	static const char msg[] = "smqctl: bus error reading the window: the "
+		"device was removed or reset, or the window is smaller than "
+		"mapped (truncated?)\n";
+	(void)sig;
+	ssize_t r = write(2, msg, sizeof(msg) - 1);
+	(void)r;
+	_exit(1);
 }
 
 /* ---- the shared options: one child parser, in every command too ---- */
@@ -224,6 +239,7 @@ int main(int argc, char **argv)
 	struct top top = { &ctx, 0 };
 
 	argp_err_exit_status = EXIT_USAGE;
+	signal(SIGBUS, on_sigbus);
 	argv[0] = (char *)"smqctl";  /* messages name the tool, not its path */
 	argp_parse(&top_argp, argc, argv, ARGP_IN_ORDER, NULL, &top);
 

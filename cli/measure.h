@@ -28,6 +28,7 @@ struct result {
 	bool has_latency;
 	struct lat_stats half_rtt;  /* half round trip, ns */
 	double cpu_a, cpu_b;    /* CPU seconds used by each side (-1 unknown) */
+	double predicted;       /* the PCIe model's bound on msgs_per_s, or 0 */
 };
 
 /* CPUs: which to use when none are given (the first two this process may

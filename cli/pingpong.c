@@ -180,7 +180,7 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 static int rounds(struct session *s, void *arg)
 {
 	struct pingpong_opts *o = arg;
-	char title[512], c0[16], c1[16];
+	char title[1024], c0[16], c1[16];
 	int rc = 0;
 
 	for (int k = 0; k < o->nsizes && !measure_interrupted; k++) {
@@ -195,11 +195,14 @@ static int rounds(struct session *s, void *arg)
 			break;
 		o->nresults++;
 	}
+	char note[256];
+	session_predict(s, o->results, o->nresults, note, sizeof(note));
 	snprintf(title, sizeof(title), "pingpong on %s: board %u (cpu %s) <-> "
-		 "board %u (cpu %s), queues %u and %u, mode %s%s", s->wi.name,
+		 "board %u (cpu %s), queues %u and %u, mode %s%s\n%s", s->wi.name,
 		 s->self, cpu_name(o->s.cpu[0], c0), s->peer,
 		 cpu_name(o->s.cpu[1], c1), s->q_self, s->q_peer,
-		 mode_name(s->mode), measure_interrupted ? " (interrupted)" : "");
+		 mode_name(s->mode), measure_interrupted ? " (interrupted)" : "",
+		 note);
 	if (o->nresults)
 		results_print(s->ctx, &o->s, title, o->results, o->nresults, true);
 	return rc ? rc : measure_interrupted ? 1 : 0;

@@ -9,6 +9,8 @@
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "model.h"
+#include "probe.h"
 #include "session.h"
 
 #define SESSION_MAGIC 0x50504d53u  /* "SMPP" */
@@ -484,6 +486,43 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 	return rc;
 }
 
+void session_predict(const struct session *s, struct result *r, int n,
+		     char *note, size_t len)
+{
+	char slot[32];
+	struct probe_list list = { 0 };
+	unsigned dom, bus, dev, fn;
+
+	if (strcmp(s->wi.transport, "pci") ||
+	    sscanf(s->wi.name, "pci:%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4) {
+		snprintf(note, len, "notification: %s", s->wi.notify);
+		return;
+	}
+	snprintf(slot, sizeof(slot), "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+	struct probe_filter f = { slot, NULL };
+	if (probe_scan(&list, &f, NULL) || list.n != 1) {
+		snprintf(note, len, "notification: %s; no prediction: %s not "
+			 "found by the probe", s->wi.notify, slot);
+		probe_free(&list);
+		return;
+	}
+	const struct probe_link *k = &list.dev[0].link;
+	struct pcie_link_params p = { k->sta_speed, k->sta_width, k->mps,
+				      k->mrrs };
+	if (!k->present || pcie_params_check(&p)) {
+		snprintf(note, len, "notification: %s; no prediction: %s has no "
+			 "PCIe link to model", s->wi.notify, slot);
+		probe_free(&list);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		r[i].predicted = pcie_queue_msgs_per_s(&p, r[i].size);
+	snprintf(note, len, "notification: %s; predicted: the PCIe model for "
+		 "Gen%d x%d, MPS %d, MRRS %d (smqctl model)", s->wi.notify, p.gen,
+		 p.width, p.mps, p.mrrs);
+	probe_free(&list);
+}
+
 const char *cpu_name(int cpu, char buf[16])
 {
 	if (cpu < 0)
@@ -522,6 +561,9 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 			json_double(&j, "seconds", r[i].seconds, 9);
 			json_double(&j, "msgs_per_s", r[i].msgs_per_s, 1);
 			json_double(&j, "mb_per_s", r[i].mb_per_s, 3);
+			if (r[i].predicted > 0)
+				json_double(&j, "predicted_msgs_per_s",
+					    r[i].predicted, 1);
 			if (r[i].has_latency) {
 				const struct lat_stats *l = &r[i].half_rtt;
 				json_begin(&j, "half_rtt_ns", '{');
@@ -565,6 +607,9 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 		}
 		return;
 	}
+	bool pred = false;
+	for (int i = 0; i < n; i++)
+		pred |= r[i].predicted > 0;
 	printf("%s\n", title);
 	if (latency)
 		printf("%8s %12s %12s  %7s %7s %7s %7s %7s %7s %8s  %5s %5s\n",
@@ -593,6 +638,12 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 			       r[i].size, r[i].messages, r[i].msgs_per_s,
 			       r[i].mb_per_s, a, b);
 		}
+	}
+	if (pred) {
+		printf("%8s %12s %14s\n", "SIZE", "MSGS/S", "PCIE BOUND");
+		for (int i = 0; i < n; i++)
+			printf("%8zu %12.0f %14.0f\n", r[i].size, r[i].msgs_per_s,
+			       r[i].predicted);
 	}
 	if (latency)
 		printf("latency: half round trip in microseconds; CPU: share of "

@@ -67,6 +67,11 @@ int session_report(struct session *s, struct session_msg *r);
 void session_fill(uint8_t *buf, size_t size, uint64_t seq);
 
 const char *mode_name(int mode);
+/* When the window is on a PCI BAR with a PCIe link: the model's bound on
+ * messages/s for each result's size (seed 001), and a line saying which
+ * link; else a line saying why there is none.  Fills r[i].predicted. */
+void session_predict(const struct session *s, struct result *r, int n,
+		     char *note, size_t len);
 /* "3", or "-" for a side left unpinned (or pinned by itself, --peer) */
 const char *cpu_name(int cpu, char buf[16]);
 

@@ -19,6 +19,11 @@ struct probe_bar {
 	bool disabled;          /* memory/I/O decoding off in the command reg */
 	bool window_ok;         /* could carry an smq window */
 	char why[96];           /* why it could not, or "" */
+	/* added: */
+	bool preferred;         /* window_ok and prefetchable: the kind to use;
+				 * a usable BAR that is not says why in why[] */
+	bool size_known;        /* false from a dump: sizes need sysfs */
+	bool is_virtual;        /* given by the OS, not in config space (VF) */
 };
 
 struct probe_link {
@@ -29,6 +34,9 @@ struct probe_link {
 	bool downgraded;        /* trained below its capability */
 	int mps_supported;      /* bytes */
 	int mps, mrrs;          /* in use, bytes */
+	/* added: */
+	bool has_link;          /* link registers exist (not a root-complex
+				 * integrated endpoint or event collector) */
 };
 
 enum probe_kind { PROBE_DEVICE, PROBE_HOST_BRIDGE, PROBE_PCI_BRIDGE,
@@ -48,16 +56,25 @@ struct probe_dev {
 	uint64_t pref_base, pref_limit;
 	bool pref64;
 	struct probe_bar bars[PROBE_MAX_BARS];
-	int nbars;              /* BARs that exist (size > 0) */
+	int nbars;              /* BARs in bars[]: those with an address,
+				 * type bits or a size (lspci's rule) */
 	struct probe_link link;
 	int numa_node;          /* -1 if unknown */
 	char driver[64];        /* "" if none or unknown */
 	int parent;             /* index in the list of the bridge above, or -1 */
+	/* added: */
+	char class_name[64];    /* "Ethernet controller", ... */
+	int header_type;        /* 0 device, 1 PCI-to-PCI bridge, 2 CardBus */
+	bool config_limited;    /* only 64 bytes of config space readable (not
+				 * root): no capabilities, link unknown */
 };
 
 struct probe_list {
 	struct probe_dev *dev;
 	int n;
+	/* added: */
+	int scanned;            /* devices seen before the filter */
+	bool from_dump;         /* read from a dump file, not the live bus */
 };
 
 /* Filters as lspci -s and -d take them; NULL or "" matches everything. */
@@ -66,11 +83,34 @@ struct probe_filter {
 	const char *id;         /* [vendor]:[device] in hex */
 };
 
-/* Scans the live bus (dump == NULL) or an lspci -x style dump file. */
+/* Scans the live bus (dump == NULL) or an lspci -x style dump file.
+ * Returns 0 with the devices sorted by domain, bus, slot and function
+ * (list->n may be 0: nothing matched), or -EINVAL (a bad filter, a
+ * malformed dump), -ENODEV (no PCI access: no /sys/bus/pci), -errno of
+ * opening the dump, -ENOMEM, or -EIO (libpci failed otherwise); see
+ * probe_last_error().  A dump holds config space only: BAR sizes, NUMA
+ * node and driver are unknown there. */
 int probe_scan(struct probe_list *list, const struct probe_filter *filter,
 	       const char *dump);
 void probe_free(struct probe_list *list);
 /* Checks a filter's syntax; returns 0 or -EINVAL. */
 int probe_filter_check(const struct probe_filter *filter);
+
+/* added: */
+/* What the last failing probe call of this thread met, in libpci's or the
+ * filter parser's words ("Invalid slot number"), or "". */
+const char *probe_last_error(void);
+/* "device", "host bridge", "PCI bridge", "NTB" */
+const char *probe_kind_name(enum probe_kind kind);
+/* Link speed generation 1..6 as "2.5GT/s" ... "64GT/s"; "unknown" else. */
+const char *probe_speed_name(int gen);
+/* PCI_EXP_TYPE_* as "Endpoint", "Root Port", ... */
+const char *probe_port_type_name(int type);
+/* Sets bar->window_ok, preferred and why from its other fields, by the
+ * rules: memory, not I/O; an address; decoding on; size known and at least
+ * PROBE_WINDOW_MIN; prefetchable preferred (says why when not). */
+void probe_bar_judge(struct probe_bar *bar, bool from_dump);
+/* Smallest BAR that may carry an smq window. */
+#define PROBE_WINDOW_MIN (64u * 1024)
 
 #endif
