@@ -49,7 +49,7 @@ PROBE_OBJ := $(PROBE_SRC:%.c=$(B)/%.o)
 PCI_LIBS  := -lpci
 SMQCTL    := $(B)/smqctl
 
-.PHONY: all check check-all install clean bench demo
+.PHONY: all check check-all install clean bench demo fuzz reliability
 all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE) $(TEST_BIN)
 
 $(B)/%.o: %.c $(wildcard libsmq/*.h cli/*.h probes/*.h) Makefile
@@ -117,6 +117,21 @@ check-all:
 # run, as ratios (smqctl bench --baseline).
 bench: $(SMQCTL)
 	$(SMQCTL) bench --baseline
+
+# The crash campaign in full (make check runs a short form).
+reliability: $(B)/tests/t_crash
+	$(B)/tests/t_crash --full
+
+# libFuzzer on the window validator and everything dump reads of a window
+# (clang).  FUZZ_TIME seconds (default 600); check-all runs a short one.
+FUZZ_TIME ?= 600
+FUZZ_B    := build-fuzz
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+$(FUZZ_B)/fuzz_window: tests/fuzz/fuzz_window.c $(LIB_SRC) $(wildcard libsmq/*.h)
+	@mkdir -p $(@D)
+	clang $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_window.c $(LIB_SRC)
+fuzz: $(FUZZ_B)/fuzz_window
+	sh tests/fuzz/run.sh $(FUZZ_B)/fuzz_window $(FUZZ_TIME)
 
 demo: $(SMQCTL)
 	SMQCTL=$(SMQCTL) sh cli/demo.sh

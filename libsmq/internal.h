@@ -209,6 +209,8 @@ struct smq_transport {
 	/* make the window at least size bytes and map all of it */
 	int (*resize)(struct smq_map *m, uint64_t size);
 	void (*close)(struct smq_map *m);
+	/* permission bits of the object; NULL where there are none */
+	int (*chmod)(struct smq_map *m, unsigned mode);
 	/* a doorbell is a 32-bit word in the window: wake whoever waits on it;
 	 * wait while it still reads seen, until deadline (NULL: forever).
 	 * NULL for both: no doorbell, receivers and senders poll. */

@@ -112,6 +112,11 @@ static int fd_resize(struct smq_map *m, uint64_t size)
 	return map_fd(m);
 }
 
+static int fd_chmod(struct smq_map *m, unsigned mode)
+{
+	return fchmod(m->fd, (mode_t)(mode & 07777)) < 0 ? -errno : 0;
+}
+
 static void futex_ring(struct smq_map *m, uint32_t *bell)
 {
 	(void)m;
@@ -138,6 +143,7 @@ const struct smq_transport smq_transport_shm = {
 	.open = shm_open_window,
 	.resize = fd_resize,
 	.close = fd_close,
+	.chmod = fd_chmod,
 	.ring = futex_ring,
 	.wait = futex_wait,
 };
@@ -149,6 +155,7 @@ const struct smq_transport smq_transport_file = {
 	.open = file_open_window,
 	.resize = fd_resize,
 	.close = fd_close,
+	.chmod = fd_chmod,
 	.ring = futex_ring,
 	.wait = futex_wait,
 };

@@ -58,6 +58,9 @@ struct smq_geometry {
 
 int smq_open(struct smq_window **w, const char *spec, unsigned board,
 	     unsigned flags);
+/* Permission bits of the window's object (shm, file); -EOPNOTSUPP on a
+ * transport without them (pci).  Windows are created 0600. */
+int smq_set_mode(struct smq_window *w, unsigned mode);
 int smq_close(struct smq_window *w);
 
 /* The system board (board 0) formats the window: every queue empty, a new

@@ -74,6 +74,15 @@ int smq_open(struct smq_window **wp, const char *spec, unsigned board,
 	return 0;
 }
 
+int smq_set_mode(struct smq_window *w, unsigned mode)
+{
+	if (!w || (mode & ~07777u))
+		return -EINVAL;
+	if (!w->map.tp->chmod)
+		return -EOPNOTSUPP;
+	return w->map.tp->chmod(&w->map, mode);
+}
+
 int smq_close(struct smq_window *w)
 {
 	if (!w)
