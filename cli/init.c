@@ -8,6 +8,7 @@
 struct init_opts {
 	struct smq_geometry g;
 	bool queues_set, force;
+	int mode;               /* permission bits, -1: leave as created */
 	uint16_t receivers[SMQ_MAX_QUEUES];
 	uint32_t nassign, assign_q[256], assign_b[256];
 };
@@ -24,6 +25,9 @@ static const struct argp_option options[] = {
 	  "repeatable", 0 },
 	{ "force", 'f', NULL, 0,
 	  "Format even while other boards are attached", 0 },
+	{ "mode", 'm', "OCTAL", 0,
+	  "Permission bits of the window's file (created 0600: only its "
+	  "owner may attach), e.g. 0660 for a group of users", 0 },
 	{ 0 }
 };
 
@@ -66,6 +70,16 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case 'f':
 		o->force = true;
 		break;
+	case 'm': {
+		char *end;
+		errno = 0;
+		long v = strtol(arg, &end, 8);
+		if (end == arg || *end || errno || v < 0 || v > 07777)
+			argp_error(st, "--mode needs octal permission bits such as "
+				   "0600 or 0660, not '%s'", arg);
+		o->mode = (int)v;
+		break;
+	}
 	case ARGP_KEY_ARG:
 		argp_error(st, "unexpected argument '%s'", arg);
 		break;
@@ -128,6 +142,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	int err;
 
 	o.g = (struct smq_geometry){ 2, 0, 64, 1024, NULL };
+	o.mode = -1;
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	if (ctx->board != 0)
 		return error("only the system board (board 0) formats a window, "
@@ -161,6 +176,13 @@ static int run(int argc, char **argv, struct ctx *ctx)
 				     human_bytes(bytes, size), before.mapped_size,
 				     smq_strerror(err));
 		return window_error(ctx, "cannot format window", err);
+	}
+	if (o.mode >= 0 && (err = smq_set_mode(w, (unsigned)o.mode))) {
+		smq_close(w);
+		return error("formatted %s, but cannot set its mode to %04o: %s",
+			     window_spec(ctx), (unsigned)o.mode,
+			     err == -EOPNOTSUPP ? "this transport has no "
+			     "permission bits" : smq_strerror(err));
 	}
 	struct smq_window_info wi;
 	smq_window_info(w, &wi);

@@ -100,6 +100,36 @@ static void print_arrivals(struct ctx *ctx, struct smq_window *w,
 	}
 }
 
+/* Boards that announced themselves under this generation and whose
+ * process is gone: they will never be ready. */
+static uint64_t dead_boards(struct smq_window *w, unsigned boards)
+{
+	uint64_t dead = 0;
+
+	for (unsigned b = 0; b < boards; b++) {
+		struct smq_board_info bi;
+		if (!smq_board_info(w, b, &bi) && bi.state != SMQ_BOARD_ABSENT &&
+		    !bi.alive)
+			dead |= 1ull << b;
+	}
+	return dead;
+}
+
+static int report_dead(uint64_t dead, struct smq_window *w)
+{
+	char list[256];
+	struct smq_board_info bi;
+	unsigned first = (unsigned)__builtin_ctzll(dead);
+
+	smq_board_info(w, first, &bi);
+	board_list(dead, list, sizeof(list));
+	smq_close(w);
+	return error("sync: board%s %s announced %s and then died (board %u "
+		     "was pid %u on %s)", __builtin_popcountll(dead) == 1 ? "" : "s",
+		     list, __builtin_popcountll(dead) == 1 ? "itself" : "themselves",
+		     first, bi.pid, bi.host);
+}
+
 static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 		       int64_t deadline)
 {
@@ -125,6 +155,9 @@ static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 			pending = 0;
 		print_arrivals(ctx, w, before & ~pending);
 		before = pending;
+		uint64_t dead = err ? dead_boards(w, wi.geometry.boards) & ~1ull : 0;
+		if (dead)
+			return report_dead(dead, w);
 		if (!err) {
 			if (ctx->json)
 				printf("{\"event\": \"ready\", \"boards\": %u}\n",
@@ -172,8 +205,22 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 	for (;;) {
 		err = smq_open(&w, window_spec(ctx), ctx->board, 0);
 		if (!err) {
-			err = smq_synchronize(w, remaining(deadline),
-					      o->interval_ms, &pending);
+			/* in slices of a second, to notice a system board that
+			 * announced itself and died */
+			for (;;) {
+				int slice = remaining(deadline);
+				if (slice < 0 || slice > 1000)
+					slice = 1000;
+				err = smq_synchronize(w, slice, o->interval_ms,
+						      &pending);
+				if (err != -ETIMEDOUT ||
+				    (deadline >= 0 && now_ms() >= deadline))
+					break;
+				struct smq_window_info wi;
+				smq_window_info(w, &wi);
+				if (dead_boards(w, wi.geometry.boards) & 1)
+					return report_dead(1, w);
+			}
 			if (!err) {
 				if (ctx->json)
 					printf("{\"event\": \"ready\", \"board\": %u}\n",
