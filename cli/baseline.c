@@ -214,6 +214,22 @@ static void affinity_restore(const struct affinity *a)
 /* First thing in every child.  The parent alone decides when to stop.  The
  * parent pinned itself before the fork: an unpinned child takes back the
  * affinity the parent had before, rather than share the parent's CPU. */
+/* Saves this process's CPUs, pins it to cpu_a, and forks the second
+ * process: peer->pid is 0 in the child.  On error the affinity saved is
+ * still restored by the caller. */
+static int start_peer(int cpu_a, struct affinity *aff, struct peer *peer,
+		      const char **why)
+{
+	int err;
+
+	affinity_save(aff);
+	if ((err = pin(cpu_a)))
+		return fail(why, "cannot pin to the first CPU", err);
+	if ((peer->pid = fork()) < 0)
+		return fail(why, "fork failed", -errno);
+	return 0;
+}
+
 static void child_setup(pid_t parent, int cpu, const struct affinity *before,
 			struct control *ctl)
 {
@@ -385,16 +401,9 @@ static int pingpong(bool sleeping, int cpu_a, int cpu_b, uint64_t count,
 	}
 	sh->ctl.cpu = -1;
 
-	affinity_save(&aff);
-	if ((err = pin(cpu_a))) {
-		fail(why, "cannot pin to the first CPU", err);
-		goto out;
-	}
 	pid_t parent = getpid();
-	if ((peer.pid = fork()) < 0) {
-		err = fail(why, "fork failed", -errno);
+	if ((err = start_peer(cpu_a, &aff, &peer, why)))
 		goto out;
-	}
 	if (peer.pid == 0)
 		child_pingpong(sh, sleeping, count, parent, cpu_b, &aff);
 
@@ -819,16 +828,9 @@ int baseline_stream(enum stream_kind kind, size_t size, uint64_t count,
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGPIPE, &ign, &old_pipe);
-	affinity_save(&aff);
-	if ((err = pin(cpu_a))) {
-		fail(why, "cannot pin to the first CPU", err);
-		goto out;
-	}
 	pid_t parent = getpid();
-	if ((peer.pid = fork()) < 0) {
-		err = fail(why, "fork failed", -errno);
+	if ((err = start_peer(cpu_a, &aff, &peer, why)))
 		goto out;
-	}
 	if (peer.pid == 0)
 		child_stream(&s, sh, count, parent, cpu_b, &aff);
 	if (s.rfd >= 0) {

@@ -223,6 +223,7 @@ extern const struct smq_transport smq_transport_shm;
 extern const struct smq_transport smq_transport_file;
 extern const struct smq_transport smq_transport_pci;
 int smq_transport_open(struct smq_map *m, const char *spec, unsigned flags);
+void smq_map_close(struct smq_map *m);
 
 struct smq_window {
 	struct smq_map map;

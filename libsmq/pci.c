@@ -157,16 +157,6 @@ static int pci_resize(struct smq_map *m, uint64_t size)
 	return size <= m->size ? 0 : -ENOSPC;
 }
 
-static void pci_close(struct smq_map *m)
-{
-	if (m->base)
-		munmap(m->base, m->size);
-	if (m->fd >= 0)
-		close(m->fd);
-	m->base = NULL;
-	m->fd = -1;
-}
-
 const struct smq_transport smq_transport_pci = {
 	.name = "pci",
 	.help = "pci:[DOMAIN:]BUS:SLOT.FUNC[/BAR]  a PCI memory BAR through "
@@ -174,7 +164,7 @@ const struct smq_transport smq_transport_pci = {
 		"doorbell: receivers poll",
 	.open = pci_open_window,
 	.resize = pci_resize,
-	.close = pci_close,
+	.close = smq_map_close,
 	.ring = NULL,
 	.wait = NULL,
 };

@@ -86,15 +86,6 @@ static int file_open_window(struct smq_map *m, const char *path,
 			       (flags & SMQ_OPEN_CREATE ? O_CREAT : 0), 0600));
 }
 
-static void fd_close(struct smq_map *m)
-{
-	if (m->base)
-		munmap(m->base, m->size);
-	if (m->fd >= 0)
-		close(m->fd);
-	m->base = NULL;
-	m->fd = -1;
-}
 
 static int fd_resize(struct smq_map *m, uint64_t size)
 {
@@ -142,7 +133,7 @@ const struct smq_transport smq_transport_shm = {
 		"(the default)",
 	.open = shm_open_window,
 	.resize = fd_resize,
-	.close = fd_close,
+	.close = smq_map_close,
 	.chmod = fd_chmod,
 	.ring = futex_ring,
 	.wait = futex_wait,
@@ -154,7 +145,7 @@ const struct smq_transport smq_transport_file = {
 		"with / or . also works)",
 	.open = file_open_window,
 	.resize = fd_resize,
-	.close = fd_close,
+	.close = smq_map_close,
 	.chmod = fd_chmod,
 	.ring = futex_ring,
 	.wait = futex_wait,

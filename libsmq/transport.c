@@ -2,6 +2,8 @@
  * "file:PATH"); a bare path is a file, a bare name an shm object. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "internal.h"
 
 static const struct smq_transport *const transports[] = {
@@ -55,4 +57,15 @@ int smq_transport_open(struct smq_map *m, const char *spec, unsigned flags)
 	m->fd = -1;
 	m->tp = tp;
 	return tp->open(m, arg, flags);
+}
+
+/* Every transport maps a file descriptor: unmapping is the same for all. */
+void smq_map_close(struct smq_map *m)
+{
+	if (m->base)
+		munmap(m->base, m->size);
+	if (m->fd >= 0)
+		close(m->fd);
+	m->base = NULL;
+	m->fd = -1;
 }
