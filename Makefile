@@ -95,9 +95,10 @@ $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
 
 # TESTS=t_a,t_b runs only those; the scripts run with the plain build.
-ALL_SCRIPTS := $(filter-out tests/run.sh tests/check-all.sh,$(wildcard tests/*.sh))
+ALL_SCRIPTS := $(filter-out tests/run.sh tests/check-all.sh tests/valgrind.sh,\
+		$(wildcard tests/*.sh))
 # under a sanitizer: the scripts that drive smqctl itself
-SAN_SCRIPTS := tests/t_cli.sh tests/t_measure.sh tests/t_top.sh
+SAN_SCRIPTS := tests/t_cli.sh tests/t_measure.sh tests/t_top.sh tests/t_security.sh
 SCRIPTS   := $(if $(TESTS),,$(if $(SAN),$(SAN_SCRIPTS),$(ALL_SCRIPTS)))
 RUN_BIN   := $(if $(TESTS),$(addprefix $(B)/tests/,$(subst $(comma), ,$(TESTS))),$(TEST_BIN))
 

@@ -85,7 +85,7 @@ static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 		smq_board_info(w, b, &bi);
 		json_begin(&j, NULL, '{');
 		json_u64(&j, "board", b);
-		json_str(&j, "state", board_states[bi.state]);
+		json_str(&j, "state", bi.state <= 2 ? board_states[bi.state] : "?");
 		json_u64(&j, "generation", bi.generation);
 		json_u64(&j, "pid", bi.pid);
 		json_str(&j, "host", bi.host);
@@ -179,11 +179,12 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 		 * itself: then it has a pid and a heartbeat but no state */
 		if (!bi.pid)
 			printf("%-5u  %-11s  %10s  %8s  %-16s  %10s  %s\n", b,
-			       board_states[bi.state], gen, "-", "-", "-", "-");
+			       bi.state <= 2 ? board_states[bi.state] : "?", gen,
+			       "-", "-", "-", "-");
 		else
 			printf("%-5u  %-11s  %10s  %8u  %-16.16s  %10s  %s\n", b,
-			       board_states[bi.state], gen, bi.pid, bi.host, age,
-			       bi.alive ? "yes" : "no");
+			       bi.state <= 2 ? board_states[bi.state] : "?", gen,
+			       bi.pid, bi.host, age, bi.alive ? "yes" : "no");
 	}
 	printf("\n%-5s  %-8s  %-15s  %12s  %12s  %12s  %10s  %10s  %7s\n",
 	       "QUEUE", "RECEIVER", "FILL", "SENT", "RECEIVED", "BYTES",

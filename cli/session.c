@@ -232,13 +232,20 @@ static int serve(struct session *s, pid_t parent)
 		if (!is_ctl(s->buf, len, 0, 0))
 			continue;
 		memcpy(&m, s->buf, sizeof(m));
-		if (m.op == OP_HELLO && !parent)
+		if (m.op == OP_HELLO && !parent && m.id != s->id) {
 			s->id = m.id;  /* a board started elsewhere: adopt */
+			s->greeted = false;
+		}
 		if (m.id != s->id)
 			continue;  /* left over from an earlier run */
 		if (m.op == OP_HELLO) {
-			if ((err = send_msg(s, OP_READY, 0, 0, 0, 0, 0)))
+			/* The initiator repeats its hello until answered; answer
+			 * once, or the extra READYs would be taken for the answers
+			 * to its rounds. */
+			if (!s->greeted &&
+			    (err = send_msg(s, OP_READY, 0, 0, 0, 0, 0)))
 				return err;
+			s->greeted = true;
 			continue;
 		}
 		if (m.op == OP_QUIT)

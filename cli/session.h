@@ -34,6 +34,7 @@ struct session {
 	uint64_t id;
 	uint8_t *buf;               /* entry_size bytes */
 	int mode;                   /* the receivers' mode */
+	bool greeted;               /* peer: answered this session's hello */
 	int timeout_ms;             /* for a peer that stopped answering */
 	struct ctx *ctx;
 };

@@ -229,7 +229,8 @@ int open_error(struct ctx *ctx, int err)
 			return error("bad window spec '%s': pci:[DOMAIN:]BUS:SLOT."
 				     "FUNC[/BAR] in hex, BAR 0 to 5", spec);
 		return error("bad window spec '%s': a shm name is 1 to 200 of "
-			     "A-Z a-z 0-9 . _ -, not starting with '.'", spec);
+			     "A-Z a-z 0-9 . _ -, not starting with '.', without "
+			     "'..'", spec);
 	}
 	return window_error(ctx, "cannot open window", err);
 }

@@ -362,11 +362,26 @@ static int check_lane(const void *base, const struct smq_layout *l,
 	if (shadow < top || shadow - top > 1)
 		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
 			     lay_lane_out(l, s, q), shadow, top);
-	for (uint64_t seq = bottom; seq < top; seq++) {
+	/* what the sender believes is in flight can not exceed the ring */
+	if (shadow > fcb && shadow - fcb > l->entries)
+		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
+			     lay_lane_out(l, s, q), shadow, fcb + l->entries);
+	/* The receiver takes an entry by its signature: the entry at bottom
+	 * counts as queued when it carries one, even with top not yet there. */
+	uint64_t end = top;
+	if (bottom >= top) {
+		uint64_t off = lay_ring(l, q, s) +
+			       (bottom & (l->entries - 1)) * l->stride;
+		const struct smq_entry *e = AT(base, off);
+		if (LOAD(&e->signature) == smq_signature(gen, q, s, bottom))
+			end = bottom + 1;
+	}
+	for (uint64_t seq = bottom; seq < end; seq++) {
 		uint64_t off = lay_ring(l, q, s) +
 			       (seq & (l->entries - 1)) * l->stride;
 		const struct smq_entry *e = AT(base, off);
-		if (LOAD(&e->signature) != smq_signature(gen, q, s, seq))
+		if (seq < top &&
+		    LOAD(&e->signature) != smq_signature(gen, q, s, seq))
 			return fault(f, SMQ_ESIGNATURE, "entry.signature",
 				     off + 8, LOAD(&e->signature), seq);
 		if (LOAD(&e->size) > l->entry_size)

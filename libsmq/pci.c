@@ -115,6 +115,11 @@ static int pci_open_window(struct smq_map *m, const char *arg, unsigned flags)
 	snprintf(path, sizeof(path), "%s/%s", SYSFS_PCI, dev);
 	if (access(path, F_OK))
 		return -ENODEV;
+	/* Mapping a BAR is root's (the device's config file is root's to
+	 * write): say so before anything else. */
+	snprintf(path, sizeof(path), "%s/%s/config", SYSFS_PCI, dev);
+	if (access(path, W_OK))
+		return errno == ENOENT ? -ENODEV : -EACCES;
 	/* A device a kernel driver owns is not ours to map: its BARs are
 	 * registers, and reading them can have effects. */
 	snprintf(path, sizeof(path), "%s/%s/driver", SYSFS_PCI, dev);

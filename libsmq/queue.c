@@ -22,7 +22,7 @@ static bool dead(uint32_t id)
 	return !smq_pid_alive(id);
 }
 
-static void lane_lock(struct smq_queue *q);
+static int lane_lock(struct smq_queue *q, const struct timespec *deadline);
 static void lane_unlock(struct smq_queue *q);
 static void lane_recover(struct smq_queue *q);
 
@@ -103,9 +103,12 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 			return -SMQ_ECORRUPT;
 		}
 		q->bottom_seen = bottom;
-		lane_lock(q);
-		lane_recover(q);
-		lane_unlock(q);
+		struct timespec soon;
+		smq_deadline(&soon, 100);
+		if (!lane_lock(q, &soon)) {
+			lane_recover(q);
+			lane_unlock(q);
+		}
 		*qp = q;
 		return 0;
 	}
@@ -244,23 +247,32 @@ static void lane_recover(struct smq_queue *q)
 
 /* The lane lock serialises the senders of one board; it lives in that
  * board's own memory.  A holder that died is detected and replaced, and
- * what it left half done is recovered. */
-static void lane_lock(struct smq_queue *q)
+ * what it left half done is recovered.  A stale handle never touches the
+ * word: after a re-init it may be anything of the new layout.  A holder is
+ * waited for until deadline (NULL: forever): a lock held past it by a live
+ * process is a stuck or corrupted lane, not a reason to hang. */
+static int lane_lock(struct smq_queue *q, const struct timespec *deadline)
 {
 	uint32_t cur = 0;
 	unsigned spins = 0;
 
+	if (smq_queue_stale(q))
+		return -ESTALE;
 	while (!__atomic_compare_exchange_n(&q->out->lock, &cur, q->tid, false,
 					    __ATOMIC_ACQUIRE,
 					    __ATOMIC_RELAXED)) {
 		if (++spins % 256 == 0) {
+			if (smq_queue_stale(q))
+				return -ESTALE;
+			if (deadline && smq_past(deadline))
+				return -ETIMEDOUT;
 			if (dead(cur) &&
 			    __atomic_compare_exchange_n(&q->out->lock, &cur,
 							q->tid, false,
 							__ATOMIC_ACQUIRE,
 							__ATOMIC_RELAXED)) {
 				lane_recover(q);
-				return;
+				return 0;
 			}
 			sched_yield();
 		} else {
@@ -268,6 +280,7 @@ static void lane_lock(struct smq_queue *q)
 		}
 		cur = 0;
 	}
+	return 0;
 }
 
 static void lane_unlock(struct smq_queue *q)
@@ -289,10 +302,12 @@ static bool room(struct smq_queue *q, uint64_t seq)
 
 /* Called with the lock held and the lane full.  Declares that we wait for
  * room (under the lock, so the declaration only grows), drops the lock and
- * sleeps until the receiver rings or the deadline passes. */
+ * sleeps until the receiver rings or the deadline passes.  Returns 0 with
+ * the lock held again, or an error without it. */
 static int wait_for_room(struct smq_queue *q, uint64_t seq,
 			 const struct timespec *deadline)
 {
+	struct timespec lock_by;
 	uint64_t spin_until = smq_now_ns() + DEFAULT_SPIN_NS;
 	int err = 0;
 
@@ -304,7 +319,8 @@ static int wait_for_room(struct smq_queue *q, uint64_t seq,
 			cpu_relax();
 		}
 	}
-	lane_lock(q);
+	if ((err = lane_lock(q, deadline)))
+		return err;
 	if (LOAD(&q->out->top) != seq || room(q, seq))
 		return 0;
 	uint32_t bell = LOAD(&q->wake->space_bell);
@@ -319,9 +335,15 @@ static int wait_for_room(struct smq_queue *q, uint64_t seq,
 	err = wait_bell(q->w, &q->wake->space_bell, bell, &slice);
 	if (err == -ETIMEDOUT)
 		err = 0;  /* the caller checks its own deadline */
+	if (err)
+		return err;
 relock:
-	lane_lock(q);
-	return err;
+	/* past the caller's deadline, still take the lock to look once more */
+	if (deadline && smq_past(deadline)) {
+		smq_deadline(&lock_by, 1);
+		deadline = &lock_by;
+	}
+	return lane_lock(q, deadline);
 }
 
 int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
@@ -336,10 +358,18 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 	const struct smq_layout *l = &w->lay;
 	if (len > l->entry_size)
 		return -EMSGSIZE;
-	if ((err = smq_queue_stale(q)))
-		return err;
-
-	lane_lock(q);
+	/* The lock is held for one copy at a time; waiting for it counts
+	 * against the timeout, and timeout 0 still allows a millisecond. */
+	if (timeout_ms != 0) {
+		if (timeout_ms > 0) {
+			smq_deadline(&deadline, timeout_ms);
+			timed = true;
+		}
+	} else {
+		smq_deadline(&deadline, 1);
+	}
+	if ((err = lane_lock(q, timeout_ms == SMQ_WAIT_FOREVER ? NULL : &deadline)))
+		return err == -ETIMEDOUT && timeout_ms == 0 ? -EAGAIN : err;
 	uint64_t seq = LOAD(&q->out->top);
 	while (!room(q, seq)) {
 		if (q->bottom_seen == seq + 1) {
@@ -358,16 +388,9 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 			err = -EAGAIN;
 			goto out;
 		}
-		if (!timed && timeout_ms > 0) {
-			smq_deadline(&deadline, timeout_ms);
-			timed = true;
-		}
 		STORE(&q->out->full_waits, LOAD(&q->out->full_waits) + 1);
-		err = wait_for_room(q, seq, timed ? &deadline : NULL);
-		if (err)
-			goto out;
-		if ((err = smq_queue_stale(q)))
-			goto out;
+		if ((err = wait_for_room(q, seq, timed ? &deadline : NULL)))
+			return err;  /* the lock is not held */
 		seq = LOAD(&q->out->top);
 		if (!room(q, seq) && timed && smq_past(&deadline)) {
 			err = -ETIMEDOUT;
@@ -472,6 +495,8 @@ static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
 	uint32_t bell = LOAD(&q->bell->doorbell);
 	int err = 0;
 
+	if ((err = smq_queue_stale(q)))
+		return err;
 	set_sleep_epoch(q, q->sleep_epoch + 1);
 	FENCE();
 	if (ready_lane(q) < 0 && !(err = bad_lane(q))) {
@@ -480,6 +505,10 @@ static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
 		STORE(&q->rx->sleeps, LOAD(&q->rx->sleeps) + 1);
 		smq_beat(w);
 		err = wait_bell(w, &q->bell->doorbell, bell, &slice);
+		/* a re-init may have happened while we slept: write nothing */
+		int stale = smq_queue_stale(q);
+		if (stale)
+			return stale;
 		if (LOAD(&q->bell->doorbell) != bell)
 			STORE(&q->rx->wakeups, LOAD(&q->rx->wakeups) + 1);
 	}

@@ -11,12 +11,13 @@
 #include <unistd.h>
 #include "internal.h"
 
-/* A shm name stays inside /dev/shm: no '/', no leading '.', no "..". */
+/* A shm name stays inside /dev/shm: no '/', no leading '.', no ".." at
+ * all (harmless without a '/', but never worth the doubt). */
 static bool shm_name_ok(const char *name)
 {
 	size_t n = strlen(name);
 
-	if (n == 0 || n > 200 || name[0] == '.')
+	if (n == 0 || n > 200 || name[0] == '.' || strstr(name, ".."))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = name[i];

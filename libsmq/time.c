@@ -37,6 +37,9 @@ bool smq_pid_alive(uint32_t id)
 {
 	char path[64], buf[512];
 
+	/* 0 and what does not fit a pid_t would make kill() signal groups */
+	if (id == 0 || id > 0x3fffffff)
+		return false;
 	if (kill((pid_t)id, 0) < 0 && errno == ESRCH)
 		return false;
 	snprintf(path, sizeof(path), "/proc/%u/stat", id);

@@ -100,25 +100,29 @@ static void sleep_ms(int ms)
 }
 
 /* Before board 0 rewrites a window others may be using: tell every board
- * it is stale (a local read for each of them), then give a sender caught
- * mid-copy time to finish.  Senders re-check before they publish. */
+ * it is stale (a local read for each of them), wake every sleeper so it
+ * sees that at once, then give a call caught between its stale check and
+ * its writes time to finish.  A board may use queues without ever having
+ * announced itself, so the grace is always given. */
 static void invalidate(struct smq_window *w, const struct smq_layout *old)
 {
-	bool attached = false;
-
 	STORE(&sb_of(w)->system_state, SMQ_SYS_FORMATTING);
 	for (unsigned b = 0; b < old->boards; b++) {
 		struct smq_notice *n = at(w, lay_notice(old, b));
-		struct smq_board_slot *s =
-			at(w, old->board_table + (uint64_t)b * SMQ_LINE);
 		STORE_REL(&n->generation, 0);
 		STORE(&n->check, 0);
-		if (LOAD(&s->state) != SMQ_BOARD_ABSENT)
-			attached = true;
 	}
 	FENCE();
-	if (attached)
-		sleep_ms(SMQ_GRACE_MS);
+	if (w->map.tp->ring)
+		for (unsigned q = 0; q < old->queues; q++) {
+			w->map.tp->ring(&w->map, at(w, lay_bell(old, q)));
+			for (unsigned s = 0; s < old->boards; s++) {
+				struct smq_lane_wake *k =
+					at(w, lay_lane_wake(old, s, q));
+				w->map.tp->ring(&w->map, &k->space_bell);
+			}
+		}
+	sleep_ms(SMQ_GRACE_MS);
 }
 
 /* Publish a generation: board table emptied, every notice told. */

@@ -16,6 +16,19 @@ T=$(mktemp -d) || exit 1
 # Run a copy: the build directory may be rebuilt while the test runs.
 cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
 S=$T/smqctl
+# SMQCTL_WRAP, shell words put before every smqctl invocation (valgrind
+# and its options: tests/valgrind.sh).  The wrapper execs, so the pid,
+# stdin and exit status are smqctl's own.  A wrapped smqctl is slow: the
+# timeouts of the commands that wait while others run are then 6 times
+# longer (slow).
+slow=1
+if [ -n "${SMQCTL_WRAP:-}" ]; then
+	slow=6
+	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SMQCTL_WRAP" "$S" >"$T/wrapped" &&
+		chmod 755 "$T/wrapped" || exit 1
+	S=$T/wrapped
+	echo "note: smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
+fi
 SHM=smq-t-cli-$$
 BG=""
 cleanup() {
@@ -136,9 +149,9 @@ json "$T/out" 'd["boards"]==2 and d["queues"]==2 and d["entries"]==16 and d["ent
 verdict "--json init: parses, geometry and generation 2"
 
 # ---- sync: board 1 first, then board 0 ----
-bg_start "$T/b1" -b 1 sync --timeout 5
+bg_start "$T/b1" -b 1 sync --timeout $((5 * slow))
 sleep 0.3
-run sync --timeout 5
+run sync --timeout $((5 * slow))
 want_rc 0
 want_out "board 1 announced"
 want_out "system ready"
@@ -149,9 +162,9 @@ verdict "sync: board 1 started before board 0"
 
 # ---- sync: board 0 first, then board 1 (a new generation first) ----
 "$S" init --entries 16 --entry-size 256 >/dev/null 2>&1
-bg_start "$T/b0" sync --timeout 5
+bg_start "$T/b0" sync --timeout $((5 * slow))
 sleep 0.3
-run -b 1 sync --timeout 5
+run -b 1 sync --timeout $((5 * slow))
 want_rc 0
 want_out "board 1: system ready"
 bg_wait "$bgpid"
@@ -162,9 +175,9 @@ verdict "sync: board 1 started after board 0"
 
 # ---- sync --json on both boards ----
 "$S" init --entries 16 --entry-size 256 >/dev/null 2>&1
-bg_start "$T/b0" --json sync --timeout 5
+bg_start "$T/b0" --json sync --timeout $((5 * slow))
 sleep 0.2
-run -b 1 --json sync --timeout 5
+run -b 1 --json sync --timeout $((5 * slow))
 want_rc 0
 jsonl "$T/out" 'd[-1]["event"]=="ready" and d[-1]["board"]==1'
 bg_wait "$bgpid"
@@ -248,7 +261,7 @@ want_out_is 'zz'
 verdict "board 1 -> queue 0 from stdin, recv raw on board 0"
 
 # Receiver waiting in its own process while the sender sends.
-bg_start "$T/bgrecv" -b 1 recv --count 3 --timeout 5
+bg_start "$T/bgrecv" -b 1 recv --count 3 --timeout $((5 * slow))
 sleep 0.2
 for m in one two three; do
 	"$S" send -q 1 "$m" || no "send $m failed"
@@ -334,7 +347,7 @@ verdict "clear --queue 0 (text)"
 # ---- init refuses while a board is attached and alive ----
 # A board other than 0 that is in sync waiting for board 0 has announced
 # itself under the current generation and its process lives.
-bg_start "$T/att" -b 1 sync --timeout 10
+bg_start "$T/att" -b 1 sync --timeout $((10 * slow))
 att=$bgpid
 waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +initialized .* yes\$"' || no "board 1 never showed as attached"
 g=$(generation "file:$W")
@@ -352,7 +365,7 @@ want_out "generation $((g + 1))"
 [ "$(generation "file:$W")" = $((g + 1)) ] || no "generation not $((g + 1))"
 verdict "init --force formats anyway"
 # board 1 attaches again under the new generation; board 0 completes the sync
-run sync --timeout 5
+run sync --timeout $((5 * slow))
 want_rc 0
 want_out "board 1 announced (pid $att"
 want_out "system ready"
@@ -366,7 +379,7 @@ want_out "generation $((g + 1))"
 verdict "init without --force once board 1's process has exited"
 
 # ---- a queue has one receiver ----
-bg_start "$T/busy" -b 1 recv --timeout 5
+bg_start "$T/busy" -b 1 recv --timeout $((5 * slow))
 busy=$bgpid
 waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +1 +0/"' || no "receiver never showed in dump"
 run -b 1 recv --timeout 0
@@ -581,7 +594,7 @@ if [ "$(id -u)" != 0 ]; then
 	row 1 "permission denied" - "$T/noperm" -w "file:$T/noperm" dump
 	row 1 "permission denied" - "$T/noperm" -w "file:$T/noperm" init
 elif command -v setpriv >/dev/null 2>&1 && chmod 711 "$T" &&
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$T/smqctl" --version >/dev/null 2>&1; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$S" --version >/dev/null 2>&1; then
 	printf '#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups "%s" "$@"\n' \
 		"$S" >"$T/asnobody"
 	chmod 755 "$T/asnobody"

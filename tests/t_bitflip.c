@@ -1,0 +1,500 @@
+/* Random bit flips in a live window.  Two sending processes (boards 1 and 0)
+ * stream messages that carry a sequence number, their length and a CRC,
+ * while this process receives them and, between receives, flips bits of the
+ * window: payloads and headers of entries in the rings, the lane lines of
+ * both sides (tops, bottoms, flow control, wake and ask lines), the queue's
+ * rx line and doorbell, the notices, the superblock and tables.
+ *
+ * smq has no payload checksum, so a flipped payload bit is delivered: that
+ * is counted, and allowed only for an entry whose payload or header was
+ * flipped.  A flipped top or bottom can make a sender write over entries
+ * not yet read, or the receiver take an entry again: allowed only in a lane
+ * whose control fields were flipped.  Everything else is the receiver's to
+ * report: every receive returns either a message of at most the caller's
+ * capacity and the entry size that verifies, or an error (-SMQ_ESIGNATURE,
+ * -SMQ_ECORRUPT, -ESTALE, -ETIMEDOUT...), never writes outside the message
+ * in the caller's buffer (guard bytes on both sides), and a receiver never
+ * reports corruption in a round without flips.  Senders return errors, never
+ * crash, and return within their timeout.
+ *
+ * Rounds of about 2 x 1000 messages on a fresh window, 0 to 5 flips each
+ * (the rounds without flips are controls: every message arrives, in order,
+ * without an error), for SMQ_BITFLIP_MS milliseconds (default 2500).  Then a
+ * directed check: a lane lock flipped from free to 1 (a live process) must
+ * not make smq_send ignore its timeout (SMQ_BITFLIP_SKIP_LOCK=1 skips it). */
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "internal.h"
+#include "testlib.h"
+
+#define ESIZE 256
+#define ENTRIES 16
+#define PER_ROUND 1000
+#define GUARD 64
+#define NSEND 2
+#define MAX_FLIPS 5
+#define SEND_TIMEOUT_MS 100      /* in rounds with flips */
+#define CONTROL_TIMEOUT_MS 5000  /* in rounds without: nothing may fail */
+#define RECV_TIMEOUT_MS 20
+
+struct msg_head {
+	uint64_t seq;
+	uint32_t len;
+	uint32_t crc; /* over the head (crc 0) and the payload */
+};
+
+static uint32_t msg_crc(const uint8_t *m, size_t len)
+{
+	struct msg_head h;
+
+	memcpy(&h, m, sizeof(h));
+	h.crc = 0;
+	uint32_t c = smq_crc32c(0, &h, sizeof(h));
+	return smq_crc32c(c, m + sizeof(h), len - sizeof(h));
+}
+
+/* What the senders tell the parent, in shared anonymous memory. */
+struct sender_state {
+	uint64_t sent;
+	int32_t err;   /* the error that stopped it, 0 if none */
+	int32_t done;
+};
+static struct sender_state *shared;
+
+struct sender_arg {
+	const char *spec;
+	unsigned index;  /* into shared */
+	unsigned board;
+	uint64_t seed;
+	int timeout_ms;
+};
+
+static int sender(void *p)
+{
+	struct sender_arg *a = p;
+	struct sender_state *st = &shared[a->index];
+	struct smq_window *w;
+	struct smq_queue *q = NULL;
+	uint8_t buf[ESIZE];
+	uint64_t rng = a->seed;
+	int err = smq_open(&w, a->spec, a->board, 0);
+
+	if (!err)
+		err = smq_queue_open(w, 0, SMQ_SENDER, 0, &q);
+	for (uint64_t i = 0; !err && i < PER_ROUND; i++) {
+		size_t len = sizeof(struct msg_head) +
+			     test_rand(&rng) % (ESIZE - sizeof(struct msg_head) + 1);
+		struct msg_head h = { i, (uint32_t)len, 0 };
+		memcpy(buf, &h, sizeof(h));
+		for (size_t k = sizeof(h); k < len; k++)
+			buf[k] = (uint8_t)(i * 31 + k * 7 + a->board);
+		h.crc = msg_crc(buf, len);
+		memcpy(buf, &h, sizeof(h));
+		err = smq_send(q, buf, len, a->timeout_ms);
+		if (!err)
+			__atomic_store_n(&st->sent, i + 1, __ATOMIC_RELAXED);
+	}
+	if (q)
+		smq_queue_close(q);
+	if (w)
+		smq_close(w);
+	__atomic_store_n(&st->err, err, __ATOMIC_RELAXED);
+	__atomic_store_n(&st->done, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ---- flips ---- */
+
+enum kind { K_PAYLOAD, K_HEADER, K_CONTROL, K_OTHER, K_KINDS };
+
+struct round {
+	int flips;
+	bool dirty[SMQ_MAX_BOARDS][ENTRIES]; /* payload or header flipped since
+						the last delivery from it */
+	bool control[SMQ_MAX_BOARDS];        /* a top, bottom or lock of the
+						lane was flipped */
+	bool lock[SMQ_MAX_BOARDS];           /* its lane lock was flipped */
+	uint32_t lock_value[SMQ_MAX_BOARDS];
+};
+
+static struct {
+	uint64_t rounds, controls, flips, kinds[K_KINDS];
+	uint64_t received, reported, corrupt, signature, stale, other_err;
+	uint64_t timeouts, msgsize, payload_delivered, torn_delivered;
+	uint64_t sequence_disturbed, stuck_rounds, oob;
+	uint64_t sender_errors, senders_killed;
+} fig;
+
+static uint64_t rng = 0xb17f11b5;
+
+static unsigned pick(unsigned n)
+{
+	return (unsigned)(test_rand(&rng) % n);
+}
+
+static void flip(struct smq_window *w, struct round *r)
+{
+	const struct smq_layout *l = &w->lay;
+	unsigned s = pick(2);             /* the lane: its sending board */
+	unsigned c = pick(100);
+	/* half the time an entry near the receiver's bottom: likely one that
+	 * is queued and not yet read */
+	const uint64_t *bottoms = at(w, lay_bottoms(l, 0));
+	unsigned slot = pick(2) ? pick(ENTRIES)
+				: (unsigned)(LOAD(&bottoms[s]) + pick(4)) % ENTRIES;
+	uint64_t base, len;
+	enum kind k;
+
+	if (c < 35) {           /* payload (and the slot's padding) */
+		base = lay_ring(l, 0, s) + slot * l->stride + SMQ_ENTRY_HEADER;
+		len = l->stride - SMQ_ENTRY_HEADER;
+		k = K_PAYLOAD;
+	} else if (c < 50) {    /* size, sender, flags, signature */
+		base = lay_ring(l, 0, s) + slot * l->stride;
+		len = SMQ_ENTRY_HEADER;
+		k = K_HEADER;
+	} else if (c < 58) {
+		base = lay_lane_in(l, 0, s), len = SMQ_LINE, k = K_CONTROL;
+	} else if (c < 66) {
+		base = lay_bottoms(l, 0) + 8 * s, len = 8, k = K_CONTROL;
+	} else if (c < 74) {
+		base = lay_lane_out(l, s, 0), len = SMQ_LINE, k = K_CONTROL;
+	} else if (c < 80) {
+		base = lay_lane_fc(l, s, 0), len = SMQ_LINE, k = K_CONTROL;
+	} else if (c < 83) {
+		base = lay_lane_wake(l, s, 0), len = SMQ_LINE, k = K_OTHER;
+	} else if (c < 85) {
+		base = lay_lane_ask(l, 0, s), len = SMQ_LINE, k = K_OTHER;
+	} else if (c < 90) {
+		base = l->rx[0], len = SMQ_LINE, k = K_OTHER;
+	} else if (c < 92) {
+		base = lay_bell(l, 0), len = SMQ_LINE, k = K_OTHER;
+	} else if (c < 95) {
+		base = lay_notice(l, s), len = SMQ_LINE, k = K_OTHER;
+	} else {                /* superblock, board table, queue table */
+		base = 0, len = l->queue_table + 8, k = K_OTHER;
+	}
+	uint64_t off = base + pick((unsigned)len);
+	uint8_t bit = (uint8_t)(1u << pick(8));
+	CHECK(off < w->map.size);
+	__atomic_fetch_xor((uint8_t *)at(w, off), bit, __ATOMIC_SEQ_CST);
+
+	r->flips++;
+	fig.flips++;
+	fig.kinds[k]++;
+	if (k == K_PAYLOAD || k == K_HEADER)
+		r->dirty[s][slot] = true;
+	if (k == K_CONTROL)
+		r->control[s] = true;
+	uint64_t lock = lay_lane_out(l, s, 0) + offsetof(struct smq_lane_out, lock);
+	if (off >= lock && off < lock + 4) {
+		r->lock[s] = true;
+		r->lock_value[s] = LOAD((uint32_t *)at(w, lock));
+	}
+}
+
+/* ---- one round ---- */
+
+static bool untouched(const uint8_t *buf, size_t total, size_t from, size_t to)
+{
+	for (size_t i = 0; i < total; i++)
+		if ((i < from || i >= to) && buf[i] != 0xcb)
+			return false;
+	return true;
+}
+
+static void round_run(const char *spec, int nflips)
+{
+	struct round r;
+	struct smq_window *w;
+	struct smq_queue *rx;
+	struct sender_arg args[NSEND];
+	pid_t pids[NSEND];
+	int when[MAX_FLIPS];
+	uint64_t expect[SMQ_MAX_BOARDS] = { 0 };
+	size_t total = GUARD + ESIZE + GUARD;
+	uint8_t *buf = malloc(total);
+
+	CHECK(buf);
+	memset(&r, 0, sizeof(r));
+	unlink(test_path(spec));
+	w = test_init(spec, 2, 1, ENTRIES, ESIZE);
+	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
+	memset(shared, 0, NSEND * sizeof(*shared));
+	for (unsigned i = 0; i < NSEND; i++) {
+		args[i] = (struct sender_arg){ spec, i, i == 0 ? 1 : 0,
+					       test_rand(&rng),
+					       nflips ? SEND_TIMEOUT_MS
+						      : CONTROL_TIMEOUT_MS };
+		pids[i] = test_fork(sender, &args[i]);
+	}
+	for (int i = 0; i < MAX_FLIPS; i++)
+		when[i] = i < nflips ? (int)pick(PER_ROUND) : -1;
+
+	uint64_t start = smq_now_ns(), got = 0;
+	int errors_in_row = 0, timeouts_in_row = 0;
+	bool small = false;
+	for (int it = 0;; it++) {
+		for (int i = 0; i < MAX_FLIPS; i++)
+			if (when[i] == it)
+				flip(w, &r);
+		if (smq_now_ns() - start > (nflips ? 1500000000ull
+							   : 20000000000ull))
+			break;
+
+		size_t cap = ESIZE, len = (size_t)-1;
+		unsigned from = 0xdeadbeef;
+		if (!small && pick(8) == 0)
+			cap = pick(ESIZE + 1);
+		small = false;
+		const struct smq_entry *heads[NSEND];
+		memcpy(heads, rx->heads, sizeof(heads));
+		memset(buf, 0xcb, total);
+		int err = smq_receive(rx, buf + GUARD, cap, &len, &from,
+				      RECV_TIMEOUT_MS);
+		if (err == 0) {
+			if (len > cap || len > ESIZE || from >= NSEND ||
+			    !untouched(buf, total, GUARD, GUARD + len)) {
+				fig.oob++;
+				FAIL("receive out of bounds: %zu bytes from lane "
+				     "%u into a buffer of %zu (entry size %u), "
+				     "guards %s", len, from, cap, ESIZE,
+				     untouched(buf, total, GUARD, GUARD + len)
+				     ? "intact" : "damaged");
+			}
+			fig.received++;
+			got++;
+			errors_in_row = timeouts_in_row = 0;
+			uint64_t ring = lay_ring(&w->lay, 0, from);
+			uint64_t at_off = (uint64_t)((const uint8_t *)heads[from] -
+						     (const uint8_t *)w->map.base);
+			CHECK(at_off >= ring && (at_off - ring) % w->lay.stride == 0);
+			unsigned slot = (unsigned)((at_off - ring) / w->lay.stride);
+			CHECK(slot < ENTRIES);
+			const uint8_t *m = buf + GUARD;
+			struct msg_head h = { 0, 0, 0 };
+			if (len >= sizeof(h))
+				memcpy(&h, m, sizeof(h));
+			bool whole = len >= sizeof(h) && h.len == len &&
+				     h.crc == msg_crc(m, len);
+			if (!whole) {
+				if (r.dirty[from][slot])
+					fig.payload_delivered++;
+				else if (r.control[from])
+					fig.torn_delivered++;
+				else
+					FAIL("lane %u delivered a damaged message "
+					     "(%zu bytes, seq %llu) from slot %u, "
+					     "which no flip touched", from, len,
+					     (unsigned long long)h.seq, slot);
+				expect[from]++;
+			} else {
+				if (h.seq != expect[from]) {
+					if (!r.control[from])
+						FAIL("lane %u: seq %llu, expected "
+						     "%llu, and no control field "
+						     "of the lane was flipped",
+						     from, (unsigned long long)h.seq,
+						     (unsigned long long)expect[from]);
+					fig.sequence_disturbed++;
+				}
+				expect[from] = h.seq + 1;
+			}
+			r.dirty[from][slot] = false;
+			continue;
+		}
+
+		if (!untouched(buf, total, 0, 0)) {
+			fig.oob++;
+			FAIL("receive failed (%s) but wrote into the buffer",
+			     smq_strerror(err));
+		}
+		bool senders_done = true;
+		for (unsigned i = 0; i < NSEND; i++)
+			if (!__atomic_load_n(&shared[i].done, __ATOMIC_ACQUIRE))
+				senders_done = false;
+		if (err == -EMSGSIZE) {
+			CHECK(len > cap && len <= ESIZE);
+			fig.msgsize++;
+			small = true;  /* the next receive takes it whole */
+			continue;
+		}
+		if (err == -ETIMEDOUT || err == -EAGAIN) {
+			fig.timeouts++;
+			if (senders_done || (nflips && ++timeouts_in_row >= 10))
+				break;
+			continue;
+		}
+		if (err == -SMQ_ECORRUPT || err == -SMQ_ESIGNATURE ||
+		    err == -ESTALE) {
+			if (!r.flips)
+				FAIL("receiver reported %s in a round without "
+				     "flips", smq_strerror(err));
+			fig.reported++;
+			fig.corrupt += err == -SMQ_ECORRUPT;
+			fig.signature += err == -SMQ_ESIGNATURE;
+			fig.stale += err == -ESTALE;
+			/* a stale handle stays stale; corruption that no
+			 * sender repairs stays too */
+			if (err == -ESTALE || ++errors_in_row >= 50) {
+				fig.stuck_rounds++;
+				break;
+			}
+			continue;
+		}
+		FAIL("receive returned %d (%s)", err, smq_strerror(err));
+	}
+
+	/* Senders stop at their first error, within their timeout. */
+	uint64_t until = smq_now_ns() + (nflips ? 1000000000ull
+						: 2 * CONTROL_TIMEOUT_MS * 1000000ull);
+	for (unsigned i = 0; i < NSEND; i++) {
+		int status;
+		pid_t p;
+		while ((p = waitpid(pids[i], &status, WNOHANG)) == 0 &&
+		       smq_now_ns() < until) {
+			struct timespec ts = { 0, 2000000 };
+			nanosleep(&ts, NULL);
+		}
+		if (p == 0) {
+			unsigned lane = args[i].board;
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], &status, 0);
+			fig.senders_killed++;
+			if (!r.lock[lane])
+				FAIL("sender of board %u did not return within "
+				     "1 s (sent %llu)", lane, (unsigned long long)
+				     shared[i].sent);
+			/* a flipped lane lock that holds the id of a live
+			 * thread: the directed check below covers it */
+			continue;
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			FAIL("sender of board %u died (status 0x%x)",
+			     args[i].board, status);
+		if (shared[i].err) {
+			fig.sender_errors++;
+			int e = shared[i].err;
+			if (!r.flips)
+				FAIL("sender of board %u failed in a round "
+				     "without flips: %s", args[i].board,
+				     smq_strerror(e));
+		}
+	}
+	if (!r.flips) {
+		fig.controls++;
+		if (got != (uint64_t)NSEND * PER_ROUND)
+			FAIL("a round without flips received %llu of %u messages",
+			     (unsigned long long)got, NSEND * PER_ROUND);
+		for (unsigned s = 0; s < NSEND; s++)
+			CHECK(expect[s] == PER_ROUND);
+	}
+	fig.rounds++;
+	OK(smq_queue_close(rx));
+	OK(smq_close(w));
+	free(buf);
+}
+
+/* ---- a flipped lane lock ---- */
+
+struct lock_arg {
+	const char *spec;
+};
+
+static int lock_child(void *p)
+{
+	struct lock_arg *a = p;
+	struct smq_window *w;
+	struct smq_queue *q;
+
+	OK(smq_open(&w, a->spec, 1, 0));
+	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &q));
+	/* bit 0 of the free lock: now it holds 1, init's pid, alive */
+	uint32_t *lock = &((struct smq_lane_out *)
+			   at(w, lay_lane_out(&w->lay, 1, 0)))->lock;
+	CHECK(LOAD(lock) == 0);
+	__atomic_fetch_xor(lock, 1u, __ATOMIC_SEQ_CST);
+	alarm(2);  /* any answer will do, as long as there is one */
+	smq_send(q, "x", 1, 0);
+	smq_send(q, "x", 1, 50);
+	alarm(0);
+	smq_queue_close(q);
+	smq_close(w);
+	return 0;
+}
+
+static void lock_check(const char *spec)
+{
+	struct lock_arg a = { spec };
+	int status;
+
+	unlink(test_path(spec));
+	struct smq_window *w = test_init(spec, 2, 1, ENTRIES, ESIZE);
+	pid_t pid = test_fork(lock_child, &a);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	OK(smq_close(w));
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+		FAIL("a lane lock flipped from 0 to 1 (the id of a live process) "
+		     "makes smq_send spin past its timeout (0, then 50 ms): "
+		     "lane_lock waits for a live holder without a deadline");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		FAIL("flipped lane lock: sender failed (status 0x%x)", status);
+}
+
+int main(void)
+{
+	const char *spec = test_window();
+	const char *env = getenv("SMQ_BITFLIP_MS");
+	uint64_t ms = env && atoi(env) > 0 ? (uint64_t)atoi(env) : 2500;
+
+	shared = mmap(NULL, NSEND * sizeof(*shared), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(shared != MAP_FAILED);
+	uint64_t end = smq_now_ns() + ms * 1000000ull;
+	/* the first round is a control */
+	for (int i = 0; i == 0 || smq_now_ns() < end; i++)
+		round_run(spec, i == 0 ? 0 : (int)pick(MAX_FLIPS + 1));
+	CHECK(fig.controls > 0 && fig.flips > 0);
+
+	printf("bitflip: %llu rounds (%llu without flips), %llu flips "
+	       "(payload %llu, entry header %llu, lane control %llu, "
+	       "other %llu)\n", (unsigned long long)fig.rounds,
+	       (unsigned long long)fig.controls, (unsigned long long)fig.flips,
+	       (unsigned long long)fig.kinds[K_PAYLOAD],
+	       (unsigned long long)fig.kinds[K_HEADER],
+	       (unsigned long long)fig.kinds[K_CONTROL],
+	       (unsigned long long)fig.kinds[K_OTHER]);
+	printf("bitflip: %llu messages received; corruption reported %llu "
+	       "times (ECORRUPT %llu, ESIGNATURE %llu, ESTALE %llu), %llu "
+	       "rounds ended on it; %llu timeouts, %llu EMSGSIZE\n",
+	       (unsigned long long)fig.received,
+	       (unsigned long long)fig.reported,
+	       (unsigned long long)fig.corrupt,
+	       (unsigned long long)fig.signature,
+	       (unsigned long long)fig.stale,
+	       (unsigned long long)fig.stuck_rounds,
+	       (unsigned long long)fig.timeouts,
+	       (unsigned long long)fig.msgsize);
+	printf("bitflip: payload corrupted by the flip, delivered %llu; "
+	       "torn after a flipped top or bottom %llu; sequence disturbed "
+	       "by a flipped top or bottom %llu; sender errors %llu, senders "
+	       "stuck on a flipped lane lock %llu; out-of-bounds %llu\n",
+	       (unsigned long long)fig.payload_delivered,
+	       (unsigned long long)fig.torn_delivered,
+	       (unsigned long long)fig.sequence_disturbed,
+	       (unsigned long long)fig.sender_errors,
+	       (unsigned long long)fig.senders_killed,
+	       (unsigned long long)fig.oob);
+
+	env = getenv("SMQ_BITFLIP_SKIP_LOCK");
+	if (env && atoi(env)) {
+		printf("bitflip: the flipped lane lock check skipped "
+		       "(SMQ_BITFLIP_SKIP_LOCK)\n");
+		return 0;
+	}
+	lock_check(spec);
+	printf("bitflip: a flipped lane lock: smq_send returns within its "
+	       "timeout\n");
+	return 0;
+}
