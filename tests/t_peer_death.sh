@@ -27,6 +27,14 @@ T=$(mktemp -d) || exit 1
 # Run a copy: the build directory may be rebuilt while the test runs.
 cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
 S=$T/smqctl
+# SMQCTL_WRAP: shell words put before every smqctl invocation (valgrind,
+# tests/valgrind.sh); the wrapper execs, so pids stay smqctl's own.
+if [ -n "${SMQCTL_WRAP:-}" ]; then
+	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SMQCTL_WRAP" "$S" >"$T/wrapped" &&
+		chmod 755 "$T/wrapped" || exit 1
+	S=$T/wrapped
+	echo "note: smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
+fi
 W=file:$T/w
 BG=""
 cleanup() {
