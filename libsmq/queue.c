@@ -283,6 +283,15 @@ static int lane_lock(struct smq_queue *q, const struct timespec *deadline)
 	return 0;
 }
 
+/* One attempt, for the uncontended case: no stale check needed, the
+ * caller checked it just before. */
+static bool lane_trylock(struct smq_queue *q)
+{
+	uint32_t cur = 0;
+	return __atomic_compare_exchange_n(&q->out->lock, &cur, q->tid, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
 static void lane_unlock(struct smq_queue *q)
 {
 	STORE_REL(&q->out->lock, 0);
@@ -358,18 +367,23 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 	const struct smq_layout *l = &w->lay;
 	if (len > l->entry_size)
 		return -EMSGSIZE;
-	/* The lock is held for one copy at a time; waiting for it counts
-	 * against the timeout, and timeout 0 still allows a millisecond. */
-	if (timeout_ms != 0) {
+	/* The lock is held for one copy at a time.  Uncontended it costs one
+	 * exchange and no clock read; contended, waiting for it counts against
+	 * the timeout (0 still allows a millisecond).  A stale handle never
+	 * touches it. */
+	if ((err = smq_queue_stale(q)))
+		return err;
+	if (!lane_trylock(q)) {
 		if (timeout_ms > 0) {
 			smq_deadline(&deadline, timeout_ms);
 			timed = true;
+		} else if (timeout_ms == 0) {
+			smq_deadline(&deadline, 1);
 		}
-	} else {
-		smq_deadline(&deadline, 1);
+		err = lane_lock(q, timeout_ms == SMQ_WAIT_FOREVER ? NULL : &deadline);
+		if (err)
+			return err == -ETIMEDOUT && timeout_ms == 0 ? -EAGAIN : err;
 	}
-	if ((err = lane_lock(q, timeout_ms == SMQ_WAIT_FOREVER ? NULL : &deadline)))
-		return err == -ETIMEDOUT && timeout_ms == 0 ? -EAGAIN : err;
 	uint64_t seq = LOAD(&q->out->top);
 	while (!room(q, seq)) {
 		if (q->bottom_seen == seq + 1) {
@@ -387,6 +401,10 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 		if (timeout_ms == 0) {
 			err = -EAGAIN;
 			goto out;
+		}
+		if (!timed && timeout_ms > 0) {
+			smq_deadline(&deadline, timeout_ms);
+			timed = true;
 		}
 		STORE(&q->out->full_waits, LOAD(&q->out->full_waits) + 1);
 		if ((err = wait_for_room(q, seq, timed ? &deadline : NULL)))
