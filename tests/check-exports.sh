@@ -1,6 +1,7 @@
 #!/bin/sh
 # The shared library exports exactly the functions the public header
-# declares, and the symbol map lists exactly those.
+# declares, the symbol map lists exactly those, and libsmq(3) documents
+# each.
 B=${B:-build}
 cd "$(dirname "$0")/.." || exit 1
 lib=$B/libsmq.so
@@ -17,6 +18,10 @@ fi
 if ! diff -u "$tmp/declared" "$tmp/mapped"; then
 	echo "libsmq.map differs from the public header"; status=1
 fi
+# and libsmq(3) documents every one of them
+while read -r f; do
+	grep -q "\b$f\b" man/libsmq.3 || { echo "libsmq(3) does not document $f"; status=1; }
+done <"$tmp/declared"
 n=$(wc -l <"$tmp/exported")
 [ "$n" -gt 10 ] || { echo "only $n symbols exported"; status=1; }
 readelf -d "$lib" | grep -q 'SONAME.*libsmq.so.0' || { echo "no soname"; status=1; }
