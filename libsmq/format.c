@@ -175,16 +175,6 @@ int smq_layout_size(const struct smq_geometry *g, uint64_t *bytes)
 	return 0;
 }
 
-static bool all_zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 #define SB_FIELD(name) offsetof(struct smq_sb, name)
 
 int smq_check_static(const void *base, uint64_t size, struct smq_layout *l,
@@ -195,13 +185,15 @@ int smq_check_static(const void *base, uint64_t size, struct smq_layout *l,
 
 	/* init zeroes the magic first and writes it last: a zero magic is a
 	 * window never formatted, or being formatted right now */
-	if (size < sizeof(sb->magic) || all_zero(sb->magic, sizeof(sb->magic)))
+	if (size < sizeof(sb->magic))
 		return fault(f, SMQ_EUNFORMATTED, "magic", 0, 0, 0);
-	if (memcmp(sb->magic, SMQ_MAGIC, sizeof(sb->magic))) {
-		uint64_t v;
-		memcpy(&v, sb->magic, sizeof(v));
-		return fault(f, SMQ_EMAGIC, "magic", 0, v, 0);
-	}
+	/* acquire: init stores the magic last, with release */
+	uint64_t magic = LOAD_ACQ(&sb->magic_word), want;
+	memcpy(&want, SMQ_MAGIC, sizeof(want));
+	if (magic == 0)
+		return fault(f, SMQ_EUNFORMATTED, "magic", 0, 0, 0);
+	if (magic != want)
+		return fault(f, SMQ_EMAGIC, "magic", 0, magic, 0);
 	if (size < SMQ_SB_SIZE)
 		return fault(f, SMQ_ETOOSMALL, "window_size",
 			     SB_FIELD(window_size), size, SMQ_SB_SIZE);

@@ -29,7 +29,10 @@
 
 /* Superblock, offset 0, written only by board 0. */
 struct smq_sb {
-	char magic[8];          /* "SMQWINDW" */
+	union {
+		char magic[8];  /* "SMQWINDW" */
+		uint64_t magic_word; /* stored last by init (release) */
+	};
 	uint32_t version;       /* SMQ_FORMAT_VERSION */
 	uint32_t sb_size;       /* SMQ_SB_SIZE */
 	uint32_t boards, queues, entries, entry_size;

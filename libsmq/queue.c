@@ -97,7 +97,9 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 		q->bell = at(w, lay_bell(l, index));
 		q->epoch = LOAD(&rx->epoch); /* one read across the bus */
 		q->tid = (uint32_t)gettid();
-		uint64_t top = LOAD(&q->out->top), bottom = LOAD(&q->fc->bottom);
+		/* acquire: the receiver's reads of the slots below bottom happen
+		 * before we may write them */
+		uint64_t top = LOAD(&q->out->top), bottom = LOAD_ACQ(&q->fc->bottom);
 		if (bottom > top + 1 || (top > bottom && top - bottom > l->entries)) {
 			free_queue(q);
 			return -SMQ_ECORRUPT;
@@ -380,7 +382,7 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 		} else if (timeout_ms == 0) {
 			smq_deadline(&deadline, 1);
 		}
-		err = lane_lock(q, timeout_ms == SMQ_WAIT_FOREVER ? NULL : &deadline);
+		err = lane_lock(q, timeout_ms < 0 ? NULL : &deadline);
 		if (err)
 			return err == -ETIMEDOUT && timeout_ms == 0 ? -EAGAIN : err;
 	}

@@ -53,6 +53,10 @@ int smq_open(struct smq_window **wp, const char *spec, unsigned board,
 		free(w);
 		return err;
 	}
+	/* The generation before the layout: if a re-init slips in between,
+	 * the notice shows a newer generation and the handle reads stale. */
+	uint64_t gen = w->map.size >= SMQ_SB_SIZE
+		       ? LOAD_ACQ(&sb_of(w)->generation) : 0;
 	err = smq_check_static(w->map.base, w->map.size, &w->lay, NULL);
 	if (!err && board >= w->lay.boards) {
 		smq_layout_free(&w->lay);
@@ -67,7 +71,7 @@ int smq_open(struct smq_window **wp, const char *spec, unsigned board,
 		w->valid = true;
 		/* The notice, not the superblock, is what stale checks read:
 		 * a board attaching mid-format must see itself stale. */
-		w->generation = LOAD_ACQ(&sb_of(w)->generation);
+		w->generation = gen;
 		w->check = smq_notice_check(w->generation, board);
 	}
 	*wp = w;
@@ -181,7 +185,7 @@ int smq_init(struct smq_window *w, const struct smq_geometry *g)
 	w->valid = false;
 
 	struct smq_sb *sb = sb_of(w);
-	memset(sb->magic, 0, sizeof(sb->magic));
+	STORE(&sb->magic_word, 0);
 	FENCE();
 	memset(w->map.base, 0, (size_t)lay.size);
 	sb->version = SMQ_FORMAT_VERSION;
@@ -202,8 +206,9 @@ int smq_init(struct smq_window *w, const struct smq_geometry *g)
 	}
 	sb->checksum = smq_geometry_checksum(w->map.base, &lay);
 	publish(w, gen);
-	FENCE();
-	memcpy(sb->magic, SMQ_MAGIC, sizeof(sb->magic));
+	uint64_t magic;
+	memcpy(&magic, SMQ_MAGIC, sizeof(magic));
+	STORE_REL(&sb->magic_word, magic);
 	FENCE();
 	w->valid = true;
 	return 0;
@@ -261,10 +266,10 @@ void smq_beat(struct smq_window *w)
 
 	/* counted in the handle: the slot is in board 0's memory, write only */
 	uint64_t n = __atomic_add_fetch(&w->beats, 1, __ATOMIC_RELAXED);
-	if (w->host_written != w->generation) {
+	/* once per generation; threads sharing the handle race for it */
+	if (__atomic_exchange_n(&w->host_written, w->generation,
+				__ATOMIC_ACQ_REL) != w->generation)
 		memcpy(s->host, w->host, sizeof(s->host));
-		w->host_written = w->generation;
-	}
 	STORE(&s->pid, w->pid);
 	STORE(&s->heartbeat_ns, smq_realtime_ns());
 	STORE(&s->heartbeat_count, n);
