@@ -138,6 +138,7 @@ int stream_size(struct session *s, size_t size, uint64_t count,
 	r->mb_per_s = r->msgs_per_s * (double)size / 1e6;
 	r->cpu_a = cpu;
 	r->cpu_b = rep.cpu;
+	r->seconds_b = rep.wall;
 	return 0;
 }
 

@@ -28,6 +28,9 @@ struct result {
 	bool has_latency;
 	struct lat_stats half_rtt;  /* half round trip, ns */
 	double cpu_a, cpu_b;    /* CPU seconds used by each side (-1 unknown) */
+	double seconds_b;       /* wall time over which cpu_b was measured by
+				   the other side itself; 0: the same as
+				   seconds */
 	double predicted;       /* the PCIe model's bound on msgs_per_s, or 0 */
 };
 

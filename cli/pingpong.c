@@ -168,6 +168,7 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 	r->has_latency = true;
 	r->cpu_a = cpu;
 	r->cpu_b = rep.count > warm ? rep.cpu : -1;
+	r->seconds_b = rep.wall;
 	if (histogram) {
 		printf("%zu bytes: ", size);
 		histogram_print(samples, n);

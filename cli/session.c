@@ -129,7 +129,7 @@ static int send_msg(struct session *s, uint32_t op, uint64_t size,
 		    uint64_t count, double cpu, uint64_t errors, uint64_t warm)
 {
 	struct session_msg m = { SESSION_MAGIC, op, s->id, size, count, cpu,
-				 errors, warm };
+				 errors, warm, 0 };
 	return smq_send(s->tx, &m, sizeof(m), s->timeout_ms);
 }
 
@@ -182,10 +182,13 @@ static int serve_round(struct session *s, const struct session_msg *ctl)
 	uint64_t n = 0, errors = 0;
 	int err = send_msg(s, OP_READY, 0, 0, 0, 0, 0);
 	double cpu0 = cpu_seconds();
+	uint64_t wall0 = now_ns();
 
 	while (!err && (!ctl->count || n < ctl->count)) {
-		if (n == ctl->warm)
+		if (n == ctl->warm) {
 			cpu0 = cpu_seconds();
+			wall0 = now_ns();
+		}
 		err = smq_receive(s->rx, s->buf, cap, &len, NULL, s->timeout_ms);
 		if (err)
 			break;
@@ -205,8 +208,12 @@ static int serve_round(struct session *s, const struct session_msg *ctl)
 	}
 	if (err)
 		return err;
-	return send_msg(s, OP_REPORT, ctl->size, n, cpu_seconds() - cpu0,
-			errors, 0);
+	/* the CPU share is measured over our own window, not the
+	 * initiator's: the two are offset by a message or two */
+	struct session_msg m = { SESSION_MAGIC, OP_REPORT, s->id, ctl->size, n,
+				 cpu_seconds() - cpu0, errors, 0,
+				 (double)(now_ns() - wall0) / 1e9 };
+	return smq_send(s->tx, &m, sizeof(m), s->timeout_ms);
 }
 
 static int serve(struct session *s, pid_t parent)
@@ -550,6 +557,11 @@ static double pct(double cpu, double seconds)
 	return cpu < 0 || seconds <= 0 ? -1 : 100.0 * cpu / seconds;
 }
 
+static double pct_b(const struct result *r)
+{
+	return pct(r->cpu_b, r->seconds_b > 0 ? r->seconds_b : r->seconds);
+}
+
 void results_print(struct ctx *ctx, const struct session_opts *o,
 		   const char *title, const struct result *r, int n,
 		   bool latency)
@@ -586,7 +598,7 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 			}
 			json_begin(&j, "cpu_percent", '[');
 			json_double(&j, NULL, pct(r[i].cpu_a, r[i].seconds), 1);
-			json_double(&j, NULL, pct(r[i].cpu_b, r[i].seconds), 1);
+			json_double(&j, NULL, pct_b(&r[i]), 1);
 			json_end(&j, ']');
 			json_end(&j, '}');
 		}
@@ -610,7 +622,7 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 				       l->max);
 			}
 			printf(",%.1f,%.1f\n", pct(r[i].cpu_a, r[i].seconds),
-			       pct(r[i].cpu_b, r[i].seconds));
+			       pct_b(&r[i]));
 		}
 		return;
 	}
@@ -628,7 +640,7 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 	for (int i = 0; i < n; i++) {
 		char a[16] = "-", b[16] = "-";
 		double pa = pct(r[i].cpu_a, r[i].seconds);
-		double pb = pct(r[i].cpu_b, r[i].seconds);
+		double pb = pct_b(&r[i]);
 		if (pa >= 0)
 			snprintf(a, sizeof(a), "%.0f%%", pa);
 		if (pb >= 0)

@@ -23,6 +23,8 @@ struct session_msg {
 				   the warm-up */
 	uint64_t errors;        /* report: messages that came wrong */
 	uint64_t warm;          /* round: messages of warm-up, not timed */
+	double wall;            /* report: wall seconds over which cpu was
+				   measured, on the peer's own clock */
 };
 
 struct session {
