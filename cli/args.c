@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "session.h"
+#include "smqctl.h"
 
 static size_t arg_size(struct argp_state *st, const char *opt, const char *s,
 		char **end)

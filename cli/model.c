@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "session.h"
 #include "smqctl.h"
 #include "model.h"
 #include "probe.h"

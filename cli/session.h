@@ -92,10 +92,5 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 /* A latency histogram of half round trips, in the terminal. */
 void histogram_print(const uint64_t *samples, uint64_t n);
 
-/* args.c: "0,10,100,4K,1M" (K and M are binary) into out; returns how
- * many; a bad list is a usage error through argp. */
-#define MAX_SIZES 64
-int arg_sizes(struct argp_state *st, const char *opt, const char *arg,
-	      size_t *out, int max);
 
 #endif

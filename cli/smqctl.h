@@ -44,6 +44,11 @@ uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
 		 uint32_t min, uint32_t max);
 /* "1.5", "30s", "200ms", "2m", "inf": milliseconds, or SMQ_WAIT_FOREVER */
 int arg_duration(struct argp_state *st, const char *opt, const char *arg);
+/* args.c: "0,10,100,4K,1M" (K and M are binary) into out; returns how
+ * many; a bad list is a usage error through argp. */
+#define MAX_SIZES 64
+int arg_sizes(struct argp_state *st, const char *opt, const char *arg,
+	      size_t *out, int max);
 void print_duration(FILE *f, int ms);
 
 /* Opens the window for ctx->board and explains any failure. */
