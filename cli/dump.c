@@ -1,8 +1,16 @@
-/* smqctl dump: the window's superblock, boards and queues. */
+/* smqctl dump: the window's superblock, boards and queues, and whether
+ * the window is usable: it exits 1 whenever another command would refuse
+ * the window, and says why. */
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "smqctl.h"
+
+/* How long a dump watches a heartbeat it sees for the first time, on a
+ * board of another host: until it moves (alive), or until it has not
+ * moved for the heartbeat timeout (dead).  Waits beat every second. */
+#define LIVENESS_LOOK_MS (SMQ_HEARTBEAT_TIMEOUT_MS + 100)
 
 struct dump_opts {
 	int queue;
@@ -32,35 +40,124 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 
 static const struct argp argp = {
 	options, parse, NULL,
-	"Show the window: superblock, boards (state, generation, heartbeat "
-	"age) and queues (receiving board, top, bottom, fill, counters, "
-	"sleeping).  With -v, every sending board's lane too.  On a corrupted "
-	"window, name the field that is wrong and its offset, and exit 1.",
+	"Show the window: superblock, boards (state, generation, heartbeat, "
+	"how long since this command saw it move, doorbell) and queues "
+	"(receiving board, the fullest lane, counters, sleeping), the "
+	"diagnostic queues apart.  With -v, every sending board's lane too.  "
+	"Exit 1, naming the field, its offset and what was expected, whenever "
+	"the window is corrupted or another command would refuse it (an init "
+	"or clear that did not finish).",
 	NULL, NULL, NULL
 };
 
 static const char *const sys_states[] = { "formatting", "formatted", "ready" };
 static const char *const board_states[] = { "absent", "initialized", "ready" };
+static const char *const bell_kinds[] = { "none", "futex", "ivshmem" };
 
-static uint64_t realtime_ns(void)
+static const char *state_name(const char *const *names, unsigned v)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return v <= 2 ? names[v] : "?";
 }
 
-/* Heartbeat age in ms; -1 if never. */
-static int64_t age_ms(uint64_t then_ns, uint64_t now_ns)
+static const char *alive_name(int alive)
 {
-	if (!then_ns)
-		return -1;
-	return then_ns > now_ns ? 0 : (int64_t)((now_ns - then_ns) / 1000000);
+	return alive > 0 ? "yes" : alive == 0 ? "no" : "unknown";
+}
+
+/* Board infos; a heartbeat of another host is watched until it moves or
+ * the timeout passes without a move: only this host's clock measures. */
+static void read_boards(struct smq_window *w, unsigned boards,
+			struct smq_board_info *bi)
+{
+	for (int waited = 0;; waited += 100) {
+		bool unknown = false;
+		for (unsigned b = 0; b < boards; b++) {
+			smq_board_info(w, b, &bi[b]);
+			unknown |= bi[b].alive < 0;
+		}
+		if (!unknown || waited >= LIVENESS_LOOK_MS)
+			return;
+		usleep(100000);
+	}
+}
+
+static void json_fault(struct json *j, int err, const struct smq_fault *f)
+{
+	if (!err) {
+		json_null(j, "fault");
+		return;
+	}
+	json_begin(j, "fault", '{');
+	json_str(j, "error", smq_strerror(err));
+	json_str(j, "field", f->field);
+	json_u64(j, "offset", f->offset);
+	json_u64(j, "value", f->value);
+	json_u64(j, f->kind == SMQ_FAULT_AT_MOST ? "at_most"
+		 : f->kind == SMQ_FAULT_AT_LEAST ? "at_least" : "expected",
+		 f->limit);
+	json_end(j, '}');
+}
+
+static void json_lanes(struct json *j, struct smq_window *w, unsigned q,
+		       unsigned boards)
+{
+	json_begin(j, "lanes", '[');
+	for (unsigned s = 0; s < boards; s++) {
+		struct smq_lane_info li;
+		smq_lane_info(w, q, s, &li);
+		json_begin(j, NULL, '{');
+		json_u64(j, "sender", s);
+		json_u64(j, "top", li.top);
+		json_u64(j, "bottom", li.bottom);
+		json_u64(j, "fill", li.fill);
+		json_u64(j, "messages", li.messages);
+		json_u64(j, "bytes", li.bytes);
+		json_u64(j, "full_waits", li.full_waits);
+		json_u64(j, "doorbells", li.doorbells);
+		json_u64(j, "lock_pid", li.lock_pid);
+		json_bool(j, "sender_waiting", li.sender_waiting);
+		json_end(j, '}');
+	}
+	json_end(j, ']');
+}
+
+static void json_queue(struct json *j, struct smq_window *w, unsigned q,
+		       unsigned boards, int verbose)
+{
+	struct smq_queue_info qi;
+
+	smq_queue_info(w, q, &qi);
+	json_begin(j, NULL, '{');
+	json_u64(j, "queue", q);
+	json_bool(j, "diagnostic", qi.flags & SMQ_QUEUE_DIAGNOSTIC);
+	json_u64(j, "receiver", qi.receiver);
+	json_u64(j, "receiver_pid", qi.receiver_pid);
+	json_str(j, "receiver_alive", qi.receiver_pid
+		 ? alive_name(qi.receiver_alive) : "no");
+	json_bool(j, "sleeping", qi.sleeping);
+	json_u64(j, "top", qi.top);
+	json_u64(j, "bottom", qi.bottom);
+	json_u64(j, "fill", qi.fill);
+	json_u64(j, "capacity", qi.capacity);
+	json_u64(j, "queued", qi.queued);
+	json_u64(j, "sent", qi.sent);
+	json_u64(j, "bytes_sent", qi.bytes_sent);
+	json_u64(j, "received", qi.received);
+	json_u64(j, "bytes_received", qi.bytes_received);
+	json_u64(j, "full_waits", qi.full_waits);
+	json_u64(j, "doorbells", qi.doorbells);
+	json_u64(j, "sleeps", qi.sleeps);
+	json_u64(j, "wakeups", qi.wakeups);
+	if (verbose)
+		json_lanes(j, w, q, boards);
+	json_end(j, '}');
 }
 
 static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
-		      int only, int verbose)
+		      const struct smq_board_info *bi, int only, int verbose,
+		      int err, const struct smq_fault *f)
 {
-	uint64_t now = realtime_ns();
+	unsigned nq = wi->geometry.queues + wi->diag_queues;
 	struct json j;
 
 	json_open(&j, stdout);
@@ -69,84 +166,141 @@ static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 	json_str(&j, "transport", wi->transport);
 	json_u64(&j, "version", wi->version);
 	json_u64(&j, "generation", wi->generation);
-	json_str(&j, "system_state", wi->system_state <= 2
-		 ? sys_states[wi->system_state] : "?");
+	json_str(&j, "system_state", state_name(sys_states, wi->system_state));
+	json_u64(&j, "maintenance_phase", wi->maint_phase);
+	json_u64(&j, "maintenance_pid", wi->maint_pid);
 	json_u64(&j, "format_time_ns", wi->format_time_ns);
 	json_u64(&j, "boards", wi->geometry.boards);
 	json_u64(&j, "queues", wi->geometry.queues);
+	json_u64(&j, "diagnostic_queues", wi->diag_queues);
 	json_u64(&j, "entries", wi->geometry.entries);
 	json_u64(&j, "entry_size", wi->geometry.entry_size);
 	json_u64(&j, "window_size", wi->window_size);
 	json_u64(&j, "mapped_size", wi->mapped_size);
 	json_str(&j, "notify", wi->notify);
+	json_fault(&j, err, f);
 	json_begin(&j, "board_table", '[');
 	for (unsigned b = 0; b < wi->geometry.boards; b++) {
-		struct smq_board_info bi;
-		smq_board_info(w, b, &bi);
 		json_begin(&j, NULL, '{');
 		json_u64(&j, "board", b);
-		json_str(&j, "state", bi.state <= 2 ? board_states[bi.state] : "?");
-		json_u64(&j, "generation", bi.generation);
-		json_u64(&j, "pid", bi.pid);
-		json_str(&j, "host", bi.host);
-		json_i64(&j, "heartbeat_age_ms", age_ms(bi.heartbeat_ns, now));
-		json_u64(&j, "heartbeats", bi.heartbeat_count);
-		json_bool(&j, "alive", bi.alive);
+		json_str(&j, "state", state_name(board_states, bi[b].state));
+		json_u64(&j, "generation", bi[b].generation);
+		json_u64(&j, "pid", bi[b].pid);
+		json_str(&j, "host", bi[b].host);
+		json_bool(&j, "same_host", bi[b].same_host);
+		json_u64(&j, "heartbeat", bi[b].heartbeat);
+		json_i64(&j, "heartbeat_age_ms", bi[b].heartbeat_age_ms);
+		json_str(&j, "alive", alive_name(bi[b].alive));
+		json_begin(&j, "doorbell", '{');
+		json_str(&j, "kind", state_name(bell_kinds, bi[b].doorbell.kind));
+		json_u64(&j, "id", bi[b].doorbell.peer);
+		json_end(&j, '}');
 		json_end(&j, '}');
 	}
 	json_end(&j, ']');
 	json_begin(&j, "queue_table", '[');
-	for (unsigned q = 0; q < wi->geometry.queues; q++) {
-		struct smq_queue_info qi;
-		if (only >= 0 && q != (unsigned)only)
-			continue;
-		smq_queue_info(w, q, &qi);
-		json_begin(&j, NULL, '{');
-		json_u64(&j, "queue", q);
-		json_u64(&j, "receiver", qi.receiver);
-		json_u64(&j, "receiver_pid", qi.receiver_pid);
-		json_bool(&j, "sleeping", qi.sleeping);
-		json_u64(&j, "top", qi.top);
-		json_u64(&j, "bottom", qi.bottom);
-		json_u64(&j, "fill", qi.fill);
-		json_u64(&j, "capacity", qi.capacity);
-		json_u64(&j, "sent", qi.sent);
-		json_u64(&j, "bytes_sent", qi.bytes_sent);
-		json_u64(&j, "received", qi.received);
-		json_u64(&j, "bytes_received", qi.bytes_received);
-		json_u64(&j, "full_waits", qi.full_waits);
-		json_u64(&j, "doorbells", qi.doorbells);
-		json_u64(&j, "sleeps", qi.sleeps);
-		json_u64(&j, "wakeups", qi.wakeups);
-		if (verbose) {
-			json_begin(&j, "lanes", '[');
-			for (unsigned s = 0; s < wi->geometry.boards; s++) {
-				struct smq_lane_info li;
-				smq_lane_info(w, q, s, &li);
-				json_begin(&j, NULL, '{');
-				json_u64(&j, "sender", s);
-				json_u64(&j, "top", li.top);
-				json_u64(&j, "bottom", li.bottom);
-				json_u64(&j, "messages", li.messages);
-				json_u64(&j, "bytes", li.bytes);
-				json_u64(&j, "full_waits", li.full_waits);
-				json_u64(&j, "doorbells", li.doorbells);
-				json_bool(&j, "sender_waiting", li.sender_waiting);
-				json_end(&j, '}');
-			}
-			json_end(&j, ']');
-		}
-		json_end(&j, '}');
-	}
+	for (unsigned q = 0; q < nq; q++)
+		if (only < 0 || q == (unsigned)only)
+			json_queue(&j, w, q, wi->geometry.boards, verbose);
 	json_end(&j, ']');
 	json_end(&j, '}');
 	json_close(&j);
 }
 
-static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
-		      int only, int verbose)
+static void text_boards(const struct smq_window_info *wi,
+			const struct smq_board_info *bi)
 {
-	uint64_t now = realtime_ns();
+	printf("%-5s  %-11s  %10s  %8s  %-16s  %10s  %9s  %-7s  %s\n", "BOARD",
+	       "STATE", "GENERATION", "PID", "HOST", "HEARTBEAT", "MOVED", "ALIVE",
+	       "DOORBELL");
+	for (unsigned b = 0; b < wi->geometry.boards; b++) {
+		char gen[24] = "-", age[32] = "-", host[80], bell[32] = "-";
+		if (bi[b].state != SMQ_BOARD_ABSENT)
+			snprintf(gen, sizeof(gen), "%" PRIu64, bi[b].generation);
+		if (bi[b].heartbeat_age_ms >= 0)
+			snprintf(age, sizeof(age), "%.1fs ago",
+				 (double)bi[b].heartbeat_age_ms / 1000);
+		if (bi[b].doorbell.kind == 2)
+			snprintf(bell, sizeof(bell), "ivshmem %u",
+				 bi[b].doorbell.peer);
+		else if (bi[b].doorbell.kind == 1)
+			snprintf(bell, sizeof(bell), "futex");
+		text_safe(bi[b].host, host, sizeof(host));
+		/* a board may be at work (receiving) without having announced
+		 * itself: then it has a pid and a heartbeat but no state */
+		if (!bi[b].pid)
+			printf("%-5u  %-11s  %10s  %8s  %-16s  %10s  %9s  %-7s  %s\n",
+			       b, state_name(board_states, bi[b].state), gen, "-",
+			       "-", "-", "-", "-", "-");
+		else
+			printf("%-5u  %-11s  %10s  %8u  %-16.16s  %10" PRIu64
+			       "  %9s  %-7s  %s\n", b,
+			       state_name(board_states, bi[b].state), gen,
+			       bi[b].pid, host, bi[b].heartbeat, age,
+			       alive_name(bi[b].alive), bell);
+	}
+}
+
+static void text_queue(struct smq_window *w, unsigned q, unsigned boards,
+		       int verbose)
+{
+	struct smq_queue_info qi;
+	char fill[32], rcv[32];
+
+	smq_queue_info(w, q, &qi);
+	snprintf(fill, sizeof(fill), "%" PRIu64 "/%" PRIu64, qi.fill,
+		 qi.capacity);
+	snprintf(rcv, sizeof(rcv), qi.receiver_pid ? "%u" : "%u (-)",
+		 qi.receiver);
+	printf("%-5u  %-8s  %-11s  %8" PRIu64 "  %12" PRIu64 "  %12" PRIu64
+	       "  %12" PRIu64 "  %10" PRIu64 "  %10" PRIu64 "  %7s\n", q, rcv,
+	       fill, qi.queued, qi.sent, qi.received, qi.bytes_received,
+	       qi.full_waits, qi.doorbells, qi.sleeping ? "yes" : "no");
+	if (!verbose)
+		return;
+	printf("       receiver pid %u (alive: %s), top %" PRIu64 ", bottom %"
+	       PRIu64 " (sums over lanes), %" PRIu64 " sleeps, %" PRIu64
+	       " wakeups\n", qi.receiver_pid,
+	       qi.receiver_pid ? alive_name(qi.receiver_alive) : "no", qi.top,
+	       qi.bottom, qi.sleeps, qi.wakeups);
+	for (unsigned s = 0; s < boards; s++) {
+		struct smq_lane_info li;
+		smq_lane_info(w, q, s, &li);
+		printf("       lane of board %u: fill %" PRIu64 "/%" PRIu64
+		       ", top %" PRIu64 ", bottom %" PRIu64 ", %" PRIu64
+		       " messages, %" PRIu64 " bytes, %" PRIu64 " full waits, %"
+		       PRIu64 " doorbells%s\n", s, li.fill, qi.capacity, li.top,
+		       li.bottom, li.messages, li.bytes, li.full_waits,
+		       li.doorbells, li.sender_waiting ? ", sender waiting" : "");
+	}
+}
+
+static void text_queues(struct smq_window *w, const struct smq_window_info *wi,
+			int only, int verbose, bool diag)
+{
+	unsigned from = diag ? wi->geometry.queues : 0;
+	unsigned to = diag ? wi->geometry.queues + wi->diag_queues
+			   : wi->geometry.queues;
+	bool header = false;
+
+	for (unsigned q = from; q < to; q++) {
+		if (only >= 0 && q != (unsigned)only)
+			continue;
+		if (!header) {
+			printf("\n%s\n%-5s  %-8s  %-11s  %8s  %12s  %12s  %12s  "
+			       "%10s  %10s  %7s\n", diag ? "diagnostic queues "
+			       "(pingpong, bench):" : "queues:", "QUEUE",
+			       "RECEIVER", "FILL", "QUEUED", "SENT", "RECEIVED",
+			       "BYTES", "FULL-WAITS", "DOORBELLS", "SLEEPING");
+			header = true;
+		}
+		text_queue(w, q, wi->geometry.boards, verbose);
+	}
+}
+
+static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
+		      const struct smq_board_info *bi, int only, int verbose)
+{
 	char size[32], when[64] = "never";
 	time_t t = (time_t)(wi->format_time_ns / 1000000000ull);
 	struct tm tm;
@@ -155,77 +309,25 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	printf("window %s: format v%u, generation %" PRIu64 ", system %s, "
 	       "formatted %s\n", wi->name, wi->version, wi->generation,
-	       wi->system_state <= 2 ? sys_states[wi->system_state] : "?", when);
-	printf("geometry: %u boards, %u queues, %u entries of %u bytes; "
-	       "uses %s of %" PRIu64 " bytes mapped\n", wi->geometry.boards,
-	       wi->geometry.queues, wi->geometry.entries,
-	       wi->geometry.entry_size, human_bytes(wi->window_size, size),
-	       wi->mapped_size);
-	printf("notification: %s\n\n", wi->notify);
-
-	printf("%-5s  %-11s  %10s  %8s  %-16s  %10s  %s\n", "BOARD", "STATE",
-	       "GENERATION", "PID", "HOST", "HEARTBEAT", "ALIVE");
-	for (unsigned b = 0; b < wi->geometry.boards; b++) {
-		struct smq_board_info bi;
-		char age[32] = "-";
-		smq_board_info(w, b, &bi);
-		int64_t ms = age_ms(bi.heartbeat_ns, now);
-		if (ms >= 0)
-			snprintf(age, sizeof(age), "%.1fs ago", (double)ms / 1000);
-		char gen[24] = "-";
-		if (bi.state != SMQ_BOARD_ABSENT)
-			snprintf(gen, sizeof(gen), "%" PRIu64, bi.generation);
-		/* a board may be at work (receiving) without having announced
-		 * itself: then it has a pid and a heartbeat but no state */
-		if (!bi.pid)
-			printf("%-5u  %-11s  %10s  %8s  %-16s  %10s  %s\n", b,
-			       bi.state <= 2 ? board_states[bi.state] : "?", gen,
-			       "-", "-", "-", "-");
-		else
-			printf("%-5u  %-11s  %10s  %8u  %-16.16s  %10s  %s\n", b,
-			       bi.state <= 2 ? board_states[bi.state] : "?", gen,
-			       bi.pid, bi.host, age, bi.alive ? "yes" : "no");
-	}
-	printf("\n%-5s  %-8s  %-15s  %12s  %12s  %12s  %10s  %10s  %7s\n",
-	       "QUEUE", "RECEIVER", "FILL", "SENT", "RECEIVED", "BYTES",
-	       "FULL-WAITS", "DOORBELLS", "SLEEPING");
-	for (unsigned q = 0; q < wi->geometry.queues; q++) {
-		struct smq_queue_info qi;
-		char fill[32], rcv[32];
-		if (only >= 0 && q != (unsigned)only)
-			continue;
-		smq_queue_info(w, q, &qi);
-		snprintf(fill, sizeof(fill), "%" PRIu64 "/%" PRIu64, qi.fill,
-			 qi.capacity);
-		if (qi.receiver_pid)
-			snprintf(rcv, sizeof(rcv), "%u", qi.receiver);
-		else
-			snprintf(rcv, sizeof(rcv), "%u (-)", qi.receiver);
-		printf("%-5u  %-8s  %-15s  %12" PRIu64 "  %12" PRIu64 "  %12" PRIu64
-		       "  %10" PRIu64 "  %10" PRIu64 "  %7s\n", q, rcv, fill,
-		       qi.sent, qi.received, qi.bytes_received, qi.full_waits,
-		       qi.doorbells, qi.sleeping ? "yes" : "no");
-		if (!verbose)
-			continue;
-		printf("       receiver pid %u, top %" PRIu64 ", bottom %" PRIu64
-		       ", %" PRIu64 " sleeps, %" PRIu64 " wakeups\n",
-		       qi.receiver_pid, qi.top, qi.bottom, qi.sleeps, qi.wakeups);
-		for (unsigned s = 0; s < wi->geometry.boards; s++) {
-			struct smq_lane_info li;
-			smq_lane_info(w, q, s, &li);
-			printf("       lane of board %u: top %" PRIu64 ", bottom %"
-			       PRIu64 ", %" PRIu64 " messages, %" PRIu64
-			       " bytes, %" PRIu64 " full waits, %" PRIu64
-			       " doorbells%s\n", s, li.top, li.bottom, li.messages,
-			       li.bytes, li.full_waits, li.doorbells,
-			       li.sender_waiting ? ", sender waiting" : "");
-		}
-	}
+	       state_name(sys_states, wi->system_state), when);
+	printf("geometry: %u boards, %u queues (and %u diagnostic), %u entries "
+	       "of %u bytes per sending board; uses %s of %" PRIu64
+	       " bytes mapped\n", wi->geometry.boards, wi->geometry.queues,
+	       wi->diag_queues, wi->geometry.entries, wi->geometry.entry_size,
+	       human_bytes(wi->window_size, size), wi->mapped_size);
+	printf("this board's doorbell: %s\n\n", wi->notify);
+	text_boards(wi, bi);
+	text_queues(w, wi, only, verbose, false);
+	text_queues(w, wi, only, verbose, true);
+	printf("\nFILL: the fullest lane, what a sender meets; QUEUED: "
+	       "messages waiting in all lanes; MOVED: when this dump last "
+	       "saw the heartbeat move\n");
 }
 
 static int run(int argc, char **argv, struct ctx *ctx)
 {
 	struct dump_opts o = { -1 };
+	struct smq_board_info bi[SMQ_MAX_BOARDS];
 	struct smq_window *w;
 	struct smq_window_info wi;
 	struct smq_fault f;
@@ -233,25 +335,19 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	if (open_window(ctx, 0, &w))
 		return 1;
+	smq_window_info(w, &wi);
 	if (o.queue >= 0 && check_queue(w, (unsigned)o.queue)) {
 		smq_close(w);
 		return 1;
 	}
-	smq_window_info(w, &wi);
-	if (ctx->json)
-		json_dump(w, &wi, o.queue, ctx->verbose);
-	else
-		text_dump(w, &wi, o.queue, ctx->verbose);
-	/* Entries and sequence numbers: a fault here is reported after what
-	 * could be shown. */
+	read_boards(w, wi.geometry.boards, bi);
 	int err = smq_validate(w, &f);
+	if (ctx->json)
+		json_dump(w, &wi, bi, o.queue, ctx->verbose, err, &f);
+	else
+		text_dump(w, &wi, bi, o.queue, ctx->verbose);
 	smq_close(w);
-	if (err)
-		return error("window %s: %s: field %s at offset %#" PRIx64
-			     " holds %" PRIu64 " (bound %" PRIu64 ")",
-			     window_spec(ctx), smq_strerror(err), f.field,
-			     f.offset, f.value, f.limit);
-	return 0;
+	return err ? fault_error(ctx, err, &f) : 0;
 }
 
 const struct cmd cmd_dump = { "dump", run, &argp,

@@ -112,7 +112,9 @@ static const struct argp argp = {
 	"stale error on their next call.", NULL, NULL, NULL
 };
 
-/* Boards other than us that are attached and alive. */
+/* Boards other than us that are at work: alive and past sync.  A board
+ * that only waits in sync (at boot, on a window left from before) is not
+ * in the way: it starts again on the new generation. */
 static int attached_boards(struct smq_window *w, char *list, size_t n)
 {
 	struct smq_window_info wi;
@@ -123,7 +125,8 @@ static int attached_boards(struct smq_window *w, char *list, size_t n)
 		return 0;
 	for (unsigned b = 1; b < wi.geometry.boards; b++) {
 		struct smq_board_info bi;
-		if (smq_board_info(w, b, &bi) == 0 && bi.alive) {
+		if (smq_board_info(w, b, &bi) == 0 && bi.alive > 0 &&
+		    bi.state != SMQ_BOARD_INITIALIZED) {
 			size_t len = strlen(list);
 			snprintf(list + len, n - len, "%s%u (pid %u on %s)",
 				 count ? ", " : "", b, bi.pid, bi.host);

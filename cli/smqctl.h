@@ -60,6 +60,11 @@ int window_error(struct ctx *ctx, const char *what, int err);
 const char *window_spec(const struct ctx *ctx);
 int check_queue(struct smq_window *w, unsigned queue);
 const char *human_bytes(uint64_t n, char buf[32]);
+/* s with control characters and bytes over 0x7e shown as \xNN: text a
+ * window holds (host names) never drives the terminal. */
+const char *text_safe(const char *s, char *buf, size_t n);
+/* Explains a fault smq_validate() found in the window; returns 1. */
+int fault_error(struct ctx *ctx, int err, const struct smq_fault *f);
 
 /* A small JSON writer: objects and arrays nest, commas are managed. */
 struct json {
@@ -74,6 +79,7 @@ void json_str(struct json *j, const char *key, const char *val);
 void json_u64(struct json *j, const char *key, uint64_t val);
 void json_i64(struct json *j, const char *key, int64_t val);
 void json_bool(struct json *j, const char *key, bool val);
+void json_null(struct json *j, const char *key);
 /* A number with decimals; not finite prints null. */
 void json_double(struct json *j, const char *key, double val, int decimals);
 void json_close(struct json *j);

@@ -109,7 +109,7 @@ static uint64_t dead_boards(struct smq_window *w, unsigned boards)
 	for (unsigned b = 0; b < boards; b++) {
 		struct smq_board_info bi;
 		if (!smq_board_info(w, b, &bi) && bi.state != SMQ_BOARD_ABSENT &&
-		    !bi.alive)
+		    bi.alive == 0)
 			dead |= 1ull << b;
 	}
 	return dead;

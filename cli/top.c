@@ -178,7 +178,8 @@ static int read_snap(struct smq_window *w, struct snap *s)
 	int err = smq_window_info(w, &s->wi);
 	if (err)
 		return err;
-	unsigned nb = s->wi.geometry.boards, nq = s->wi.geometry.queues;
+	unsigned nb = s->wi.geometry.boards;
+	unsigned nq = s->wi.geometry.queues + s->wi.diag_queues;
 	unsigned bcap = s->board_cap, qcap = s->queue_cap;
 	void *p = grow(s->boards, &bcap, nb, sizeof(*s->boards));
 	if (!p)
@@ -501,30 +502,39 @@ static void header_text(const struct snap *s, const char *timefmt,
 
 static void board_head(char *buf, size_t n)
 {
-	snprintf(buf, n, "%5s %-11s %8s %-16s %10s %5s", "BOARD", "STATE",
-		 "PID", "HOST", "HEARTBEAT", "ALIVE");
+	snprintf(buf, n, "%5s %-11s %8s %-16s %10s %-7s %s", "BOARD", "STATE",
+		 "PID", "HOST", "MOVED", "ALIVE", "DOORBELL");
+}
+
+static const char *alive_word(int alive)
+{
+	return alive > 0 ? "yes" : alive == 0 ? "no" : "unknown";
 }
 
 static void board_text(const struct snap *s, unsigned b, char *buf, size_t n)
 {
 	const struct smq_board_info *bi = &s->boards[b];
 	const char *state = bi->state <= 2 ? board_states[bi->state] : "?";
-	char age[32] = "-";
+	char age[32] = "-", host[80], bell[24] = "-";
 
 	/* like dump: a board at work without having announced itself has a
 	 * pid and a heartbeat but no state */
 	if (!bi->pid) {
-		snprintf(buf, n, "%5u %-11s %8s %-16s %10s %5s", b, state, "-",
-			 "-", "-", "-");
+		snprintf(buf, n, "%5u %-11s %8s %-16s %10s %-7s %s", b, state, "-",
+			 "-", "-", "-", "-");
 		return;
 	}
-	if (bi->heartbeat_ns) {
-		uint64_t ms = bi->heartbeat_ns > s->real_ns ? 0
-			      : (s->real_ns - bi->heartbeat_ns) / NS_PER_MS;
-		snprintf(age, sizeof(age), "%.1fs ago", (double)ms / 1000);
-	}
-	snprintf(buf, n, "%5u %-11s %8u %-16.16s %10s %5s", b, state, bi->pid,
-		 bi->host, age, bi->alive ? "yes" : "no");
+	/* how long since top saw the heartbeat move, on this host's clock */
+	if (bi->heartbeat_age_ms >= 0)
+		snprintf(age, sizeof(age), "%.1fs ago",
+			 (double)bi->heartbeat_age_ms / 1000);
+	if (bi->doorbell.kind == 2)
+		snprintf(bell, sizeof(bell), "ivshmem %u", bi->doorbell.peer);
+	else if (bi->doorbell.kind == 1)
+		snprintf(bell, sizeof(bell), "futex");
+	snprintf(buf, n, "%5u %-11s %8u %-16.16s %10s %-7s %s", b, state,
+		 bi->pid, text_safe(bi->host, host, sizeof(host)), age,
+		 alive_word(bi->alive), bell);
 }
 
 /* The fill bar takes what the terminal leaves; 0: no terminal. */
@@ -550,10 +560,10 @@ static void queue_text(const struct viewer *v, unsigned q, int barw,
 	char rcv[24], bar[48], fill[48], a[24], b[24], c[24], d[24];
 	int full = 0;
 
-	if (qi->receiver_pid)
-		snprintf(rcv, sizeof(rcv), "%u", qi->receiver);
-	else
-		snprintf(rcv, sizeof(rcv), "%u (-)", qi->receiver);
+	/* diagnostic queues are marked: measurements run there */
+	snprintf(rcv, sizeof(rcv), "%u%s%s", qi->receiver,
+		 qi->receiver_pid ? "" : " (-)",
+		 qi->flags & SMQ_QUEUE_DIAGNOSTIC ? " d" : "");
 	if (qi->capacity)  /* rounded up: a queue that holds any shows it */
 		full = (int)((qi->fill * (uint64_t)barw + qi->capacity - 1) /
 			     qi->capacity);
@@ -703,7 +713,7 @@ static void draw(struct viewer *v)
 	if (shown < s->nboards) {
 		unsigned alive = 0;
 		for (unsigned b = shown; b < s->nboards; b++)
-			alive += s->boards[b].alive != 0;
+			alive += s->boards[b].alive > 0;
 		snprintf(line, sizeof(line), "%5s %s%u boards, %u alive", "...",
 			 shown ? "and " : "", s->nboards - shown, alive);
 		put(y++, A_NORMAL, line);
@@ -883,10 +893,9 @@ static void once_json(const struct viewer *v, double secs)
 			 : "?");
 		json_u64(&j, "pid", bi->pid);
 		json_str(&j, "host", bi->host);
-		json_i64(&j, "heartbeat_age_ms", !bi->heartbeat_ns ? -1
-			 : bi->heartbeat_ns > s->real_ns ? 0
-			 : (int64_t)((s->real_ns - bi->heartbeat_ns) / NS_PER_MS));
-		json_bool(&j, "alive", bi->alive);
+		json_u64(&j, "heartbeat", bi->heartbeat);
+		json_i64(&j, "heartbeat_age_ms", bi->heartbeat_age_ms);
+		json_str(&j, "alive", alive_word(bi->alive));
 		json_end(&j, '}');
 	}
 	json_end(&j, ']');
@@ -896,6 +905,7 @@ static void once_json(const struct viewer *v, double secs)
 		const struct rate *r = &v->rates[q];
 		json_begin(&j, NULL, '{');
 		json_u64(&j, "queue", q);
+		json_bool(&j, "diagnostic", qi->flags & SMQ_QUEUE_DIAGNOSTIC);
 		json_u64(&j, "receiver", qi->receiver);
 		json_u64(&j, "receiver_pid", qi->receiver_pid);
 		json_bool(&j, "sleeping", qi->sleeping);

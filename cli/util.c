@@ -107,6 +107,71 @@ const char *human_bytes(uint64_t n, char buf[32])
 	return buf;
 }
 
+const char *text_safe(const char *s, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	for (; *s && len + 5 < n; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c > 0x7e)
+			len += (size_t)snprintf(buf + len, n - len, "\\x%02x", c);
+		else
+			buf[len++] = (char)c;
+	}
+	buf[len] = 0;
+	return buf;
+}
+
+static const char *limit_words(int kind)
+{
+	return kind == SMQ_FAULT_AT_MOST ? "at most"
+	       : kind == SMQ_FAULT_AT_LEAST ? "at least" : "expected";
+}
+
+int fault_error(struct ctx *ctx, int err, const struct smq_fault *f)
+{
+	const char *spec = window_spec(ctx);
+
+	switch (-err) {
+	case EBUSY:
+		return error("window %s is being re-formatted right now (an init "
+			     "or clear on board 0 is under way): try again when "
+			     "it ends", spec);
+	case SMQ_EINCOMPLETE:
+		if (!strcmp(f->field, "notice.generation"))
+			return error("window %s: an init or clear did not finish: "
+				     "board %" PRIu64 "'s notice holds generation %"
+				     PRIu64 ", the superblock %" PRIu64 " (run "
+				     "smqctl clear or init on board 0)", spec,
+				     (f->offset - 4096) / 4096, f->value, f->limit);
+		return error("window %s: an init or clear did not finish (field "
+			     "%s at offset %#" PRIx64 " holds %" PRIu64 "; run "
+			     "smqctl clear or init on board 0)", spec, f->field,
+			     f->offset, f->value);
+	case SMQ_EMAGIC:
+		return error("window %s is not an smq window: bad magic at offset "
+			     "0 (expected \"SMQWINDW\")", spec);
+	case SMQ_ETOOSMALL:
+		return error("window %s is too small: its geometry needs %" PRIu64
+			     " bytes (truncated?)", spec, f->limit);
+	case SMQ_EVERSION:
+		return error("window %s: %s: field version at offset %#" PRIx64
+			     " holds %" PRIu64 " (this smqctl reads version %"
+			     PRIu64 ")", spec, smq_strerror(err), f->offset,
+			     f->value, f->limit);
+	case SMQ_ECHECKSUM:
+		return error("window %s: %s: field checksum at offset %#" PRIx64
+			     " holds %#" PRIx64 ", the geometry sums to %#" PRIx64,
+			     spec, smq_strerror(err), f->offset, f->value,
+			     f->limit);
+	default:
+		return error("window %s: %s: field %s at offset %#" PRIx64
+			     " holds %" PRIu64 " (%s %" PRIu64 ")", spec,
+			     smq_strerror(err), f->field, f->offset, f->value,
+			     limit_words(f->kind), f->limit);
+	}
+}
+
 /* Says which field of a bad window is wrong, where, and what was
  * expected of it. */
 static int explain_fault(struct ctx *ctx, int err)
@@ -119,32 +184,9 @@ static int explain_fault(struct ctx *ctx, int err)
 		return error("window %s: %s", spec, smq_strerror(err));
 	int verr = smq_validate(w, &f);
 	smq_close(w);
-	switch (-verr) {
-	case 0:
-	case SMQ_EUNFORMATTED:
+	if (!verr || verr == -SMQ_EUNFORMATTED)
 		return error("window %s: %s", spec, smq_strerror(err));
-	case SMQ_EMAGIC:
-		return error("window %s is not an smq window: bad magic at offset "
-			     "0 (expected \"SMQWINDW\")", spec);
-	case SMQ_ETOOSMALL:
-		return error("window %s is too small: %" PRIu64 " bytes, its "
-			     "geometry needs %" PRIu64 " (truncated?)", spec,
-			     f.value, f.limit);
-	case SMQ_EVERSION:
-		return error("window %s: %s: field version at offset %#" PRIx64
-			     " holds %" PRIu64 " (this smqctl reads version %"
-			     PRIu64 ")", spec, smq_strerror(verr), f.offset,
-			     f.value, f.limit);
-	case SMQ_ECHECKSUM:
-		return error("window %s: %s: field checksum at offset %#" PRIx64
-			     " holds %#" PRIx64 ", the geometry sums to %#" PRIx64,
-			     spec, smq_strerror(verr), f.offset, f.value, f.limit);
-	default:
-		return error("window %s: %s: field %s at offset %#" PRIx64
-			     " holds %" PRIu64 " (bound %" PRIu64 ")", spec,
-			     smq_strerror(verr), f.field, f.offset, f.value,
-			     f.limit);
-	}
+	return fault_error(ctx, verr, &f);
 }
 
 static bool is_pci(const char *spec)
@@ -196,7 +238,7 @@ int window_error(struct ctx *ctx, const char *what, int err)
 			     "board 0)", spec);
 	case SMQ_EMAGIC: case SMQ_EVERSION: case SMQ_ECHECKSUM:
 	case SMQ_EGEOMETRY: case SMQ_ETOOSMALL: case SMQ_ECORRUPT:
-	case SMQ_ESIGNATURE:
+	case SMQ_ESIGNATURE: case SMQ_EINCOMPLETE:
 		return explain_fault(ctx, err);
 	default:
 		return error("%s %s: %s", what, spec, smq_strerror(err));
@@ -335,6 +377,12 @@ void json_double(struct json *j, const char *key, double val, int decimals)
 		fprintf(j->f, "%.*f", decimals, val);
 	else
 		fputs("null", j->f);
+}
+
+void json_null(struct json *j, const char *key)
+{
+	json_key(j, key);
+	fputs("null", j->f);
 }
 
 void json_bool(struct json *j, const char *key, bool val)

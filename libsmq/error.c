@@ -1,5 +1,5 @@
 #include <string.h>
-#include "internal.h"
+#include "handle.h"
 
 static const char *const messages[] = {
 	[SMQ_EUNFORMATTED - SMQ_EUNFORMATTED] =
@@ -12,6 +12,14 @@ static const char *const messages[] = {
 	[SMQ_ECORRUPT - SMQ_EUNFORMATTED] = "window field out of bounds (corrupted)",
 	[SMQ_ESIGNATURE - SMQ_EUNFORMATTED] =
 		"entry signature mismatch (corrupted or stale entry)",
+	[SMQ_EINCOMPLETE - SMQ_EUNFORMATTED] =
+		"an init or clear did not finish (run clear or init on board 0)",
+	[SMQ_EHELD - SMQ_EUNFORMATTED] =
+		"a board did not leave a call begun under the old generation",
+	[SMQ_ENOTWINDOW - SMQ_EUNFORMATTED] =
+		"the target holds data that is not an smq window",
+	[SMQ_EFOREIGN - SMQ_EUNFORMATTED] =
+		"the window belongs to another user or others may write it",
 };
 
 const char *smq_strerror(int err)

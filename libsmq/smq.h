@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define SMQ_FORMAT_VERSION 1
+#define SMQ_FORMAT_VERSION 2
 #define SMQ_MAX_BOARDS 64
 #define SMQ_MAX_QUEUES 65535
 #define SMQ_MAX_ENTRIES (1u << 20)
@@ -35,6 +35,16 @@ enum {
 	SMQ_ETOOSMALL,           /* the geometry does not fit in the window */
 	SMQ_ECORRUPT,            /* a table, queue or entry field is out of bounds */
 	SMQ_ESIGNATURE,          /* an entry's sequence signature is wrong */
+	SMQ_EINCOMPLETE,         /* an init or clear did not finish: run
+				    clear or init on board 0 */
+	SMQ_EHELD,               /* init or clear: a board did not leave a
+				    call begun under the old generation
+				    (smq_holdout() says which) */
+	SMQ_ENOTWINDOW,          /* init: the target holds data that is not an
+				    smq window (SMQ_OPEN_FORCE overwrites) */
+	SMQ_EFOREIGN,            /* init: the window's object belongs to
+				    another user or others may write it
+				    (SMQ_OPEN_FORCE makes it ours, 0600) */
 	SMQ_ERRNO_END
 };
 
@@ -42,7 +52,9 @@ struct smq_window;
 struct smq_queue;
 
 /* The shape of a window.  receivers[q] is the board that receives queue q;
- * NULL means q % boards (queue 0 is the system board's, as in seed 000). */
+ * NULL means q % boards (queue 0 is the system board's, as in the
+ * SimpleMessageQueue paper).  Besides these queues, init reserves one
+ * diagnostic queue for each board (smq_window_info().diag_queues). */
 struct smq_geometry {
 	uint32_t boards;
 	uint32_t queues;
@@ -54,7 +66,12 @@ struct smq_geometry {
 /* smq_open() flags */
 #define SMQ_OPEN_CREATE 0x1 /* create the window if it does not exist */
 #define SMQ_OPEN_RAW 0x2    /* attach even if the window fails validation:
-			       then only smq_init, smq_validate, smq_close */
+			       then only smq_init, smq_clear, smq_validate
+			       and the snapshots, smq_close */
+#define SMQ_OPEN_FORCE 0x4  /* with CREATE: take a window object that is
+			       owned by another user or writable by others
+			       (made ours, 0600), and let smq_init overwrite
+			       data that is not an smq window */
 
 int smq_open(struct smq_window **w, const char *spec, unsigned board,
 	     unsigned flags);
@@ -63,22 +80,46 @@ int smq_open(struct smq_window **w, const char *spec, unsigned board,
 int smq_set_mode(struct smq_window *w, unsigned mode);
 int smq_close(struct smq_window *w);
 
+/* How long init and clear wait for every board to leave the calls it
+ * began under the old generation (default 5000 ms; SMQ_WAIT_FOREVER). */
+#define SMQ_TIMEOUT_HANDSHAKE 1
+int smq_set_timeout(struct smq_window *w, unsigned what, int timeout_ms);
+
 /* The system board (board 0) formats the window: every queue empty, a new
- * generation.  Boards attached under the old generation get -ESTALE. */
+ * generation.  It first tells every board its handle is stale and waits
+ * until each has left the calls it began before (a handshake, not a
+ * timer): no write of a stale call lands in the new layout.  Boards
+ * attached under the old generation get -ESTALE.  A board that does not
+ * let go within the handshake timeout makes it fail with -SMQ_EHELD and
+ * leave the window as it was; another init or clear in progress gives
+ * -EALREADY.  An init or clear that was killed is finished by the next. */
 int smq_init(struct smq_window *w, const struct smq_geometry *g);
 /* Empty one queue, or all with queue < 0; bumps the generation. */
 int smq_clear(struct smq_window *w, int queue);
 /* Bytes of window a geometry needs. */
 int smq_layout_size(const struct smq_geometry *g, uint64_t *bytes);
 
-/* Startup: a board announces itself (seed 000's boardInitialized); every
- * board then synchronises.  On board 0 this waits for all boards and then
- * declares the system ready; on another board it waits for that.  poll_ms is
- * seed 000's "nice".  On -ETIMEDOUT, *pending (if not NULL) has bit b set
- * for each board that was still missing. */
+/* After -SMQ_EHELD or -EALREADY: who held on. */
+struct smq_holdout {
+	unsigned board;
+	uint32_t pid;
+	int same_host;           /* pid is of this host */
+	char host[64];           /* the board's host name, if known */
+};
+int smq_holdout(struct smq_window *w, struct smq_holdout *h);
+
+/* Startup: a board announces itself (the SimpleMessageQueue paper's
+ * boardInitialized); every board then synchronises.  On board 0 this
+ * waits for all boards and then declares the system ready; on another
+ * board it waits for that.  poll_ms is the paper's "nice".  On
+ * -ETIMEDOUT, *pending (if not NULL) has bit b set for each board that
+ * was still missing. */
 int smq_announce(struct smq_window *w);
 int smq_synchronize(struct smq_window *w, int timeout_ms, int poll_ms,
 		    uint64_t *pending);
+/* A board is alive while its heartbeat moves: waits beat by themselves;
+ * an application that does not wait or send for a while should call this
+ * at least once a second. */
 int smq_heartbeat(struct smq_window *w);
 
 /* Queues */
@@ -91,12 +132,22 @@ int smq_queue_open(struct smq_window *w, unsigned queue, enum smq_role role,
 int smq_queue_close(struct smq_queue *q);
 /* Spin this long before sleeping (receiver; default 20 us). */
 int smq_queue_set_spin(struct smq_queue *q, unsigned spin_ns);
+/* How this handle waits: "futex doorbell", "ivshmem doorbell (MSI-X,
+ * peer 3 vector 1)", or "polling: " and why. */
+int smq_queue_notify(struct smq_queue *q, char *buf, size_t len);
 
 /* timeout_ms: 0 returns -EAGAIN at once, SMQ_WAIT_FOREVER waits forever. */
 int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms);
 /* On -EMSGSIZE the message stays queued and *len says how big it is. */
 int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 		unsigned *sender, int timeout_ms);
+/* At-least-once receive: smq_peek() returns the next message in place
+ * (*data points into the ring, valid until smq_commit() or the next
+ * smq_peek()); it stays queued until smq_commit() takes it.  A receiver
+ * that dies between the two leaves it for the next receiver. */
+int smq_peek(struct smq_queue *q, const void **data, size_t *len,
+	     unsigned *sender, int timeout_ms);
+int smq_commit(struct smq_queue *q);
 
 /* Snapshots for dump and top.  They read the whole window, across the bus:
  * use them for diagnostics, not in a message path. */
@@ -110,41 +161,64 @@ struct smq_window_info {
 	char name[256];
 	unsigned board;          /* the board this handle is */
 	uint32_t version;
-	struct smq_geometry geometry; /* receivers is NULL here */
+	struct smq_geometry geometry; /* application queues; receivers NULL */
+	uint32_t diag_queues;    /* diagnostic queues, after the application
+				    ones: board b receives queues + b */
+	uint32_t diag_entries, diag_entry_size; /* their shape: at most 16
+				    entries of at most 64 KiB */
 	uint64_t window_size;    /* bytes the layout uses */
 	uint64_t mapped_size;    /* bytes mapped */
 	uint64_t generation;
 	uint32_t system_state;
+	uint32_t maint_phase;    /* 0, or an init or clear under way (1:
+				    waiting for boards, 2: writing) */
+	uint32_t maint_pid;      /* its process */
+	int maint_alive;         /* 1 it runs, 0 it died, -1 another host */
 	uint64_t format_time_ns; /* CLOCK_REALTIME of the last init or clear */
-	char notify[40];         /* how a waiting receiver is woken: "futex
-				    doorbell", or "polling: ..." and why */
+	char notify[64];         /* how this handle's waits are woken */
+	unsigned char first_bytes[16]; /* the window's first bytes, as found */
+};
+
+struct smq_bell_info {
+	unsigned kind;           /* 0 none, 1 futex, 2 ivshmem */
+	unsigned peer, vector;   /* ivshmem: the doorbell's ID and vector */
 };
 
 struct smq_board_info {
 	uint32_t state;
 	uint32_t pid;            /* the process that last announced or beat */
 	uint64_t generation;     /* the generation it joined under */
-	uint64_t heartbeat_ns;   /* CLOCK_REALTIME of its last heartbeat */
-	uint64_t heartbeat_count;
-	char host[32];
-	int alive;  /* on this host: that process still runs; on another
-		       host: its heartbeat is younger than
-		       SMQ_HEARTBEAT_TIMEOUT_MS */
+	uint64_t heartbeat;      /* heartbeat count: moves while it lives */
+	int64_t heartbeat_age_ms; /* since this handle last saw it move, on
+				     this host's own clock; -1 unknown */
+	int same_host;           /* on this host (pid means something here) */
+	int alive;               /* 1 yes, 0 no, -1 not known yet (seen
+				    once, on another host) */
+	struct smq_bell_info doorbell;
+	char host[64];
 };
 #define SMQ_HEARTBEAT_TIMEOUT_MS 5000
 
 struct smq_lane_info {          /* one sending board's lane of a queue */
 	uint64_t top, bottom;
+	uint64_t fill;           /* messages waiting in this lane */
 	uint64_t messages, bytes;
 	uint64_t full_waits, doorbells;
+	uint32_t lock_pid;       /* sender in a send right now, 0 none */
 	int sender_waiting;
 };
 
+#define SMQ_QUEUE_DIAGNOSTIC 0x1 /* reserved for pingpong and bench */
 struct smq_queue_info {
 	uint32_t index, receiver;
+	uint32_t flags;          /* SMQ_QUEUE_DIAGNOSTIC */
 	uint32_t receiver_pid;   /* 0 when no receiver is open */
+	int receiver_alive;      /* 1, 0, or -1 on another host */
 	int sleeping;
-	uint64_t fill, capacity; /* over all lanes */
+	uint64_t fill;           /* the fullest lane: what a sender meets */
+	uint64_t capacity;       /* entries of one lane */
+	uint32_t entry_size;     /* largest message */
+	uint64_t queued;         /* messages waiting, all lanes */
 	uint64_t top, bottom;    /* sums over all lanes */
 	uint64_t sent, bytes_sent, full_waits, doorbells;   /* all senders */
 	uint64_t received, bytes_received, sleeps, wakeups; /* the receiver */
@@ -158,13 +232,19 @@ int smq_queue_info(struct smq_window *w, unsigned queue,
 int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
 		  struct smq_lane_info *info);
 
-/* Full validation, dynamic fields included.  On failure *fault names the
- * field, its byte offset in the window, the value found and the bound. */
+/* Full validation: the format, the dynamic fields, and whether the window
+ * is usable (an init or clear left unfinished, notices that disagree with
+ * the superblock).  On failure *fault names the field, its byte offset in
+ * the window, the value found and the value expected (or the bound, as
+ * fault->kind says). */
+enum smq_fault_kind { SMQ_FAULT_EXPECTED = 0, SMQ_FAULT_AT_MOST = 1,
+		      SMQ_FAULT_AT_LEAST = 2 };
 struct smq_fault {
 	char field[64];
 	uint64_t offset;
 	uint64_t value;
 	uint64_t limit;
+	int kind;               /* enum smq_fault_kind: what limit is */
 };
 int smq_validate(struct smq_window *w, struct smq_fault *fault);
 

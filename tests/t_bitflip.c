@@ -25,7 +25,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include "internal.h"
+#include "testint.h"
 #include "testlib.h"
 
 #define ESIZE 256
@@ -410,11 +410,13 @@ static int lock_child(void *p)
 
 	OK(smq_open(&w, a->spec, 1, 0));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &q));
-	/* bit 0 of the free lock: now it holds 1, init's pid, alive */
-	uint32_t *lock = &((struct smq_lane_out *)
+	/* bit 32 of the free lock: now it names pid 1, init, which is alive,
+	 * but not the process the rest of the tag says: a flipped lock is a
+	 * holder that is gone, and is taken over */
+	uint64_t *lock = &((struct smq_lane_out *)
 			   at(w, lay_lane_out(&w->lay, 1, 0)))->lock;
 	CHECK(LOAD(lock) == 0);
-	__atomic_fetch_xor(lock, 1u, __ATOMIC_SEQ_CST);
+	__atomic_fetch_xor(lock, 1ull << 32, __ATOMIC_SEQ_CST);
 	alarm(2);  /* any answer will do, as long as there is one */
 	smq_send(q, "x", 1, 0);
 	smq_send(q, "x", 1, 50);

@@ -97,9 +97,10 @@ d=[json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" 2>"$T/pyerr" ||
 		no "JSON check failed: $2 ($(head -c 200 "$T/pyerr"))"
 }
-fill() { # fill() QUEUE [SPEC]: messages waiting in QUEUE, from the text dump
+fill() { # fill() QUEUE [SPEC]: messages waiting in QUEUE (all lanes), from
+	# the text dump's QUEUED column
 	"$S" -w "${2:-file:$W}" dump 2>/dev/null |
-		sed -En "s|^$1 +[0-9]+( \(-\))? +([0-9]+)/[0-9]+ .*|\2|p"
+		sed -En "s|^$1 +[0-9]+( \(-\))? +[0-9]+/[0-9]+ +([0-9]+) .*|\2|p"
 }
 want_fill() { # want_fill QUEUE N [SPEC]
 	[ "$(fill "$1" "$3")" = "$2" ] || no "queue $1 holds '$(fill "$1" "$3")' messages, expected $2"
@@ -278,15 +279,17 @@ verdict "recv waiting in another process gets 3 messages in order"
 run --json dump
 want_rc 0
 json "$T/out" 'd["generation"]==4 and d["boards"]==2 and d["queues"]==2 and d["entries"]==16 and d["entry_size"]==256 and d["system_state"]=="ready" and len(d["board_table"])==2 and all(b["state"]=="ready" and b["generation"]==4 for b in d["board_table"])'
-json "$T/out" '[(q["queue"],q["receiver"],q["sent"],q["received"],q["bytes_sent"],q["bytes_received"],q["fill"],q["capacity"]) for q in d["queue_table"]]==[(0,0,2,2,7,7,0,32),(1,1,10,10,43,43,0,32)]'
+json "$T/out" '[(q["queue"],q["receiver"],q["sent"],q["received"],q["bytes_sent"],q["bytes_received"],q["fill"],q["queued"],q["capacity"]) for q in d["queue_table"] if not q["diagnostic"]]==[(0,0,2,2,7,7,0,0,16),(1,1,10,10,43,43,0,0,16)]'
+json "$T/out" 'd["diagnostic_queues"]==2 and [(q["queue"],q["receiver"],q["sent"],q["capacity"]) for q in d["queue_table"] if q["diagnostic"]]==[(2,0,0,16),(3,1,0,16)] and d["fault"] is None'
 verdict "--json dump: generation, boards, queue counters"
 
 run dump
 want_rc 0
 want_out "generation 4, system ready"
-want_out "2 boards, 2 queues, 16 entries of 256 bytes"
-grep -Eq '^0 +0 \(-\) +0/32 +2 +2 +7 ' "$T/out" || no "queue 0 row wrong"
-grep -Eq '^1 +1 \(-\) +0/32 +10 +10 +43 ' "$T/out" || no "queue 1 row wrong"
+want_out "2 boards, 2 queues (and 2 diagnostic), 16 entries of 256 bytes"
+want_out "diagnostic queues (pingpong, bench):"
+grep -Eq '^0 +0 \(-\) +0/16 +0 +2 +2 +7 ' "$T/out" || no "queue 0 row wrong"
+grep -Eq '^1 +1 \(-\) +0/16 +0 +10 +10 +43 ' "$T/out" || no "queue 1 row wrong"
 grep -Eq '^1 +ready +4 ' "$T/out" || no "board 1 row wrong"
 verdict "dump (text): generation, queue rows"
 
@@ -294,7 +297,7 @@ run dump --queue 1
 want_rc 0
 n=$(grep -Ec '^[0-9]+ +[0-9]+( \(-\))? +[0-9]+/[0-9]+ ' "$T/out")
 [ "$n" = 1 ] || no "$n queue rows, expected 1"
-grep -Eq '^1 +1 \(-\) +0/32 +10 ' "$T/out" || no "queue 1 row missing"
+grep -Eq '^1 +1 \(-\) +0/16 +0 +10 ' "$T/out" || no "queue 1 row missing"
 verdict "dump --queue 1 (text): one queue"
 run --json dump --queue 1
 want_rc 0
@@ -321,8 +324,8 @@ want_out "generation $((g + 1))"
 [ "$(generation "file:$W")" = $((g + 1)) ] || no "generation not $((g + 1))"
 "$S" --json dump >"$T/d.json"
 json "$T/d.json" 'all(q["fill"]==0 and q["top"]==q["bottom"] for q in d["queue_table"])'
-"$S" dump | grep -Eq '^0 +0 \(-\) +0/32 ' || no "queue 0 not empty"
-"$S" dump | grep -Eq '^1 +1 \(-\) +0/32 ' || no "queue 1 not empty"
+"$S" dump | grep -Eq '^0 +0 \(-\) +0/16 ' || no "queue 0 not empty"
+"$S" dump | grep -Eq '^1 +1 \(-\) +0/16 ' || no "queue 1 not empty"
 "$S" recv --timeout 0 >/dev/null 2>&1 && no "queue 0 still had a message"
 "$S" -b 1 recv --timeout 0 >/dev/null 2>&1 && no "queue 1 still had a message"
 verdict "clear: generation +1, every queue empty"
@@ -333,8 +336,8 @@ run --json clear --queue 1
 want_rc 0
 json "$T/out" 'd["queue"]==1 and d["generation"]=='"$((g + 1))"
 [ "$(generation "file:$W")" = $((g + 1)) ] || no "generation not $((g + 1))"
-"$S" dump | grep -Eq '^1 +1 \(-\) +0/32 ' || no "queue 1 not empty"
-"$S" dump | grep -Eq '^0 +0 \(-\) +1/32 ' || no "queue 0 lost its message"
+"$S" dump | grep -Eq '^1 +1 \(-\) +0/16 ' || no "queue 1 not empty"
+"$S" dump | grep -Eq '^0 +0 \(-\) +1/16 ' || no "queue 0 lost its message"
 [ "$("$S" recv --timeout 1 2>/dev/null)" = keep ] || no "queue 0's message not received intact"
 verdict "--json clear --queue 1: generation +1, only queue 1 emptied"
 g=$(generation "file:$W")
@@ -344,26 +347,17 @@ want_out "cleared queue 0"
 want_out "generation $((g + 1))"
 verdict "clear --queue 0 (text)"
 
-# ---- init refuses while a board is attached and alive ----
-# A board other than 0 that is in sync waiting for board 0 has announced
-# itself under the current generation and its process lives.
+# ---- init and boards that only wait in sync, or are at work ----
+# A board that waits in sync (as at boot, on a window left from before) is
+# not in init's way: it starts again on the new generation.
 bg_start "$T/att" -b 1 sync --timeout $((10 * slow))
 att=$bgpid
-waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +initialized .* yes\$"' || no "board 1 never showed as attached"
+waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +initialized .* yes +futex\$"' || no "board 1 never showed as waiting"
 g=$(generation "file:$W")
-run init
-want_rc 1
-want_no_out
-want_err "boards are attached"
-want_err "(pid $att"
-want_err "--force"
-[ "$(generation "file:$W")" = "$g" ] || no "generation changed"
-verdict "init refuses while board 1 (pid $att) is attached and alive"
-run init --force
+run init --entries 16 --entry-size 256
 want_rc 0
 want_out "generation $((g + 1))"
-[ "$(generation "file:$W")" = $((g + 1)) ] || no "generation not $((g + 1))"
-verdict "init --force formats anyway"
+verdict "init goes on while board 1 (pid $att) only waits in sync"
 # board 1 attaches again under the new generation; board 0 completes the sync
 run sync --timeout $((5 * slow))
 want_rc 0
@@ -371,7 +365,29 @@ want_out "board 1 announced (pid $att"
 want_out "system ready"
 bg_wait "$att"
 [ "$bgrc" -eq 0 ] || no "board 1 sync exited $bgrc"
-verdict "after init --force board 1 re-attaches and sync completes"
+verdict "after init board 1 re-attaches and sync completes"
+# A board at work (here a receiver) is: init refuses, unless --force.
+bg_start "$T/work" -b 1 recv --timeout $((10 * slow))
+work=$bgpid
+waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +(absent|ready) .* yes +futex\$"' || no "board 1 never showed at work"
+g=$(generation "file:$W")
+run init --entries 16 --entry-size 256
+want_rc 1
+want_no_out
+want_err "boards are attached"
+want_err "(pid $work"
+want_err "--force"
+[ "$(generation "file:$W")" = "$g" ] || no "generation changed"
+verdict "init refuses while board 1 (pid $work) is at work"
+run init --force --entries 16 --entry-size 256
+want_rc 0
+want_out "generation $((g + 1))"
+[ "$(generation "file:$W")" = $((g + 1)) ] || no "generation not $((g + 1))"
+bg_wait "$work"
+[ "$bgrc" -eq 1 ] || no "the receiver exited $bgrc, not 1"
+grep -q "re-initialised" "$T/work.err" 2>/dev/null || grep -q "re-initialised" "$T/work" ||
+	no "the receiver did not say the window was re-initialised"
+verdict "init --force formats anyway; the receiver is told"
 g=$(generation "file:$W")
 run init --entries 16 --entry-size 256
 want_rc 0

@@ -37,7 +37,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
-#include "internal.h"
+#include "testint.h"
 #include "testlib.h"
 
 #define ENTRIES 8          /* a small ring: the sender often finds it full */

@@ -1,10 +1,11 @@
 /* The window format: round trips, a rejection for every corrupted field
- * (and no write while rejecting), layout sizes, init and open errors. */
+ * (and no write while rejecting), a window left unusable by an init or
+ * clear that did not finish, layout sizes, init and open errors. */
 #include <fcntl.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include "testlib.h"
-#include "internal.h"
+#include "testint.h"
 
 #define SB(f) ((uint64_t)offsetof(struct smq_sb, f))
 
@@ -72,7 +73,9 @@ static void fix_checksum(const char *spec, const struct smq_layout *l)
 {
 	size_t len;
 	uint8_t *b = test_snapshot(spec, &len);
-	uint32_t sum = smq_geometry_checksum(b, l);
+	struct smq_segment seg = { 0, len, b, SMQ_SEG_WINDOW };
+	struct smq_view v = { &seg, 1 };
+	uint32_t sum = smq_geometry_checksum(&v, l->queues);
 
 	free(b);
 	put(spec, SB(checksum), 4, sum);
@@ -117,7 +120,8 @@ static void round_trip(const char *spec, const struct smq_geometry *g)
 		CHECK(!strcmp(wi.transport, "file"));
 		CHECK(!strcmp(wi.name, spec));
 		CHECK(wi.board == b);
-		CHECK(wi.version == SMQ_FORMAT_VERSION && wi.version == 1);
+		CHECK(wi.version == SMQ_FORMAT_VERSION && wi.version == 2);
+		CHECK(wi.diag_queues == g->boards);
 		CHECK(wi.geometry.boards == g->boards);
 		CHECK(wi.geometry.queues == g->queues);
 		CHECK(wi.geometry.entries == g->entries);
@@ -129,14 +133,24 @@ static void round_trip(const char *spec, const struct smq_geometry *g)
 		CHECK(wi.system_state == SMQ_SYS_FORMATTED);
 		CHECK(wi.format_time_ns != 0);
 		OK(smq_validate(w, NULL));
-		for (unsigned q = 0; q < g->queues; q++) {
+		/* the application queues, then one diagnostic queue for
+		 * each board */
+		for (unsigned q = 0; q < g->queues + g->boards; q++) {
 			struct smq_queue_info qi;
-			unsigned r = g->receivers ? g->receivers[q]
-						  : q % g->boards;
+			bool diag = q >= g->queues;
+			unsigned r = diag ? q - g->queues
+				   : g->receivers ? g->receivers[q]
+				   : q % g->boards;
 			OK(smq_queue_info(w, q, &qi));
 			CHECK(qi.index == q && qi.receiver == r);
+			CHECK(qi.flags == (diag ? SMQ_QUEUE_DIAGNOSTIC : 0u));
 			CHECK(qi.receiver_pid == 0 && qi.fill == 0);
-			CHECK(qi.capacity == (uint64_t)g->entries * g->boards);
+			CHECK(qi.queued == 0);
+			/* diagnostic queues: at most 16 entries of 64 KiB */
+			CHECK(qi.capacity == (diag && g->entries > 16 ? 16
+					      : g->entries));
+			CHECK(qi.entry_size == (diag && g->entry_size > 65536
+						? 65536 : g->entry_size));
 			CHECK(qi.sent == 0 && qi.received == 0);
 		}
 		for (unsigned o = 0; o < g->boards; o++) {
@@ -146,8 +160,8 @@ static void round_trip(const char *spec, const struct smq_geometry *g)
 		}
 		EXPECT(smq_board_info(w, g->boards, &(struct smq_board_info){0}),
 		       -EINVAL);
-		EXPECT(smq_queue_info(w, g->queues, &(struct smq_queue_info){0}),
-		       -EINVAL);
+		EXPECT(smq_queue_info(w, g->queues + g->boards,
+				      &(struct smq_queue_info){0}), -EINVAL);
 		OK(smq_close(w));
 	}
 
@@ -182,8 +196,8 @@ static void test_round_trips(const char *spec)
 		round_trip(spec, &gs[i]);
 
 	/* Sizes worked out by hand from smq(7). */
-	CHECK(layout_size(&gs[0]) == 8192);
-	CHECK(layout_size(&gs[1]) == 290816);
+	CHECK(layout_size(&gs[0]) == 282624);
+	CHECK(layout_size(&gs[1]) == 630784);
 
 	/* A re-init with another geometry continues the generation. */
 	struct smq_window *w;
@@ -294,8 +308,9 @@ static void try_corruption(const char *spec, const struct corruption *c)
 	q = (void *)1;
 	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &q), -SMQ_EUNFORMATTED);
 	CHECK(q == NULL);
-	EXPECT(smq_clear(w, -1), -SMQ_EUNFORMATTED);
-	EXPECT(smq_clear(w, 0), -SMQ_EUNFORMATTED);
+	/* clear reads the window as it is, and says what is wrong */
+	EXPECT(smq_clear(w, -1), c->err);
+	EXPECT(smq_clear(w, 0), c->err);
 	EXPECT(smq_window_info(w, &wi), -SMQ_EUNFORMATTED);
 	EXPECT(smq_board_info(w, 0, &(struct smq_board_info){0}),
 	       -SMQ_EUNFORMATTED);
@@ -316,31 +331,49 @@ static void try_corruption(const char *spec, const struct corruption *c)
 static void test_corruptions(const char *spec)
 {
 	const uint64_t gen = 1; /* of a fresh window */
-	const uint64_t bt = L.board_table, qt = L.queue_table;
+	const uint64_t bt = SMQ_BOARD_TABLE, qt = L.queue_table;
+	const uint64_t size = L.size, c1 = lay_ctl(1), c0 = lay_ctl(0);
+	const uint64_t kind0 = c1 + offsetof(struct smq_ctl, slot[0].kind);
 	uint64_t magic_v; /* the magic as corrupted, read as a number */
 	memcpy(&magic_v, "XMQWINDW", 8);
 
 	const struct corruption cs[] = {
 		{ "all-zero superblock", ZERO, SMQ_SB_SIZE, 0, 0,
 		  -SMQ_EUNFORMATTED, "magic", 0, 1, 0 },
-		{ "all-zero window", ZERO, 290816, 0, 0,
+		{ "all-zero window", ZERO, 630784, 0, 0,
 		  -SMQ_EUNFORMATTED, "magic", 0, 1, 0 },
 		{ "magic", WRITE, 0, 1, 'X', -SMQ_EMAGIC, "magic", 0, 1,
 		  magic_v },
-		{ "version 2", WRITE, SB(version), 4, 2, -SMQ_EVERSION,
-		  "version", SB(version), 1, 2 },
+		{ "version 3", WRITE, SB(version), 4, 3, -SMQ_EVERSION,
+		  "version", SB(version), 1, 3 },
+		{ "version 1", WRITE, SB(version), 4, 1, -SMQ_EVERSION,
+		  "version", SB(version), 1, 1 },
 		{ "version 0", WRITE, SB(version), 4, 0, -SMQ_EVERSION,
 		  "version", SB(version), 1, 0 },
 		{ "sb_size", WRITE, SB(sb_size), 4, 128, -SMQ_ECORRUPT,
 		  "sb_size", SB(sb_size), 1, 128 },
 		{ "line_size", WRITE, SB(line_size), 4, 128, -SMQ_ECORRUPT,
 		  "line_size", SB(line_size), 1, 128 },
+		{ "ctl_size", WRITE, SB(ctl_size), 4, 2048, -SMQ_ECORRUPT,
+		  "ctl_size", SB(ctl_size), 1, 2048 },
 		{ "boards 0", WRITE, SB(boards), 4, 0, -SMQ_EGEOMETRY,
 		  "boards", SB(boards), 1, 0 },
 		{ "boards 65", WRITE, SB(boards), 4, 65, -SMQ_EGEOMETRY,
 		  "boards", SB(boards), 1, 65 },
+		/* one diagnostic queue for each board, no more, no fewer */
+		{ "boards 1", WRITE, SB(boards), 4, 1, -SMQ_EGEOMETRY,
+		  "diag_queues", SB(diag_queues), 1, 2 },
+		{ "diag_queues 3", WRITE, SB(diag_queues), 4, 3, -SMQ_EGEOMETRY,
+		  "diag_queues", SB(diag_queues), 1, 3 },
+		{ "diag_entries 64", WRITE_FIXSUM, SB(diag_entries), 4, 64,
+		  -SMQ_EGEOMETRY, "diag_entries", SB(diag_entries), 1, 64 },
+		{ "diag_entry_size 1000", WRITE_FIXSUM, SB(diag_entry_size), 4, 1000,
+		  -SMQ_EGEOMETRY, "diag_entry_size", SB(diag_entry_size), 1,
+		  1000 },
 		{ "queues 0", WRITE, SB(queues), 4, 0, -SMQ_EGEOMETRY,
 		  "queues", SB(queues), 1, 0 },
+		{ "queues 2 (only diagnostic)", WRITE, SB(queues), 4, 2,
+		  -SMQ_EGEOMETRY, "queues", SB(queues), 1, 2 },
 		{ "queues 65536", WRITE, SB(queues), 4, 65536, -SMQ_EGEOMETRY,
 		  "queues", SB(queues), 1, 65536 },
 		{ "entries 0", WRITE, SB(entries), 4, 0, -SMQ_EGEOMETRY,
@@ -357,17 +390,17 @@ static void test_corruptions(const char *spec)
 		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
 		{ "entry_size 16 MiB", WRITE, SB(entry_size), 4, 16u << 20,
 		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
-		{ "queues 1", WRITE, SB(queues), 4, 1, -SMQ_ECHECKSUM,
-		  "checksum", SB(checksum), 0, 0 },
-		{ "boards 1", WRITE, SB(boards), 4, 1, -SMQ_ECHECKSUM,
+		{ "queues 3", WRITE, SB(queues), 4, 3, -SMQ_ECHECKSUM,
 		  "checksum", SB(checksum), 0, 0 },
 		{ "entries 32", WRITE, SB(entries), 4, 32, -SMQ_ECHECKSUM,
 		  "checksum", SB(checksum), 0, 0 },
 		{ "window_size (checksummed)", WRITE, SB(window_size), 8, 4096,
 		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
-		{ "queue table receiver", WRITE, qt + 8 + 4, 4, 0,
+		{ "queue table receiver", WRITE, qt + 8 + 4, 2, 0,
 		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
 		{ "queue table index (checksummed)", WRITE, qt + 8, 4, 0,
+		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
+		{ "queue table flags (checksummed)", WRITE, qt + 6, 2, 1,
 		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
 		{ "checksum", WRITE, SB(checksum), 4,
 		  0 /* replaced below */, -SMQ_ECHECKSUM, "checksum",
@@ -376,21 +409,28 @@ static void test_corruptions(const char *spec)
 		{ "window_size", WRITE_FIXSUM, SB(window_size), 8, 4096,
 		  -SMQ_ECORRUPT, "window_size", SB(window_size), 1, 4096 },
 		{ "window_size + 4096", WRITE_FIXSUM, SB(window_size), 8,
-		  290816 + 4096, -SMQ_ECORRUPT, "window_size", SB(window_size),
-		  1, 290816 + 4096 },
+		  630784 + 4096, -SMQ_ECORRUPT, "window_size", SB(window_size),
+		  1, 630784 + 4096 },
 		{ "queue_table.index", WRITE_FIXSUM, qt + 8, 4, 0,
 		  -SMQ_ECORRUPT, "queue_table.index", qt + 8, 1, 0 },
-		{ "queue_table.receiver", WRITE_FIXSUM, qt + 8 + 4, 4, 2,
+		{ "queue_table.receiver", WRITE_FIXSUM, qt + 8 + 4, 2, 2,
 		  -SMQ_ECORRUPT, "queue_table.receiver", qt + 8 + 4, 1, 2 },
+		{ "queue_table.flags", WRITE_FIXSUM, qt + 6, 2, 1,
+		  -SMQ_ECORRUPT, "queue_table.flags", qt + 6, 1, 1 },
+		{ "queue_table.flags of a diagnostic queue", WRITE_FIXSUM,
+		  qt + 2 * 8 + 6, 2, 0, -SMQ_ECORRUPT, "queue_table.flags",
+		  qt + 2 * 8 + 6, 1, 0 },
+		{ "diagnostic queue of another board", WRITE_FIXSUM,
+		  qt + 2 * 8 + 4, 2, 1, -SMQ_ECORRUPT, "queue_table.receiver",
+		  qt + 2 * 8 + 4, 1, 1 },
 		/* truncated files */
-		{ "truncated by a page", TRUNCATE, 290816 - 4096, 0, 0,
+		{ "truncated by a page", TRUNCATE, size - 4096, 0, 0,
 		  -SMQ_ETOOSMALL, "window_size", SB(window_size), 1,
-		  290816 - 4096 },
-		{ "truncated to 1 byte less", TRUNCATE, 290816 - 1, 0, 0,
-		  -SMQ_ETOOSMALL, "window_size", SB(window_size), 1,
-		  290816 - 1 },
-		{ "truncated into the queue table", TRUNCATE, 300, 0, 0,
-		  -SMQ_ETOOSMALL, "window_size", SB(window_size), 1, 300 },
+		  size - 4096 },
+		{ "truncated to 1 byte less", TRUNCATE, size - 1, 0, 0,
+		  -SMQ_ETOOSMALL, "window_size", SB(window_size), 1, size - 1 },
+		{ "truncated into the queue table", TRUNCATE, qt + 12, 0, 0,
+		  -SMQ_ETOOSMALL, "window_size", SB(window_size), 1, qt + 12 },
 		{ "truncated into the superblock", TRUNCATE, 100, 0, 0,
 		  -SMQ_ETOOSMALL, "window_size", SB(window_size), 1, 100 },
 		/* run-time state (not checksummed) */
@@ -398,27 +438,33 @@ static void test_corruptions(const char *spec)
 		  "generation", SB(generation), 1, 0 },
 		{ "system_state 7", WRITE, SB(system_state), 4, 7,
 		  -SMQ_ECORRUPT, "system_state", SB(system_state), 1, 7 },
-		{ "board 1 state 9", WRITE, bt + SMQ_LINE, 4, 9, -SMQ_ECORRUPT,
-		  "board.state", bt + SMQ_LINE, 1, 9 },
+		{ "maint_phase 7", WRITE, SB(maint_phase), 4, 7,
+		  -SMQ_ECORRUPT, "maint_phase", SB(maint_phase), 1, 7 },
+		{ "board 1 state 9", WRITE, bt + SMQ_SLOT_SIZE, 4, 9,
+		  -SMQ_ECORRUPT, "board.state", bt + SMQ_SLOT_SIZE, 1, 9 },
 		{ "board 0 state 3", WRITE, bt, 4, 3, -SMQ_ECORRUPT,
 		  "board.state", bt, 1, 3 },
-		{ "board 1 generation", WRITE, bt + SMQ_LINE + 8, 8, gen + 1,
-		  -SMQ_ECORRUPT, "board.generation", bt + SMQ_LINE + 8, 1,
-		  gen + 1 },
-		{ "notice 1 generation", WRITE, L.region[1], 8, gen + 1,
-		  -SMQ_ECORRUPT, "notice.generation", L.region[1], 1, gen + 1 },
+		{ "board 1 generation", WRITE, bt + SMQ_SLOT_SIZE + 8, 8,
+		  gen + 1, -SMQ_ECORRUPT, "board.generation",
+		  bt + SMQ_SLOT_SIZE + 8, 1, gen + 1 },
+		{ "board 1 doorbell kind", WRITE, bt + SMQ_SLOT_SIZE + 40, 2, 7,
+		  -SMQ_ECORRUPT, "board.doorbell", bt + SMQ_SLOT_SIZE + 40, 1, 7 },
+		{ "notice 1 generation", WRITE, c1, 8, gen + 1,
+		  -SMQ_ECORRUPT, "notice.generation", c1, 1, gen + 1 },
 		{ "notice 1 check", WRITE,
-		  L.region[1] + offsetof(struct smq_notice, check), 1, 0x5a,
+		  c1 + offsetof(struct smq_notice, check), 1, 0x5a,
 		  -SMQ_ECORRUPT, "notice.check",
-		  L.region[1] + offsetof(struct smq_notice, check), 0, 0 },
-		{ "notice 1 system_state 9", WRITE, L.region[1] + 8, 4, 9,
-		  -SMQ_ECORRUPT, "notice.system_state", L.region[1] + 8, 1, 9 },
-		{ "notice 0 system_state 3", WRITE, L.region[0] + 8, 4, 3,
-		  -SMQ_ECORRUPT, "notice.system_state", L.region[0] + 8, 1, 3 },
+		  c1 + offsetof(struct smq_notice, check), 0, 0 },
+		{ "notice 1 system_state 9", WRITE, c1 + 8, 4, 9,
+		  -SMQ_ECORRUPT, "notice.system_state", c1 + 8, 1, 9 },
+		{ "notice 0 system_state 3", WRITE, c0 + 8, 4, 3,
+		  -SMQ_ECORRUPT, "notice.system_state", c0 + 8, 1, 3 },
+		{ "handle slot kind 9", WRITE, kind0, 4, 9, -SMQ_ECORRUPT,
+		  "handle.kind", kind0, 1, 9 },
 		{ "rx index", WRITE, L.rx[1], 4, 7, -SMQ_ECORRUPT,
 		  "queue.index", L.rx[1], 1, 7 },
-		{ "rx cursor", WRITE, L.rx[0] + 8, 4, 2, -SMQ_ECORRUPT,
-		  "queue.cursor", L.rx[0] + 8, 1, 2 },
+		{ "rx cursor", WRITE, L.rx[0] + 4, 4, 2, -SMQ_ECORRUPT,
+		  "queue.cursor", L.rx[0] + 4, 1, 2 },
 	};
 
 	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++) {
@@ -466,7 +512,8 @@ static void test_dynamic(const char *spec)
 	snap = test_snapshot(spec, &len);
 	EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
 	CHECK(!strcmp(f.field, "lane.top"));
-	CHECK(f.offset == lay_lane_in(&L, 0, 1) && f.value == 65 && f.limit == 64);
+	CHECK(f.offset == lay_lane_in(&L, 0, 1) && f.value == 65 && f.limit == 64 &&
+	      f.kind == SMQ_FAULT_AT_MOST);
 	rx = (void *)1;
 	EXPECT(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx), -SMQ_ECORRUPT);
 	CHECK(rx == NULL);
@@ -506,12 +553,13 @@ static void test_dynamic(const char *spec)
 	CHECK(n == 2 && !memcmp(buf, "m0", 2) && from == 1);
 	uint64_t e1 = lay_ring(&L, 0, 1) + 1 * L.stride;
 	uint64_t sig = get(spec, e1 + 8, 8);
+	CHECK(sig == smq_signature(1, 0, 1, 1));
 	put(spec, e1 + 8, 8, sig ^ (1ull << 17));
 	snap = test_snapshot(spec, &len);
 	EXPECT(smq_validate(w0, &f), -SMQ_ESIGNATURE);
 	CHECK(!strcmp(f.field, "entry.signature"));
 	CHECK(f.offset == e1 + 8 && f.value == (sig ^ (1ull << 17)) &&
-	      f.limit == 1);
+	      f.limit == sig && f.kind == SMQ_FAULT_EXPECTED);
 	for (int i = 0; i < 3; i++) {
 		memset(buf, 0xa5, sizeof(buf));
 		n = 12345;
@@ -523,7 +571,8 @@ static void test_dynamic(const char *spec)
 			CHECK((uint8_t)buf[k] == 0xa5);
 	}
 	OK(smq_queue_info(w0, 0, &qi));
-	CHECK(qi.fill == 2 && qi.received == 1 && qi.sent == 3);
+	CHECK(qi.fill == 2 && qi.queued == 2 && qi.received == 1 &&
+	      qi.sent == 3);
 	OK(smq_lane_info(w0, 0, 1, &li));
 	CHECK(li.bottom == 1 && li.top == 3);
 	/* the receiver's rotating cursor may pass the turn on */
@@ -550,7 +599,8 @@ static void test_dynamic(const char *spec)
 		snap = test_snapshot(spec, &len);
 		EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
 		CHECK(!strcmp(f.field, "entry.size"));
-		CHECK(f.offset == e3 && f.value == sizes[i] && f.limit == 1024);
+		CHECK(f.offset == e3 && f.value == sizes[i] && f.limit == 1024 &&
+		      f.kind == SMQ_FAULT_AT_MOST);
 		memset(buf, 0xa5, sizeof(buf));
 		n = 12345;
 		EXPECT(smq_receive(rx, buf, cap, &n, &from, 0), -SMQ_ECORRUPT);
@@ -589,6 +639,62 @@ static void test_dynamic(const char *spec)
 	OK(smq_queue_close(rx));
 	OK(smq_close(w1));
 	OK(smq_close(w0));
+}
+
+/* ---- b2. a window an init or clear left unfinished ----
+ * The static checks pass (every board attaches), but every call would
+ * refuse it: smq_validate says so, and the next clear finishes it. */
+static void unusable(const char *spec, const char *what, uint64_t off,
+		     unsigned width, uint64_t value, int err, const char *field,
+		     uint64_t fvalue)
+{
+	struct smq_window *w;
+	struct smq_fault f;
+	struct smq_window_info wi;
+
+	format(spec, &G2);
+	put(spec, off, width, value);
+	OK(smq_open(&w, spec, 1, 0));
+	EXPECT(smq_validate(w, &f), err);
+	if (strcmp(f.field, field) || f.offset != off || f.value != fvalue)
+		FAIL("%s: fault %s at %llu holds %llu", what, f.field,
+		     (unsigned long long)f.offset, (unsigned long long)f.value);
+	OK(smq_close(w));
+	OK(smq_open(&w, spec, 0, 0));
+	OK(smq_clear(w, -1));
+	OK(smq_validate(w, NULL));
+	OK(smq_window_info(w, &wi));
+	CHECK(wi.generation >= 2 && wi.maint_phase == 0);
+	OK(smq_close(w));
+	printf("%s: refused as unfinished; the next clear finishes it\n", what);
+}
+
+static void test_unusable(const char *spec)
+{
+	/* an init or clear killed while it waited or wrote: its lock is of a
+	 * process that is gone */
+	unusable(spec, "killed while waiting", SB(maint_phase), 4, 1,
+		 -SMQ_EINCOMPLETE, "maint_phase", 1);
+	unusable(spec, "killed while writing", SB(maint_phase), 4, 2,
+		 -SMQ_EINCOMPLETE, "maint_phase", 2);
+	/* the notices told, the superblock not yet (or the other way) */
+	unusable(spec, "a notice behind the superblock", lay_ctl(1), 8, 0,
+		 -SMQ_EINCOMPLETE, "notice.generation", 0);
+	unusable(spec, "the superblock formatting", SB(system_state), 4,
+		 SMQ_SYS_FORMATTING, -SMQ_EINCOMPLETE, "system_state",
+		 SMQ_SYS_FORMATTING);
+	/* an init or clear under way: busy, not broken */
+	struct smq_window *w;
+	struct smq_fault f;
+	format(spec, &G2);
+	put(spec, SB(maint_phase), 4, 2);
+	put(spec, SB(maint_owner), 8, smq_tag_self());
+	put(spec, SB(maint_boot), 8, smq_boot_hash());
+	OK(smq_open(&w, spec, 0, 0));
+	EXPECT(smq_validate(w, &f), -EBUSY);
+	CHECK(!strcmp(f.field, "maint_phase"));
+	EXPECT(smq_clear(w, -1), -EALREADY);
+	OK(smq_close(w));
 }
 
 /* ---- c. layout sizes ---- */
@@ -633,7 +739,8 @@ static void test_layout_size(void)
 	CHECK(prev > first);
 	prev = 0;
 	first = 0;
-	for (uint32_t q = 1; q <= SMQ_MAX_QUEUES; q = q < 64 ? q + 1 : q * 2 + 1) {
+	/* with one diagnostic queue for each board, at most 65535 in all */
+	for (uint32_t q = 1; q <= SMQ_MAX_QUEUES - 2; q = q < 64 ? q + 1 : q * 2 + 1) {
 		g = (struct smq_geometry){ 2, q, 8, 64, NULL };
 		n = layout_size(&g);
 		CHECK(n >= prev && n % SMQ_PAGE == 0);
@@ -641,8 +748,10 @@ static void test_layout_size(void)
 			first = n;
 		prev = n;
 	}
-	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES, 8, 64, NULL };
+	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 2, 8, 64, NULL };
 	CHECK(layout_size(&g) >= prev && prev > first);
+	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 1, 8, 64, NULL };
+	EXPECT(smq_layout_size(&g, &n), -EINVAL);
 	prev = 0;
 	first = 0;
 	for (uint32_t e = 1; e <= SMQ_MAX_ENTRIES; e *= 2) {
@@ -691,9 +800,9 @@ static void test_layout_size(void)
 		EXPECT(r, bad_code);
 	}
 	/* the biggest one that is not huge in any single dimension */
-	g = (struct smq_geometry){ 64, SMQ_MAX_QUEUES, 1, 0, NULL };
+	g = (struct smq_geometry){ 64, SMQ_MAX_QUEUES - 64, 1, 0, NULL };
 	n = layout_size(&g);
-	CHECK(n > 64ull * SMQ_MAX_QUEUES * 2 * SMQ_LINE);
+	CHECK(n > 64ull * (SMQ_MAX_QUEUES - 64) * 2 * SMQ_LINE);
 }
 
 /* ---- d. smq_init errors ---- */
@@ -807,10 +916,11 @@ int main(void)
 	const char *spec = test_window();
 
 	OK(smq_layout_compute(&L, &G2));
-	CHECK(L.size == 290816);
+	CHECK(L.size == 630784);
 	test_round_trips(spec);
 	test_corruptions(spec);
 	test_dynamic(spec);
+	test_unusable(spec);
 	test_layout_size();
 	test_init_errors(spec);
 	test_open_errors(spec);

@@ -1,8 +1,11 @@
 #!/bin/sh
 # Peer death.  (a) A board that is killed shows as dead in dump and top: on
 # this host its liveness is its pid, at once; (b) on another host (a board
-# run in a UTS namespace of another name, where we may make one) only its
-# heartbeat tells, once it has aged past SMQ_HEARTBEAT_TIMEOUT_MS (5 s);
+# run in a mount namespace where the kernel's boot id reads otherwise: to
+# smq, another host) only its heartbeat tells: alive while this dump sees
+# it move, dead once this dump has not seen it move for
+# SMQ_HEARTBEAT_TIMEOUT_MS (5 s), measured on this host's clock alone --
+# whatever time the other host keeps;
 # (c) board 0's sync, waiting for boards 1 and 2, reports board 1 dead when
 # board 1 is killed after it announced itself, within a few seconds of the
 # kill and not only at its timeout.
@@ -101,7 +104,7 @@ now_ms() {
 rcv=$!
 BG="$BG $rcv"
 # it writes its pid and a heartbeat when it first sleeps
-if waitfor 5 '[ "$(alive_in dump 1)" = true ]'; then
+if waitfor 5 '[ "$(alive_in dump 1)" = yes ]'; then
 	ok "dump: board 1 (recv, pid $rcv) alive"
 else
 	failed "dump: board 1 (recv, pid $rcv) never shown alive: $(cat "$T/jerr")"
@@ -109,7 +112,7 @@ fi
 pid=$(field "$T/j" '.board_table[1].pid')
 [ "$pid" = "$rcv" ] && ok "dump: board 1's pid is recv's ($pid)" ||
 	failed "dump: board 1's pid is $pid, recv is $rcv"
-if [ "$(alive_in top 1)" = true ]; then
+if [ "$(alive_in top 1)" = yes ]; then
 	ok "top --once: board 1 alive"
 else
 	failed "top --once: board 1 not shown alive: $(cat "$T/jerr")"
@@ -117,69 +120,116 @@ fi
 kill -9 "$rcv"
 wait "$rcv" 2>/dev/null
 a=$(alive_in dump 1)
-[ "$a" = false ] && ok "dump: board 1 dead right after kill -9" ||
+[ "$a" = no ] && ok "dump: board 1 dead right after kill -9" ||
 	failed "dump: board 1 after kill -9: alive is '$a'"
 a=$(alive_in top 1)
-[ "$a" = false ] && ok "top --once: board 1 dead right after kill -9" ||
+[ "$a" = no ] && ok "top --once: board 1 dead right after kill -9" ||
 	failed "top --once: board 1 after kill -9: alive is '$a'"
 # and while it is dead a zombie does not pass for alive either
 "$S" -w "$W" -b 1 recv --timeout 30 >/dev/null 2>&1 &
 rcv=$!
 BG="$BG $rcv"
-waitfor 5 '[ "$(alive_in dump 1)" = true ]'
+waitfor 5 '[ "$(alive_in dump 1)" = yes ]'
 kill -9 "$rcv"
 # not reaped yet: a zombie
 sleep 0.2
 a=$(alive_in dump 1)
-[ "$a" = false ] && ok "dump: board 1 dead while a zombie (not yet reaped)" ||
+[ "$a" = no ] && ok "dump: board 1 dead while a zombie (not yet reaped)" ||
 	failed "dump: board 1 while a zombie: alive is '$a'"
 wait "$rcv" 2>/dev/null
 
-# ---- (b) a board of another host: its heartbeat ages out ----
-# A UTS namespace gives board 1 another host name: then only its heartbeat
-# (every second while it waits) says it lives.
+# ---- (b) a board of another host: its heartbeat tells ----
+# The kernel's boot id, read otherwise in a mount namespace, makes board 1
+# another host to smq: then no pid of it means anything here.
 other=""
+echo "0badb007-5eed-4a11-8000-0000000$$" >"$T/boot_id"
 if command -v unshare >/dev/null 2>&1 &&
-	unshare --uts sh -c 'hostname smq-other-host' 2>/dev/null; then
+	unshare --mount sh -c 'mount --bind "$0" /proc/sys/kernel/random/boot_id' \
+		"$T/boot_id" 2>/dev/null; then
 	other=yes
 fi
 if [ -z "$other" ]; then
-	echo "skip (b): cannot make a UTS namespace here (unshare --uts)"
+	echo "skip (b): cannot give a process another boot id here (unshare --mount, root)"
 else
 	"$S" -w "$W" init --boards 2 --force >/dev/null 2>&1 ||
 		failed "(b) init"
-	unshare --uts sh -c 'hostname smq-other-host &&
-		exec "$0" -w "$1" -b 1 recv --timeout 30' "$S" "$W" \
+	unshare --mount sh -c 'mount --bind "$2" /proc/sys/kernel/random/boot_id &&
+		exec "$0" -w "$1" -b 1 recv --timeout 30' "$S" "$W" "$T/boot_id" \
 		>/dev/null 2>&1 &
 	rcv=$!
 	BG="$BG $rcv"
-	if waitfor 5 '[ "$(alive_in dump 1)" = true ]' &&
-		[ "$(field "$T/j" '.board_table[1].host')" = smq-other-host ]; then
-		ok "dump: board 1 on another host alive by its heartbeat"
+	if waitfor 8 '[ "$(alive_in dump 1)" = yes ]' &&
+		[ "$(field "$T/j" '.board_table[1].same_host')" = false ]; then
+		age=$(field "$T/j" '.board_table[1].heartbeat_age_ms')
+		ok "dump: board 1 of another host alive: its heartbeat moved $age ms before this dump looked again"
 	else
-		failed "dump: board 1 on another host not shown alive" \
-			"(host '$(field "$T/j" '.board_table[1].host')')"
+		failed "dump: board 1 of another host not shown alive" \
+			"(alive '$(field "$T/j" '.board_table[1].alive')', same host" \
+			"'$(field "$T/j" '.board_table[1].same_host')')"
 	fi
+	a=$(alive_in top 1)
+	[ "$a" = unknown ] && ok "top --once: board 1 of another host: liveness unknown after one look" ||
+		failed "top --once: board 1 of another host after one look: alive '$a'"
 	kill -9 "$rcv"
 	wait "$rcv" 2>/dev/null
 	t0=$(now_ms)
 	a=$(alive_in dump 1)
-	[ "$a" = true ] && ok "dump: just killed, its heartbeat is still young" ||
-		failed "dump: board 1 on another host, just killed: alive '$a'"
-	if waitfor 8 '[ "$(alive_in dump 1)" = false ]'; then
-		t=$(($(now_ms) - t0))
-		age=$(field "$T/j" '.board_table[1].heartbeat_age_ms')
-		if [ "$age" -ge 4900 ] 2>/dev/null; then
-			ok "dump: dead once its heartbeat aged out ($t ms after the kill, heartbeat age $age ms)"
-		else
-			failed "dump: dead with a heartbeat of only $age ms"
-		fi
+	t=$(($(now_ms) - t0))
+	age=$(field "$T/j" '.board_table[1].heartbeat_age_ms')
+	if [ "$a" = no ] && [ "$age" -ge 4900 ] 2>/dev/null && [ "$t" -ge 4900 ]; then
+		ok "dump: dead once it watched the heartbeat stand still for $age ms ($t ms after the kill)"
 	else
-		failed "dump: board 1 on another host still alive 8 s after kill -9"
+		failed "dump: board 1 of another host after kill -9: alive '$a', heartbeat age '$age' ms, after $t ms"
 	fi
-	a=$(alive_in top 1)
-	[ "$a" = false ] && ok "top --once: board 1 on another host dead" ||
-		failed "top --once: board 1 on another host: alive '$a'"
+fi
+
+# ---- (b2) clocks that disagree: a board of another host whose clocks run
+# seconds or an hour apart from ours is alive while it beats and dead once
+# it stops: smq never compares another host's clock with its own.  Its
+# monotonic clock is moved in a time namespace, its wall clock by faketime.
+if [ -z "$other" ]; then
+	echo "skip (b2): no other host to skew (see b)"
+elif ! unshare --time --monotonic 3600 true 2>/dev/null; then
+	echo "skip (b2): cannot make a time namespace here (unshare --time)"
+else
+	for skew in +5s -5s; do
+		ft=""
+		if command -v faketime >/dev/null 2>&1; then
+			ft="env FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f $skew"
+		fi
+		mono=3600
+		[ "$skew" = -5s ] && mono=0
+		"$S" -w "$W" init --boards 2 --force >/dev/null 2>&1 ||
+			failed "(b2) init"
+		unshare --mount --time --monotonic $mono --boottime $mono sh -c \
+			'mount --bind "$2" /proc/sys/kernel/random/boot_id &&
+			exec $3 "$0" -w "$1" -b 1 recv --timeout 30' "$S" "$W" \
+			"$T/boot_id" "$ft" >/dev/null 2>&1 &
+		rcv=$!
+		BG="$BG $rcv"
+		if [ -n "$ft" ]; then
+			what="wall clock $skew"
+		else
+			what="wall clock as ours (faketime not installed)"
+		fi
+		what="$what, monotonic clock +$mono s"
+		if waitfor 8 '[ "$(alive_in dump 1)" = yes ]'; then
+			ok "skew ($what): alive while it beats"
+		else
+			failed "skew ($what): not shown alive (alive '$(field "$T/j" '.board_table[1].alive')')"
+		fi
+		# faketime may run the receiver as a child: kill the one that beats
+		beater=$(field "$T/j" '.board_table[1].pid')
+		kill -9 "$beater" "$rcv" 2>/dev/null
+		wait "$rcv" 2>/dev/null
+		a=$(alive_in dump 1)
+		age=$(field "$T/j" '.board_table[1].heartbeat_age_ms')
+		if [ "$a" = no ] && [ "$age" -ge 4900 ] 2>/dev/null && [ "$age" -lt 7000 ]; then
+			ok "skew ($what): dead $age ms after its last beat was seen"
+		else
+			failed "skew ($what): after kill -9: alive '$a', age '$age' ms"
+		fi
+	done
 fi
 
 # ---- (c) sync reports a board that died while synchronising ----

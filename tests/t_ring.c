@@ -3,7 +3,7 @@
  * blocked receiver woken by a send from another process. */
 #include <sys/wait.h>
 #include <time.h>
-#include "internal.h"
+#include "testint.h"
 #include "testlib.h"
 
 #define ENTRIES 8
@@ -202,7 +202,7 @@ int main(void)
 	struct smq_layout lay;
 	struct smq_geometry g4 = { 2, 1, ENTRIES, ESIZE, NULL };
 	OK(smq_layout_compute(&lay, &g4));
-	struct smq_entry *bad = (void *)((uint8_t *)w4->map.base + lay_ring(&lay, 0, 1));
+	struct smq_entry *bad = (void *)((uint8_t *)at(w4, 0) + lay_ring(&lay, 0, 1));
 	bad->signature ^= 1;
 	smq_layout_free(&lay);
 	OK(smq_queue_open(w4, 0, SMQ_RECEIVER, 0, &rx));
@@ -236,7 +236,7 @@ int main(void)
 	OK(smq_queue_open(w5, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "one", 3, 0));
 	OK(smq_queue_close(tx));
-	uint8_t *base5 = w5->map.base;
+	uint8_t *base5 = at(w5, 0);
 	struct smq_rx *rx5 = (void *)(base5 + lay5.rx[0]);
 	struct smq_entry *e5 = (void *)(base5 + lay_ring(&lay5, 0, 0) + lay5.stride);
 	memcpy((uint8_t *)e5 + SMQ_ENTRY_HEADER, "two", 3);

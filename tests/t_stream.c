@@ -4,7 +4,7 @@
  * sending boards on one queue and two sending processes sharing a lane.
  * SMQ_STREAM_COUNT overrides the count (the sanitizer runs use fewer). */
 #include <pthread.h>
-#include "internal.h"
+#include "testint.h"
 #include "testlib.h"
 
 #define ESIZE 512
@@ -23,6 +23,8 @@ struct run {
 	unsigned producer;
 	uint64_t count;
 	int cpu;
+	bool foreign;      /* it says it is of another host: no futex of ours
+			      reaches it, and it reaches none of ours */
 };
 
 static int sender(void *arg)
@@ -36,6 +38,8 @@ static int sender(void *arg)
 	test_pin(r->cpu);
 	OK(smq_open(&w, r->spec, r->board, 0));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
+	if (r->foreign)
+		STORE(&tx->out->host, 0x6f74686572ull);
 	for (uint64_t i = 0; i < r->count; i++) {
 		size_t len = sizeof(struct msg_head) +
 			     test_rand(&rng) % (ESIZE - sizeof(struct msg_head) + 1);
@@ -96,7 +100,7 @@ static void stream(unsigned boards, unsigned producers, const unsigned *board_of
 
 	test_pin(0);
 	for (unsigned p = 0; p < producers; p++) {
-		runs[p] = (struct run){ spec, board_of[p], p, count, 1 };
+		runs[p] = (struct run){ spec, board_of[p], p, count, 1, false };
 		pids[p] = test_fork(sender, &runs[p]);
 	}
 	drain(w, flags, producers, count, board_of);
@@ -135,7 +139,7 @@ static void stream_threads(unsigned flags, uint64_t count)
 	pthread_t th[2];
 
 	for (unsigned p = 0; p < 2; p++) {
-		runs[p] = (struct run){ spec, 1, p, count, 1 };
+		runs[p] = (struct run){ spec, 1, p, count, 1, false };
 		CHECK(pthread_create(&th[p], NULL, sender_thread, &runs[p]) == 0);
 	}
 	drain(w, flags, 2, count, board_of);
@@ -147,28 +151,30 @@ static void stream_threads(unsigned flags, uint64_t count)
 	OK(smq_close(w));
 }
 
-/* A board announced from another host: no futex can reach it, so both
- * sides wait by polling.  Board 2 is that stranger here. */
+/* A sender of another host: no futex can carry its rings, so the receiver
+ * waits by napping and looking again.  Board 1 is that stranger here: it
+ * shows another host in its lane, which is what a receiver reads when it
+ * arms a sleep. */
 static void stream_polling(uint64_t count)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, 3, 1, ENTRIES, ESIZE);
-	struct smq_layout lay;
-	struct smq_geometry g = { 3, 1, ENTRIES, ESIZE, NULL };
 	const unsigned board_of[] = { 1 };
-	struct smq_window_info wi;
+	struct smq_queue *rx;
+	char how[64];
 
-	OK(smq_layout_compute(&lay, &g));
-	struct smq_board_slot *slot = (void *)((uint8_t *)w->map.base +
-		lay.board_table + 2 * SMQ_LINE);
-	slot->pid = 1;
-	snprintf(slot->host, sizeof(slot->host), "another-host");
-	smq_layout_free(&lay);
-	OK(smq_window_info(w, &wi));
-	CHECK(!strcmp(wi.notify, "polling: a board on another host"));
-
-	struct run r = { spec, 1, 0, count, 1 };
+	struct run r = { spec, 1, 0, count, 1, true };
 	pid_t pid = test_fork(sender, &r);
+	/* the stranger has opened its lane: the receiver knows it can not
+	 * be rung by it */
+	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
+	const struct smq_lane_out *o = at(w, lay_lane_out(&w->lay, 1, 0));
+	while (LOAD(&o->host) != 0x6f74686572ull)
+		usleep(1000);
+	OK(smq_queue_notify(rx, how, sizeof(how)));
+	if (strcmp(how, "polling: board 1 cannot ring this board's doorbell"))
+		FAIL("notify says '%s'", how);
+	OK(smq_queue_close(rx));
 	drain(w, SMQ_SLEEP, 1, count, board_of);
 	test_wait_ok(pid, "sender");
 	OK(smq_validate(w, NULL));

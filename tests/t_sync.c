@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "testlib.h"
-#include "internal.h"
+#include "testint.h"
 
 /* ---- helpers ---- */
 
@@ -27,13 +27,6 @@ static uint64_t mono_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static uint64_t real_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* A one-way signal between processes: one byte through a pipe. */
@@ -133,7 +126,6 @@ static void part_random_start(void)
 			order[j] = t;
 		}
 		uint64_t gen = generation(w);
-		uint64_t t0 = real_ns();
 		for (unsigned i = 0; i < nb; i++) {
 			unsigned b = order[i];
 			args[b] = (struct board_arg){ spec, b,
@@ -142,7 +134,6 @@ static void part_random_start(void)
 		}
 		for (unsigned b = 0; b < nb; b++)
 			test_wait_ok(pids[b], "board startup");
-		uint64_t t1 = real_ns();
 
 		struct smq_window_info wi;
 		OK(smq_window_info(w, &wi));
@@ -156,8 +147,7 @@ static void part_random_start(void)
 				     (unsigned long long)seed, b, bi.state);
 			CHECK(bi.generation == gen);
 			CHECK(bi.pid == (uint32_t)pids[b]);
-			CHECK(bi.heartbeat_ns >= t0 && bi.heartbeat_ns <= t1);
-			CHECK(bi.heartbeat_count >= 1);
+			CHECK(bi.heartbeat >= 1);
 			CHECK(!strcmp(bi.host, host));
 		}
 		/* every board's notice says ready too */
@@ -340,7 +330,10 @@ static int stale_board(void *p)
 		OK(smq_queue_close(tx));
 		OK(smq_queue_close(rx));
 		OK(smq_close(w));
-		test_same(snap, len, a->spec, "calls from a stale handle");
+		/* closing freed its marks, in its own control block */
+		test_same_except(snap, len, a->spec, "calls from a stale handle",
+				 lay_ctl(1) + offsetof(struct smq_ctl, slot),
+				 lay_ctl(2));
 		free(snap);
 
 		/* Reattached: current again, one generation later. */
@@ -668,9 +661,9 @@ static int board1_denied(void *p)
 	EXPECT(smq_clear(w, 1), -EPERM);
 	test_same(snap, len, a->spec, "init and clear from board 1");
 	free(snap);
-	EXPECT(smq_queue_open(w, 2, SMQ_SENDER, 0, &q), -EINVAL);
+	EXPECT(smq_queue_open(w, 4, SMQ_SENDER, 0, &q), -EINVAL);
 	CHECK(q == NULL);
-	EXPECT(smq_queue_open(w, 2, SMQ_RECEIVER, 0, &q), -EINVAL);
+	EXPECT(smq_queue_open(w, 4, SMQ_RECEIVER, 0, &q), -EINVAL);
 	/* queue 0 is board 0's */
 	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &q), -EPERM);
 	CHECK(q == NULL);
@@ -696,14 +689,14 @@ static void part_permissions(void)
 	/* Out of range queues, for clear and open. */
 	uint8_t *snap = test_snapshot(spec, &len);
 	uint64_t gen = generation(w);
-	EXPECT(smq_clear(w, 2), -EINVAL);
+	EXPECT(smq_clear(w, 4), -EINVAL);
 	EXPECT(smq_clear(w, 1000), -EINVAL);
-	test_same(snap, len, spec, "smq_clear of queue 2");
+	test_same(snap, len, spec, "smq_clear of queue 4");
 	free(snap);
 	CHECK(generation(w) == gen);
-	EXPECT(smq_queue_open(w, 2, SMQ_SENDER, 0, &rx2), -EINVAL);
+	EXPECT(smq_queue_open(w, 4, SMQ_SENDER, 0, &rx2), -EINVAL);
 	CHECK(rx2 == NULL);
-	EXPECT(smq_queue_open(w, 2, SMQ_RECEIVER, 0, &rx2), -EINVAL);
+	EXPECT(smq_queue_open(w, 4, SMQ_RECEIVER, 0, &rx2), -EINVAL);
 	EXPECT(smq_queue_open(w, 0xffffffffu, SMQ_SENDER, 0, &rx2), -EINVAL);
 	EXPECT(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx2), -EPERM);
 	EXPECT(smq_queue_open(w, 0, (enum smq_role)3, 0, &rx2), -EINVAL);

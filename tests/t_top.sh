@@ -109,6 +109,8 @@ cp "$T/once" "$T/screen"
 check "top --once: exit 0" [ "$rc" -eq 0 ]
 rows=$(sed -n '/^QUEUE /,/^$/p' "$T/once" | grep -cE '^ *[0-3] [0-9]+ ')
 check "top --once: a row for each of the 4 queues" [ "$rows" -eq 4 ]
+drows=$(sed -n '/^QUEUE /,/^$/p' "$T/once" | grep -cE '^ *[45] [01] \(-\) d ')
+check "top --once: the 2 diagnostic queues, marked" [ "$drows" -eq 2 ]
 check "top --once: the window name, rates over the interval" \
 	grep -q "file:$W .*generation 1" "$T/once"
 check "top --once: plain text (no escape sequences)" \
@@ -120,9 +122,10 @@ if command -v python3 >/dev/null 2>&1 && python3 -c '' 2>/dev/null; then
 		python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))
 q=d["queue_table"]
-assert d["queues"]==4 and len(q)==4 and len(d["board_table"])==2
-assert [x["queue"] for x in q]==[0,1,2,3]
-assert [x["sent"] for x in q]==[1,1,1,0]
+assert d["queues"]==4 and len(q)==6 and len(d["board_table"])==2
+assert [x["queue"] for x in q]==[0,1,2,3,4,5]
+assert [x["diagnostic"] for x in q]==[False]*4+[True]*2
+assert [x["sent"] for x in q]==[1,1,1,0,0,0]
 for x in q:
     for k in ("receiver","fill","capacity","msgs_per_s","mb_per_s",
               "doorbells_per_s","full_waits_per_s","sleeping","received"):

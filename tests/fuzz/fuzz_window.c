@@ -58,7 +58,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "internal.h"
+#include "testint.h"
 
 #define FLAG_STRUCT 0xA5
 #define GUARD 64
@@ -89,11 +89,8 @@ static void setup(void)
 	strict = !getenv("FUZZ_STRICT") || atoi(getenv("FUZZ_STRICT"));
 	skip_live_lock = getenv("FUZZ_SKIP_LIVE_LOCK") &&
 			 atoi(getenv("FUZZ_SKIP_LIVE_LOCK"));
-	mfd = memfd_create("smq-fuzz", MFD_CLOEXEC);
-	if (mfd >= 0) {
-		snprintf(spec, sizeof(spec), "file:/proc/self/fd/%d", mfd);
-		return;
-	}
+	/* a file of its own: the file transport refuses symlinks, so the
+	 * /proc/self/fd/N of a memfd will not do */
 	snprintf(fallback, sizeof(fallback), "/dev/shm/smq-fuzz-%d",
 		 (int)getpid());
 	mfd = open(fallback, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -214,7 +211,8 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 		check_code(err);
 		REQUIRE(!err || err == -ESTALE);
 		REQUIRE(terminated(bi.host, sizeof(bi.host)));
-		REQUIRE(bi.alive == 0 || bi.alive == 1);
+		REQUIRE(bi.alive >= -1 && bi.alive <= 1);
+		REQUIRE(bi.heartbeat_age_ms >= -1);
 		if (frozen)  /* dump prints board_states[bi.state] */
 			REQUIRE(bi.state <= SMQ_BOARD_READY);
 	}
@@ -223,8 +221,10 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 
 	/* A layout that fits in 1 MiB has at most a few thousand lanes; the
 	 * bound only keeps a slow input from stalling the campaign. */
-	bool lanes = (uint64_t)g->queues * g->boards <= (1u << 16);
-	for (unsigned q = 0; q < g->queues; q++) {
+	unsigned nq = g->queues + wi.diag_queues;
+	REQUIRE(wi.diag_queues == g->boards);
+	bool lanes = (uint64_t)nq * g->boards <= (1u << 16);
+	for (unsigned q = 0; q < nq; q++) {
 		struct smq_queue_info qi;
 		memset(&qi, 0x5a, sizeof(qi));
 		err = smq_queue_info(w, q, &qi);
@@ -233,9 +233,12 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 		REQUIRE(qi.index == q);
 		REQUIRE(qi.receiver < g->boards);
 		REQUIRE(qi.sleeping == 0 || qi.sleeping == 1);
-		REQUIRE(qi.capacity == (uint64_t)g->entries * g->boards);
+		bool diag = q >= g->queues;
+		REQUIRE(qi.flags == (diag ? SMQ_QUEUE_DIAGNOSTIC : 0u));
+		REQUIRE(qi.capacity == (diag ? wi.diag_entries : g->entries));
 		if (valid)
-			REQUIRE(qi.fill <= qi.capacity);
+			REQUIRE(qi.fill <= qi.capacity &&
+				qi.queued <= qi.capacity * g->boards);
 		for (unsigned s = 0; lanes && s < g->boards; s++) {
 			struct smq_lane_info li;
 			memset(&li, 0x5a, sizeof(li));
@@ -246,13 +249,13 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 			if (valid)
 				REQUIRE(li.top + 1 >= li.bottom &&
 					(li.top < li.bottom ||
-					 li.top - li.bottom <= g->entries));
+					 li.top - li.bottom <= qi.capacity));
 		}
 	}
 	struct smq_queue_info qi;
 	struct smq_lane_info li;
-	REQUIRE(smq_queue_info(w, g->queues, &qi) == -EINVAL);
-	REQUIRE(smq_lane_info(w, g->queues, 0, &li) == -EINVAL);
+	REQUIRE(smq_queue_info(w, nq, &qi) == -EINVAL);
+	REQUIRE(smq_lane_info(w, nq, 0, &li) == -EINVAL);
 	REQUIRE(smq_lane_info(w, 0, g->boards, &li) == -EINVAL);
 }
 
@@ -296,8 +299,8 @@ static bool lock_held(struct smq_window *w, unsigned b, unsigned q)
 	if (!skip_live_lock || !w->valid || q >= w->lay.queues || b >= w->lay.boards)
 		return false;
 	const struct smq_lane_out *o = at(w, lay_lane_out(&w->lay, b, q));
-	uint32_t lock = LOAD(&o->lock);
-	return lock && smq_pid_alive(lock);
+	uint64_t lock = LOAD(&o->lock);
+	return lock && smq_tag_alive(lock);
 }
 
 static void session_open(struct session *s, unsigned rx_flags, bool checked)
@@ -534,15 +537,14 @@ static void traffic(unsigned nsend, unsigned nrecv,
 static void fix_checksum(uint8_t *base, uint64_t size)
 {
 	struct smq_sb *sb = (struct smq_sb *)base;
-	uint64_t boards = sb->boards, queues = sb->queues;
-	uint64_t qt = SMQ_SB_SIZE + boards * SMQ_LINE;
+	uint64_t queues = sb->queues;
+	struct smq_segment seg = { 0, size, base, SMQ_SEG_WINDOW };
+	struct smq_view v = { &seg, 1 };
 
-	if (boards > SMQ_MAX_BOARDS || queues > SMQ_MAX_QUEUES ||
-	    qt + queues * sizeof(struct smq_qdesc) > size)
+	if (size < SMQ_SB_SIZE || queues > SMQ_MAX_QUEUES ||
+	    SMQ_QUEUE_TABLE + queues * sizeof(struct smq_qdesc) > size)
 		return;
-	struct smq_layout probe = { .queues = (uint32_t)queues,
-				    .queue_table = qt };
-	sb->checksum = smq_geometry_checksum(base, &probe);
+	sb->checksum = smq_geometry_checksum(&v, (uint32_t)queues);
 }
 
 /* Where a mutation record points: a structure of the layout, chosen by
@@ -551,9 +553,9 @@ static uint64_t anchor_of(const struct smq_layout *l, uint8_t anchor,
 			  uint8_t sel)
 {
 	unsigned q = sel % l->queues, s = (sel >> 4) % l->boards;
-	unsigned slot = (sel >> 2) & (l->entries - 1);
+	unsigned slot = (sel >> 2) & (lay_entries(l, q) - 1);
 
-	switch (anchor % 12) {
+	switch (anchor % 14) {
 	case 1: return l->rx[q];
 	case 2: return lay_bottoms(l, q);
 	case 3: return lay_lane_in(l, q, s);
@@ -561,10 +563,13 @@ static uint64_t anchor_of(const struct smq_layout *l, uint8_t anchor,
 	case 5: return lay_lane_out(l, s, q);
 	case 6: return lay_lane_fc(l, s, q);
 	case 7: return lay_lane_wake(l, s, q);
-	case 8: return lay_ring(l, q, s) + (uint64_t)slot * l->stride;
+	case 8: return lay_ring(l, q, s) + (uint64_t)slot * lay_stride(l, q);
 	case 9: return lay_notice(l, s);
-	case 10: return l->board_table + (uint64_t)s * SMQ_LINE;
+	case 10: return SMQ_BOARD_TABLE + (uint64_t)s * SMQ_SLOT_SIZE;
 	case 11: return l->queue_table;
+	case 12: return lay_ctl(s) + offsetof(struct smq_ctl, slot) +
+			(uint64_t)(sel % SMQ_SLOTS) * SMQ_LINE;
+	case 13: return 2 * SMQ_LINE;  /* the superblock's maintenance line */
 	default: return 0;
 	}
 }

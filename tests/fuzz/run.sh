@@ -22,8 +22,8 @@ esac
 compile() {
 	c=$1 out=$2
 	shift 2
-	"$c" -D_GNU_SOURCE '-DSMQ_VERSION="fuzz"' -Ilibsmq -std=c11 -o "$out" \
-		"$@" libsmq/*.c
+	"$c" -D_GNU_SOURCE '-DSMQ_VERSION="fuzz"' -Ilibsmq -Itests -std=c11 \
+		-o "$out" "$@" libsmq/*.c libsmq/transport/*.c
 }
 sanitize="-fsanitize=fuzzer,address,undefined"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/smq-fuzz.XXXXXX") || exit 1

@@ -1,9 +1,10 @@
 /* The pci transport: a memory BAR of a PCI device (an NTB's window, QEMU's
  * ivshmem) mapped through sysfs.  pci:[domain:]bus:slot.func[/BAR]; without
  * /BAR, the largest prefetchable memory BAR, else the largest one.
- * A prefetchable BAR is mapped write-combining (resourceN_wc), so the
- * sender fences before it publishes.  There is no doorbell we can ring
- * across the bridge: a receiver waits by polling (see queue.c). */
+ * A prefetchable BAR is mapped write-combining (resourceN_wc); either way
+ * the window is device memory and takes the device fences (order.c).
+ * Mapped through sysfs, there is no doorbell we can ring: a waiter naps
+ * and looks again. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "internal.h"
+#include "../format.h"
 
 #define SYSFS_PCI "/sys/bus/pci/devices"
 
@@ -132,8 +133,8 @@ static int pci_open_window(struct smq_map *m, const char *arg, unsigned flags)
 		return err;
 
 	snprintf(path, sizeof(path), "%s/%s/resource%d_wc", SYSFS_PCI, dev, bar);
-	m->wc = file_size(path) > 0;
-	if (!m->wc)
+	bool wc = file_size(path) > 0;
+	if (!wc)
 		snprintf(path, sizeof(path), "%s/%s/resource%d", SYSFS_PCI, dev,
 			 bar);
 	if ((m->fd = open(path, O_RDWR | O_CLOEXEC | O_SYNC)) < 0)
@@ -153,23 +154,24 @@ static int pci_open_window(struct smq_map *m, const char *arg, unsigned flags)
 		return err;
 	}
 	m->base = p;
+	m->order = &smq_order_device;
+	smq_map_single(m);
 	return 0;
 }
 
-/* A BAR's size is fixed by the hardware. */
-static int pci_resize(struct smq_map *m, uint64_t size)
+static void pci_describe(struct smq_map *m, char *buf, size_t len)
 {
-	return size <= m->size ? 0 : -ENOSPC;
+	(void)m;
+	snprintf(buf, len, "polling: no doorbell (a BAR through sysfs)");
 }
 
 const struct smq_transport smq_transport_pci = {
 	.name = "pci",
 	.help = "pci:[DOMAIN:]BUS:SLOT.FUNC[/BAR]  a PCI memory BAR through "
 		"sysfs (an NTB window, QEMU's ivshmem BAR2; needs root); no "
-		"doorbell: receivers poll",
+		"doorbell: waiters poll",
 	.open = pci_open_window,
-	.resize = pci_resize,
+	.map_layout = smq_map_fixed_layout,
 	.close = smq_map_close,
-	.ring = NULL,
-	.wait = NULL,
+	.describe = pci_describe,
 };

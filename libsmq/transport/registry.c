@@ -4,11 +4,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "internal.h"
+#include "../format.h"
 
 static const struct smq_transport *const transports[] = {
 	&smq_transport_shm,
 	&smq_transport_file,
+	&smq_transport_split,
 	&smq_transport_pci,
 };
 #define NTRANSPORTS (sizeof(transports) / sizeof(transports[0]))
@@ -56,16 +57,58 @@ int smq_transport_open(struct smq_map *m, const char *spec, unsigned flags)
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
 	m->tp = tp;
+	m->order = &smq_order_c11;
+	m->create = flags & SMQ_OPEN_CREATE;
+	m->force = flags & SMQ_OPEN_FORCE;
 	return tp->open(m, arg, flags);
 }
 
-/* Every transport maps a file descriptor: unmapping is the same for all. */
+void smq_map_single(struct smq_map *m)
+{
+	m->nseg = 0;
+	if (!m->base || !m->size)
+		return;
+	m->seg[0] = (struct smq_segment){ 0, m->size, m->base, SMQ_SEG_WINDOW };
+	m->nseg = 1;
+}
+
+int smq_map_fixed_layout(struct smq_map *m, const struct smq_layout *l,
+			 bool grow)
+{
+	(void)grow;
+	if (l->size > m->size)
+		return grow ? -ENOSPC : -SMQ_ETOOSMALL;
+	smq_map_single(m);
+	return 0;
+}
+
+/* Every single-window transport maps a file descriptor: unmapping is the
+ * same for all. */
+void smq_map_retire(struct smq_map *m, void *base, uint64_t size)
+{
+	if (!base)
+		return;
+	if (m->nretired == sizeof(m->retired) / sizeof(m->retired[0])) {
+		munmap(m->retired[0].base, m->retired[0].size);
+		memmove(m->retired, m->retired + 1,
+			sizeof(m->retired) - sizeof(m->retired[0]));
+		m->nretired--;
+	}
+	m->retired[m->nretired].base = base;
+	m->retired[m->nretired].size = size;
+	m->nretired++;
+}
+
 void smq_map_close(struct smq_map *m)
 {
+	for (unsigned i = 0; i < m->nretired; i++)
+		munmap(m->retired[i].base, m->retired[i].size);
+	m->nretired = 0;
 	if (m->base)
 		munmap(m->base, m->size);
 	if (m->fd >= 0)
 		close(m->fd);
 	m->base = NULL;
 	m->fd = -1;
+	m->nseg = 0;
 }

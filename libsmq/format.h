@@ -1,0 +1,339 @@
+/* libsmq internals: the window format, version 2, byte by byte (smq(7)).
+ * Not installed.  Structures here are the layout of shared memory: plain
+ * integers, read and written through the atomics below. */
+#ifndef SMQ_FORMAT_H
+#define SMQ_FORMAT_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "smq.h"
+#include "transport/transport.h"
+
+#define SMQ_LINE 64
+#define SMQ_PAGE 4096
+#define SMQ_MAGIC "SMQWINDW"
+#define SMQ_SB_SIZE SMQ_PAGE    /* the superblock's page */
+#define SMQ_ENTRY_HEADER 16
+#define SMQ_ALIGN(x, a) (((x) + (uint64_t)(a) - 1) & ~((uint64_t)(a) - 1))
+
+/* The diagnostic queues are small, whatever the application queues are:
+ * a measurement needs few entries, and must not double a window. */
+#define SMQ_DIAG_ENTRIES 16
+#define SMQ_DIAG_ENTRY_SIZE 65536
+static inline uint32_t smq_diag_entries(uint32_t entries)
+{ return entries < SMQ_DIAG_ENTRIES ? entries : SMQ_DIAG_ENTRIES; }
+static inline uint32_t smq_diag_entry_size(uint32_t size)
+{ return size < SMQ_DIAG_ENTRY_SIZE ? size : SMQ_DIAG_ENTRY_SIZE; }
+
+/* Atomics on shared memory. */
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+/* ---- fixed places: they never move, whatever the geometry ----
+ * A call delayed for any time may still write where its handle thinks
+ * its marks are, so those marks (the control blocks) sit where every
+ * geometry keeps them. */
+#define SMQ_CTL_OFF SMQ_PAGE                    /* control area */
+#define SMQ_CTL_SIZE SMQ_PAGE                   /* one block per board */
+#define SMQ_BOARD_TABLE (SMQ_CTL_OFF + SMQ_MAX_BOARDS * SMQ_CTL_SIZE)
+#define SMQ_SLOT_SIZE (2 * SMQ_LINE)            /* a board table slot */
+#define SMQ_QUEUE_TABLE (SMQ_BOARD_TABLE + SMQ_MAX_BOARDS * SMQ_SLOT_SIZE)
+
+static inline uint64_t lay_ctl(unsigned b)
+{ return SMQ_CTL_OFF + (uint64_t)b * SMQ_CTL_SIZE; }
+static inline uint64_t lay_slot(unsigned b)
+{ return SMQ_BOARD_TABLE + (uint64_t)b * SMQ_SLOT_SIZE; }
+
+/* Superblock, offset 0, written only by board 0. */
+struct smq_sb {
+	/* line 0: geometry, written by init */
+	union {
+		char magic[8];  /* "SMQWINDW" */
+		uint64_t magic_word; /* stored last by init (release) */
+	};
+	uint32_t version;       /* SMQ_FORMAT_VERSION */
+	uint32_t sb_size;       /* SMQ_SB_SIZE */
+	uint32_t boards;
+	uint32_t queues;        /* application queues and diagnostic ones */
+	uint32_t entries, entry_size;
+	uint64_t window_size;   /* bytes the layout occupies */
+	uint32_t line_size;     /* SMQ_LINE */
+	uint32_t ctl_size;      /* SMQ_CTL_SIZE */
+	uint32_t diag_queues;   /* the last ones; one received by each board */
+	uint32_t diag_entries;  /* theirs: smq_diag_entries(entries) */
+	uint32_t diag_entry_size; /* smq_diag_entry_size(entry_size) */
+	uint32_t checksum;      /* CRC-32C of bytes 8..59 and the queue table */
+	/* line 1: run-time state */
+	uint64_t generation;
+	uint32_t system_state;  /* enum smq_system_state */
+	uint32_t pad1;
+	uint64_t format_time_ns; /* CLOCK_REALTIME, for people only */
+	uint8_t pad2[40];
+	/* line 2: maintenance (init, clear) */
+	uint64_t maint_owner;   /* tag of the board-0 process in init or clear */
+	uint64_t maint_boot;    /* its host's boot hash */
+	uint32_t maint_phase;   /* enum smq_maint_phase */
+	uint32_t pad3;
+	uint64_t maint_from;    /* the generation it is replacing */
+	uint8_t pad4[32];
+	uint8_t pad5[SMQ_SB_SIZE - 3 * SMQ_LINE];
+};
+enum smq_maint_phase {
+	SMQ_MAINT_NONE = 0,
+	SMQ_MAINT_WAITING = 1,  /* notices invalidated; waiting for the boards
+				   to leave their calls */
+	SMQ_MAINT_WRITING = 2,  /* formatting or clearing */
+};
+#define SB_CHECKSUM_FROM offsetof(struct smq_sb, version)
+#define SB_CHECKSUM_TO offsetof(struct smq_sb, checksum)
+
+/* ---- a board's control block: lay_ctl(b), in board b's region ---- */
+
+/* Line 0, written by board 0: the generation and system state pushed to
+ * where board b reads them locally at every call. */
+struct smq_notice {
+	uint64_t generation;    /* 0 while board 0 re-formats */
+	uint32_t system_state;
+	uint32_t pad;
+	uint64_t check;         /* smq_notice_check(generation, b) */
+	uint8_t pad2[40];
+};
+
+/* Line 1, written by board b's processes. */
+struct smq_ctl_local {
+	uint64_t beats;         /* the board's heartbeat count */
+	uint8_t pad[56];
+};
+
+/* One per open handle of the board (a window, or a queue): its in-flight
+ * mark.  A call that writes sets busy, fences, and then checks the
+ * notice; board 0 invalidates every notice and then waits for every busy
+ * mark to drop before it writes a new layout. */
+struct smq_handle_slot {
+	uint64_t tag;           /* owner process (smq_tag()), 0: free */
+	uint64_t boot;          /* the owner's host */
+	uint32_t busy;          /* calls in flight (a window handle's threads
+				   count up; a queue handle is 0 or 1) */
+	uint32_t kind;          /* enum smq_slot_kind */
+	uint64_t generation;    /* attached under */
+	uint8_t pad[32];
+};
+enum smq_slot_kind { SMQ_SLOT_FREE = 0, SMQ_SLOT_WINDOW = 1, SMQ_SLOT_QUEUE = 2 };
+#define SMQ_SLOTS (SMQ_CTL_SIZE / SMQ_LINE - 2)
+
+struct smq_ctl {
+	struct smq_notice notice;
+	struct smq_ctl_local local;
+	struct smq_handle_slot slot[SMQ_SLOTS];
+};
+
+/* ---- board table: lay_slot(b), in board 0's region, written by b ---- */
+struct smq_board_slot {
+	uint32_t state;         /* enum smq_board_state */
+	uint32_t pad;
+	uint64_t generation;    /* joined under */
+	uint64_t heartbeat;     /* the board's heartbeat count: it moves while
+				   the board lives; never a time */
+	uint64_t boot;          /* boot hash of the board's host */
+	uint64_t tag;           /* the process that last announced or beat */
+	struct smq_bell_addr bell; /* that process's doorbell, if any */
+	uint8_t pad2[8];
+	char host[64];          /* host name, NUL-padded */
+};
+
+/* Queue table entry, written at init. */
+struct smq_qdesc {
+	uint32_t index;
+	uint16_t receiver;
+	uint16_t flags;         /* SMQ_QUEUE_DIAGNOSTIC */
+};
+
+/* ---- a board's body: lane lines for every queue, rx areas ---- */
+
+/* Sender side of a lane, in the sending board's region. */
+struct smq_lane_out {           /* written by the sending board */
+	uint64_t top;           /* committed: next sequence to write */
+	uint64_t lock;          /* smq_tag() of the thread holding the lane */
+	uint64_t messages, bytes, full_waits, doorbells;
+	uint32_t ring_kinds;    /* what its last sender can ring */
+	uint32_t pad;
+	uint64_t host;          /* that sender's host (futex reach) */
+};
+struct smq_lane_fc {            /* flowControl: the receiver writes its
+				   bottom here at every message */
+	uint64_t bottom;
+	uint8_t pad[56];
+};
+struct smq_lane_wake {          /* flowControl written by the receiver only
+				   when it sleeps, wakes or rings */
+	uint64_t sleep_epoch;   /* odd while the receiver sleeps */
+	struct smq_bell_addr bell; /* how to wake it, while odd */
+	uint32_t space_bell;    /* the sender waits here for room */
+	uint8_t pad[36];
+};
+
+/* Receiver side of a queue, in the receiving board's region. */
+struct smq_rx {                 /* written by the receiving board */
+	uint32_t index;
+	uint32_t cursor;        /* next lane to look at (rotating fairness) */
+	uint64_t owner;         /* smq_tag() of the open receiver, 0: none */
+	uint64_t messages, bytes, sleeps, wakeups;
+	uint64_t epoch;         /* keys the queue's signatures; written only
+				   while formatting */
+	uint64_t sleep_epoch;   /* odd while the receiver sleeps */
+};
+struct smq_rx_info {            /* written by the receiving board */
+	uint32_t ring_kinds;    /* what the receiver can ring */
+	uint32_t pad;
+	uint64_t host;          /* its host (futex reach) */
+	uint64_t owner_boot;    /* the host of the open receiver */
+	uint8_t pad2[40];
+};
+struct smq_bell {               /* the receiver's futex word; senders store */
+	uint32_t doorbell;
+	uint8_t pad[60];
+};
+struct smq_lane_in {            /* line s: sender s at every message */
+	uint64_t top;           /* published: entries below it are complete */
+	uint8_t pad[56];
+};
+struct smq_lane_ask {           /* line s: sender s when it waits for room */
+	uint64_t space_wait;    /* space_bell + 1 while it waits */
+	struct smq_bell_addr bell; /* how to wake it */
+	uint8_t pad[40];
+};
+struct smq_entry {
+	uint32_t size;
+	uint16_t sender;
+	uint16_t flags;
+	uint64_t signature;
+	/* payload follows */
+};
+
+_Static_assert(sizeof(struct smq_sb) == SMQ_SB_SIZE, "superblock");
+_Static_assert(offsetof(struct smq_sb, generation) == SMQ_LINE, "sb line 1");
+_Static_assert(offsetof(struct smq_sb, maint_owner) == 2 * SMQ_LINE, "sb line 2");
+_Static_assert(sizeof(struct smq_notice) == SMQ_LINE, "notice");
+_Static_assert(sizeof(struct smq_ctl_local) == SMQ_LINE, "ctl local");
+_Static_assert(sizeof(struct smq_handle_slot) == SMQ_LINE, "handle slot");
+_Static_assert(sizeof(struct smq_ctl) == SMQ_CTL_SIZE, "control block");
+_Static_assert(sizeof(struct smq_board_slot) == SMQ_SLOT_SIZE, "board slot");
+_Static_assert(sizeof(struct smq_qdesc) == 8, "qdesc");
+_Static_assert(sizeof(struct smq_lane_out) == SMQ_LINE, "lane_out");
+_Static_assert(sizeof(struct smq_lane_fc) == SMQ_LINE, "lane_fc");
+_Static_assert(sizeof(struct smq_lane_wake) == SMQ_LINE, "lane_wake");
+_Static_assert(sizeof(struct smq_rx) == SMQ_LINE, "rx");
+_Static_assert(sizeof(struct smq_rx_info) == SMQ_LINE, "rx_info");
+_Static_assert(sizeof(struct smq_bell) == SMQ_LINE, "bell");
+_Static_assert(sizeof(struct smq_lane_in) == SMQ_LINE, "lane_in");
+_Static_assert(sizeof(struct smq_lane_ask) == SMQ_LINE, "lane_ask");
+_Static_assert(sizeof(struct smq_entry) == SMQ_ENTRY_HEADER, "entry");
+_Static_assert(sizeof(struct smq_bell_addr) == 16, "bell address");
+
+/* ---- the layout: offsets computed from the geometry alone ---- */
+struct smq_layout {
+	uint32_t boards, queues, diag_queues, entries, entry_size;
+	uint64_t stride;        /* bytes per entry slot */
+	uint32_t diag_entries, diag_entry_size;
+	uint64_t diag_stride;   /* of the diagnostic queues */
+	uint64_t queue_table;
+	uint64_t tables_end;    /* page after the queue table */
+	uint64_t size;          /* total bytes */
+	uint64_t body[SMQ_MAX_BOARDS];      /* start of each board's body */
+	uint64_t body_size[SMQ_MAX_BOARDS];
+	uint16_t *receiver;     /* [queues] */
+	uint16_t *qflags;       /* [queues] */
+	uint64_t *rx;           /* [queues] offset of struct smq_rx */
+	uint64_t bottoms_size;  /* bytes of the bottom[] array, whole lines */
+};
+
+/* The lane lines of board s for queue q, in s's body. */
+#define SMQ_LANE_LINES 3
+static inline uint64_t lay_lane_out(const struct smq_layout *l, unsigned s,
+				    unsigned q)
+{ return l->body[s] + (uint64_t)q * SMQ_LANE_LINES * SMQ_LINE; }
+static inline uint64_t lay_lane_fc(const struct smq_layout *l, unsigned s,
+				   unsigned q)
+{ return lay_lane_out(l, s, q) + SMQ_LINE; }
+static inline uint64_t lay_lane_wake(const struct smq_layout *l, unsigned s,
+				     unsigned q)
+{ return lay_lane_out(l, s, q) + 2 * SMQ_LINE; }
+/* A queue's rx area, in its receiver's body: rx, rx_info, bottoms, bell,
+ * lane_in[boards], lane_ask[boards], rings[boards]. */
+static inline uint64_t lay_rx_info(const struct smq_layout *l, unsigned q)
+{ return l->rx[q] + SMQ_LINE; }
+static inline uint64_t lay_bottoms(const struct smq_layout *l, unsigned q)
+{ return l->rx[q] + 2 * SMQ_LINE; }
+static inline uint64_t lay_bell(const struct smq_layout *l, unsigned q)
+{ return lay_bottoms(l, q) + l->bottoms_size; }
+static inline uint64_t lay_lane_in(const struct smq_layout *l, unsigned q,
+				   unsigned s)
+{ return lay_bell(l, q) + SMQ_LINE + (uint64_t)s * SMQ_LINE; }
+static inline uint64_t lay_lane_ask(const struct smq_layout *l, unsigned q,
+				    unsigned s)
+{ return lay_lane_in(l, q, l->boards) + (uint64_t)s * SMQ_LINE; }
+/* A queue's shape: the diagnostic queues have their own. */
+static inline uint32_t lay_entries(const struct smq_layout *l, unsigned q)
+{ return l->qflags[q] & SMQ_QUEUE_DIAGNOSTIC ? l->diag_entries : l->entries; }
+static inline uint32_t lay_entry_size(const struct smq_layout *l, unsigned q)
+{
+	return l->qflags[q] & SMQ_QUEUE_DIAGNOSTIC ? l->diag_entry_size
+						   : l->entry_size;
+}
+static inline uint64_t lay_stride(const struct smq_layout *l, unsigned q)
+{ return l->qflags[q] & SMQ_QUEUE_DIAGNOSTIC ? l->diag_stride : l->stride; }
+static inline uint64_t lay_ring(const struct smq_layout *l, unsigned q,
+				unsigned s)
+{
+	return lay_lane_ask(l, q, l->boards) +
+	       (uint64_t)s * lay_entries(l, q) * lay_stride(l, q);
+}
+static inline uint64_t lay_entry(const struct smq_layout *l, unsigned q,
+				 unsigned s, uint64_t seq)
+{
+	return lay_ring(l, q, s) +
+	       (seq & (lay_entries(l, q) - 1)) * lay_stride(l, q);
+}
+
+/* A canonical range a board's region holds. */
+struct smq_range {
+	uint64_t start, len;
+};
+#define SMQ_MAX_RANGES 4
+
+/* format.c */
+int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g);
+void smq_layout_free(struct smq_layout *l);
+/* The canonical ranges of board b's region, in order; returns how many. */
+int smq_layout_ranges(const struct smq_layout *l, unsigned b,
+		      struct smq_range r[SMQ_MAX_RANGES]);
+uint32_t smq_crc32c(uint32_t crc, const void *p, size_t n);
+uint64_t smq_signature(uint64_t gen, unsigned q, unsigned s, uint64_t seq);
+static inline uint64_t smq_notice_check(uint64_t gen, unsigned board)
+{
+	return ~smq_signature(gen, 0xffff, board, 0x4e4f54494345ull);
+}
+
+/* A read-only view of a window through its segments: what validation and
+ * snapshots read.  at() is NULL for a range no segment holds. */
+struct smq_view {
+	const struct smq_segment *seg;
+	unsigned nseg;
+};
+const void *smq_view_at(const struct smq_view *v, uint64_t off, uint64_t len);
+
+/* validate.c: the superblock and queue table, and the layout they give */
+int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
+		     struct smq_fault *f);
+/* ...and everything mapped, every table and queue line in bounds */
+int smq_check_static(const struct smq_view *v, struct smq_layout *l,
+		     struct smq_fault *f);
+int smq_check_dynamic(const struct smq_view *v, const struct smq_layout *l,
+		      struct smq_fault *f);
+uint32_t smq_geometry_checksum(const struct smq_view *v, uint32_t queues);
+
+#endif

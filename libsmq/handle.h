@@ -1,0 +1,279 @@
+/* libsmq internals: window and queue handles, and how they reach memory.
+ * Not installed.
+ *
+ * Near memory is this board's own region: read and written through plain
+ * pointers.  Far memory is another board's region: written through
+ * struct smq_far only.  A far read is a named exception, counted in test
+ * builds (SMQ_COUNT_FAR), never on the message path. */
+#ifndef SMQ_HANDLE_H
+#define SMQ_HANDLE_H
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "format.h"
+
+/* Why a far read happens (each one is a named exception). */
+enum smq_far_why {
+	SMQ_FAR_OPEN,        /* attaching; opening a queue */
+	SMQ_FAR_TAKEOVER,    /* a lane left by a dead sender */
+	SMQ_FAR_ARM,         /* arming a sleep: flushes our posted writes and
+				reads the other side's progress */
+	SMQ_FAR_MAINTAIN,    /* init and clear: the handshake */
+	SMQ_FAR_STARTUP,     /* announce, synchronise */
+	SMQ_FAR_SNAPSHOT,    /* dump, top, validation */
+	SMQ_FAR_WHYS
+};
+
+/* What this process last saw of a board's heartbeat, on this host's own
+ * monotonic clock (never another host's). */
+struct smq_observation {
+	uint64_t count;         /* heartbeat count last seen */
+	uint64_t since_ns;      /* when it was first seen at that count */
+	uint64_t looked_ns;     /* when we last looked */
+	uint64_t generation;    /* of the window, when seen */
+	bool moving;            /* since_ns is when it moved, not a first look */
+};
+
+struct smq_window {
+	struct smq_map map;
+	unsigned board;
+	bool valid;             /* attached to a validated layout */
+	uint64_t generation;    /* the generation we attached under */
+	uint64_t check;         /* smq_notice_check(generation, board) */
+	struct smq_layout lay;
+	struct smq_ctl *ctl;    /* our control block (near) */
+	struct smq_handle_slot *slot; /* our in-flight mark, or NULL */
+	uint64_t tag, boot;     /* this process */
+	uint64_t host_written;  /* generation whose board slot has our name */
+	int handshake_ms;
+	struct smq_holdout holdout;
+	struct smq_observation obs[SMQ_MAX_BOARDS];
+	char host[64];
+#ifdef SMQ_COUNT_FAR
+	uint64_t far_loads[SMQ_FAR_WHYS];
+	uint64_t near_misses;   /* near pointers asked for far memory */
+#endif
+};
+
+struct smq_queue {
+	struct smq_window *w;
+	uint64_t generation;    /* the window's generation at open */
+	uint64_t check;
+	unsigned index;
+	enum smq_role role;
+	unsigned flags;
+	unsigned spin_ns;
+	uint32_t entries, entry_size;   /* this queue's shape */
+	uint64_t stride;
+	struct smq_handle_slot *slot;   /* in-flight mark */
+	bool slot_shared;       /* the window's: count, do not set */
+	struct smq_bell_addr bell;      /* our doorbell when we wait */
+	bool has_bell;
+	/* sender: */
+	struct smq_lane_out *out;       /* near */
+	struct smq_lane_fc *fc;         /* near */
+	struct smq_lane_wake *wake;     /* near */
+	struct smq_far in, ask, ring, rbell;
+	uint64_t bottom_seen;   /* the receiver's bottom as last read: the
+				   ring is re-read only when this says full */
+	uint64_t epoch;         /* the queue's signature key */
+	uint64_t rung_epoch;    /* last receiver sleep we rang for */
+	uint64_t lock_tag;      /* this thread, for the lane lock */
+	uint32_t rung;          /* doorbell values we stored */
+	uint32_t ring_kinds;    /* what we can ring */
+	/* receiver: */
+	struct smq_rx *rx;              /* near */
+	struct smq_rx_info *rx_info;    /* near */
+	uint64_t *bottoms;              /* near */
+	struct smq_bell *bell_word;     /* near */
+	struct smq_lane_in *lanes;      /* near, [boards] */
+	struct smq_lane_ask *asks;      /* near, [boards] */
+	uint8_t *rings;                 /* near */
+	struct smq_far *fcs;            /* [boards] in the senders' regions */
+	struct smq_far *wakes;          /* [boards] */
+	struct smq_far *outs;           /* [boards], read only to arm */
+	uint32_t *space_rung;           /* [boards] last space_bell stored */
+	const struct smq_entry **heads; /* [boards] entry at each bottom */
+	uint64_t *expect;               /* [boards] its signature */
+	uint32_t cursor;
+	int peeked;             /* lane of the message smq_peek() holds, or -1 */
+	uint64_t sleep_epoch;
+	uint64_t owner_tag;
+};
+
+/* Test builds (SMQ_COUNT_FAR) may hold a call at a named point, to run
+ * maintenance against it deterministically; release builds have none. */
+enum smq_hook { SMQ_HOOK_COMMIT = 1, SMQ_HOOK_MAINT_WRITING = 2 };
+#ifdef SMQ_COUNT_FAR
+extern void (*smq_test_hook)(enum smq_hook where);
+#define TEST_HOOK(where) do { if (smq_test_hook) smq_test_hook(where); } while (0)
+#else
+#define TEST_HOOK(where) ((void)0)
+#endif
+
+/* ---- reaching memory ---- */
+
+/* The segment that holds canonical [off, off + len), or NULL. */
+static inline void *smq_map_at(const struct smq_map *m, uint64_t off,
+			       uint64_t len)
+{
+	for (unsigned i = 0; i < m->nseg; i++) {
+		const struct smq_segment *s = &m->seg[i];
+		if (off >= s->start && len <= s->len &&
+		    off - s->start <= s->len - len)
+			return s->ptr + (off - s->start);
+	}
+	return NULL;
+}
+
+/* A pointer into our own region.  In test builds, asking for another
+ * board's memory here is counted (the split transport's test checks 0). */
+void *smq_near(struct smq_window *w, uint64_t off, uint64_t len);
+/* A write-only pointer into the region of board `board`; near memory is
+ * wrapped the same way when a path writes both. */
+static inline struct smq_far smq_far(struct smq_window *w, uint64_t off)
+{
+	return (struct smq_far){ (uint8_t *)smq_map_at(&w->map, off, 1) };
+}
+
+#define FAR_FIELD(f, type, field) \
+	((__typeof__(((type *)0)->field) *)((f).far_ + offsetof(type, field)))
+#define FAR_STORE(f, type, field, v) STORE(FAR_FIELD(f, type, field), (v))
+#define FAR_STORE_REL(f, type, field, v) STORE_REL(FAR_FIELD(f, type, field), (v))
+static inline void smq_far_copy(struct smq_far dst, uint64_t off,
+				const void *src, size_t n)
+{
+	memcpy(dst.far_ + off, src, n);
+}
+/* The named exception: a read across the bus. */
+#ifdef SMQ_COUNT_FAR
+#define FAR_LOAD(w, why, f, type, field) \
+	(__atomic_fetch_add(&(w)->far_loads[why], 1, __ATOMIC_RELAXED), \
+	 LOAD(FAR_FIELD(f, type, field)))
+#else
+#define FAR_LOAD(w, why, f, type, field) \
+	((void)(why), LOAD(FAR_FIELD(f, type, field)))
+#endif
+/* ...of a plain word of type at f */
+#ifdef SMQ_COUNT_FAR
+#define FAR_LOAD_WORD(w, why, f, type) \
+	(__atomic_fetch_add(&(w)->far_loads[why], 1, __ATOMIC_RELAXED), \
+	 LOAD((type *)(f).far_))
+#else
+#define FAR_LOAD_WORD(w, why, f, type) ((void)(why), LOAD((type *)(f).far_))
+#endif
+/* Diagnostics read anything: a const pointer, counted once. */
+const void *smq_snapshot_at(struct smq_window *w, uint64_t off, uint64_t len);
+
+/* A view of everything the window maps (validation, snapshots). */
+static inline struct smq_view smq_window_view(const struct smq_window *w)
+{
+	return (struct smq_view){ w->map.seg, w->map.nseg };
+}
+
+/* ---- staleness and the in-flight mark ---- */
+
+static inline int smq_stale_gen(const struct smq_window *w, uint64_t gen,
+				uint64_t check)
+{
+	const struct smq_notice *n = &w->ctl->notice;
+	return LOAD_ACQ(&n->generation) != gen || LOAD(&n->check) != check
+	       ? -ESTALE : 0;
+}
+
+static inline int smq_stale(const struct smq_window *w)
+{
+	return smq_stale_gen(w, w->generation, w->check);
+}
+
+/* Every call that writes to the window is bracketed by enter and leave.
+ * enter sets the handle's in-flight mark (in our control block, a place
+ * no geometry moves), fences, and only then reads the notice: board 0
+ * invalidates the notice first and reads the marks after, so either it
+ * sees our mark and waits, or we see the stale notice and write nothing.
+ * A shared mark (a window handle's, used by several threads) counts. */
+static inline int smq_enter_mark(struct smq_window *w,
+				 struct smq_handle_slot *slot, bool shared,
+				 uint64_t gen, uint64_t check)
+{
+	if (shared)
+		__atomic_fetch_add(&slot->busy, 1, __ATOMIC_SEQ_CST);
+	else
+		STORE(&slot->busy, 1);
+	w->map.order->full();
+	if (smq_stale_gen(w, gen, check)) {
+		if (shared)
+			__atomic_fetch_sub(&slot->busy, 1, __ATOMIC_RELEASE);
+		else
+			STORE_REL(&slot->busy, 0);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+static inline void smq_leave_mark(struct smq_window *w,
+				  struct smq_handle_slot *slot, bool shared)
+{
+	w->map.order->publish();
+	if (shared)
+		__atomic_fetch_sub(&slot->busy, 1, __ATOMIC_RELEASE);
+	else
+		STORE_REL(&slot->busy, 0);
+}
+
+/* The window handle's own mark. */
+int smq_enter(struct smq_window *w);
+void smq_leave(struct smq_window *w);
+
+static inline int smq_queue_enter(struct smq_queue *q)
+{
+	return smq_enter_mark(q->w, q->slot, q->slot_shared, q->generation,
+			      q->check);
+}
+static inline void smq_queue_leave(struct smq_queue *q)
+{
+	smq_leave_mark(q->w, q->slot, q->slot_shared);
+}
+/* A queue handle is stale after any init or clear, even one made through
+ * its own window handle: its pointers and signature key are outdated. */
+static inline int smq_queue_stale(const struct smq_queue *q)
+{
+	return smq_stale_gen(q->w, q->generation, q->check);
+}
+
+/* window.c: claim and release an in-flight mark in our control block */
+struct smq_handle_slot *smq_slot_claim(struct smq_window *w,
+				       enum smq_slot_kind kind);
+void smq_slot_release(struct smq_window *w, struct smq_handle_slot *s);
+/* Attach to the layout the window holds now (fills lay, ctl, generation). */
+int smq_attach(struct smq_window *w);
+
+/* startup.c: write this board's heartbeat (inside a call: entered) */
+void smq_beat(struct smq_window *w);
+/* smq_beat from a path that has not entered (waits) */
+void smq_beat_outside(struct smq_window *w);
+
+/* identity.c: who a process or thread is, across reboots and pid reuse */
+uint64_t smq_tag_self(void);            /* this process */
+uint64_t smq_tag_thread(void);          /* this thread */
+static inline uint32_t smq_tag_pid(uint64_t tag) { return (uint32_t)(tag >> 32); }
+/* 1: that process (or thread) of this host runs; 0: it does not (it
+ * exited, its pid was reused, or it ran before this host's last boot). */
+int smq_tag_alive(uint64_t tag);
+uint64_t smq_now_ns(void);
+uint64_t smq_realtime_ns(void);
+void smq_deadline(struct timespec *ts, int timeout_ms);
+bool smq_past(const struct timespec *deadline);
+void smq_sleep_ms(int ms);
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+#endif

@@ -1,0 +1,148 @@
+/* Who a process is, and what time it is here.  A pid means nothing after
+ * a reboot or once it is reused, so a process is named by a tag: its pid
+ * and a hash of this boot's id and the process's start time.  Time is
+ * local: only this host's monotonic clock measures how long anything
+ * took; clocks of different hosts are never compared. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "handle.h"
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/* The kernel's random boot id: the same for every process of this boot,
+ * new at every boot.  Without /proc, the boot time from the clocks. */
+uint64_t smq_boot_hash(void)
+{
+	char buf[64];
+	uint64_t h = 0x736d71626f6f74ull;
+
+	if (read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf)) > 0) {
+		for (const char *p = buf; *p && *p != '\n'; p++)
+			h = mix64(h ^ (unsigned char)*p);
+	} else {
+		uint64_t boot_s = (smq_realtime_ns() - smq_now_ns()) / 1000000000ull;
+		h = mix64(h ^ boot_s);
+	}
+	return h ? h : 1;
+}
+
+/* Field 22 of /proc/PID/stat (or /proc/PID/task/TID/stat): start time in
+ * clock ticks after boot.  0 if the process is gone; -1 for a zombie. */
+static int64_t start_time(const char *path)
+{
+	char buf[1024];
+
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	if (p[2] == 'Z' || p[2] == 'X')
+		return -1;
+	/* fields after the name: state is field 3, starttime field 22 */
+	p += 2;
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return 0;
+		p++;
+	}
+	return strtoll(p, NULL, 10);
+}
+
+static uint64_t make_tag(uint32_t id, int64_t start)
+{
+	uint64_t h = mix64(smq_boot_hash() ^ mix64((uint64_t)start + 1));
+	return (uint64_t)id << 32 | (uint32_t)(h ? h : 1);
+}
+
+uint64_t smq_tag_self(void)
+{
+	return make_tag((uint32_t)getpid(), start_time("/proc/self/stat"));
+}
+
+uint64_t smq_tag_thread(void)
+{
+	char path[64];
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	return make_tag((uint32_t)tid, start_time(path));
+}
+
+/* /proc/ID/stat answers for a thread id too. */
+int smq_tag_alive(uint64_t tag)
+{
+	char path[64];
+	uint32_t id = smq_tag_pid(tag);
+
+	/* 0 and what does not fit a pid_t would make kill() signal groups */
+	if (id == 0 || id > 0x3fffffff)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/stat", id);
+	int64_t start = start_time(path);
+	if (start == 0) {
+		/* no /proc: only whether some process has that id */
+		if (access("/proc/self/stat", F_OK) == 0)
+			return 0;
+		return !(kill((pid_t)id, 0) < 0 && errno == ESRCH);
+	}
+	return start > 0 && make_tag(id, start) == tag;
+}
+
+uint64_t smq_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t smq_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* An absolute CLOCK_MONOTONIC deadline timeout_ms from now. */
+void smq_deadline(struct timespec *ts, int timeout_ms)
+{
+	uint64_t t = smq_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	ts->tv_sec = (time_t)(t / 1000000000ull);
+	ts->tv_nsec = (long)(t % 1000000000ull);
+}
+
+bool smq_past(const struct timespec *deadline)
+{
+	uint64_t d = (uint64_t)deadline->tv_sec * 1000000000ull +
+		     (uint64_t)deadline->tv_nsec;
+	return smq_now_ns() >= d;
+}
+
+void smq_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}

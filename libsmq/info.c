@@ -1,0 +1,210 @@
+/* Snapshots for dump and top, and full validation.  They read the whole
+ * window, across the bus: diagnostics, never a message path. */
+#include <stdlib.h>
+#include <string.h>
+#include "handle.h"
+
+static const struct smq_sb *sb_at(struct smq_window *w)
+{
+	return smq_snapshot_at(w, 0, SMQ_SB_SIZE);
+}
+
+static int maint_alive(struct smq_window *w, const struct smq_sb *sb)
+{
+	uint64_t owner = LOAD(&sb->maint_owner);
+	if (LOAD(&sb->maint_boot) != w->boot)
+		return -1;
+	return smq_tag_alive(owner);
+}
+
+int smq_window_info(struct smq_window *w, struct smq_window_info *info)
+{
+	if (!w || !info)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	snprintf(info->transport, sizeof(info->transport), "%s",
+		 w->map.tp->name);
+	snprintf(info->name, sizeof(info->name), "%s", w->map.name);
+	info->board = w->board;
+	info->mapped_size = w->map.size;
+	const uint8_t *first = smq_map_at(&w->map, 0, 1);
+	if (first)
+		memcpy(info->first_bytes, first,
+		       w->map.size < sizeof(info->first_bytes)
+		       ? (size_t)w->map.size : sizeof(info->first_bytes));
+	if (w->map.tp->bell_open && w->map.tp->describe)
+		w->map.tp->describe(&w->map, info->notify, sizeof(info->notify));
+	else
+		snprintf(info->notify, sizeof(info->notify),
+			 "polling: no doorbell");
+	if (!w->valid)
+		return -SMQ_EUNFORMATTED;
+	const struct smq_sb *sb = sb_at(w);
+	info->version = LOAD(&sb->version);
+	info->geometry.boards = w->lay.boards;
+	info->geometry.queues = w->lay.queues - w->lay.diag_queues;
+	info->geometry.entries = w->lay.entries;
+	info->geometry.entry_size = w->lay.entry_size;
+	info->diag_queues = w->lay.diag_queues;
+	info->diag_entries = w->lay.diag_entries;
+	info->diag_entry_size = w->lay.diag_entry_size;
+	info->window_size = w->lay.size;
+	info->generation = LOAD(&sb->generation);
+	info->system_state = LOAD(&sb->system_state);
+	info->maint_phase = LOAD(&sb->maint_phase);
+	if (info->maint_phase) {
+		info->maint_pid = smq_tag_pid(LOAD(&sb->maint_owner));
+		info->maint_alive = maint_alive(w, sb);
+	}
+	info->format_time_ns = LOAD(&sb->format_time_ns);
+	return smq_stale(w);
+}
+
+int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
+		  struct smq_lane_info *info)
+{
+	if (!w || !info)
+		return -EINVAL;
+	if (!w->valid)
+		return -SMQ_EUNFORMATTED;
+	const struct smq_layout *l = &w->lay;
+	if (queue >= l->queues || sender >= l->boards)
+		return -EINVAL;
+	const uint64_t *bottoms = smq_snapshot_at(w, lay_bottoms(l, queue),
+						  8ull * l->boards);
+	const struct smq_lane_in *in =
+		smq_snapshot_at(w, lay_lane_in(l, queue, sender), SMQ_LINE);
+	const struct smq_lane_out *out =
+		smq_snapshot_at(w, lay_lane_out(l, sender, queue), SMQ_LINE);
+	const struct smq_lane_wake *wake =
+		smq_snapshot_at(w, lay_lane_wake(l, sender, queue), SMQ_LINE);
+	const struct smq_lane_ask *ask =
+		smq_snapshot_at(w, lay_lane_ask(l, queue, sender), SMQ_LINE);
+	memset(info, 0, sizeof(*info));
+	info->bottom = LOAD(&bottoms[sender]);
+	info->top = LOAD(&in->top);
+	info->fill = info->top > info->bottom ? info->top - info->bottom : 0;
+	info->messages = LOAD(&out->messages);
+	info->bytes = LOAD(&out->bytes);
+	info->full_waits = LOAD(&out->full_waits);
+	info->doorbells = LOAD(&out->doorbells);
+	info->lock_pid = smq_tag_pid(LOAD(&out->lock));
+	info->sender_waiting = LOAD(&ask->space_wait) &&
+			       LOAD(&ask->space_wait) ==
+			       LOAD(&wake->space_bell) + 1ull;
+	return smq_stale(w);
+}
+
+int smq_queue_info(struct smq_window *w, unsigned queue,
+		   struct smq_queue_info *info)
+{
+	if (!w || !info)
+		return -EINVAL;
+	if (!w->valid)
+		return -SMQ_EUNFORMATTED;
+	const struct smq_layout *l = &w->lay;
+	if (queue >= l->queues)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	const struct smq_rx *rx = smq_snapshot_at(w, l->rx[queue], SMQ_LINE);
+	const struct smq_rx_info *ri =
+		smq_snapshot_at(w, lay_rx_info(l, queue), SMQ_LINE);
+	info->index = queue;
+	info->receiver = l->receiver[queue];
+	info->flags = l->qflags[queue];
+	uint64_t owner = LOAD(&rx->owner);
+	info->receiver_pid = smq_tag_pid(owner);
+	info->receiver_alive = !owner ? 0
+			       : LOAD(&ri->owner_boot) == w->boot
+			       ? smq_tag_alive(owner) : -1;
+	info->sleeping = LOAD(&rx->sleep_epoch) & 1;
+	info->capacity = lay_entries(l, queue);
+	info->entry_size = lay_entry_size(l, queue);
+	info->received = LOAD(&rx->messages);
+	info->bytes_received = LOAD(&rx->bytes);
+	info->sleeps = LOAD(&rx->sleeps);
+	info->wakeups = LOAD(&rx->wakeups);
+	for (unsigned s = 0; s < l->boards; s++) {
+		struct smq_lane_info li;
+		smq_lane_info(w, queue, s, &li);
+		info->top += li.top;
+		info->bottom += li.bottom;
+		info->queued += li.fill;
+		info->fill = li.fill > info->fill ? li.fill : info->fill;
+		info->sent += li.messages;
+		info->bytes_sent += li.bytes;
+		info->full_waits += li.full_waits;
+		info->doorbells += li.doorbells;
+	}
+	return smq_stale(w);
+}
+
+static int fault(struct smq_fault *f, int err, const char *field,
+		 uint64_t offset, uint64_t value, uint64_t want)
+{
+	if (f) {
+		snprintf(f->field, sizeof(f->field), "%s", field);
+		f->offset = offset;
+		f->value = value;
+		f->limit = want;
+		f->kind = SMQ_FAULT_EXPECTED;
+	}
+	return err;
+}
+
+/* Whether the calls of boards would refuse the window: an init or clear
+ * under way or left unfinished, notices that disagree with the
+ * superblock. */
+static int check_usable(struct smq_window *w, const struct smq_view *v,
+			const struct smq_layout *l, struct smq_fault *f)
+{
+	const struct smq_sb *sb = smq_view_at(v, 0, SMQ_SB_SIZE);
+	uint64_t gen = LOAD(&sb->generation);
+	uint32_t phase = LOAD(&sb->maint_phase);
+
+	if (phase != SMQ_MAINT_NONE)
+		return fault(f, maint_alive(w, sb) == 1 ? -EBUSY
+			     : -SMQ_EINCOMPLETE, "maint_phase",
+			     offsetof(struct smq_sb, maint_phase), phase, 0);
+	if (LOAD(&sb->system_state) == SMQ_SYS_FORMATTING)
+		return fault(f, -SMQ_EINCOMPLETE, "system_state",
+			     offsetof(struct smq_sb, system_state),
+			     SMQ_SYS_FORMATTING, SMQ_SYS_FORMATTED);
+	for (unsigned b = 0; b < l->boards; b++) {
+		const struct smq_notice *n =
+			smq_view_at(v, lay_ctl(b), sizeof(*n));
+		if (LOAD(&n->generation) != gen)
+			return fault(f, -SMQ_EINCOMPLETE, "notice.generation",
+				     lay_ctl(b), LOAD(&n->generation), gen);
+	}
+	return 0;
+}
+
+int smq_validate(struct smq_window *w, struct smq_fault *f)
+{
+	struct smq_layout l;
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	if (f)
+		memset(f, 0, sizeof(*f));
+	struct smq_view v = smq_window_view(w);
+	if ((err = smq_check_layout(&v, &l, f)))
+		return err;
+	/* the window may have grown since we attached (if it is too small,
+	 * the static checks say how much) */
+	w->map.tp->map_layout(&w->map, &l, false);
+	smq_layout_free(&l);
+	v = smq_window_view(w);
+	if ((err = smq_check_static(&v, &l, f)))
+		return err;
+#ifdef SMQ_COUNT_FAR
+	__atomic_fetch_add(&w->far_loads[SMQ_FAR_SNAPSHOT], 1, __ATOMIC_RELAXED);
+#endif
+	err = smq_check_dynamic(&v, &l, f);
+	if (!err)
+		err = check_usable(w, &v, &l, f);
+	smq_layout_free(&l);
+	return err;
+}

@@ -1,0 +1,537 @@
+/* Maintenance: init and clear, by handshake (smq(7), GENERATIONS).
+ *
+ * Board 0 tells every board its handle is stale (the notice in its
+ * control block), then reads every in-flight mark until none is up, and
+ * only then writes the new layout.  A call sets its mark, fences, and
+ * then reads its notice: either board 0 sees the mark and waits for it,
+ * or the call sees the stale notice and writes nothing.  Marks and notices
+ * sit in the control blocks, which no geometry moves, so even a call
+ * delayed across several re-inits writes nowhere but its own mark.  The
+ * read of a mark across the bus also flushes board 0's posted notice
+ * write ahead of it.  No timer stands in for any of this: a board that
+ * does not let go within the handshake timeout is named, and the window
+ * is left as it was. */
+#include <stdlib.h>
+#include <string.h>
+#include "handle.h"
+
+static struct smq_sb *sb_of(struct smq_window *w)
+{
+	return smq_map_at(&w->map, 0, SMQ_SB_SIZE);
+}
+
+static struct smq_far ctl_far(struct smq_window *w, unsigned b)
+{
+	return smq_far(w, lay_ctl(b));
+}
+
+/* ---- the maintenance lock: one board-0 process at a time ---- */
+
+static void holdout_from(struct smq_window *w, unsigned board, uint64_t tag,
+			 bool same_host)
+{
+	memset(&w->holdout, 0, sizeof(w->holdout));
+	w->holdout.board = board;
+	w->holdout.pid = smq_tag_pid(tag);
+	w->holdout.same_host = same_host;
+	const struct smq_board_slot *s =
+		smq_map_at(&w->map, lay_slot(board), sizeof(*s));
+	if (s && s->host[0])
+		memcpy(w->holdout.host, s->host, sizeof(w->holdout.host) - 1);
+	if (same_host && !w->holdout.host[0])
+		memcpy(w->holdout.host, w->host, sizeof(w->holdout.host) - 1);
+}
+
+/* A lock held by a process that died (killed mid-init) is taken over:
+ * that is how the next init or clear finishes what it left. */
+static int maint_lock(struct smq_window *w, bool trusted)
+{
+	struct smq_sb *sb = sb_of(w);
+	uint64_t cur = 0;
+
+	if (!trusted) {
+		/* whatever lies there is not a lock of ours, unless a live
+		 * process of this host is formatting this very window */
+		cur = LOAD(&sb->maint_owner);
+		if (cur && LOAD(&sb->maint_boot) == w->boot &&
+		    smq_tag_alive(cur) && cur != w->tag)
+			goto busy;
+		STORE(&sb->maint_owner, w->tag);
+	} else {
+		while (!__atomic_compare_exchange_n(&sb->maint_owner, &cur,
+						    w->tag, false,
+						    __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE)) {
+			if (LOAD(&sb->maint_boot) == w->boot &&
+			    smq_tag_alive(cur))
+				goto busy;
+			if (cur == w->tag)
+				goto busy;  /* another handle of ours */
+			/* dead, or of a boot before this one: take it over */
+		}
+	}
+	STORE(&sb->maint_boot, w->boot);
+	w->map.order->full();
+	return 0;
+busy:
+	holdout_from(w, 0, cur, LOAD(&sb->maint_boot) == w->boot);
+	return -EALREADY;
+}
+
+static void maint_unlock(struct smq_window *w)
+{
+	struct smq_sb *sb = sb_of(w);
+
+	STORE(&sb->maint_phase, SMQ_MAINT_NONE);
+	STORE(&sb->maint_from, 0);
+	w->map.order->publish();
+	STORE_REL(&sb->maint_owner, 0);
+}
+
+/* ---- telling the boards, and waiting for them ---- */
+
+struct saved_notices {
+	uint64_t generation[SMQ_MAX_BOARDS];
+	uint32_t state[SMQ_MAX_BOARDS];
+	uint32_t sys_state;
+};
+
+static bool ctl_mapped(struct smq_window *w, unsigned b)
+{
+	return smq_map_at(&w->map, lay_ctl(b), SMQ_CTL_SIZE) != NULL;
+}
+
+/* Wakes every waiter of the old layout, so that it sees its notice stale
+ * at once instead of at the end of its sleep.  Reads the waiters' words
+ * and addresses: part of the maintenance exception. */
+static void wake_all(struct smq_window *w, const struct smq_layout *old)
+{
+	const struct smq_transport *tp = w->map.tp;
+	uint32_t kinds = tp->ring_kinds ? tp->ring_kinds(&w->map) : 0;
+
+	for (unsigned q = 0; q < old->queues; q++)
+		for (unsigned s = 0; s < old->boards; s++) {
+			struct smq_far wake = smq_far(w, lay_lane_wake(old, s, q));
+			struct smq_far ask = smq_far(w, lay_lane_ask(old, q, s));
+			struct smq_far bell = smq_far(w, lay_bell(old, q));
+			if (!wake.far_ || !ask.far_ || !bell.far_)
+				continue;
+			struct smq_bell_addr a;
+			if (FAR_LOAD(w, SMQ_FAR_MAINTAIN, wake, struct smq_lane_wake,
+				     sleep_epoch) & 1) {
+				memcpy(&a, FAR_FIELD(wake, struct smq_lane_wake, bell),
+				       sizeof(a));
+				if (a.kind && (kinds & SMQ_BELL_BIT(a.kind)) &&
+				    (a.kind != SMQ_BELL_FUTEX || a.host == w->boot))
+					tp->ring(&w->map, &a, bell, FAR_LOAD(w,
+						SMQ_FAR_MAINTAIN, bell, struct smq_bell,
+						doorbell) + 0x40000000u);
+			}
+			if (FAR_LOAD(w, SMQ_FAR_MAINTAIN, ask, struct smq_lane_ask,
+				     space_wait)) {
+				memcpy(&a, FAR_FIELD(ask, struct smq_lane_ask, bell),
+				       sizeof(a));
+				struct smq_far word = smq_far_offset(wake,
+					offsetof(struct smq_lane_wake, space_bell));
+				if (a.kind && (kinds & SMQ_BELL_BIT(a.kind)) &&
+				    (a.kind != SMQ_BELL_FUTEX || a.host == w->boot))
+					tp->ring(&w->map, &a, word, FAR_LOAD(w,
+						SMQ_FAR_MAINTAIN, wake,
+						struct smq_lane_wake, space_bell) +
+						0x40000000u);
+			}
+		}
+}
+
+/* Every board's notice says "re-formatting": from now on no call of the
+ * old generation begins to write. */
+static void invalidate(struct smq_window *w, struct saved_notices *sv,
+		       uint64_t from)
+{
+	struct smq_sb *sb = sb_of(w);
+
+	sv->sys_state = LOAD(&sb->system_state);
+	STORE(&sb->maint_from, from);
+	STORE(&sb->maint_phase, SMQ_MAINT_WAITING);
+	STORE(&sb->system_state, SMQ_SYS_FORMATTING);
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
+		struct smq_far c = ctl_far(w, b);
+		if (!ctl_mapped(w, b))
+			continue;
+		sv->generation[b] = FAR_LOAD(w, SMQ_FAR_MAINTAIN, c,
+					     struct smq_ctl, notice.generation);
+		sv->state[b] = FAR_LOAD(w, SMQ_FAR_MAINTAIN, c, struct smq_ctl,
+					notice.system_state);
+		FAR_STORE(c, struct smq_ctl, notice.system_state,
+			  SMQ_SYS_FORMATTING);
+		FAR_STORE(c, struct smq_ctl, notice.check, 0);
+		FAR_STORE_REL(c, struct smq_ctl, notice.generation, 0);
+	}
+	w->map.order->full();
+}
+
+/* The invalidation undone: the handshake failed and nothing was written. */
+static void restore(struct smq_window *w, const struct saved_notices *sv)
+{
+	struct smq_sb *sb = sb_of(w);
+
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
+		struct smq_far c = ctl_far(w, b);
+		if (!ctl_mapped(w, b))
+			continue;
+		FAR_STORE(c, struct smq_ctl, notice.system_state, sv->state[b]);
+		FAR_STORE(c, struct smq_ctl, notice.check,
+			  sv->generation[b] ? smq_notice_check(sv->generation[b], b)
+					    : 0);
+		FAR_STORE_REL(c, struct smq_ctl, notice.generation,
+			      sv->generation[b]);
+	}
+	STORE(&sb->system_state, sv->sys_state);
+}
+
+/* The first mark still up, or false.  A mark of a process of this host
+ * that is gone is taken down here; one of another host can only be waited
+ * for (a stopped process looks just like a dead one from afar). */
+static bool find_busy(struct smq_window *w, unsigned *board, uint64_t *tag,
+		      bool *same_host)
+{
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
+		if (!ctl_mapped(w, b))
+			continue;
+		struct smq_far c = ctl_far(w, b);
+		for (unsigned i = 0; i < SMQ_SLOTS; i++) {
+			struct smq_far s = smq_far_offset(c,
+				offsetof(struct smq_ctl, slot[i]));
+			if (!FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
+				      struct smq_handle_slot, busy))
+				continue;
+			uint64_t t = FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
+					      struct smq_handle_slot, tag);
+			bool here = FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
+					     struct smq_handle_slot, boot) == w->boot;
+			if (t == 0 || (here && !smq_tag_alive(t))) {
+				FAR_STORE(s, struct smq_handle_slot, busy, 0);
+				continue;
+			}
+			*board = b;
+			*tag = t;
+			*same_host = here;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int handshake(struct smq_window *w)
+{
+	struct timespec deadline;
+	unsigned board;
+	uint64_t tag;
+	bool here;
+
+	if (w->handshake_ms >= 0)
+		smq_deadline(&deadline, w->handshake_ms);
+	while (find_busy(w, &board, &tag, &here)) {
+		if (w->handshake_ms >= 0 && smq_past(&deadline)) {
+			holdout_from(w, board, tag, here);
+			return -SMQ_EHELD;
+		}
+		smq_sleep_ms(1);
+	}
+	return 0;
+}
+
+/* Invalidate and wait; then wake every sleeper of the old layout (once
+ * every mark is down, none can arm a sleep any more, so none is missed).
+ * On failure the window is as it was. */
+static int quiesce(struct smq_window *w, const struct smq_layout *old,
+		   uint64_t from)
+{
+	struct saved_notices sv;
+
+	invalidate(w, &sv, from);
+	int err = handshake(w);
+	if (err && old)
+		restore(w, &sv);
+	if (err)
+		return err;
+	if (old)
+		wake_all(w, old);
+	STORE(&sb_of(w)->maint_phase, SMQ_MAINT_WRITING);
+	TEST_HOOK(SMQ_HOOK_MAINT_WRITING);
+	return 0;
+}
+
+/* A generation newer than any the superblock or a notice has seen. */
+static uint64_t next_generation(struct smq_window *w)
+{
+	uint64_t gen = LOAD(&sb_of(w)->generation);
+
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++)
+		if (ctl_mapped(w, b)) {
+			struct smq_far c = ctl_far(w, b);
+			uint64_t n = FAR_LOAD(w, SMQ_FAR_MAINTAIN, c,
+					      struct smq_ctl, notice.generation);
+			gen = n > gen ? n : gen;
+		}
+	gen = gen > LOAD(&sb_of(w)->maint_from) ? gen
+					       : LOAD(&sb_of(w)->maint_from);
+	return gen + 1 ? gen + 1 : 1;
+}
+
+static void far_zero(struct smq_window *w, uint64_t off, uint64_t len)
+{
+	uint8_t *p = smq_map_at(&w->map, off, len);
+	if (p)
+		memset(p, 0, (size_t)len);
+}
+
+/* Publish a generation: board table emptied, every notice told, the
+ * superblock last. */
+static void publish(struct smq_window *w, uint64_t gen)
+{
+	struct smq_sb *sb = sb_of(w);
+
+	far_zero(w, SMQ_BOARD_TABLE, SMQ_MAX_BOARDS * SMQ_SLOT_SIZE);
+	w->map.order->publish();
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
+		if (!ctl_mapped(w, b))
+			continue;
+		struct smq_far c = ctl_far(w, b);
+		uint64_t g = b < w->lay.boards ? gen : 0;
+		FAR_STORE(c, struct smq_ctl, notice.system_state,
+			  SMQ_SYS_FORMATTED);
+		FAR_STORE(c, struct smq_ctl, notice.check,
+			  g ? smq_notice_check(g, b) : 0);
+		FAR_STORE_REL(c, struct smq_ctl, notice.generation, g);
+	}
+	STORE(&sb->format_time_ns, smq_realtime_ns());
+	STORE(&sb->system_state, SMQ_SYS_FORMATTED);
+	STORE_REL(&sb->generation, gen);
+	w->generation = gen;
+	w->check = smq_notice_check(gen, w->board);
+	w->ctl = smq_map_at(&w->map, lay_ctl(w->board), SMQ_CTL_SIZE);
+}
+
+/* ---- init ---- */
+
+/* Data that is not a window: neither our magic, nor a superblock of ours
+ * whose magic was zeroed (by an init that was stopped) or damaged, nor a
+ * first page all zero. */
+static bool foreign_data(struct smq_window *w)
+{
+	const uint8_t *p = smq_map_at(&w->map, 0, 8);
+	const struct smq_sb *sb = smq_map_at(&w->map, 0, SMQ_SB_SIZE);
+
+	if (!w->map.size)
+		return false;
+	if (p && !memcmp(p, SMQ_MAGIC, 8))
+		return false;
+	if (sb && LOAD(&sb->line_size) == SMQ_LINE &&
+	    (LOAD(&sb->sb_size) == SMQ_SB_SIZE || LOAD(&sb->sb_size) == 256))
+		return false;
+	uint64_t n = w->map.size < SMQ_PAGE ? w->map.size : SMQ_PAGE;
+	const uint8_t *all = smq_map_at(&w->map, 0, n);
+	for (uint64_t i = 0; all && i < n; i++)
+		if (all[i])
+			return true;
+	return !all;
+}
+
+/* An smq window of our version, or an init of one that was stopped: its
+ * control area may hold marks of live handles. */
+static bool ours(struct smq_window *w)
+{
+	const struct smq_sb *sb = smq_map_at(&w->map, 0, SMQ_SB_SIZE);
+	return sb && LOAD(&sb->version) == SMQ_FORMAT_VERSION &&
+	       LOAD(&sb->sb_size) == SMQ_SB_SIZE &&
+	       LOAD(&sb->ctl_size) == SMQ_CTL_SIZE;
+}
+
+static void write_format(struct smq_window *w, const struct smq_layout *l,
+			 uint64_t gen)
+{
+	struct smq_sb *sb = sb_of(w);
+
+	STORE(&sb->magic_word, 0);
+	w->map.order->full();
+	/* superblock lines 0 and 1 (line 2 is the lock we hold) */
+	memset(sb, 0, 2 * SMQ_LINE);
+	far_zero(w, SMQ_BOARD_TABLE, l->tables_end - SMQ_BOARD_TABLE);
+	for (unsigned b = 0; b < l->boards; b++)
+		far_zero(w, l->body[b], l->body_size[b]);
+	sb->version = SMQ_FORMAT_VERSION;
+	sb->sb_size = SMQ_SB_SIZE;
+	sb->boards = l->boards;
+	sb->queues = l->queues;
+	sb->entries = l->entries;
+	sb->entry_size = l->entry_size;
+	sb->window_size = l->size;
+	sb->line_size = SMQ_LINE;
+	sb->ctl_size = SMQ_CTL_SIZE;
+	sb->diag_queues = l->diag_queues;
+	sb->diag_entries = l->diag_entries;
+	sb->diag_entry_size = l->diag_entry_size;
+	struct smq_qdesc *qt = smq_map_at(&w->map, SMQ_QUEUE_TABLE,
+					  (uint64_t)l->queues * 8);
+	for (unsigned q = 0; q < l->queues; q++) {
+		struct smq_rx *rx = smq_map_at(&w->map, l->rx[q], SMQ_LINE);
+		qt[q].index = q;
+		qt[q].receiver = l->receiver[q];
+		qt[q].flags = l->qflags[q];
+		rx->index = q;
+		rx->epoch = gen;
+	}
+	struct smq_view v = smq_window_view(w);
+	sb->checksum = smq_geometry_checksum(&v, l->queues);
+}
+
+/* The window as it is now, not as we attached to it: its layout, mapped
+ * whole, validated.  0, or why not. */
+static int reread(struct smq_window *w, struct smq_layout *l)
+{
+	struct smq_view v = smq_window_view(w);
+	int err = smq_check_layout(&v, l, NULL);
+
+	if (err)
+		return err;
+	err = w->map.tp->map_layout(&w->map, l, false);
+	smq_layout_free(l);
+	if (err)
+		return err;
+	v = smq_window_view(w);
+	return smq_check_static(&v, l, NULL);
+}
+
+/* No handle of ours can be attached to what is not our format: its
+ * control area is whatever lay there, and is zeroed.  In our format, a
+ * mark of a kind no handle has is damage, and is freed. */
+static void tidy_control_area(struct smq_window *w, bool ours_before)
+{
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
+		struct smq_ctl *c = smq_map_at(&w->map, lay_ctl(b), SMQ_CTL_SIZE);
+		if (!c)
+			continue;
+		if (!ours_before) {
+			memset(c, 0, SMQ_CTL_SIZE);
+			continue;
+		}
+		for (unsigned i = 0; i < SMQ_SLOTS; i++)
+			if (LOAD(&c->slot[i].kind) > SMQ_SLOT_QUEUE)
+				memset(&c->slot[i], 0, sizeof(c->slot[i]));
+	}
+}
+
+int smq_init(struct smq_window *w, const struct smq_geometry *g)
+{
+	struct smq_layout lay, old;
+	int err;
+
+	if (!w || !g)
+		return -EINVAL;
+	if (w->board != 0)
+		return -EPERM;
+	if ((err = smq_layout_compute(&lay, g)))
+		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
+	if (w->map.user_data && !w->map.force && foreign_data(w)) {
+		smq_layout_free(&lay);
+		return -SMQ_ENOTWINDOW;
+	}
+	bool valid_old = reread(w, &old) == 0;
+	bool keep_control = ours(w);
+	/* A new window: room for the superblock (and its lock) first. */
+	if ((!sb_of(w) || !ctl_mapped(w, SMQ_MAX_BOARDS - 1)) &&
+	    (err = w->map.tp->map_layout(&w->map, &lay, true)))
+		goto out;
+	w->ctl = smq_map_at(&w->map, lay_ctl(w->board), SMQ_CTL_SIZE);
+	if ((err = maint_lock(w, valid_old)))
+		goto out;
+	tidy_control_area(w, keep_control);
+	uint64_t gen = keep_control ? next_generation(w) : 1;
+	if ((err = quiesce(w, valid_old ? &old : NULL, gen - 1)))
+		goto unlock;
+	if ((err = w->map.tp->map_layout(&w->map, &lay, true)))
+		goto unlock;  /* left invalidated: the next init finishes */
+	w->valid = false;
+	write_format(w, &lay, gen);
+	smq_layout_free(&w->lay);
+	w->lay = lay;
+	lay.receiver = NULL;
+	lay.qflags = NULL;
+	lay.rx = NULL;
+	publish(w, gen);
+	uint64_t magic;
+	memcpy(&magic, SMQ_MAGIC, sizeof(magic));
+	STORE_REL(&sb_of(w)->magic_word, magic);
+	w->map.order->full();
+	w->valid = true;
+unlock:
+	maint_unlock(w);
+out:
+	if (valid_old)
+		smq_layout_free(&old);
+	smq_layout_free(&lay);
+	return err;
+}
+
+/* ---- clear ---- */
+
+static void clear_queue(struct smq_window *w, const struct smq_layout *l,
+			unsigned q, uint64_t gen)
+{
+	for (unsigned s = 0; s < l->boards; s++) {
+		far_zero(w, lay_lane_out(l, s, q), SMQ_LANE_LINES * SMQ_LINE);
+		far_zero(w, lay_lane_in(l, q, s), SMQ_LINE);
+		far_zero(w, lay_lane_ask(l, q, s), SMQ_LINE);
+	}
+	far_zero(w, l->rx[q], lay_lane_in(l, q, 0) - l->rx[q]);
+	struct smq_rx *rx = smq_map_at(&w->map, l->rx[q], SMQ_LINE);
+	STORE(&rx->index, q);
+	STORE(&rx->epoch, gen);  /* entries left from before never verify */
+}
+
+int smq_clear(struct smq_window *w, int queue)
+{
+	struct smq_layout l;
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	if (w->board != 0)
+		return -EPERM;
+	/* The window as it is now: a clear or init that was killed left the
+	 * notices stale, which is what this one finishes. */
+	if ((err = reread(w, &l)))
+		return err;
+	if (queue >= (int)l.queues) {
+		smq_layout_free(&l);
+		return -EINVAL;
+	}
+	if ((err = maint_lock(w, true)))
+		goto out;
+	uint64_t gen = next_generation(w);
+	if ((err = quiesce(w, &l, gen - 1)))
+		goto unlock;
+	/* Every handle is stale now, so no receiver claim survives, even on
+	 * the queues whose messages are kept. */
+	for (unsigned q = 0; q < l.queues; q++) {
+		struct smq_rx *rx = smq_map_at(&w->map, l.rx[q], SMQ_LINE);
+		if (queue < 0 || (unsigned)queue == q)
+			clear_queue(w, &l, q, gen);
+		else
+			STORE(&rx->owner, 0);
+	}
+	w->map.order->publish();
+	smq_layout_free(&w->lay);
+	w->lay = l;
+	l.receiver = NULL;
+	l.qflags = NULL;
+	l.rx = NULL;
+	w->valid = true;
+	publish(w, gen);
+unlock:
+	maint_unlock(w);
+out:
+	smq_layout_free(&l);
+	return err;
+}

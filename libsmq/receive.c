@@ -1,0 +1,288 @@
+/* Receiving.  A message is taken by its signature, which the receiver
+ * reads in its own memory; the same line brings the entry's header and
+ * first bytes.  smq_peek() finds it, smq_commit() takes it: only the take
+ * writes, and only inside the in-flight mark. */
+#include <string.h>
+#include <time.h>
+#include "queue.h"
+
+/* The first lane whose next entry carries its signature, starting after
+ * the last one served (rotating fairness between sending boards, as the
+ * SCI message-passing layer's groups do).  One line read per lane. */
+static int ready_lane(struct smq_queue *q)
+{
+	unsigned boards = q->w->lay.boards;
+	unsigned s = q->cursor;
+
+	for (unsigned i = 0; i < boards; i++, s = s + 1 == boards ? 0 : s + 1)
+		if (LOAD(&q->heads[s]->signature) == q->expect[s])
+			return (int)s;
+	return -1;
+}
+
+static void pass_turn(struct smq_queue *q, unsigned s)
+{
+	q->cursor = s + 1 == q->w->lay.boards ? 0 : s + 1;
+}
+
+/* A lane whose top says an entry is there that does not verify.  Top is
+ * stored after the signature, so a signature read again after top is
+ * final.  We take an entry as soon as its signature is there, so our bottom
+ * may be one past a top its sender is about to store.  Reads only: the
+ * turn passes on in our handle, so the other sending boards are served. */
+static int bad_lane(struct smq_queue *q)
+{
+	const struct smq_layout *l = &q->w->lay;
+
+	for (unsigned s = 0; s < l->boards; s++) {
+		uint64_t bottom = LOAD(&q->bottoms[s]);
+		uint64_t top = LOAD_ACQ(&q->lanes[s].top);
+		int err = 0;
+		if (top == bottom || top + 1 == bottom)
+			continue;
+		if (top < bottom || top - bottom > q->entries)
+			err = -SMQ_ECORRUPT;
+		else if (LOAD_ACQ(&q->heads[s]->signature) != q->expect[s])
+			err = -SMQ_ESIGNATURE;
+		if (err) {
+			pass_turn(q, s);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Inside the mark. */
+void smq_set_sleep_epoch(struct smq_queue *q, uint64_t ep)
+{
+	q->sleep_epoch = ep;
+	STORE(&q->rx->sleep_epoch, ep);
+	for (unsigned s = 0; s < q->w->lay.boards; s++)
+		FAR_STORE(q->wakes[s], struct smq_lane_wake, sleep_epoch, ep);
+}
+
+int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,
+		  uint32_t seen, const struct timespec *deadline)
+{
+	struct smq_map *m = &q->w->map;
+	struct timespec slice;
+
+	if (!can_sleep) {
+		struct timespec nap = { 0, NAP_NS };
+		if (!deadline || !smq_past(deadline))
+			nanosleep(&nap, NULL);
+		return 0;
+	}
+	smq_deadline(&slice, SLEEP_SLICE_MS);
+	if (deadline && (deadline->tv_sec < slice.tv_sec ||
+			 (deadline->tv_sec == slice.tv_sec &&
+			  deadline->tv_nsec < slice.tv_nsec)))
+		slice = *deadline;
+	return m->tp->wait(m, &q->bell, word, seen, &slice);
+}
+
+/* Arms a sleep: tells every sending board how to wake us (our doorbell
+ * and an odd epoch, in its own memory), then reads each one's top across
+ * the bus.  Each read returns only after our posted writes to that board
+ * have landed, and after the entries that board wrote before storing its
+ * top (a completion does not pass posted writes): so either the sender
+ * stores its next top after our epoch reached it, reads the epoch, and
+ * rings; or its entry is already in our memory, where we look next.  No
+ * interleaving loses a wake-up, even with posted writes that arrive at no
+ * promised time.  Returns whether every sender that has opened its lane
+ * can ring our doorbell (else we nap). */
+static bool arm_sleep(struct smq_queue *q)
+{
+	struct smq_window *w = q->w;
+	const struct smq_layout *l = &w->lay;
+	struct smq_bell_addr none = { 0 };
+	const struct smq_bell_addr *a = q->has_bell ? &q->bell : &none;
+	uint64_t ep = q->sleep_epoch + 1;
+	bool can = q->has_bell;
+
+	for (unsigned s = 0; s < l->boards; s++)
+		smq_far_copy(q->wakes[s], offsetof(struct smq_lane_wake, bell), a,
+			     sizeof(*a));
+	w->map.order->publish();
+	smq_set_sleep_epoch(q, ep);
+	w->map.order->full();
+	for (unsigned s = 0; s < l->boards; s++) {
+		uint32_t kinds;
+		uint64_t host;
+		if (s == w->board) {
+			const struct smq_lane_out *o = (const void *)q->outs[s].far_;
+			kinds = LOAD(&o->ring_kinds);
+			host = LOAD(&o->host);
+		} else {
+			FAR_LOAD(w, SMQ_FAR_ARM, q->outs[s], struct smq_lane_out, top);
+			kinds = FAR_LOAD(w, SMQ_FAR_ARM, q->outs[s],
+					 struct smq_lane_out, ring_kinds);
+			host = FAR_LOAD(w, SMQ_FAR_ARM, q->outs[s],
+					struct smq_lane_out, host);
+		}
+		/* a lane never opened has no sender to ring us */
+		if (kinds && !smq_can_ring(kinds, host, a))
+			can = false;
+	}
+	w->map.order->consume();
+	return can;
+}
+
+/* Sleeps on the doorbell, with the mark down; returns with it up. */
+static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
+{
+	uint32_t seen = LOAD(&q->bell_word->doorbell);
+	int err, werr = 0;
+
+	if ((err = smq_queue_enter(q)))
+		return err;
+	bool can_sleep = arm_sleep(q);
+	if (ready_lane(q) < 0 && !(err = bad_lane(q))) {
+		STORE(&q->rx->sleeps, LOAD(&q->rx->sleeps) + 1);
+		smq_queue_leave(q);
+		smq_beat_outside(q->w);
+		werr = smq_wait_bell(q, can_sleep, &q->bell_word->doorbell, seen,
+				     deadline);
+		/* a re-init may have happened while we slept: write nothing */
+		if ((err = smq_queue_enter(q)))
+			return err;
+		if (LOAD(&q->bell_word->doorbell) != seen)
+			STORE(&q->rx->wakeups, LOAD(&q->rx->wakeups) + 1);
+	}
+	smq_set_sleep_epoch(q, q->sleep_epoch + 1);
+	smq_queue_leave(q);
+	return err ? err : werr;
+}
+
+/* Wait until some lane has a message; returns it, or a negative error. */
+static int wait_for_message(struct smq_queue *q, int timeout_ms)
+{
+	struct timespec deadline;
+	uint64_t spin_until = 0, now, next_beat;
+	int s, err;
+
+	if (timeout_ms >= 0)
+		smq_deadline(&deadline, timeout_ms);
+	now = smq_now_ns();
+	next_beat = now + SLEEP_SLICE_MS * 1000000ull;
+	if (!(q->flags & SMQ_SLEEP))
+		spin_until = now + q->spin_ns;
+	/* SMQ_SLEEP looks once between sleeps; the others poll a while */
+	int polls = q->flags & SMQ_SLEEP ? 1 : 128;
+	for (;;) {
+		for (int i = 0; i < polls; i++) {
+			if ((s = ready_lane(q)) >= 0)
+				return s;
+			cpu_relax();
+		}
+		if ((err = smq_queue_stale(q)) || (err = bad_lane(q)))
+			return err;
+		if (timeout_ms >= 0 && smq_past(&deadline))
+			return timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
+		/* a busy-polling receiver is alive too */
+		if ((now = smq_now_ns()) >= next_beat) {
+			smq_beat_outside(q->w);
+			next_beat = now + SLEEP_SLICE_MS * 1000000ull;
+		}
+		if (q->flags & SMQ_POLL || now < spin_until)
+			continue;
+		err = sleep_on_bell(q, timeout_ms >= 0 ? &deadline : NULL);
+		if (err && err != -ETIMEDOUT)
+			return err;
+	}
+}
+
+int smq_peek(struct smq_queue *q, const void **data, size_t *len,
+	     unsigned *sender, int timeout_ms)
+{
+	int s, err;
+
+	if (!q || q->role != SMQ_RECEIVER || !data)
+		return -EINVAL;
+	if ((err = smq_queue_stale(q)))
+		return err;
+	if ((s = q->peeked) < 0 && (s = ready_lane(q)) < 0 &&
+	    (s = wait_for_message(q, timeout_ms)) < 0)
+		return s;
+	/* the signature matched: what it signs is read after it */
+	q->w->map.order->consume();
+	const struct smq_entry *e = q->heads[s];
+	uint32_t size = LOAD(&e->size);
+	if (size > q->entry_size || LOAD(&e->sender) != s) {
+		pass_turn(q, (unsigned)s);
+		q->peeked = -1;
+		return -SMQ_ECORRUPT;
+	}
+	q->peeked = s;
+	*data = (const uint8_t *)e + SMQ_ENTRY_HEADER;
+	if (len)
+		*len = size;
+	if (sender)
+		*sender = (unsigned)s;
+	return 0;
+}
+
+/* Takes the peeked message: our bottom (local), then the sender's copy
+ * (across the bus); rings a sender that waits for room. */
+int smq_commit(struct smq_queue *q)
+{
+	int err;
+
+	if (!q || q->role != SMQ_RECEIVER)
+		return -EINVAL;
+	int s = q->peeked;
+	if (s < 0)
+		return -ENOMSG;
+	q->peeked = -1;
+	if ((err = smq_queue_enter(q)))
+		return err;
+	TEST_HOOK(SMQ_HOOK_COMMIT);
+	struct smq_window *w = q->w;
+	uint32_t size = LOAD(&q->heads[s]->size);
+	uint64_t bottom = LOAD(&q->bottoms[s]) + 1;
+	STORE_REL(&q->bottoms[s], bottom);
+	FAR_STORE_REL(q->fcs[s], struct smq_lane_fc, bottom, bottom);
+	smq_lane_expect(q, (unsigned)s, bottom);
+	pass_turn(q, (unsigned)s);
+	STORE(&q->rx->cursor, q->cursor);
+	uint64_t n = LOAD(&q->rx->messages) + 1;
+	STORE(&q->rx->messages, n);
+	STORE(&q->rx->bytes, LOAD(&q->rx->bytes) + size);
+	/* our bottom before the sender's request: it stores the request, then
+	 * reads our bottom across the bus */
+	w->map.order->full();
+	uint64_t want = LOAD(&q->asks[s].space_wait);
+	if (want && want == (uint64_t)q->space_rung[s] + 1) {
+		struct smq_bell_addr a;
+		q->space_rung[s]++;
+		memcpy(&a, &q->asks[s].bell, sizeof(a));
+		if (smq_can_ring(q->ring_kinds, w->boot, &a))
+			w->map.tp->ring(&w->map, &a, smq_far_offset(q->wakes[s],
+					offsetof(struct smq_lane_wake, space_bell)),
+					q->space_rung[s]);
+	}
+	if ((n & (HEARTBEAT_EVERY - 1)) == 0)
+		smq_beat(w);
+	smq_queue_leave(q);
+	return 0;
+}
+
+int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
+		unsigned *sender, int timeout_ms)
+{
+	const void *data;
+	size_t size;
+	int err;
+
+	if (!q || q->role != SMQ_RECEIVER || (cap && !buf))
+		return -EINVAL;
+	if ((err = smq_peek(q, &data, &size, sender, timeout_ms)))
+		return err;
+	if (len)
+		*len = size;
+	if (size > cap)
+		return -EMSGSIZE;  /* it stays queued */
+	if (size)
+		memcpy(buf, data, size);
+	return smq_commit(q);
+}

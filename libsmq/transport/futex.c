@@ -1,0 +1,48 @@
+/* The futex doorbell: a word in the waiter's region that a ringer changes
+ * and then wakes.  It reaches only processes of one kernel, so its
+ * address carries the host's boot hash. */
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "../format.h"
+
+int smq_futex_bell_open(struct smq_map *m, struct smq_bell_addr *a)
+{
+	(void)m;
+	*a = (struct smq_bell_addr){ SMQ_BELL_FUTEX, 0, 0, smq_boot_hash() };
+	return 0;
+}
+
+uint32_t smq_futex_ring_kinds(struct smq_map *m)
+{
+	(void)m;
+	return SMQ_BELL_BIT(SMQ_BELL_FUTEX);
+}
+
+void smq_futex_ring(struct smq_map *m, const struct smq_bell_addr *a,
+		    struct smq_far word, uint32_t value)
+{
+	(void)m;
+	(void)a;
+	uint32_t *p = (uint32_t *)word.far_;
+	__atomic_store_n(p, value, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, p, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+int smq_futex_wait(struct smq_map *m, const struct smq_bell_addr *a,
+		   const uint32_t *word, uint32_t seen,
+		   const struct timespec *deadline)
+{
+	(void)m;
+	(void)a;
+	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline. */
+	if (syscall(SYS_futex, word, FUTEX_WAIT_BITSET, seen, deadline, NULL,
+		    FUTEX_BITSET_MATCH_ANY) < 0) {
+		if (errno == ETIMEDOUT)
+			return -ETIMEDOUT;
+		if (errno != EAGAIN && errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}

@@ -1,0 +1,369 @@
+/* Validation of a window: everything is checked before anything is
+ * trusted (a window is memory that another board, a crash or a power-on
+ * left in any state).  Reads only, through a view of the segments. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "format.h"
+
+static int fault(struct smq_fault *f, int err, const char *field,
+		 uint64_t offset, uint64_t value, uint64_t limit, int kind)
+{
+	if (f) {
+		snprintf(f->field, sizeof(f->field), "%s", field);
+		f->offset = offset;
+		f->value = value;
+		f->limit = limit;
+		f->kind = kind;
+	}
+	return -err;
+}
+#define EXPECTED SMQ_FAULT_EXPECTED
+#define AT_MOST SMQ_FAULT_AT_MOST
+
+#define SB_AT(name) offsetof(struct smq_sb, name)
+
+/* Bytes the view maps: what a truncated window is said to have. */
+static uint64_t view_size(const struct smq_view *v)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < v->nseg; i++)
+		n += v->seg[i].len;
+	return n;
+}
+
+static const struct smq_sb *sb_view(const struct smq_view *v)
+{
+	return smq_view_at(v, 0, sizeof(struct smq_sb));
+}
+
+/* Over the geometry fields (bytes 8..59 of the superblock: version
+ * through diag_entry_size) and the queue table. */
+uint32_t smq_geometry_checksum(const struct smq_view *v, uint32_t queues)
+{
+	const struct smq_sb *sb = sb_view(v);
+	const void *qt = smq_view_at(v, SMQ_QUEUE_TABLE,
+				     (uint64_t)queues * sizeof(struct smq_qdesc));
+	if (!sb || !qt)
+		return 0;
+	uint32_t crc = smq_crc32c(0, (const uint8_t *)sb + SB_CHECKSUM_FROM,
+				  SB_CHECKSUM_TO - SB_CHECKSUM_FROM);
+	return smq_crc32c(crc, qt, (size_t)queues * sizeof(struct smq_qdesc));
+}
+
+/* The magic, version and constants of the superblock. */
+static int check_header(const struct smq_view *v, struct smq_fault *f)
+{
+	const uint64_t *magic = smq_view_at(v, 0, 8);
+	uint64_t want;
+
+	/* init zeroes the magic first and writes it last: a zero magic is a
+	 * window never formatted, or being formatted right now */
+	if (!magic)
+		return fault(f, SMQ_EUNFORMATTED, "magic", 0, 0, 0, EXPECTED);
+	memcpy(&want, SMQ_MAGIC, sizeof(want));
+	uint64_t m = LOAD_ACQ(magic);  /* init stores it last, with release */
+	if (m == 0)
+		return fault(f, SMQ_EUNFORMATTED, "magic", 0, 0, want, EXPECTED);
+	if (m != want)
+		return fault(f, SMQ_EMAGIC, "magic", 0, m, want, EXPECTED);
+	const struct smq_sb *sb = sb_view(v);
+	if (!sb)
+		return fault(f, SMQ_ETOOSMALL, "window_size", SB_AT(window_size),
+			     view_size(v), SMQ_SB_SIZE, SMQ_FAULT_AT_LEAST);
+	if (LOAD(&sb->version) != SMQ_FORMAT_VERSION)
+		return fault(f, SMQ_EVERSION, "version", SB_AT(version),
+			     LOAD(&sb->version), SMQ_FORMAT_VERSION, EXPECTED);
+	if (LOAD(&sb->sb_size) != SMQ_SB_SIZE)
+		return fault(f, SMQ_ECORRUPT, "sb_size", SB_AT(sb_size),
+			     LOAD(&sb->sb_size), SMQ_SB_SIZE, EXPECTED);
+	if (LOAD(&sb->line_size) != SMQ_LINE)
+		return fault(f, SMQ_ECORRUPT, "line_size", SB_AT(line_size),
+			     LOAD(&sb->line_size), SMQ_LINE, EXPECTED);
+	if (LOAD(&sb->ctl_size) != SMQ_CTL_SIZE)
+		return fault(f, SMQ_ECORRUPT, "ctl_size", SB_AT(ctl_size),
+			     LOAD(&sb->ctl_size), SMQ_CTL_SIZE, EXPECTED);
+	return 0;
+}
+
+static int check_geometry(const struct smq_sb *sb, struct smq_fault *f)
+{
+	uint32_t boards = LOAD(&sb->boards), queues = LOAD(&sb->queues);
+	uint32_t entries = LOAD(&sb->entries), diag = LOAD(&sb->diag_queues);
+
+	if (boards < 1 || boards > SMQ_MAX_BOARDS)
+		return fault(f, SMQ_EGEOMETRY, "boards", SB_AT(boards), boards,
+			     SMQ_MAX_BOARDS, AT_MOST);
+	if (diag != boards)
+		return fault(f, SMQ_EGEOMETRY, "diag_queues", SB_AT(diag_queues),
+			     diag, boards, EXPECTED);
+	if (queues <= diag || queues > SMQ_MAX_QUEUES)
+		return fault(f, SMQ_EGEOMETRY, "queues", SB_AT(queues), queues,
+			     SMQ_MAX_QUEUES, AT_MOST);
+	if (!entries || (entries & (entries - 1)) || entries > SMQ_MAX_ENTRIES)
+		return fault(f, SMQ_EGEOMETRY, "entries", SB_AT(entries),
+			     entries, SMQ_MAX_ENTRIES, AT_MOST);
+	if (LOAD(&sb->entry_size) > SMQ_MAX_ENTRY_SIZE)
+		return fault(f, SMQ_EGEOMETRY, "entry_size", SB_AT(entry_size),
+			     LOAD(&sb->entry_size), SMQ_MAX_ENTRY_SIZE, AT_MOST);
+	return 0;
+}
+
+/* The queue table: indexes, receivers, and the diagnostic queues last,
+ * one received by each board.  Fills receivers[] of the application
+ * queues. */
+static int check_queue_table(const struct smq_view *v, const struct smq_sb *sb,
+			     uint16_t *receivers, struct smq_fault *f)
+{
+	uint32_t boards = LOAD(&sb->boards), queues = LOAD(&sb->queues);
+	uint32_t app = queues - LOAD(&sb->diag_queues);
+	const struct smq_qdesc *qt =
+		smq_view_at(v, SMQ_QUEUE_TABLE, (uint64_t)queues * 8);
+
+	for (uint32_t q = 0; q < queues; q++) {
+		uint64_t off = SMQ_QUEUE_TABLE + q * 8ull;
+		uint32_t r = LOAD(&qt[q].receiver);
+		uint16_t want = q < app ? 0 : SMQ_QUEUE_DIAGNOSTIC;
+		if (LOAD(&qt[q].index) != q)
+			return fault(f, SMQ_ECORRUPT, "queue_table.index", off,
+				     LOAD(&qt[q].index), q, EXPECTED);
+		if (r >= boards)
+			return fault(f, SMQ_ECORRUPT, "queue_table.receiver",
+				     off + 4, r, boards - 1, AT_MOST);
+		if (LOAD(&qt[q].flags) != want)
+			return fault(f, SMQ_ECORRUPT, "queue_table.flags", off + 6,
+				     LOAD(&qt[q].flags), want, EXPECTED);
+		if (q >= app && r != q - app)
+			return fault(f, SMQ_ECORRUPT, "queue_table.receiver",
+				     off + 4, r, q - app, EXPECTED);
+		if (q < app)
+			receivers[q] = (uint16_t)r;
+	}
+	return 0;
+}
+
+/* The run-time state: superblock line 1 and 2, board table, notices,
+ * queue lines.  Bounds only: whether the window is usable is
+ * smq_check_usable()'s question. */
+static int check_state(const struct smq_view *v, const struct smq_layout *l,
+		       struct smq_fault *f)
+{
+	const struct smq_sb *sb = sb_view(v);
+	uint64_t gen = LOAD(&sb->generation);
+
+	if (gen == 0)
+		return fault(f, SMQ_ECORRUPT, "generation", SB_AT(generation), 0,
+			     1, SMQ_FAULT_AT_LEAST);
+	if (LOAD(&sb->system_state) > SMQ_SYS_READY)
+		return fault(f, SMQ_ECORRUPT, "system_state", SB_AT(system_state),
+			     LOAD(&sb->system_state), SMQ_SYS_READY, AT_MOST);
+	if (LOAD(&sb->maint_phase) > SMQ_MAINT_WRITING)
+		return fault(f, SMQ_ECORRUPT, "maint_phase", SB_AT(maint_phase),
+			     LOAD(&sb->maint_phase), SMQ_MAINT_WRITING, AT_MOST);
+	for (unsigned b = 0; b < l->boards; b++) {
+		const struct smq_board_slot *s =
+			smq_view_at(v, lay_slot(b), sizeof(*s));
+		const struct smq_ctl *c = smq_view_at(v, lay_ctl(b), sizeof(*c));
+		uint64_t off = lay_slot(b), coff = lay_ctl(b);
+		if (LOAD(&s->state) > SMQ_BOARD_READY)
+			return fault(f, SMQ_ECORRUPT, "board.state", off,
+				     LOAD(&s->state), SMQ_BOARD_READY, AT_MOST);
+		if (LOAD(&s->generation) > gen)
+			return fault(f, SMQ_ECORRUPT, "board.generation", off + 8,
+				     LOAD(&s->generation), gen, AT_MOST);
+		if (LOAD(&s->bell.kind) > SMQ_BELL_IVSHMEM)
+			return fault(f, SMQ_ECORRUPT, "board.doorbell", off + 40,
+				     LOAD(&s->bell.kind), SMQ_BELL_IVSHMEM, AT_MOST);
+		uint64_t ngen = LOAD(&c->notice.generation);
+		if (ngen > gen)
+			return fault(f, SMQ_ECORRUPT, "notice.generation", coff,
+				     ngen, gen, AT_MOST);
+		if (ngen && LOAD(&c->notice.check) != smq_notice_check(ngen, b))
+			return fault(f, SMQ_ECORRUPT, "notice.check", coff + 16,
+				     LOAD(&c->notice.check),
+				     smq_notice_check(ngen, b), EXPECTED);
+		if (LOAD(&c->notice.system_state) > SMQ_SYS_READY)
+			return fault(f, SMQ_ECORRUPT, "notice.system_state",
+				     coff + 8, LOAD(&c->notice.system_state),
+				     SMQ_SYS_READY, AT_MOST);
+		for (unsigned i = 0; i < SMQ_SLOTS; i++)
+			if (LOAD(&c->slot[i].kind) > SMQ_SLOT_QUEUE)
+				return fault(f, SMQ_ECORRUPT, "handle.kind",
+					     coff + offsetof(struct smq_ctl,
+							     slot[i].kind),
+					     LOAD(&c->slot[i].kind),
+					     SMQ_SLOT_QUEUE, AT_MOST);
+	}
+	for (unsigned q = 0; q < l->queues; q++) {
+		const struct smq_rx *rx = smq_view_at(v, l->rx[q], sizeof(*rx));
+		if (LOAD(&rx->index) != q)
+			return fault(f, SMQ_ECORRUPT, "queue.index", l->rx[q],
+				     LOAD(&rx->index), q, EXPECTED);
+		if (LOAD(&rx->cursor) >= l->boards)
+			return fault(f, SMQ_ECORRUPT, "queue.cursor", l->rx[q] + 4,
+				     LOAD(&rx->cursor), l->boards - 1, AT_MOST);
+	}
+	return 0;
+}
+
+/* Every range of every region must be mapped. */
+static int check_mapped(const struct smq_view *v, const struct smq_layout *l,
+			struct smq_fault *f)
+{
+	for (unsigned b = 0; b < l->boards; b++) {
+		struct smq_range r[SMQ_MAX_RANGES];
+		int n = smq_layout_ranges(l, b, r);
+		for (int i = 0; i < n; i++)
+			if (!smq_view_at(v, r[i].start, r[i].len))
+				return fault(f, SMQ_ETOOSMALL, "window_size",
+					     SB_AT(window_size), view_size(v),
+					     l->size, SMQ_FAULT_AT_LEAST);
+	}
+	return 0;
+}
+
+/* The superblock and the queue table, and the layout they give. */
+int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
+		     struct smq_fault *f)
+{
+	int err = check_header(v, f);
+	if (err)
+		return err;
+	const struct smq_sb *sb = sb_view(v);
+	if ((err = check_geometry(sb, f)))
+		return err;
+	uint32_t queues = LOAD(&sb->queues), diag = LOAD(&sb->diag_queues);
+	if (!smq_view_at(v, SMQ_QUEUE_TABLE, (uint64_t)queues * 8))
+		return fault(f, SMQ_ETOOSMALL, "window_size", SB_AT(window_size),
+			     view_size(v), LOAD(&sb->window_size),
+			     SMQ_FAULT_AT_LEAST);
+	/* The checksum covers the queue table: check it before using it. */
+	uint32_t sum = smq_geometry_checksum(v, queues);
+	if (sum != LOAD(&sb->checksum))
+		return fault(f, SMQ_ECHECKSUM, "checksum", SB_AT(checksum),
+			     LOAD(&sb->checksum), sum, EXPECTED);
+	/* the diagnostic queues' shape follows from the application ones' */
+	uint32_t entries = LOAD(&sb->entries);
+	if (LOAD(&sb->diag_entries) != smq_diag_entries(entries))
+		return fault(f, SMQ_EGEOMETRY, "diag_entries",
+			     SB_AT(diag_entries), LOAD(&sb->diag_entries),
+			     smq_diag_entries(entries), EXPECTED);
+	if (LOAD(&sb->diag_entry_size) !=
+	    smq_diag_entry_size(LOAD(&sb->entry_size)))
+		return fault(f, SMQ_EGEOMETRY, "diag_entry_size",
+			     SB_AT(diag_entry_size), LOAD(&sb->diag_entry_size),
+			     smq_diag_entry_size(LOAD(&sb->entry_size)), EXPECTED);
+	uint16_t *receivers = calloc(queues, sizeof(*receivers));
+	if (!receivers)
+		return -ENOMEM;
+	err = check_queue_table(v, sb, receivers, f);
+	struct smq_geometry g = {
+		.boards = LOAD(&sb->boards), .queues = queues - diag,
+		.entries = LOAD(&sb->entries),
+		.entry_size = LOAD(&sb->entry_size), .receivers = receivers,
+	};
+	if (!err)
+		err = smq_layout_compute(l, &g);
+	free(receivers);
+	if (err == -SMQ_EGEOMETRY)
+		return fault(f, SMQ_EGEOMETRY, "window_size", SB_AT(window_size),
+			     LOAD(&sb->window_size), 1ull << 46, AT_MOST);
+	if (err)
+		return err;
+	if (LOAD(&sb->window_size) != l->size) {
+		smq_layout_free(l);
+		return fault(f, SMQ_ECORRUPT, "window_size", SB_AT(window_size),
+			     LOAD(&sb->window_size), l->size, EXPECTED);
+	}
+	return 0;
+}
+
+int smq_check_static(const struct smq_view *v, struct smq_layout *l,
+		     struct smq_fault *f)
+{
+	int err = smq_check_layout(v, l, f);
+
+	if (!err)
+		err = check_mapped(v, l, f);
+	if (!err)
+		err = check_state(v, l, f);
+	if (err)
+		smq_layout_free(l);
+	return err;
+}
+
+/* One lane's sequence numbers and the entries between bottom and top.
+ * Bottoms are read before tops.  A receiver takes an entry by its
+ * signature before its sender stores top, so bottom may be top + 1; a lane
+ * caught mid-receive may look one entry over full, which the caller
+ * retries. */
+static int check_lane(const struct smq_view *v, const struct smq_layout *l,
+		      unsigned q, unsigned s, struct smq_fault *f)
+{
+	const uint64_t *bottoms = smq_view_at(v, lay_bottoms(l, q), 8ull * l->boards);
+	const struct smq_lane_fc *fc = smq_view_at(v, lay_lane_fc(l, s, q), SMQ_LINE);
+	const struct smq_lane_out *out = smq_view_at(v, lay_lane_out(l, s, q), SMQ_LINE);
+	const struct smq_lane_in *in = smq_view_at(v, lay_lane_in(l, q, s), SMQ_LINE);
+	const struct smq_rx *rx = smq_view_at(v, l->rx[q], SMQ_LINE);
+	uint64_t bottom = LOAD(&bottoms[s]);
+	uint64_t fcb = LOAD(&fc->bottom);
+	uint64_t top = LOAD(&in->top);
+	uint64_t shadow = LOAD(&out->top);
+	uint64_t gen = LOAD(&rx->epoch);
+	uint32_t entries = lay_entries(l, q), entry_size = lay_entry_size(l, q);
+
+	if (fcb > bottom)
+		return fault(f, SMQ_ECORRUPT, "lane.flow_bottom",
+			     lay_lane_fc(l, s, q), fcb, bottom, AT_MOST);
+	if (bottom > top + 1 || (top > bottom && top - bottom > entries))
+		return fault(f, SMQ_ECORRUPT, "lane.top", lay_lane_in(l, q, s),
+			     top, bottom + entries, AT_MOST);
+	if (shadow < top || shadow - top > 1)
+		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
+			     lay_lane_out(l, s, q), shadow, top, EXPECTED);
+	/* what the sender believes is in flight can not exceed the ring */
+	if (shadow > fcb && shadow - fcb > entries)
+		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
+			     lay_lane_out(l, s, q), shadow, fcb + entries,
+			     AT_MOST);
+	/* The entry at bottom counts as queued when it carries its signature,
+	 * even with top not yet there. */
+	uint64_t end = top;
+	if (bottom >= top) {
+		const struct smq_entry *e =
+			smq_view_at(v, lay_entry(l, q, s, bottom), SMQ_LINE);
+		if (LOAD(&e->signature) == smq_signature(gen, q, s, bottom))
+			end = bottom + 1;
+	}
+	for (uint64_t seq = bottom; seq < end; seq++) {
+		uint64_t off = lay_entry(l, q, s, seq);
+		const struct smq_entry *e = smq_view_at(v, off, SMQ_LINE);
+		uint64_t want = smq_signature(gen, q, s, seq);
+		if (seq < top && LOAD(&e->signature) != want)
+			return fault(f, SMQ_ESIGNATURE, "entry.signature",
+				     off + 8, LOAD(&e->signature), want,
+				     EXPECTED);
+		if (LOAD(&e->size) > entry_size)
+			return fault(f, SMQ_ECORRUPT, "entry.size", off,
+				     LOAD(&e->size), entry_size, AT_MOST);
+		if (LOAD(&e->sender) != s)
+			return fault(f, SMQ_ECORRUPT, "entry.sender", off + 4,
+				     LOAD(&e->sender), s, EXPECTED);
+	}
+	return 0;
+}
+
+int smq_check_dynamic(const struct smq_view *v, const struct smq_layout *l,
+		      struct smq_fault *f)
+{
+	for (unsigned q = 0; q < l->queues; q++)
+		for (unsigned s = 0; s < l->boards; s++) {
+			int err = 0;
+			for (int tries = 0; tries < 3; tries++)
+				if (!(err = check_lane(v, l, q, s, f)))
+					break;
+			if (err)
+				return err;
+		}
+	return 0;
+}
