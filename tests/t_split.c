@@ -1,0 +1,200 @@
+/* Regions, not one window: on the split transport every board's region is
+ * a shared memory object of its own, so a read of another board's region
+ * is a real read of another object.  Two boards stream 10^5 messages each
+ * way at once, in busy-poll and in sleep mode, every one checked; the
+ * library is built counting every read across regions (SMQ_COUNT_FAR),
+ * and the message path must make none: only arming a sleep may read
+ * across (one read per sending board, to flush and learn its progress).
+ * SMQ_SPLIT_COUNT overrides the count. */
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include "testint.h"
+#include "testlib.h"
+
+#define ESIZE 256
+#define ENTRIES 64
+
+#ifndef SMQ_COUNT_FAR
+#error "t_split is built against the counting library (SMQ_COUNT_FAR)"
+#endif
+
+struct report {
+	uint64_t message_path, arm, sleeps, full_waits, near_misses;
+};
+
+struct side {
+	const char *spec;
+	unsigned board;
+	unsigned mode;
+	uint64_t count;
+	struct report *rep;     /* shared with the parent */
+	struct smq_window *w;
+	uint64_t sleeps, full_waits;
+};
+
+static void fill(uint8_t *buf, size_t len, uint64_t seq, unsigned board)
+{
+	memcpy(buf, &seq, sizeof(seq));
+	for (size_t k = sizeof(seq); k < len; k++)
+		buf[k] = (uint8_t)(seq * 7 + k + board);
+}
+
+static void *sender(void *p)
+{
+	struct side *s = p;
+	struct smq_queue *tx;
+	uint8_t buf[ESIZE];
+	uint64_t rng = s->board + 1;
+
+	OK(smq_queue_open(s->w, 1 - s->board, SMQ_SENDER, 0, &tx));
+	for (uint64_t i = 0; i < s->count; i++) {
+		size_t len = 8 + test_rand(&rng) % (ESIZE - 8 + 1);
+		fill(buf, len, i, s->board);
+		OK(smq_send(tx, buf, len, SMQ_WAIT_FOREVER));
+	}
+	OK(smq_queue_close(tx));
+	return NULL;
+}
+
+static void *receiver(void *p)
+{
+	struct side *s = p;
+	struct smq_queue *rx;
+	uint8_t buf[ESIZE], want[ESIZE];
+
+	OK(smq_queue_open(s->w, s->board, SMQ_RECEIVER, s->mode, &rx));
+	for (uint64_t i = 0; i < s->count; i++) {
+		size_t len;
+		unsigned from;
+		uint64_t seq;
+		OK(smq_receive(rx, buf, sizeof(buf), &len, &from,
+			       SMQ_WAIT_FOREVER));
+		memcpy(&seq, buf, sizeof(seq));
+		fill(want, len, i, 1 - s->board);
+		if (from != 1 - s->board || seq != i || memcmp(buf, want, len))
+			FAIL("board %u: message %llu from %u: seq %llu, %s",
+			     s->board, (unsigned long long)i, from,
+			     (unsigned long long)seq,
+			     memcmp(buf, want, len) ? "torn" : "whole");
+	}
+	OK(smq_queue_close(rx));
+	return NULL;
+}
+
+/* One board: a sending and a receiving thread on one window handle.
+ * Opening the queues reads across (named: SMQ_FAR_OPEN), and so does
+ * taking a lane over from a dead sender (SMQ_FAR_TAKEOVER); arming a
+ * sleep is SMQ_FAR_ARM.  Whatever else is read across while the stream
+ * runs is on the message path. */
+static int board_main(void *p)
+{
+	struct side *s = p;
+	uint64_t before[SMQ_FAR_WHYS], after[SMQ_FAR_WHYS];
+	pthread_t t1, t2;
+
+	OK(smq_open(&s->w, s->spec, s->board, 0));
+	OK(smq_synchronize(s->w, 10000, 1, NULL));
+	for (int why = 0; why < SMQ_FAR_WHYS; why++)
+		before[why] = smq_far_loads(s->w, why);
+	CHECK(!pthread_create(&t1, NULL, receiver, s));
+	CHECK(!pthread_create(&t2, NULL, sender, s));
+	CHECK(!pthread_join(t1, NULL));
+	CHECK(!pthread_join(t2, NULL));
+	for (int why = 0; why < SMQ_FAR_WHYS; why++) {
+		after[why] = smq_far_loads(s->w, why) - before[why];
+		if (why != SMQ_FAR_OPEN && why != SMQ_FAR_TAKEOVER &&
+		    why != SMQ_FAR_ARM && after[why]) {
+			fprintf(stderr, "board %u: %llu reads across for reason "
+				"%d while streaming\n", s->board,
+				(unsigned long long)after[why], why);
+			s->rep->message_path += after[why];
+		}
+	}
+	s->rep->arm = after[SMQ_FAR_ARM];
+	/* the counts to judge by, read after the stream was measured */
+	struct smq_queue_info qi;
+	OK(smq_queue_info(s->w, s->board, &qi));
+	s->sleeps = qi.sleeps;
+	OK(smq_queue_info(s->w, 1 - s->board, &qi));
+	s->full_waits = qi.full_waits;
+	s->rep->near_misses = smq_far_loads(s->w, -1);
+	s->rep->sleeps = s->sleeps;
+	s->rep->full_waits = s->full_waits;
+	OK(smq_close(s->w));
+	return 0;
+}
+
+static void run(const char *name, unsigned mode, uint64_t count)
+{
+	char spec[128], path[160];
+	struct report *rep = mmap(NULL, 2 * sizeof(*rep), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct smq_window *w;
+	struct smq_geometry g = { 2, 2, ENTRIES, ESIZE, NULL };
+	struct stat st;
+
+	CHECK(rep != MAP_FAILED);
+	memset(rep, 0, 2 * sizeof(*rep));
+	snprintf(spec, sizeof(spec), "split:smq-split-%d", (int)getpid());
+	OK(smq_open(&w, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
+	OK(smq_init(w, &g));
+	OK(smq_close(w));
+	/* every region is its own object */
+	for (int b = 0; b < 2; b++) {
+		snprintf(path, sizeof(path), "/dev/shm/smq-split-%d.%d",
+			 (int)getpid(), b);
+		CHECK(stat(path, &st) == 0 && st.st_size > 0);
+	}
+	struct side sides[2];
+	pid_t pids[2];
+	for (unsigned b = 0; b < 2; b++) {
+		sides[b] = (struct side){ spec, b, mode, count, &rep[b], NULL,
+					  0, 0 };
+		pids[b] = test_fork(board_main, &sides[b]);
+	}
+	for (unsigned b = 0; b < 2; b++)
+		test_wait_ok(pids[b], "board");
+	OK(smq_open(&w, spec, 0, 0));
+	OK(smq_validate(w, NULL));
+	OK(smq_close(w));
+	uint64_t path_loads = rep[0].message_path + rep[1].message_path;
+	uint64_t misses = rep[0].near_misses + rep[1].near_misses;
+	printf("%s: %llu messages each way, checked\n", name,
+	       (unsigned long long)count);
+	printf("%s: remote loads on the message path: %llu\n", name,
+	       (unsigned long long)path_loads);
+	uint64_t arms = rep[0].arm + rep[1].arm;
+	uint64_t sleeps = rep[0].sleeps + rep[1].sleeps;
+	uint64_t waits = rep[0].full_waits + rep[1].full_waits;
+	printf("%s: remote loads to arm a sleep: %llu (%llu sleeps, %llu waits "
+	       "for room)\n", name, (unsigned long long)arms,
+	       (unsigned long long)sleeps, (unsigned long long)waits);
+	printf("%s: near pointers into another board's region: %llu\n", name,
+	       (unsigned long long)misses);
+	if (path_loads || misses)
+		FAIL("%s: the message path read another board's region", name);
+	if (mode == SMQ_POLL && arms > 4 * waits)
+		FAIL("%s: busy polling armed a sleep", name);
+	/* a receiver reads three words of the other board's lane line to arm
+	 * (it may arm and then find a message: not every arm sleeps); a
+	 * sender four of the receiver's to wait for room */
+	if (arms > 3 * (sleeps + count / 2) + 4 * waits)
+		FAIL("%s: more reads to arm than waits can explain", name);
+	for (int b = 0; b < 2; b++) {
+		snprintf(path, sizeof(path), "/dev/shm/smq-split-%d.%d",
+			 (int)getpid(), b);
+		unlink(path);
+	}
+	munmap(rep, 2 * sizeof(*rep));
+}
+
+int main(void)
+{
+	const char *env = getenv("SMQ_SPLIT_COUNT");
+	uint64_t count = env ? strtoull(env, NULL, 10) : 100000;
+
+	run("busy-poll", SMQ_POLL, count);
+	run("sleep", SMQ_SLEEP, count);
+	return 0;
+}

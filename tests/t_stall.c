@@ -1,0 +1,617 @@
+/* Maintenance against a call held at a known point, deterministically.
+ *
+ * A call is held mid-copy by a page fault: its buffer is a page that
+ * userfaultfd leaves missing until the test releases it (a sender's
+ * source, read inside the send; a receiver's destination, written between
+ * finding a message and taking it).  A receiver is held inside its take
+ * by the test builds' hook.  Board 0 then clears or re-formats the window
+ * (or tries to), and the call is released.  Whatever the order, nothing
+ * of the stale call lands in the new layout, no message is lost, doubled
+ * or overwritten, and smq_validate agrees.  Also: a held call outlasting
+ * the handshake timeout is named and the window left as it was; a second
+ * maintenance while one runs is refused; a killed holder does not block.
+ *
+ * Needs userfaultfd (root, or vm.unprivileged_userfaultfd=1): else the
+ * page-fault parts skip, the hook parts still run. */
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "testint.h"
+#include "testlib.h"
+
+#define PAGE 4096
+#define HANDSHAKE_MS 300
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Between the test and the process it holds. */
+struct shared {
+	_Atomic int held;       /* the call is held */
+	_Atomic int release;    /* the test lets it go */
+	_Atomic int result;     /* what the held call returned */
+	_Atomic int done;
+	_Atomic int returned;   /* the held call has returned */
+	_Atomic int go_on;      /* the test has looked: go on */
+	_Atomic int got;        /* messages the receiver took, after */
+	char text[64];          /* the first one */
+};
+
+static struct shared *shared_new(void)
+{
+	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(sh != MAP_FAILED);
+	memset(sh, 0, sizeof(*sh));
+	return sh;
+}
+
+static void wait_for(_Atomic int *flag, const char *what)
+{
+	uint64_t until = now_ms() + 10000;
+	while (!atomic_load(flag))
+		if (now_ms() > until)
+			FAIL("%s: not within 10 s", what);
+		else
+			nap_ms(1);
+}
+
+/* ---- a page whose first touch blocks until released ---- */
+
+struct held_page {
+	int uffd;
+	uint8_t *page;
+	uint8_t content[PAGE];
+	struct shared *sh;
+};
+
+static void *serve_fault(void *p)
+{
+	struct held_page *h = p;
+	struct pollfd pfd = { h->uffd, POLLIN, 0 };
+	struct uffd_msg msg;
+
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
+	if (read(h->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT)
+		FAIL("userfaultfd: no fault to serve");
+	atomic_store(&h->sh->held, 1);
+	while (!atomic_load(&h->sh->release))
+		nap_ms(1);
+	struct uffdio_copy copy = {
+		.dst = (uintptr_t)h->page, .src = (uintptr_t)h->content,
+		.len = PAGE, .mode = 0,
+	};
+	if (ioctl(h->uffd, UFFDIO_COPY, &copy) < 0)
+		FAIL("UFFDIO_COPY: %s", strerror(errno));
+	return NULL;
+}
+
+static int uffd_open(void)
+{
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, UFFDIO_API, &api) < 0) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* A page that holds content once released; its server thread runs. */
+static void held_page(struct held_page *h, struct shared *sh, const void *c,
+		      size_t n, pthread_t *th)
+{
+	h->sh = sh;
+	h->uffd = uffd_open();
+	CHECK(h->uffd >= 0);
+	h->page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(h->page != MAP_FAILED);
+	memset(h->content, 0, sizeof(h->content));
+	memcpy(h->content, c, n);
+	struct uffdio_register reg = {
+		.range = { (uintptr_t)h->page, PAGE },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	if (ioctl(h->uffd, UFFDIO_REGISTER, &reg) < 0)
+		FAIL("UFFDIO_REGISTER: %s", strerror(errno));
+	CHECK(pthread_create(th, NULL, serve_fault, h) == 0);
+}
+
+/* ---- the held processes ---- */
+
+/* A held process goes with the test, even one that failed. */
+static void die_with_test(void)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+		_exit(3);
+}
+
+struct job {
+	const char *spec;
+	unsigned board, queue;
+	const char *text;
+	struct shared *sh;
+};
+
+/* Sends text from a page that faults: held inside smq_send, mark up. */
+static int held_sender(void *p)
+{
+	struct job *j = p;
+	struct smq_window *w;
+	struct smq_queue *q;
+	struct held_page h;
+	pthread_t th;
+
+	die_with_test();
+
+	OK(smq_open(&w, j->spec, j->board, 0));
+	OK(smq_queue_open(w, j->queue, SMQ_SENDER, 0, &q));
+	held_page(&h, j->sh, j->text, strlen(j->text), &th);
+	atomic_store(&j->sh->result, smq_send(q, h.page, strlen(j->text), 5000));
+	atomic_store(&j->sh->done, 1);
+	CHECK(pthread_join(th, NULL) == 0);
+	smq_queue_close(q);
+	smq_close(w);
+	return 0;
+}
+
+/* Takes every message left in queue; counts them, keeps the first. */
+static int take_all(const char *spec, unsigned board, unsigned queue,
+		    struct shared *sh)
+{
+	struct smq_window *w;
+	struct smq_queue *q;
+	char buf[64];
+	size_t n;
+
+	/* a maintenance may still be finishing: stale means attach again */
+	for (int tries = 0;; tries++) {
+		OK(smq_open(&w, spec, board, 0));
+		int err = smq_queue_open(w, queue, SMQ_RECEIVER, SMQ_POLL, &q);
+		if (!err)
+			break;
+		if (err != -ESTALE || tries == 1000)
+			FAIL("take_all: %s", smq_strerror(err));
+		OK(smq_close(w));
+		nap_ms(5);
+	}
+	while (smq_receive(q, buf, sizeof(buf) - 1, &n, NULL, 200) == 0) {
+		buf[n] = 0;
+		if (!atomic_fetch_add(&sh->got, 1))
+			snprintf(sh->text, sizeof(sh->text), "%s", buf);
+	}
+	OK(smq_queue_close(q));
+	OK(smq_close(w));
+	return 0;
+}
+
+/* Receives into a page that faults: held between finding the message and
+ * taking it (no mark up); then takes what is left, attached anew. */
+static int held_receiver(void *p)
+{
+	struct job *j = p;
+	struct smq_window *w;
+	struct smq_queue *q;
+	struct held_page h;
+	pthread_t th;
+	size_t n;
+
+	die_with_test();
+
+	OK(smq_open(&w, j->spec, j->board, 0));
+	OK(smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q));
+	held_page(&h, j->sh, "", 0, &th);
+	int err = smq_receive(q, h.page, PAGE, &n, NULL, 5000);
+	atomic_store(&j->sh->result, err);
+	if (!err) {
+		atomic_fetch_add(&j->sh->got, 1);
+		snprintf(j->sh->text, sizeof(j->sh->text), "%.*s", (int)n, h.page);
+	}
+	atomic_store(&j->sh->returned, 1);
+	wait_for(&j->sh->go_on, "the test's look");
+	CHECK(pthread_join(th, NULL) == 0);
+	smq_queue_close(q);
+	smq_close(w);
+	take_all(j->spec, j->board, j->queue, j->sh);
+	atomic_store(&j->sh->done, 1);
+	return 0;
+}
+
+/* Held inside its take by the hook, mark up. */
+static struct shared *hook_sh;
+static void hold_here(enum smq_hook where)
+{
+	if (where != SMQ_HOOK_COMMIT || atomic_load(&hook_sh->held))
+		return;
+	atomic_store(&hook_sh->held, 1);
+	while (!atomic_load(&hook_sh->release))
+		nap_ms(1);
+}
+
+static int hooked_receiver(void *p)
+{
+	struct job *j = p;
+	struct smq_window *w;
+	struct smq_queue *q;
+	char buf[64];
+	size_t n;
+
+	die_with_test();
+
+	OK(smq_open(&w, j->spec, j->board, 0));
+	OK(smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q));
+	hook_sh = j->sh;
+	smq_test_hook = hold_here;
+	int err = smq_receive(q, buf, sizeof(buf) - 1, &n, NULL, 5000);
+	smq_test_hook = NULL;
+	atomic_store(&j->sh->result, err);
+	if (!err) {
+		buf[n] = 0;
+		atomic_fetch_add(&j->sh->got, 1);
+		snprintf(j->sh->text, sizeof(j->sh->text), "%s", buf);
+	}
+	smq_queue_close(q);
+	smq_close(w);
+	take_all(j->spec, j->board, j->queue, j->sh);
+	atomic_store(&j->sh->done, 1);
+	return 0;
+}
+
+/* ---- board 0's side ---- */
+
+struct maint {
+	struct smq_window *w;
+	int kind;               /* 0: clear(queue), 1: init(g) */
+	int queue;
+	struct smq_geometry g;
+	_Atomic int result, done;
+};
+
+static void *run_maint(void *p)
+{
+	struct maint *m = p;
+	int err = m->kind ? smq_init(m->w, &m->g) : smq_clear(m->w, m->queue);
+	atomic_store(&m->result, err);
+	atomic_store(&m->done, 1);
+	return NULL;
+}
+
+static const struct smq_geometry G = { 2, 2, 8, 64, NULL };
+static const struct smq_geometry G_OTHER = { 3, 5, 16, 128, NULL };
+
+static void send_text(const char *spec, unsigned board, unsigned queue,
+		      const char *text)
+{
+	struct smq_window *w;
+	struct smq_queue *q;
+
+	OK(smq_open(&w, spec, board, 0));
+	OK(smq_queue_open(w, queue, SMQ_SENDER, 0, &q));
+	OK(smq_send(q, text, strlen(text), 0));
+	OK(smq_queue_close(q));
+	OK(smq_close(w));
+}
+
+/* How many messages queue holds and the first, taken by a new receiver. */
+static int drain(const char *spec, unsigned board, unsigned queue,
+		 char *first)
+{
+	struct shared *sh = shared_new();
+	take_all(spec, board, queue, sh);
+	int got = sh->got;
+	snprintf(first, 64, "%s", sh->text);
+	munmap(sh, sizeof(*sh));
+	return got;
+}
+
+/* A sender held mid-copy while board 0 clears or re-formats. */
+static void sender_held(int kind, int queue, const char *what)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size);
+	struct shared *sh = shared_new();
+	struct job j = { spec, 1, 0, "held in the copy", sh };
+	struct maint m = { w, kind, queue, G_OTHER, 0, 0 };
+	pthread_t th;
+	char first[64];
+
+	pid_t pid = test_fork(held_sender, &j);
+	wait_for(&sh->held, "the sender held");
+	uint64_t t0 = now_ms();
+	CHECK(pthread_create(&th, NULL, run_maint, &m) == 0);
+	/* the handshake waits for the held call */
+	nap_ms(150);
+	if (atomic_load(&m.done))
+		FAIL("%s: board 0 did not wait for the call held mid-copy "
+		     "(returned %d)", what, atomic_load(&m.result));
+	atomic_store(&sh->release, 1);
+	CHECK(pthread_join(th, NULL) == 0);
+	test_wait_ok(pid, "held sender");
+	OK(atomic_load(&m.result));
+	/* the send finished before the new layout was written */
+	OK(atomic_load(&sh->result));
+	uint64_t took = now_ms() - t0;
+	OK(smq_validate(w, NULL));
+	int got = drain(spec, 0, 0, first);
+	if (kind == 0 && queue == 1) {
+		/* its queue was kept: the message is there, once */
+		if (got != 1 || strcmp(first, "held in the copy"))
+			FAIL("%s: %d messages after, first '%s'", what, got, first);
+	} else if (got != 0) {
+		FAIL("%s: %d messages after the queue was emptied", what, got);
+	}
+	OK(smq_validate(w, NULL));
+	printf("%s: board 0 waited %llu ms for the call; it landed before "
+	       "the new layout; %d message%s after, whole\n", what,
+	       (unsigned long long)took, got, got == 1 ? "" : "s");
+	OK(smq_close(w));
+	munmap(sh, sizeof(*sh));
+}
+
+/* A sender held longer than the handshake lasts: named, window as it was. */
+static void sender_held_too_long(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size);
+	struct shared *sh = shared_new();
+	struct job j = { spec, 1, 0, "outlasts the handshake", sh };
+	struct smq_window_info before, after;
+	struct smq_holdout ho;
+	struct smq_fault f;
+	char first[64];
+	size_t len;
+
+	pid_t pid = test_fork(held_sender, &j);
+	wait_for(&sh->held, "the sender held");
+	OK(smq_window_info(w, &before));
+	uint8_t *snap = test_snapshot(spec, &len);
+	OK(smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, HANDSHAKE_MS));
+	uint64_t t0 = now_ms();
+	EXPECT(smq_init(w, &G_OTHER), -SMQ_EHELD);
+	uint64_t took = now_ms() - t0;
+	OK(smq_holdout(w, &ho));
+	if (ho.board != 1 || ho.pid != (uint32_t)pid || !ho.same_host)
+		FAIL("holdout names board %u pid %u (same host %d), not board "
+		     "1 pid %d", ho.board, ho.pid, ho.same_host, (int)pid);
+	CHECK(took >= HANDSHAKE_MS && took < HANDSHAKE_MS + 2000);
+	/* as it was: same generation, usable, the same bytes but for the
+	 * maintenance line and the marks */
+	OK(smq_validate(w, &f));
+	OK(smq_window_info(w, &after));
+	CHECK(after.generation == before.generation && after.maint_phase == 0);
+	CHECK(after.system_state == before.system_state);
+	test_same_except(snap, len, spec, "a handshake that failed",
+			 offsetof(struct smq_sb, maint_owner), SMQ_BOARD_TABLE);
+	free(snap);
+	/* the held send goes on in the layout it began in */
+	atomic_store(&sh->release, 1);
+	test_wait_ok(pid, "held sender");
+	OK(atomic_load(&sh->result));
+	int got = drain(spec, 0, 0, first);
+	if (got != 1 || strcmp(first, "outlasts the handshake"))
+		FAIL("after a failed handshake: %d messages, first '%s'", got,
+		     first);
+	/* and now the init goes through */
+	OK(smq_init(w, &G_OTHER));
+	OK(smq_validate(w, NULL));
+	printf("a call held past the handshake (%d ms): init refused in %llu ms "
+	       "naming board %u pid %u; the window as it was; the message "
+	       "delivered once; init again: done\n", HANDSHAKE_MS,
+	       (unsigned long long)took, ho.board, ho.pid);
+	OK(smq_close(w));
+	munmap(sh, sizeof(*sh));
+}
+
+/* A receiver held between finding a message and taking it (by a page
+ * fault), or inside its take (by the hook), while board 0 clears or
+ * re-formats. */
+static void receiver_held(int (*fn)(void *), bool in_take, int kind,
+			  int queue, const char *what)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size);
+	struct shared *sh = shared_new();
+	struct job j = { spec, 1, 1, NULL, sh };
+	struct maint m = { w, kind, queue, G_OTHER, 0, 0 };
+	pthread_t th;
+	size_t len;
+
+	send_text(spec, 0, 1, "one");
+	send_text(spec, 0, 1, "two");
+	pid_t pid = test_fork(fn, &j);
+	wait_for(&sh->held, "the receiver held");
+	CHECK(pthread_create(&th, NULL, run_maint, &m) == 0);
+	nap_ms(150);
+	if (in_take && atomic_load(&m.done))
+		FAIL("%s: board 0 did not wait for the held take", what);
+	if (!in_take) {
+		/* nothing to wait for: the copy out writes nothing of ours */
+		wait_for(&m.done, "maintenance beside a copy out");
+		OK(atomic_load(&m.result));
+	}
+	uint8_t *snap = test_snapshot(spec, &len);
+	atomic_store(&sh->release, 1);
+	CHECK(pthread_join(th, NULL) == 0);
+	OK(atomic_load(&m.result));
+	if (!in_take) {
+		/* released after: its take is refused and writes nothing but
+		 * its own marks */
+		wait_for(&sh->returned, "the receiver");
+		EXPECT(atomic_load(&sh->result), -ESTALE);
+		test_same_except(snap, len, spec, what, SMQ_CTL_OFF,
+				 SMQ_BOARD_TABLE);
+	}
+	atomic_store(&sh->go_on, 1);
+	free(snap);
+	test_wait_ok(pid, "held receiver");
+	OK(smq_validate(w, NULL));
+	/* Queue 1 kept: every message exactly once, in order, over the held
+	 * take and what a new receiver took after; emptied: none after. */
+	int got = atomic_load(&sh->got);
+	int taken = in_take && !atomic_load(&sh->result);
+	if (kind == 0 && queue == 0) {
+		if (got != 2 || strcmp(sh->text, "one"))
+			FAIL("%s: %d messages (first '%s'), not 'one' 'two'", what,
+			     got, sh->text);
+	} else if (got != taken) {
+		FAIL("%s: %d messages after the queue was emptied", what,
+		     got - taken);
+	}
+	printf("%s: %s; %d message%s taken in all, none twice\n", what,
+	       in_take ? "board 0 waited for the take" :
+	       "board 0 went on; the late take was refused", got,
+	       got == 1 ? "" : "s");
+	OK(smq_close(w));
+	munmap(sh, sizeof(*sh));
+}
+
+/* A held sender that is killed: its mark is taken down, not waited on. */
+static void holder_killed(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size);
+	struct shared *sh = shared_new();
+	struct job j = { spec, 1, 0, "never sent", sh };
+	int status;
+
+	pid_t pid = test_fork(held_sender, &j);
+	wait_for(&sh->held, "the sender held");
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	OK(smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, HANDSHAKE_MS));
+	uint64_t t0 = now_ms();
+	OK(smq_clear(w, -1));
+	uint64_t took = now_ms() - t0;
+	CHECK(took < HANDSHAKE_MS);
+	OK(smq_validate(w, NULL));
+	printf("a sender killed while held: clear took %llu ms, no wait\n",
+	       (unsigned long long)took);
+	OK(smq_close(w));
+	munmap(sh, sizeof(*sh));
+}
+
+/* One maintenance at a time: a second one while the first writes. */
+static struct shared *maint_sh;
+static void hold_maint(enum smq_hook where)
+{
+	if (where != SMQ_HOOK_MAINT_WRITING || atomic_load(&maint_sh->held))
+		return;
+	atomic_store(&maint_sh->held, 1);
+	while (!atomic_load(&maint_sh->release))
+		nap_ms(1);
+}
+
+static int held_clear(void *p)
+{
+	struct job *j = p;
+	struct smq_window *w;
+
+	die_with_test();
+
+	OK(smq_open(&w, j->spec, 0, 0));
+	maint_sh = j->sh;
+	smq_test_hook = hold_maint;
+	atomic_store(&j->sh->result, smq_clear(w, -1));
+	OK(smq_close(w));
+	return 0;
+}
+
+static void one_maintenance(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size);
+	struct shared *sh = shared_new();
+	struct job j = { spec, 0, 0, NULL, sh };
+	struct smq_holdout ho;
+	struct smq_window_info wi;
+	struct smq_fault f;
+
+	pid_t pid = test_fork(held_clear, &j);
+	wait_for(&sh->held, "the clear held");
+	EXPECT(smq_init(w, &G), -EALREADY);
+	EXPECT(smq_clear(w, 0), -EALREADY);
+	OK(smq_holdout(w, &ho));
+	CHECK(ho.board == 0 && ho.pid == (uint32_t)pid && ho.same_host);
+	/* every handle reads stale while it writes */
+	EXPECT(smq_window_info(w, &wi), -ESTALE);
+	CHECK(wi.maint_phase == 2 && wi.maint_pid == (uint32_t)pid &&
+	      wi.maint_alive == 1);
+	EXPECT(smq_validate(w, &f), -EBUSY);
+	atomic_store(&sh->release, 1);
+	test_wait_ok(pid, "held clear");
+	OK(atomic_load(&sh->result));
+	OK(smq_validate(w, NULL));
+	printf("a second init or clear while one runs: -EALREADY, naming pid "
+	       "%u\n", ho.pid);
+	OK(smq_close(w));
+	munmap(sh, sizeof(*sh));
+}
+
+int main(void)
+{
+	int fd = uffd_open();
+	bool uffd = fd >= 0;
+
+	if (uffd)
+		close(fd);
+	else
+		printf("userfaultfd unavailable (%s): page-fault holds skipped\n",
+		       strerror(-fd));
+	if (uffd) {
+		sender_held(0, 1, "a sender held mid-copy, clear of another queue");
+		sender_held(0, 0, "a sender held mid-copy, clear of its queue");
+		sender_held(0, -1, "a sender held mid-copy, clear of every queue");
+		sender_held(1, 0, "a sender held mid-copy, init of another geometry");
+		sender_held_too_long();
+		receiver_held(held_receiver, false, 0, 0, "a receiver held in "
+			      "its copy out, clear of another queue");
+		receiver_held(held_receiver, false, 0, 1, "a receiver held in "
+			      "its copy out, clear of its queue");
+		receiver_held(held_receiver, false, 1, 0, "a receiver held in "
+			      "its copy out, init of another geometry");
+		holder_killed();
+	}
+	receiver_held(hooked_receiver, true, 0, 0, "a receiver held in its "
+		      "take, clear of another queue");
+	receiver_held(hooked_receiver, true, 0, 1, "a receiver held in its "
+		      "take, clear of its queue");
+	receiver_held(hooked_receiver, true, 1, 0, "a receiver held in its "
+		      "take, init of another geometry");
+	one_maintenance();
+	if (!uffd) {
+		printf("the page-fault holds need userfaultfd\n");
+		return SKIP;
+	}
+	return 0;
+}
