@@ -145,6 +145,11 @@ static bool shown_dev(const struct probe_dev *d, bool ntb_only)
 	return !ntb_only || d->kind == PROBE_NTB;
 }
 
+static bool is_cardbus(const struct probe_dev *d)
+{
+	return d->header_type == 2;
+}
+
 /* ---- JSON ---- */
 
 static void json_hex(struct json *j, const char *key, unsigned v, int digits)
@@ -161,6 +166,43 @@ static void json_window(struct json *j, const char *key, uint64_t base,
 	json_u64(j, "base", base);
 	json_u64(j, "limit", limit);
 	json_bool(j, "open", window_open(base, limit));
+	json_end(j, '}');
+}
+
+/* A CardBus bridge's two memory or two I/O windows. */
+static void json_cardbus(struct json *j, const char *key,
+			 const struct probe_window *w, bool io)
+{
+	json_begin(j, key, '[');
+	for (int i = 0; i < 2; i++) {
+		json_begin(j, NULL, '{');
+		json_u64(j, "base", w[i].base);
+		json_u64(j, "limit", w[i].limit);
+		json_bool(j, "open", window_open(w[i].base, w[i].limit));
+		if (io)
+			json_bool(j, "io32", w[i].io32);
+		else
+			json_bool(j, "prefetchable", w[i].prefetch);
+		json_bool(j, "disabled", w[i].disabled);
+		json_end(j, '}');
+	}
+	json_end(j, ']');
+}
+
+static void json_bridge(struct json *j, const struct probe_dev *d)
+{
+	json_begin(j, "bridge", '{');
+	json_u64(j, "primary", (uint64_t)d->primary);
+	json_u64(j, "secondary", (uint64_t)d->secondary);
+	json_u64(j, "subordinate", (uint64_t)d->subordinate);
+	if (is_cardbus(d)) {
+		json_cardbus(j, "cardbus_memory", d->cb_mem, false);
+		json_cardbus(j, "cardbus_io", d->cb_io, true);
+	} else {
+		json_window(j, "memory", d->mem_base, d->mem_limit);
+		json_window(j, "prefetchable", d->pref_base, d->pref_limit);
+		json_bool(j, "prefetchable_64bit", d->pref64);
+	}
 	json_end(j, '}');
 }
 
@@ -196,16 +238,8 @@ static void json_dev(struct json *j, const struct probe_list *l,
 	json_i64(j, "numa_node", d->numa_node);
 	json_str(j, "driver", d->driver);
 	json_bool(j, "config_limited", d->config_limited);
-	if (is_bridge(d)) {
-		json_begin(j, "bridge", '{');
-		json_u64(j, "primary", (uint64_t)d->primary);
-		json_u64(j, "secondary", (uint64_t)d->secondary);
-		json_u64(j, "subordinate", (uint64_t)d->subordinate);
-		json_window(j, "memory", d->mem_base, d->mem_limit);
-		json_window(j, "prefetchable", d->pref_base, d->pref_limit);
-		json_bool(j, "prefetchable_64bit", d->pref64);
-		json_end(j, '}');
-	}
+	if (is_bridge(d))
+		json_bridge(j, d);
 	json_begin(j, "bars", '[');
 	for (int i = 0; i < d->nbars; i++) {
 		const struct probe_bar *b = &d->bars[i];
@@ -303,6 +337,40 @@ static void print_window(const char *what, uint64_t base, uint64_t limit,
 	       pref64 ? " [64-bit]" : "");
 }
 
+/* A CardBus bridge's windows, in lspci's words: "Memory window 0". */
+static void print_cardbus(const struct probe_window *w, bool io)
+{
+	char sz[32];
+
+	for (int i = 0; i < 2; i++) {
+		printf("\t%s window %d: ", io ? "I/O" : "Memory", i);
+		if (!window_open(w[i].base, w[i].limit)) {
+			printf("[closed]\n");
+			continue;
+		}
+		printf("%08" PRIx64 "-%08" PRIx64 " [size=%s]%s%s%s\n",
+		       w[i].base, w[i].limit,
+		       size_str(w[i].limit - w[i].base + 1, sz),
+		       io && w[i].io32 ? " [32-bit]" : "",
+		       w[i].disabled ? " [disabled]" : "",
+		       !io && w[i].prefetch ? " (prefetchable)" : "");
+	}
+}
+
+static void print_bridge(const struct probe_dev *d)
+{
+	printf("\tBus: primary=%02x, secondary=%02x, subordinate=%02x\n",
+	       d->primary, d->secondary, d->subordinate);
+	if (is_cardbus(d)) {
+		print_cardbus(d->cb_mem, false);
+		print_cardbus(d->cb_io, true);
+		return;
+	}
+	print_window("Memory", d->mem_base, d->mem_limit, false);
+	print_window("Prefetchable memory", d->pref_base, d->pref_limit,
+		     d->pref64);
+}
+
 static void print_bar(const struct probe_bar *b, bool verbose)
 {
 	char sz[32];
@@ -366,13 +434,8 @@ static void print_dev(const struct probe_list *l, const struct probe_dev *d,
 		}
 		putchar('\n');
 	}
-	if (is_bridge(d)) {
-		printf("\tBus: primary=%02x, secondary=%02x, subordinate=%02x\n",
-		       d->primary, d->secondary, d->subordinate);
-		print_window("Memory", d->mem_base, d->mem_limit, false);
-		print_window("Prefetchable memory", d->pref_base, d->pref_limit,
-			     d->pref64);
-	}
+	if (is_bridge(d))
+		print_bridge(d);
 	for (int i = 0; i < d->nbars; i++)
 		if (shown_bar(&d->bars[i], o->ntb))
 			print_bar(&d->bars[i], verbose);
@@ -425,8 +488,16 @@ static void tree_info(const struct probe_dev *d, bool ntb_only)
 		printf("  {NTB: %s}", d->ntb_kind);
 	else if (d->kind == PROBE_HOST_BRIDGE)
 		printf("  {host bridge}");
-	if (is_bridge(d)) {
+	if (is_bridge(d))
 		printf("  [bus %02x-%02x]", d->secondary, d->subordinate);
+	for (int i = 0; is_cardbus(d) && i < 2; i++) {
+		const struct probe_window *w = &d->cb_mem[i];
+		if (window_open(w->base, w->limit))
+			printf(" mem%d %" PRIx64 "-%" PRIx64 " (%s%s)", i, w->base,
+			       w->limit, size_str(w->limit - w->base + 1, a),
+			       w->prefetch ? ", pref" : "");
+	}
+	if (is_bridge(d) && !is_cardbus(d)) {
 		if (window_open(d->mem_base, d->mem_limit))
 			printf(" mem %" PRIx64 "-%" PRIx64 " (%s)", d->mem_base,
 			       d->mem_limit, size_str(d->mem_limit - d->mem_base + 1, a));

@@ -337,15 +337,45 @@ static void read_bars(struct pci_dev *d, unsigned known, bool dump,
 	}
 }
 
+/* A CardBus bridge's windows (header type 2), as lspci decodes them: memory
+ * in 4 KiB units, each window prefetchable as the bridge control says; I/O
+ * in 4-byte units, 32 bits wide when the base says so, else 16. */
+static void read_cardbus(struct pci_dev *d, struct probe_dev *out)
+{
+	uint16_t cmd = pci_read_word(d, PCI_COMMAND);
+	uint16_t ctl = pci_read_word(d, PCI_CB_BRIDGE_CONTROL);
+
+	for (int i = 0; i < 2; i++) {
+		struct probe_window *m = &out->cb_mem[i], *io = &out->cb_io[i];
+		uint32_t base = pci_read_long(d, PCI_CB_MEMORY_BASE_0 + 8 * i);
+		uint32_t limit = pci_read_long(d, PCI_CB_MEMORY_LIMIT_0 + 8 * i);
+
+		m->base = base & ~0xfffu;
+		m->limit = (limit & ~0xfffu) | 0xfff;
+		m->prefetch = ctl & (PCI_CB_BRIDGE_CTL_PREFETCH_MEM0 << i);
+		m->disabled = !(cmd & PCI_COMMAND_MEMORY);
+
+		base = pci_read_long(d, PCI_CB_IO_BASE_0 + 8 * i);
+		limit = pci_read_long(d, PCI_CB_IO_LIMIT_0 + 8 * i);
+		io->io32 = (base & PCI_IO_RANGE_TYPE_MASK) == PCI_IO_RANGE_TYPE_32;
+		if (!io->io32) {
+			base &= 0xffff;
+			limit &= 0xffff;
+		}
+		io->base = base & PCI_CB_IO_RANGE_MASK;
+		io->limit = (limit & PCI_CB_IO_RANGE_MASK) | 3;
+		io->disabled = !(cmd & PCI_COMMAND_IO);
+	}
+}
+
 static void read_bridge(struct pci_dev *d, struct probe_dev *out)
 {
+	/* the bus numbers sit at the same offsets in both layouts */
 	out->primary = pci_read_byte(d, PCI_PRIMARY_BUS);
 	out->secondary = pci_read_byte(d, PCI_SECONDARY_BUS);
 	out->subordinate = pci_read_byte(d, PCI_SUBORDINATE_BUS);
-	if (out->header_type != PCI_HEADER_TYPE_BRIDGE) {
-		/* CardBus windows are of another layout: shown as none */
-		out->mem_base = out->pref_base = 1;
-		out->mem_limit = out->pref_limit = 0;
+	if (out->header_type == PCI_HEADER_TYPE_CARDBUS) {
+		read_cardbus(d, out);
 		return;
 	}
 	uint16_t mb = pci_read_word(d, PCI_MEMORY_BASE);
@@ -413,6 +443,17 @@ static void lookup(const struct scan *s, char *dst, size_t size, int what,
 	snprintf(dst, size, "%s", name ? name : "");
 }
 
+/* Nothing known yet: no bus numbers, every window closed. */
+static void clear_dev(struct probe_dev *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->primary = out->secondary = out->subordinate = -1;
+	out->mem_base = out->pref_base = 1;
+	for (int i = 0; i < 2; i++)
+		out->cb_mem[i].base = out->cb_io[i].base = 1;
+	out->parent = -1;
+}
+
 static void read_dev(struct scan *s, struct pci_dev *d, struct probe_dev *out)
 {
 	unsigned known = (unsigned)pci_fill_info(d, PCI_FILL_IDENT |
@@ -421,7 +462,7 @@ static void read_dev(struct scan *s, struct pci_dev *d, struct probe_dev *out)
 		PCI_FILL_NUMA_NODE | PCI_FILL_DRIVER);
 	uint8_t rest[192];
 
-	memset(out, 0, sizeof(*out));
+	clear_dev(out);
 	out->domain = d->domain;
 	out->bus = d->bus;
 	out->dev = d->dev;
@@ -433,9 +474,6 @@ static void read_dev(struct scan *s, struct pci_dev *d, struct probe_dev *out)
 	out->class = (uint32_t)d->device_class << 8 | d->prog_if;
 	out->revision = d->rev_id;
 	out->header_type = pci_read_byte(d, PCI_HEADER_TYPE) & 0x7f;
-	out->primary = out->secondary = out->subordinate = -1;
-	out->mem_base = out->pref_base = 1;  /* closed unless a bridge */
-	out->parent = -1;
 	out->numa_node = (known & PCI_FILL_NUMA_NODE) ? d->numa_node : -1;
 	if (known & PCI_FILL_DRIVER) {
 		const char *drv = pci_get_string_property(d, PCI_FILL_DRIVER);

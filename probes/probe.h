@@ -26,6 +26,14 @@ struct probe_bar {
 	bool is_virtual;        /* given by the OS, not in config space (VF) */
 };
 
+/* A window of a CardBus bridge (header type 2), as its registers say. */
+struct probe_window {
+	uint64_t base, limit;   /* limit < base: closed */
+	bool prefetch;          /* a memory window marked prefetchable */
+	bool io32;              /* an I/O window decoding 32 bits, not 16 */
+	bool disabled;          /* the bridge's memory (I/O) decoding is off */
+};
+
 struct probe_link {
 	bool present;           /* the device has a PCI Express capability */
 	int port_type;          /* PCI_EXP_TYPE_* */
@@ -55,6 +63,10 @@ struct probe_dev {
 	uint64_t mem_base, mem_limit;   /* limit < base: window closed */
 	uint64_t pref_base, pref_limit;
 	bool pref64;
+	/* a CardBus bridge (header type 2) has windows of another layout in
+	 * place of the two above (which then hold nothing): two memory
+	 * windows, each prefetchable or not, and two I/O windows */
+	struct probe_window cb_mem[2], cb_io[2];
 	struct probe_bar bars[PROBE_MAX_BARS];
 	int nbars;              /* BARs in bars[]: those with an address,
 				 * type bits or a size (lspci's rule) */

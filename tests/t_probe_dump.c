@@ -121,12 +121,25 @@ static void bridge(const struct probe_dev *d, int pri, int sec, int sub,
 	EQ(d->pref64, p64);
 }
 
+static bool closed(const struct probe_window *w)
+{
+	return w->limit < w->base;
+}
+
+/* A CardBus bridge's windows hold nothing unless it is one. */
+static void no_cardbus(const struct probe_dev *d)
+{
+	for (int i = 0; i < 2; i++)
+		CHECK(closed(&d->cb_mem[i]) && closed(&d->cb_io[i]));
+}
+
 static void not_bridge(const struct probe_dev *d)
 {
 	EQ(d->primary, -1);
 	EQ(d->secondary, -1);
 	EQ(d->subordinate, -1);
 	CHECK(d->mem_limit < d->mem_base && d->pref_limit < d->pref_base);
+	no_cardbus(d);
 }
 
 enum { MEM32, MEM64, IO };
@@ -264,6 +277,72 @@ static void test_ntb_bridges(void)
 	probe_free(&l);
 	EQ(l.n, 0);
 	CHECK(l.dev == NULL);
+}
+
+static void window(const struct probe_window *w, uint64_t base,
+		   uint64_t limit, bool prefetch, bool io32)
+{
+	EQ(w->base, base);
+	EQ(w->limit, limit);
+	EQ(w->prefetch, prefetch);
+	EQ(w->io32, io32);
+	EQ(w->disabled, false);
+}
+
+/* CardBus bridges (PCI1520, two sockets as two functions) behind a
+ * subtractive PCI bridge, a card's NIC behind the first: the windows are
+ * of the CardBus layout (memory in 4 KiB units, prefetchable by bridge
+ * control; I/O of 32 or 16 bits), never read as a PCI bridge's. */
+static void test_cardbus(void)
+{
+	struct probe_list l = scan("cardbus.txt", NULL, NULL);
+	const struct probe_dev *d;
+	const char *nosize = "size unknown (dump)";
+
+	EQ(l.n, 5);
+	d = at(&l, 1, 0, 0x00, 0x1e, 0);
+	ids(d, 0x8086, 0x2448, 0x060401, 0xe3, 0, 0, 1);
+	bridge(d, 0, 2, 0x0a, 0xe2000000, 0xe2ffffff, 0xe4000000, 0xe7ffffff,
+	       false);
+	no_cardbus(d);
+
+	/* both memory windows open, the first prefetchable; an I/O window
+	 * of 32 bits and one of 16 (the upper half of its registers, 0001,
+	 * means nothing) */
+	d = at(&l, 2, 0, 0x02, 0x06, 0);
+	ids(d, 0x104c, 0xac55, 0x060700, 1, 0x1028, 0x0233, 2);
+	kind(d, PROBE_PCI_BRIDGE, "");
+	EQ(d->primary, 2);
+	EQ(d->secondary, 3);
+	EQ(d->subordinate, 6);
+	EQ(d->parent, 1);
+	window(&d->cb_mem[0], 0xe4000000, 0xe7ffffff, true, false);
+	window(&d->cb_mem[1], 0xe2400000, 0xe27fffff, false, false);
+	window(&d->cb_io[0], 0x4000, 0x40ff, false, true);
+	window(&d->cb_io[1], 0x4800, 0x48ff, false, false);
+	/* the PCI-to-PCI windows are not this layout's: they hold nothing */
+	CHECK(d->mem_limit < d->mem_base && d->pref_limit < d->pref_base);
+	EQ(d->nbars, 1);
+	bar(d, 0, 0, MEM32, false, false, 0xe2001000, nosize);
+	EQ(d->config_limited, false);
+
+	/* the second socket: every window closed, base above limit */
+	d = at(&l, 3, 0, 0x02, 0x06, 1);
+	EQ(d->secondary, 7);
+	EQ(d->subordinate, 0x0a);
+	EQ(d->parent, 1);
+	for (int i = 0; i < 2; i++) {
+		CHECK(closed(&d->cb_mem[i]) && closed(&d->cb_io[i]));
+		EQ(d->cb_mem[i].prefetch, false);
+	}
+
+	/* the card: on the CardBus bridge's bus */
+	d = at(&l, 4, 0, 0x03, 0x00, 0);
+	ids(d, 0x10ec, 0x8139, 0x020000, 0x10, 0x10ec, 0x8139, 0);
+	EQ(d->parent, 2);
+	bar(d, 0, 0, IO, false, false, 0x4000, "I/O space, not memory");
+	bar(d, 1, 1, MEM32, false, false, 0xe2400000, nosize);
+	probe_free(&l);
 }
 
 static void test_domain_xxxx(void)
@@ -493,6 +572,7 @@ int main(void)
 	test_ntb_bridges();
 	test_domain_xxxx();
 	test_x64();
+	test_cardbus();
 	test_filters();
 	test_bad_dumps();
 	test_rules();
