@@ -372,6 +372,7 @@ for slot in sorted(set(ours) & set(n)):
     compare_express(slot, d, v)
     check(slot, "NUMA node", d["numa_node"], v.get("numa", -1))
     check(slot, "driver", d["driver"], v.get("driver", ""))
+    check(slot, "IOMMU group", d.get("iommu_group"), v.get("iommu_group", ""))
 
 print("%d mismatches over %d device%s" % (fails, len(ours),
                                          "" if len(ours) == 1 else "s"))
