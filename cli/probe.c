@@ -145,6 +145,11 @@ static bool shown_dev(const struct probe_dev *d, bool ntb_only)
 	return !ntb_only || d->kind == PROBE_NTB;
 }
 
+static bool is_cardbus(const struct probe_dev *d)
+{
+	return d->header_type == 2;
+}
+
 /* ---- JSON ---- */
 
 static void json_hex(struct json *j, const char *key, unsigned v, int digits)
@@ -161,6 +166,119 @@ static void json_window(struct json *j, const char *key, uint64_t base,
 	json_u64(j, "base", base);
 	json_u64(j, "limit", limit);
 	json_bool(j, "open", window_open(base, limit));
+	json_end(j, '}');
+}
+
+/* A CardBus bridge's two memory or two I/O windows. */
+static void json_cardbus(struct json *j, const char *key,
+			 const struct probe_window *w, bool io)
+{
+	json_begin(j, key, '[');
+	for (int i = 0; i < 2; i++) {
+		json_begin(j, NULL, '{');
+		json_u64(j, "base", w[i].base);
+		json_u64(j, "limit", w[i].limit);
+		json_bool(j, "open", window_open(w[i].base, w[i].limit));
+		if (io)
+			json_bool(j, "io32", w[i].io32);
+		else
+			json_bool(j, "prefetchable", w[i].prefetch);
+		json_bool(j, "disabled", w[i].disabled);
+		json_end(j, '}');
+	}
+	json_end(j, ']');
+}
+
+static void json_bridge(struct json *j, const struct probe_dev *d)
+{
+	json_begin(j, "bridge", '{');
+	json_u64(j, "primary", (uint64_t)d->primary);
+	json_u64(j, "secondary", (uint64_t)d->secondary);
+	json_u64(j, "subordinate", (uint64_t)d->subordinate);
+	if (is_cardbus(d)) {
+		json_cardbus(j, "cardbus_memory", d->cb_mem, false);
+		json_cardbus(j, "cardbus_io", d->cb_io, true);
+	} else {
+		json_window(j, "memory", d->mem_base, d->mem_limit);
+		json_window(j, "prefetchable", d->pref_base, d->pref_limit);
+		json_bool(j, "prefetchable_64bit", d->pref64);
+	}
+	json_end(j, '}');
+}
+
+static void json_bars(struct json *j, const struct probe_dev *d,
+		      bool ntb_only)
+{
+	json_begin(j, "bars", '[');
+	for (int i = 0; i < d->nbars; i++) {
+		const struct probe_bar *b = &d->bars[i];
+		if (!shown_bar(b, ntb_only))
+			continue;
+		json_begin(j, NULL, '{');
+		json_u64(j, "index", (uint64_t)b->index);
+		json_u64(j, "address", b->addr);
+		json_u64(j, "size", b->size);
+		json_bool(j, "size_known", b->size_known);
+		json_bool(j, "io", b->io);
+		json_bool(j, "is64", b->is64);
+		json_bool(j, "prefetchable", b->prefetch);
+		json_bool(j, "disabled", b->disabled);
+		json_bool(j, "virtual", b->is_virtual);
+		json_bool(j, "window_ok", b->window_ok);
+		json_bool(j, "preferred", b->preferred);
+		json_str(j, "why", b->why);
+		json_str(j, "role", b->role);
+		json_end(j, '}');
+	}
+	json_end(j, ']');
+}
+
+static void json_pcie(struct json *j, const struct probe_link *k)
+{
+	json_begin(j, "pcie", '{');
+	json_u64(j, "port_type", (uint64_t)k->port_type);
+	json_str(j, "port_type_name", probe_port_type_name(k->port_type));
+	json_bool(j, "has_link", k->has_link);
+	if (k->has_link) {
+		json_u64(j, "cap_speed", (uint64_t)k->cap_speed);
+		json_str(j, "cap_speed_name", probe_speed_name(k->cap_speed));
+		json_u64(j, "cap_width", (uint64_t)k->cap_width);
+		json_u64(j, "sta_speed", (uint64_t)k->sta_speed);
+		json_str(j, "sta_speed_name", probe_speed_name(k->sta_speed));
+		json_u64(j, "sta_width", (uint64_t)k->sta_width);
+		json_bool(j, "downgraded", k->downgraded);
+	}
+	json_u64(j, "mps_supported", (uint64_t)k->mps_supported);
+	json_u64(j, "mps", (uint64_t)k->mps);
+	json_u64(j, "mrrs", (uint64_t)k->mrrs);
+	json_end(j, '}');
+}
+
+/* What smq can make of the device, and the commands that would make it
+ * usable (none for a device that is no candidate). */
+static void json_use(struct json *j, const struct probe_dev *d)
+{
+	const struct probe_use *u = &d->use;
+	struct probe_advice a;
+
+	probe_advise(d, &a);
+	json_begin(j, "smq", '{');
+	json_bool(j, "candidate", u->candidate);
+	json_str(j, "what", u->what);
+	json_str(j, "why", u->why);
+	if (u->candidate) {
+		json_str(j, "access", probe_access_name(u->access));
+		json_i64(j, "bar", u->bar);
+		json_str(j, "spec", a.spec);
+		json_bool(j, "fits", u->fits);
+		json_bool(j, "usable", a.usable);
+		json_bool(j, "doorbells", a.doorbells);
+		json_bool(j, "doorbell_capable", u->doorbell_capable);
+	}
+	json_begin(j, "commands", '[');
+	for (int i = 0; i < a.ncmds; i++)
+		json_str(j, NULL, a.cmds[i]);
+	json_end(j, ']');
 	json_end(j, '}');
 }
 
@@ -195,59 +313,39 @@ static void json_dev(struct json *j, const struct probe_list *l,
 	}
 	json_i64(j, "numa_node", d->numa_node);
 	json_str(j, "driver", d->driver);
+	json_str(j, "iommu_group", d->iommu_group);
 	json_bool(j, "config_limited", d->config_limited);
-	if (is_bridge(d)) {
-		json_begin(j, "bridge", '{');
-		json_u64(j, "primary", (uint64_t)d->primary);
-		json_u64(j, "secondary", (uint64_t)d->secondary);
-		json_u64(j, "subordinate", (uint64_t)d->subordinate);
-		json_window(j, "memory", d->mem_base, d->mem_limit);
-		json_window(j, "prefetchable", d->pref_base, d->pref_limit);
-		json_bool(j, "prefetchable_64bit", d->pref64);
-		json_end(j, '}');
-	}
-	json_begin(j, "bars", '[');
-	for (int i = 0; i < d->nbars; i++) {
-		const struct probe_bar *b = &d->bars[i];
-		if (!shown_bar(b, ntb_only))
+	json_bool(j, "msix", d->msix);
+	if (is_bridge(d))
+		json_bridge(j, d);
+	json_bars(j, d, ntb_only);
+	if (d->link.present)
+		json_pcie(j, &d->link);
+	json_use(j, d);
+	json_end(j, '}');
+}
+
+/* --ntb: the devices left out, each with what it is and why. */
+static void json_not_candidates(struct json *j, const struct probe_list *l)
+{
+	char slot[32];
+
+	json_begin(j, "not_candidates", '[');
+	for (int i = 0; i < l->n; i++) {
+		const struct probe_dev *d = &l->dev[i];
+		if (d->use.candidate)
 			continue;
 		json_begin(j, NULL, '{');
-		json_u64(j, "index", (uint64_t)b->index);
-		json_u64(j, "address", b->addr);
-		json_u64(j, "size", b->size);
-		json_bool(j, "size_known", b->size_known);
-		json_bool(j, "io", b->io);
-		json_bool(j, "is64", b->is64);
-		json_bool(j, "prefetchable", b->prefetch);
-		json_bool(j, "disabled", b->disabled);
-		json_bool(j, "virtual", b->is_virtual);
-		json_bool(j, "window_ok", b->window_ok);
-		json_bool(j, "preferred", b->preferred);
-		json_str(j, "why", b->why);
+		slot_str(d, true, slot);
+		json_str(j, "slot", slot);
+		json_hex(j, "class", d->class, 6);
+		json_str(j, "class_name", d->class_name);
+		json_str(j, "driver", d->driver);
+		json_str(j, "what", d->use.what);
+		json_str(j, "why", d->use.why);
 		json_end(j, '}');
 	}
 	json_end(j, ']');
-	if (d->link.present) {
-		const struct probe_link *k = &d->link;
-		json_begin(j, "pcie", '{');
-		json_u64(j, "port_type", (uint64_t)k->port_type);
-		json_str(j, "port_type_name", probe_port_type_name(k->port_type));
-		json_bool(j, "has_link", k->has_link);
-		if (k->has_link) {
-			json_u64(j, "cap_speed", (uint64_t)k->cap_speed);
-			json_str(j, "cap_speed_name", probe_speed_name(k->cap_speed));
-			json_u64(j, "cap_width", (uint64_t)k->cap_width);
-			json_u64(j, "sta_speed", (uint64_t)k->sta_speed);
-			json_str(j, "sta_speed_name", probe_speed_name(k->sta_speed));
-			json_u64(j, "sta_width", (uint64_t)k->sta_width);
-			json_bool(j, "downgraded", k->downgraded);
-		}
-		json_u64(j, "mps_supported", (uint64_t)k->mps_supported);
-		json_u64(j, "mps", (uint64_t)k->mps);
-		json_u64(j, "mrrs", (uint64_t)k->mrrs);
-		json_end(j, '}');
-	}
-	json_end(j, '}');
 }
 
 static void json_list(const struct probe_list *l, const struct probe_opts *o)
@@ -265,6 +363,8 @@ static void json_list(const struct probe_list *l, const struct probe_opts *o)
 		if (shown_dev(&l->dev[i], o->ntb))
 			json_dev(&j, l, &l->dev[i], o->ntb);
 	json_end(&j, ']');
+	if (o->ntb)
+		json_not_candidates(&j, l);
 	json_end(&j, '}');
 	json_close(&j);
 }
@@ -301,6 +401,40 @@ static void print_window(const char *what, uint64_t base, uint64_t limit,
 		printf("%08" PRIx64 "-%08" PRIx64, base, limit);
 	printf(" [size=%s]%s\n", size_str(limit - base + 1, sz),
 	       pref64 ? " [64-bit]" : "");
+}
+
+/* A CardBus bridge's windows, in lspci's words: "Memory window 0". */
+static void print_cardbus(const struct probe_window *w, bool io)
+{
+	char sz[32];
+
+	for (int i = 0; i < 2; i++) {
+		printf("\t%s window %d: ", io ? "I/O" : "Memory", i);
+		if (!window_open(w[i].base, w[i].limit)) {
+			printf("[closed]\n");
+			continue;
+		}
+		printf("%08" PRIx64 "-%08" PRIx64 " [size=%s]%s%s%s\n",
+		       w[i].base, w[i].limit,
+		       size_str(w[i].limit - w[i].base + 1, sz),
+		       io && w[i].io32 ? " [32-bit]" : "",
+		       w[i].disabled ? " [disabled]" : "",
+		       !io && w[i].prefetch ? " (prefetchable)" : "");
+	}
+}
+
+static void print_bridge(const struct probe_dev *d)
+{
+	printf("\tBus: primary=%02x, secondary=%02x, subordinate=%02x\n",
+	       d->primary, d->secondary, d->subordinate);
+	if (is_cardbus(d)) {
+		print_cardbus(d->cb_mem, false);
+		print_cardbus(d->cb_io, true);
+		return;
+	}
+	print_window("Memory", d->mem_base, d->mem_limit, false);
+	print_window("Prefetchable memory", d->pref_base, d->pref_limit,
+		     d->pref64);
 }
 
 static void print_bar(const struct probe_bar *b, bool verbose)
@@ -343,6 +477,94 @@ static void print_link(const struct probe_link *k)
 	       k->mps, k->mps_supported, k->mrrs);
 }
 
+/* "smq: ivshmem-doorbell: BAR0 registers (...), BAR2 shared memory" */
+static void print_roles(const struct probe_dev *d)
+{
+	const char *sep = ": ";
+	bool ivshmem = !strncmp(d->use.what, "ivshmem", 7), roles = false;
+
+	for (int i = 0; i < d->nbars; i++)
+		roles |= d->bars[i].role[0] != 0;
+	if (!roles && !ivshmem)
+		return;  /* "Non-transparent bridge:" has said what it is */
+	printf("\tsmq: %s", d->use.what);
+	for (int i = 0; i < d->nbars; i++)
+		if (d->bars[i].role[0]) {
+			printf("%sBAR%d %s", sep, d->bars[i].index,
+			       d->bars[i].role);
+			sep = ", ";
+		}
+	if (d->use.doorbell_capable)
+		printf("; MSI-X: doorbells through vfio-pci");
+	else if (ivshmem)
+		printf("; no MSI-X: no doorbell, receivers poll");
+	putchar('\n');
+}
+
+static void print_commands(const struct probe_dev *d, const struct probe_advice *a)
+{
+	if (!a->ncmds)
+		return;
+	if (a->to_vfio && d->use.access == PROBE_ACCESS_SYSFS)
+		printf("\tsmq: for doorbells, bind it to vfio-pci");
+	else if (a->to_vfio)
+		printf("\tsmq: to use it with doorbells, bind it to vfio-pci");
+	else
+		printf("\tsmq: to map it through sysfs, unbind its driver");
+	if (d->use.access == PROBE_ACCESS_UNKNOWN && a->to_vfio)
+		printf(" (on the machine the dump is from; skip the unbind if "
+		       "no driver holds it)");
+	else if (d->use.access == PROBE_ACCESS_UNKNOWN)
+		printf(" (on the machine the dump is from, if a driver holds "
+		       "it)");
+	printf(":\n");
+	for (int i = 0; i < a->ncmds; i++)
+		printf("\t\t%s\n", a->cmds[i]);
+	if (!a->to_vfio)
+		return;
+	printf("\tsmq: vfio-pci needs the device in an IOMMU group "
+	       "(/sys/bus/pci/devices/%s/iommu_group)", a->bdf);
+	if (d->iommu_group[0])
+		printf(": it is in group %s\n", d->iommu_group);
+	else if (d->use.access == PROBE_ACCESS_UNKNOWN)
+		printf("\n");
+	else
+		printf(": it is in none; turn the IOMMU on (intel_iommu=on or "
+		       "amd_iommu=on on the kernel's command line)\n");
+}
+
+/* Whether smq can use a candidate as it stands, and how it could. */
+static void print_use(const struct probe_dev *d)
+{
+	const struct probe_use *u = &d->use;
+	const struct probe_bar *b = NULL;
+	struct probe_advice a;
+
+	probe_advise(d, &a);
+	print_roles(d);
+	for (int i = 0; i < d->nbars; i++)
+		if (d->bars[i].index == u->bar)
+			b = &d->bars[i];
+	if (!b)
+		printf("\tsmq: no memory BAR to map\n");
+	else if (u->access == PROBE_ACCESS_UNKNOWN)
+		printf("\tsmq: driver unknown (from a dump); smq would map %s "
+		       "when no driver holds it (receivers poll)%s\n", a.spec,
+		       a.to_vfio ? ", or with doorbells once it is bound to "
+		       "vfio-pci" : "");
+	else if (!u->fits)
+		printf("\tsmq: %s cannot carry a window: %s\n", a.spec, b->why);
+	else if (a.usable)
+		printf("\tsmq: usable as it is: %s, %s; %s\n", a.spec,
+		       u->access == PROBE_ACCESS_VFIO ? "through VFIO (vfio-pci)"
+		       : "mapped through sysfs (no driver)", a.doorbells
+		       ? "with doorbells (MSI-X)" : "receivers poll");
+	else
+		printf("\tsmq: not usable as it is: driver %s holds it\n",
+		       d->driver);
+	print_commands(d, &a);
+}
+
 static void print_dev(const struct probe_list *l, const struct probe_dev *d,
 		      bool domains, const struct probe_opts *o, int verbose)
 {
@@ -366,13 +588,8 @@ static void print_dev(const struct probe_list *l, const struct probe_dev *d,
 		}
 		putchar('\n');
 	}
-	if (is_bridge(d)) {
-		printf("\tBus: primary=%02x, secondary=%02x, subordinate=%02x\n",
-		       d->primary, d->secondary, d->subordinate);
-		print_window("Memory", d->mem_base, d->mem_limit, false);
-		print_window("Prefetchable memory", d->pref_base, d->pref_limit,
-			     d->pref64);
-	}
+	if (is_bridge(d))
+		print_bridge(d);
 	for (int i = 0; i < d->nbars; i++)
 		if (shown_bar(&d->bars[i], o->ntb))
 			print_bar(&d->bars[i], verbose);
@@ -392,6 +609,35 @@ static void print_dev(const struct probe_list *l, const struct probe_dev *d,
 		printf("\tKernel driver in use: %s\n", d->driver);
 	else if (verbose && !o->dump)
 		printf("\tKernel driver in use: none\n");
+	if (d->use.candidate)
+		print_use(d);
+	else if (verbose)
+		printf("\tsmq: not a candidate: %s%s%s%s\n", d->use.why,
+		       d->driver[0] ? " (in use by driver " : "", d->driver,
+		       d->driver[0] ? ")" : "");
+}
+
+/* --ntb: the devices left out, one line each: what it is and why. */
+static void print_not_candidates(const struct probe_list *l, bool domains)
+{
+	char slot[32];
+	bool first = true;
+
+	for (int i = 0; i < l->n; i++) {
+		const struct probe_dev *d = &l->dev[i];
+		if (d->use.candidate)
+			continue;
+		if (first)
+			printf("Not candidates (smq uses non-transparent bridges "
+			       "and ivshmem):\n");
+		first = false;
+		slot_str(d, domains, slot);
+		printf("\t%s ", slot);
+		print_title(d);
+		if (d->driver[0])
+			printf(", driver %s", d->driver);
+		printf("\n\t\t%s\n", d->use.why);
+	}
 }
 
 static void print_list(const struct probe_list *l, const struct probe_opts *o,
@@ -408,6 +654,8 @@ static void print_list(const struct probe_list *l, const struct probe_opts *o,
 			putchar('\n');
 		print_dev(l, &l->dev[i], domains, o, verbose);
 	}
+	if (o->ntb)
+		print_not_candidates(l, domains);
 	if (o->dump)
 		printf("(from the dump %s: BAR sizes, NUMA nodes and drivers are "
 		       "not in a dump)\n", o->dump);
@@ -425,8 +673,16 @@ static void tree_info(const struct probe_dev *d, bool ntb_only)
 		printf("  {NTB: %s}", d->ntb_kind);
 	else if (d->kind == PROBE_HOST_BRIDGE)
 		printf("  {host bridge}");
-	if (is_bridge(d)) {
+	if (is_bridge(d))
 		printf("  [bus %02x-%02x]", d->secondary, d->subordinate);
+	for (int i = 0; is_cardbus(d) && i < 2; i++) {
+		const struct probe_window *w = &d->cb_mem[i];
+		if (window_open(w->base, w->limit))
+			printf(" mem%d %" PRIx64 "-%" PRIx64 " (%s%s)", i, w->base,
+			       w->limit, size_str(w->limit - w->base + 1, a),
+			       w->prefetch ? ", pref" : "");
+	}
+	if (is_bridge(d) && !is_cardbus(d)) {
 		if (window_open(d->mem_base, d->mem_limit))
 			printf(" mem %" PRIx64 "-%" PRIx64 " (%s)", d->mem_base,
 			       d->mem_limit, size_str(d->mem_limit - d->mem_base + 1, a));
@@ -567,6 +823,17 @@ static const char *filter_words(const struct probe_opts *o, char *buf,
 	return buf[0] ? buf + 1 : buf;
 }
 
+static int no_match(const struct probe_opts *o, const char *filter,
+		    int scanned)
+{
+	if (o->ntb)
+		return error("no PCI device matches %s: no non-transparent "
+			     "bridge among the %d device%s scanned", filter,
+			     scanned, scanned == 1 ? "" : "s");
+	return error("no PCI device matches %s (%d device%s scanned)", filter,
+		     scanned, scanned == 1 ? "" : "s");
+}
+
 static int run(int argc, char **argv, struct ctx *ctx)
 {
 	struct probe_opts o = { { NULL, NULL }, NULL, false, false };
@@ -589,19 +856,15 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	int shown = 0;
 	for (int i = 0; i < l.n; i++)
 		shown += shown_dev(&l.dev[i], o.ntb);
-	if (!shown) {
+	/* --ntb with none: still say what the others are and why not */
+	if (!shown && !(o.ntb && l.n && !o.tree)) {
 		const char *w = filter_words(&o, words, sizeof(words));
 		probe_free(&l);
 		if (!l.scanned)
 			return error("no PCI device %s%s", o.dump ? "in the dump "
 				     : "found on this machine", o.dump ? o.dump
 				     : "");
-		if (o.ntb)
-			return error("no PCI device matches %s: no non-transparent "
-				     "bridge among the %d device%s scanned", w,
-				     l.scanned, l.scanned == 1 ? "" : "s");
-		return error("no PCI device matches %s (%d device%s scanned)", w,
-			     l.scanned, l.scanned == 1 ? "" : "s");
+		return no_match(&o, w, l.scanned);
 	}
 
 	if (ctx->json)
@@ -620,6 +883,9 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	} else
 		print_list(&l, &o, ctx->verbose);
 	probe_free(&l);
+	if (!shown)
+		return no_match(&o, filter_words(&o, words, sizeof(words)),
+				l.scanned);
 	return 0;
 }
 

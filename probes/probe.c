@@ -21,6 +21,7 @@
 #include "probe.h"
 
 #define SYSFS_PCI "/sys/bus/pci"
+#define SYSFS_DEVICES SYSFS_PCI "/devices"
 
 static _Thread_local jmp_buf *fatal_jump;
 static _Thread_local char last_error[256];
@@ -276,6 +277,205 @@ void probe_bar_judge(struct probe_bar *b, bool dump)
 	}
 }
 
+/* ---- what smq can make of a device ---- */
+
+const char *probe_access_name(enum probe_access access)
+{
+	switch (access) {
+	case PROBE_ACCESS_SYSFS:   return "sysfs";
+	case PROBE_ACCESS_VFIO:    return "vfio";
+	case PROBE_ACCESS_HELD:    return "held";
+	case PROBE_ACCESS_UNKNOWN: return "unknown";
+	default:                   return "none";
+	}
+}
+
+/* What a device that is no candidate is, and why smq leaves it alone, by
+ * its class (base << 8 | sub) under a mask; the first match wins. */
+static const struct not_candidate {
+	uint16_t class, mask;
+	const char *what, *why;
+} not_candidates[] = {
+	{ 0x0600, 0xffff, "host bridge", "a host bridge joins the processors "
+	  "to the bus and holds no shared memory" },
+	{ 0x0600, 0xff00, "bridge", "a bridge forwards the bus to the devices "
+	  "behind it and holds no shared memory" },
+	{ 0x0100, 0xff00, "storage controller", "a storage controller's BARs "
+	  "are its registers, and the system's disks may hang on it" },
+	{ 0x0200, 0xff00, "network controller", "a network controller's BARs "
+	  "are its registers, and the system may be using it" },
+	{ 0x0300, 0xff00, "display controller", "a display controller's BARs "
+	  "are graphics registers and video memory" },
+	{ 0x0c00, 0xff00, "serial bus controller", "a serial bus controller's "
+	  "BARs (USB, SMBus, ...) are its registers" },
+	{ 0x0000, 0x0000, "other device", "neither a non-transparent bridge "
+	  "nor ivshmem: its BARs are its own registers" },
+};
+
+static void judge_not_candidate(struct probe_dev *d)
+{
+	const struct not_candidate *t = not_candidates;
+	uint16_t class = (uint16_t)(d->class >> 8);
+
+	while ((class & t->mask) != t->class)
+		t++;  /* the last entry matches every class */
+	snprintf(d->use.what, sizeof(d->use.what), "%s", t->what);
+	snprintf(d->use.why, sizeof(d->use.why), "%s", t->why);
+}
+
+static struct probe_bar *bar_at(struct probe_dev *d, int index)
+{
+	for (int i = 0; i < d->nbars; i++)
+		if (d->bars[i].index == index)
+			return &d->bars[i];
+	return NULL;
+}
+
+static void set_role(struct probe_dev *d, int index, const char *role)
+{
+	struct probe_bar *b = bar_at(d, index);
+	if (b && !b->role[0])
+		snprintf(b->role, sizeof(b->role), "%s", role);
+}
+
+/* QEMU's ivshmem (its ivshmem spec): BAR0 registers, BAR1 the MSI-X table
+ * and PBA of ivshmem-doorbell, BAR2 the shared memory.  Without readable
+ * capabilities, BAR1 tells the doorbell kind from the plain one. */
+static void judge_ivshmem(struct probe_dev *d)
+{
+	bool doorbell = d->config_limited ? bar_at(d, 1) != NULL : d->msix;
+
+	snprintf(d->use.what, sizeof(d->use.what), "%s",
+		 doorbell ? "ivshmem-doorbell" : "ivshmem-plain");
+	d->use.doorbell_capable = doorbell;
+	d->use.bar = bar_at(d, 2) ? 2 : -1;
+	set_role(d, 0, "registers (IVPosition at +8, Doorbell at +12)");
+	set_role(d, 2, "shared memory");
+	if (doorbell && d->config_limited)
+		set_role(d, 1, "MSI-X table and PBA");
+}
+
+/* The BAR the pci transport takes when none is named: the largest
+ * prefetchable memory BAR, else the largest; not one of MSI-X. */
+static int default_bar(const struct probe_dev *d)
+{
+	const struct probe_bar *best = NULL;
+
+	for (int i = 0; i < d->nbars; i++) {
+		const struct probe_bar *b = &d->bars[i];
+		if (b->io || !b->addr || b->index == d->msix_table_bar ||
+		    b->index == d->msix_pba_bar)
+			continue;
+		if (!best || (b->prefetch && !best->prefetch) ||
+		    (b->prefetch == best->prefetch && b->size > best->size))
+			best = b;
+	}
+	return best ? best->index : -1;
+}
+
+static void msix_roles(struct probe_dev *d)
+{
+	if (!d->msix)
+		return;
+	if (d->msix_table_bar == d->msix_pba_bar)
+		set_role(d, d->msix_table_bar, "MSI-X table and PBA");
+	set_role(d, d->msix_table_bar, "MSI-X table");
+	set_role(d, d->msix_pba_bar, "MSI-X PBA");
+}
+
+static enum probe_access access_of(const struct probe_dev *d, bool dump)
+{
+	if (dump)
+		return PROBE_ACCESS_UNKNOWN;
+	if (!d->driver[0])
+		return PROBE_ACCESS_SYSFS;
+	return strcmp(d->driver, "vfio-pci") ? PROBE_ACCESS_HELD
+					     : PROBE_ACCESS_VFIO;
+}
+
+void probe_judge_use(struct probe_dev *d, bool dump)
+{
+	memset(&d->use, 0, sizeof(d->use));
+	d->use.bar = -1;
+	for (int i = 0; i < d->nbars; i++)
+		d->bars[i].role[0] = 0;
+	d->use.candidate = d->kind == PROBE_NTB;
+	if (!d->use.candidate)
+		judge_not_candidate(d);
+	else if (d->vendor == 0x1af4 && d->device == 0x1110)
+		judge_ivshmem(d);
+	else {
+		snprintf(d->use.what, sizeof(d->use.what), "%s", d->ntb_kind);
+		d->use.bar = default_bar(d);
+	}
+	if (d->use.candidate) {
+		const struct probe_bar *b = bar_at(d, d->use.bar);
+		d->use.access = access_of(d, dump);
+		d->use.fits = b && b->window_ok;
+		msix_roles(d);
+	}
+
+	/* A BAR fit for a window by its own rules is still none when the
+	 * device is no candidate, or a driver (vfio-pci aside) holds it. */
+	for (int i = 0; i < d->nbars; i++) {
+		struct probe_bar *b = &d->bars[i];
+		if (!b->window_ok)
+			continue;
+		if (!d->use.candidate)
+			snprintf(b->why, sizeof(b->why), "not a candidate: %.70s",
+				 d->use.what);
+		else if (d->use.access == PROBE_ACCESS_HELD)
+			snprintf(b->why, sizeof(b->why), "held by driver %.48s",
+				 d->driver);
+		else
+			continue;
+		b->window_ok = b->preferred = false;
+	}
+}
+
+static void add_cmd(struct probe_advice *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void add_cmd(struct probe_advice *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a->cmds[a->ncmds++], sizeof(a->cmds[0]), fmt, ap);
+	va_end(ap);
+}
+
+void probe_advise(const struct probe_dev *d, struct probe_advice *a)
+{
+	const struct probe_use *u = &d->use;
+	const char *bdf = a->bdf;
+	bool held = u->access == PROBE_ACCESS_HELD ||
+		    u->access == PROBE_ACCESS_UNKNOWN;
+
+	memset(a, 0, sizeof(*a));
+	snprintf(a->bdf, sizeof(a->bdf), "%04x:%02x:%02x.%d", d->domain & 0xffff,
+		 d->bus & 0xff, d->dev & 0x1f, d->func & 7);
+	if (!u->candidate || u->bar < 0)
+		return;
+	snprintf(a->spec, sizeof(a->spec), "pci:%s/%d", bdf, u->bar);
+	a->usable = u->fits && (u->access == PROBE_ACCESS_SYSFS ||
+				u->access == PROBE_ACCESS_VFIO);
+	a->doorbells = a->usable && u->access == PROBE_ACCESS_VFIO &&
+		       u->doorbell_capable;
+	if (!u->fits && u->access != PROBE_ACCESS_UNKNOWN)
+		return;  /* no driver change makes the BAR fit */
+	if (u->doorbell_capable && u->access != PROBE_ACCESS_VFIO) {
+		a->to_vfio = true;
+		add_cmd(a, "modprobe vfio-pci");
+		add_cmd(a, "echo vfio-pci > %s/%s/driver_override",
+			SYSFS_DEVICES, bdf);
+		if (held)
+			add_cmd(a, "echo %s > %s/%s/driver/unbind", bdf,
+				SYSFS_DEVICES, bdf);
+		add_cmd(a, "echo %s > %s/drivers_probe", bdf, SYSFS_PCI);
+	} else if (held)
+		add_cmd(a, "echo %s > %s/%s/driver/unbind", bdf, SYSFS_DEVICES,
+			bdf);
+}
+
 static void read_bars(struct pci_dev *d, unsigned known, bool dump,
 		      struct probe_dev *out)
 {
@@ -337,15 +537,45 @@ static void read_bars(struct pci_dev *d, unsigned known, bool dump,
 	}
 }
 
+/* A CardBus bridge's windows (header type 2), as lspci decodes them: memory
+ * in 4 KiB units, each window prefetchable as the bridge control says; I/O
+ * in 4-byte units, 32 bits wide when the base says so, else 16. */
+static void read_cardbus(struct pci_dev *d, struct probe_dev *out)
+{
+	uint16_t cmd = pci_read_word(d, PCI_COMMAND);
+	uint16_t ctl = pci_read_word(d, PCI_CB_BRIDGE_CONTROL);
+
+	for (int i = 0; i < 2; i++) {
+		struct probe_window *m = &out->cb_mem[i], *io = &out->cb_io[i];
+		uint32_t base = pci_read_long(d, PCI_CB_MEMORY_BASE_0 + 8 * i);
+		uint32_t limit = pci_read_long(d, PCI_CB_MEMORY_LIMIT_0 + 8 * i);
+
+		m->base = base & ~0xfffu;
+		m->limit = (limit & ~0xfffu) | 0xfff;
+		m->prefetch = ctl & (PCI_CB_BRIDGE_CTL_PREFETCH_MEM0 << i);
+		m->disabled = !(cmd & PCI_COMMAND_MEMORY);
+
+		base = pci_read_long(d, PCI_CB_IO_BASE_0 + 8 * i);
+		limit = pci_read_long(d, PCI_CB_IO_LIMIT_0 + 8 * i);
+		io->io32 = (base & PCI_IO_RANGE_TYPE_MASK) == PCI_IO_RANGE_TYPE_32;
+		if (!io->io32) {
+			base &= 0xffff;
+			limit &= 0xffff;
+		}
+		io->base = base & PCI_CB_IO_RANGE_MASK;
+		io->limit = (limit & PCI_CB_IO_RANGE_MASK) | 3;
+		io->disabled = !(cmd & PCI_COMMAND_IO);
+	}
+}
+
 static void read_bridge(struct pci_dev *d, struct probe_dev *out)
 {
+	/* the bus numbers sit at the same offsets in both layouts */
 	out->primary = pci_read_byte(d, PCI_PRIMARY_BUS);
 	out->secondary = pci_read_byte(d, PCI_SECONDARY_BUS);
 	out->subordinate = pci_read_byte(d, PCI_SUBORDINATE_BUS);
-	if (out->header_type != PCI_HEADER_TYPE_BRIDGE) {
-		/* CardBus windows are of another layout: shown as none */
-		out->mem_base = out->pref_base = 1;
-		out->mem_limit = out->pref_limit = 0;
+	if (out->header_type == PCI_HEADER_TYPE_CARDBUS) {
+		read_cardbus(d, out);
 		return;
 	}
 	uint16_t mb = pci_read_word(d, PCI_MEMORY_BASE);
@@ -362,6 +592,19 @@ static void read_bridge(struct pci_dev *d, struct probe_dev *out)
 		out->pref_base |= (uint64_t)pci_read_long(d, PCI_PREF_BASE_UPPER32) << 32;
 		out->pref_limit |= (uint64_t)pci_read_long(d, PCI_PREF_LIMIT_UPPER32) << 32;
 	}
+}
+
+/* Where the MSI-X table and PBA are: a BAR that holds them is registers. */
+static void read_msix(struct pci_dev *d, struct probe_dev *out)
+{
+	struct pci_cap *cap = pci_find_cap(d, PCI_CAP_ID_MSIX, PCI_CAP_NORMAL);
+	if (!cap)
+		return;
+	out->msix = true;
+	out->msix_table_bar = (int)(pci_read_long(d, (int)cap->addr +
+				    PCI_MSIX_TABLE) & PCI_MSIX_BIR);
+	out->msix_pba_bar = (int)(pci_read_long(d, (int)cap->addr +
+				  PCI_MSIX_PBA) & PCI_MSIX_BIR);
 }
 
 static void read_express(struct pci_dev *d, struct probe_link *l)
@@ -413,15 +656,27 @@ static void lookup(const struct scan *s, char *dst, size_t size, int what,
 	snprintf(dst, size, "%s", name ? name : "");
 }
 
+/* Nothing known yet: no bus numbers, every window closed, no MSI-X. */
+static void clear_dev(struct probe_dev *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->primary = out->secondary = out->subordinate = -1;
+	out->mem_base = out->pref_base = 1;
+	for (int i = 0; i < 2; i++)
+		out->cb_mem[i].base = out->cb_io[i].base = 1;
+	out->msix_table_bar = out->msix_pba_bar = -1;
+	out->parent = -1;
+}
+
 static void read_dev(struct scan *s, struct pci_dev *d, struct probe_dev *out)
 {
 	unsigned known = (unsigned)pci_fill_info(d, PCI_FILL_IDENT |
 		PCI_FILL_CLASS | PCI_FILL_CLASS_EXT | PCI_FILL_SUBSYS |
 		PCI_FILL_BASES | PCI_FILL_SIZES | PCI_FILL_IO_FLAGS |
-		PCI_FILL_NUMA_NODE | PCI_FILL_DRIVER);
+		PCI_FILL_NUMA_NODE | PCI_FILL_DRIVER | PCI_FILL_IOMMU_GROUP);
 	uint8_t rest[192];
 
-	memset(out, 0, sizeof(*out));
+	clear_dev(out);
 	out->domain = d->domain;
 	out->bus = d->bus;
 	out->dev = d->dev;
@@ -433,13 +688,15 @@ static void read_dev(struct scan *s, struct pci_dev *d, struct probe_dev *out)
 	out->class = (uint32_t)d->device_class << 8 | d->prog_if;
 	out->revision = d->rev_id;
 	out->header_type = pci_read_byte(d, PCI_HEADER_TYPE) & 0x7f;
-	out->primary = out->secondary = out->subordinate = -1;
-	out->mem_base = out->pref_base = 1;  /* closed unless a bridge */
-	out->parent = -1;
 	out->numa_node = (known & PCI_FILL_NUMA_NODE) ? d->numa_node : -1;
 	if (known & PCI_FILL_DRIVER) {
 		const char *drv = pci_get_string_property(d, PCI_FILL_DRIVER);
 		snprintf(out->driver, sizeof(out->driver), "%s", drv ? drv : "");
+	}
+	if (known & PCI_FILL_IOMMU_GROUP) {
+		const char *g = pci_get_string_property(d, PCI_FILL_IOMMU_GROUP);
+		snprintf(out->iommu_group, sizeof(out->iommu_group), "%s",
+			 g ? g : "");
 	}
 	lookup(s, out->vendor_name, sizeof(out->vendor_name),
 	       PCI_LOOKUP_VENDOR, out->vendor, 0);
@@ -449,16 +706,6 @@ static void read_dev(struct scan *s, struct pci_dev *d, struct probe_dev *out)
 	       PCI_LOOKUP_CLASS, (int)(out->class >> 8), 0);
 
 	read_bars(d, known, s->dump, out);
-	/* A device a kernel driver owns is not ours to map: its BARs are the
-	 * driver's registers.  The pci transport refuses it, so say so here. */
-	for (int i = 0; out->driver[0] && i < PROBE_MAX_BARS; i++) {
-		struct probe_bar *b = &out->bars[i];
-		if (b->window_ok) {
-			b->window_ok = b->preferred = false;
-			snprintf(b->why, sizeof(b->why), "bound to driver %.48s: "
-				 "unbind it first", out->driver);
-		}
-	}
 	if (out->header_type == PCI_HEADER_TYPE_BRIDGE ||
 	    out->header_type == PCI_HEADER_TYPE_CARDBUS)
 		read_bridge(d, out);
@@ -469,6 +716,7 @@ static void read_dev(struct scan *s, struct pci_dev *d, struct probe_dev *out)
 	if (!out->config_limited) {
 		pci_fill_info(d, PCI_FILL_CAPS);
 		read_express(d, &out->link);
+		read_msix(d, out);
 	}
 
 	const struct ntb_id *ntb = ntb_lookup(out->vendor, out->device,
@@ -483,6 +731,7 @@ static void read_dev(struct scan *s, struct pci_dev *d, struct probe_dev *out)
 		out->kind = PROBE_PCI_BRIDGE;
 	else
 		out->kind = PROBE_DEVICE;
+	probe_judge_use(out, s->dump);
 }
 
 static int by_address(const void *a, const void *b)

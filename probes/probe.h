@@ -24,6 +24,16 @@ struct probe_bar {
 				 * a usable BAR that is not says why in why[] */
 	bool size_known;        /* false from a dump: sizes need sysfs */
 	bool is_virtual;        /* given by the OS, not in config space (VF) */
+	char role[64];          /* what the BAR holds where known ("shared
+				 * memory", "MSI-X table"), or "" */
+};
+
+/* A window of a CardBus bridge (header type 2), as its registers say. */
+struct probe_window {
+	uint64_t base, limit;   /* limit < base: closed */
+	bool prefetch;          /* a memory window marked prefetchable */
+	bool io32;              /* an I/O window decoding 32 bits, not 16 */
+	bool disabled;          /* the bridge's memory (I/O) decoding is off */
 };
 
 struct probe_link {
@@ -42,6 +52,33 @@ struct probe_link {
 enum probe_kind { PROBE_DEVICE, PROBE_HOST_BRIDGE, PROBE_PCI_BRIDGE,
 		  PROBE_NTB };
 
+/* How smq could reach a candidate's memory as the device stands. */
+enum probe_access {
+	PROBE_ACCESS_NONE,      /* not a candidate */
+	PROBE_ACCESS_SYSFS,     /* no driver: its BAR maps through sysfs,
+				 * receivers poll */
+	PROBE_ACCESS_VFIO,      /* bound to vfio-pci: mapped through VFIO */
+	PROBE_ACCESS_HELD,      /* another driver holds it */
+	PROBE_ACCESS_UNKNOWN,   /* read from a dump: the driver is unknown */
+};
+
+/* What smq can make of a device: only non-transparent bridges and ivshmem
+ * (memory shared with another host) are candidates; any other device's
+ * BARs are its own registers, and the system may be using it. */
+struct probe_use {
+	bool candidate;
+	char what[64];          /* "ivshmem-doorbell", "ivshmem-plain", the
+				 * NTB's kind; else "storage controller" */
+	char why[128];          /* a non-candidate: why not, a sentence
+				 * that names what it is */
+	enum probe_access access;
+	int bar;                /* the BAR smq would map, or -1 */
+	bool fits;              /* that BAR passes the window rules of its
+				 * own (probe_bar_judge), whoever holds it */
+	bool doorbell_capable;  /* has doorbells smq takes through vfio-pci
+				 * (ivshmem-doorbell: MSI-X) */
+};
+
 struct probe_dev {
 	int domain, bus, dev, func;
 	uint16_t vendor, device, subvendor, subdevice;
@@ -55,6 +92,10 @@ struct probe_dev {
 	uint64_t mem_base, mem_limit;   /* limit < base: window closed */
 	uint64_t pref_base, pref_limit;
 	bool pref64;
+	/* a CardBus bridge (header type 2) has windows of another layout in
+	 * place of the two above (which then hold nothing): two memory
+	 * windows, each prefetchable or not, and two I/O windows */
+	struct probe_window cb_mem[2], cb_io[2];
 	struct probe_bar bars[PROBE_MAX_BARS];
 	int nbars;              /* BARs in bars[]: those with an address,
 				 * type bits or a size (lspci's rule) */
@@ -67,6 +108,11 @@ struct probe_dev {
 	int header_type;        /* 0 device, 1 PCI-to-PCI bridge, 2 CardBus */
 	bool config_limited;    /* only 64 bytes of config space readable (not
 				 * root): no capabilities, link unknown */
+	bool msix;              /* an MSI-X capability (false if unknown) */
+	int msix_table_bar, msix_pba_bar;   /* where its table and PBA are,
+					     * or -1 */
+	char iommu_group[16];   /* "" if none or unknown (a dump) */
+	struct probe_use use;
 };
 
 struct probe_list {
@@ -89,7 +135,7 @@ struct probe_filter {
  * malformed dump), -ENODEV (no PCI access: no /sys/bus/pci), -errno of
  * opening the dump, -ENOMEM, or -EIO (libpci failed otherwise); see
  * probe_last_error().  A dump holds config space only: BAR sizes, NUMA
- * node and driver are unknown there. */
+ * node, driver and IOMMU group are unknown there. */
 int probe_scan(struct probe_list *list, const struct probe_filter *filter,
 	       const char *dump);
 void probe_free(struct probe_list *list);
@@ -110,6 +156,28 @@ const char *probe_port_type_name(int type);
  * rules: memory, not I/O; an address; decoding on; size known and at least
  * PROBE_WINDOW_MIN; prefetchable preferred (says why when not). */
 void probe_bar_judge(struct probe_bar *bar, bool from_dump);
+/* Fills dev->use and the BARs' roles from the rest of dev (probe_scan
+ * does this); a non-candidate's BARs and those a driver other than
+ * vfio-pci holds are then no window, and say why. */
+void probe_judge_use(struct probe_dev *dev, bool from_dump);
+/* "none", "sysfs", "vfio", "held", "unknown" */
+const char *probe_access_name(enum probe_access access);
+
+/* How to make a candidate usable: the shell commands that give it to
+ * vfio-pci where that brings doorbells, else free it of the driver that
+ * holds it (or may hold it: a dump does not say).  A device that is no
+ * candidate, or whose BAR no driver change makes fit, gets none. */
+#define PROBE_MAX_COMMANDS 4
+struct probe_advice {
+	char bdf[16];           /* "0000:00:04.0" */
+	char spec[40];          /* "pci:0000:00:04.0/2", or "" (no BAR) */
+	bool usable;            /* smq can map it as it stands */
+	bool doorbells;         /* ... and ring doorbells */
+	bool to_vfio;           /* the commands bind it to vfio-pci */
+	int ncmds;
+	char cmds[PROBE_MAX_COMMANDS][128];
+};
+void probe_advise(const struct probe_dev *dev, struct probe_advice *advice);
 /* Smallest BAR that may carry an smq window. */
 #define PROBE_WINDOW_MIN (64u * 1024)
 

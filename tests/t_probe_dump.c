@@ -121,12 +121,25 @@ static void bridge(const struct probe_dev *d, int pri, int sec, int sub,
 	EQ(d->pref64, p64);
 }
 
+static bool closed(const struct probe_window *w)
+{
+	return w->limit < w->base;
+}
+
+/* A CardBus bridge's windows hold nothing unless it is one. */
+static void no_cardbus(const struct probe_dev *d)
+{
+	for (int i = 0; i < 2; i++)
+		CHECK(closed(&d->cb_mem[i]) && closed(&d->cb_io[i]));
+}
+
 static void not_bridge(const struct probe_dev *d)
 {
 	EQ(d->primary, -1);
 	EQ(d->secondary, -1);
 	EQ(d->subordinate, -1);
 	CHECK(d->mem_limit < d->mem_base && d->pref_limit < d->pref_base);
+	no_cardbus(d);
 }
 
 enum { MEM32, MEM64, IO };
@@ -266,6 +279,74 @@ static void test_ntb_bridges(void)
 	CHECK(l.dev == NULL);
 }
 
+static void window(const struct probe_window *w, uint64_t base,
+		   uint64_t limit, bool prefetch, bool io32)
+{
+	EQ(w->base, base);
+	EQ(w->limit, limit);
+	EQ(w->prefetch, prefetch);
+	EQ(w->io32, io32);
+	EQ(w->disabled, false);
+}
+
+/* CardBus bridges (PCI1520, two sockets as two functions) behind a
+ * subtractive PCI bridge, a card's NIC behind the first: the windows are
+ * of the CardBus layout (memory in 4 KiB units, prefetchable by bridge
+ * control; I/O of 32 or 16 bits), never read as a PCI bridge's. */
+static void test_cardbus(void)
+{
+	struct probe_list l = scan("cardbus.txt", NULL, NULL);
+	const struct probe_dev *d;
+	const char *nosize = "size unknown (dump)";
+
+	EQ(l.n, 5);
+	d = at(&l, 1, 0, 0x00, 0x1e, 0);
+	ids(d, 0x8086, 0x2448, 0x060401, 0xe3, 0, 0, 1);
+	bridge(d, 0, 2, 0x0a, 0xe2000000, 0xe2ffffff, 0xe4000000, 0xe7ffffff,
+	       false);
+	no_cardbus(d);
+
+	/* both memory windows open, the first prefetchable; an I/O window
+	 * of 32 bits and one of 16 (the upper half of its registers, 0001,
+	 * means nothing) */
+	d = at(&l, 2, 0, 0x02, 0x06, 0);
+	ids(d, 0x104c, 0xac55, 0x060700, 1, 0x1028, 0x0233, 2);
+	kind(d, PROBE_PCI_BRIDGE, "");
+	EQ(d->primary, 2);
+	EQ(d->secondary, 3);
+	EQ(d->subordinate, 6);
+	EQ(d->parent, 1);
+	window(&d->cb_mem[0], 0xe4000000, 0xe7ffffff, true, false);
+	window(&d->cb_mem[1], 0xe2400000, 0xe27fffff, false, false);
+	window(&d->cb_io[0], 0x4000, 0x40ff, false, true);
+	window(&d->cb_io[1], 0x4800, 0x48ff, false, false);
+	/* the PCI-to-PCI windows are not this layout's: they hold nothing */
+	CHECK(d->mem_limit < d->mem_base && d->pref_limit < d->pref_base);
+	EQ(d->nbars, 1);
+	bar(d, 0, 0, MEM32, false, false, 0xe2001000, nosize);
+	EQ(d->config_limited, false);
+	EQ(d->use.candidate, false);
+	EQS(d->use.what, "bridge");
+
+	/* the second socket: every window closed, base above limit */
+	d = at(&l, 3, 0, 0x02, 0x06, 1);
+	EQ(d->secondary, 7);
+	EQ(d->subordinate, 0x0a);
+	EQ(d->parent, 1);
+	for (int i = 0; i < 2; i++) {
+		CHECK(closed(&d->cb_mem[i]) && closed(&d->cb_io[i]));
+		EQ(d->cb_mem[i].prefetch, false);
+	}
+
+	/* the card: on the CardBus bridge's bus */
+	d = at(&l, 4, 0, 0x03, 0x00, 0);
+	ids(d, 0x10ec, 0x8139, 0x020000, 0x10, 0x10ec, 0x8139, 0);
+	EQ(d->parent, 2);
+	bar(d, 0, 0, IO, false, false, 0x4000, "I/O space, not memory");
+	bar(d, 1, 1, MEM32, false, false, 0xe2400000, nosize);
+	probe_free(&l);
+}
+
 static void test_domain_xxxx(void)
 {
 	struct probe_list l = scan("domain-xxxx.txt", NULL, NULL);
@@ -322,6 +403,203 @@ static void test_domain_xxxx(void)
 	bar(d, 0, 0, MEM32, true, false, 0xd0000000, nosize);
 	for (int i = 0; i < 5; i++)
 		EQ(l.dev[i].parent, -1);
+	probe_free(&l);
+}
+
+static void use_of(const struct probe_dev *d, bool candidate, const char *what,
+		   enum probe_access access, int bar, bool fits, bool doorbell)
+{
+	EQ(d->use.candidate, candidate);
+	EQS(d->use.what, what);
+	EQS(probe_access_name(d->use.access), probe_access_name(access));
+	EQ(d->use.bar, bar);
+	EQ(d->use.fits, fits);
+	EQ(d->use.doorbell_capable, doorbell);
+	if (candidate)
+		EQS(d->use.why, "");
+	else
+		CHECK(d->use.why[0]);
+}
+
+/* The commands probe_advise gives, one string per command, "|" between. */
+static void advice_is(const struct probe_dev *d, const char *spec,
+		      bool usable, bool doorbells, const char *cmds)
+{
+	struct probe_advice a;
+	char got[1024] = "";
+	size_t len = 0;
+
+	probe_advise(d, &a);
+	EQS(a.spec, spec);
+	EQ(a.usable, usable);
+	EQ(a.doorbells, doorbells);
+	for (int i = 0; i < a.ncmds; i++)
+		len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%s",
+					i ? "|" : "", a.cmds[i]);
+	EQS(got, cmds);
+	EQ(a.to_vfio, strstr(cmds, "vfio-pci") != NULL);
+}
+
+#define SYS "/sys/bus/pci/devices/"
+#define UNBIND(bdf) "echo " bdf " > " SYS bdf "/driver/unbind"
+#define TO_VFIO(bdf, unbind) "modprobe vfio-pci|echo vfio-pci > " SYS bdf \
+	"/driver_override|" unbind "echo " bdf " > /sys/bus/pci/drivers_probe"
+
+/* QEMU's ivshmem, plain and doorbell, beside a disk and a NIC: the two
+ * ivshmem are candidates (which BAR holds what, MSI-X or not), the disk
+ * and the NIC are not, and get no command, whatever their BARs look like.
+ * From a dump the driver is unknown: the commands may need the unbind. */
+static void test_ivshmem(void)
+{
+	struct probe_list l = scan("ivshmem.txt", NULL, NULL);
+	const struct probe_dev *d;
+	const char *nosize = "size unknown (dump)";
+
+	EQ(l.n, 5);
+	d = at(&l, 1, 0, 0x00, 0x03, 0);
+	ids(d, 0x1af4, 0x1110, 0x050000, 1, 0x1af4, 0x1100, 0);
+	kind(d, PROBE_NTB, "QEMU ivshmem");
+	EQ(d->msix, false);
+	EQ(d->nbars, 2);
+	bar(d, 0, 0, MEM32, false, false, 0xfebf1000, nosize);
+	bar(d, 1, 2, MEM64, true, false, 0x800000000ull, nosize);
+	EQS(d->bars[0].role, "registers (IVPosition at +8, Doorbell at +12)");
+	EQS(d->bars[1].role, "shared memory");
+	use_of(d, true, "ivshmem-plain", PROBE_ACCESS_UNKNOWN, 2, false, false);
+	advice_is(d, "pci:0000:00:03.0/2", false, false, UNBIND("0000:00:03.0"));
+
+	d = at(&l, 2, 0, 0x00, 0x04, 0);
+	kind(d, PROBE_NTB, "QEMU ivshmem");
+	EQ(d->msix, true);
+	EQ(d->msix_table_bar, 1);
+	EQ(d->msix_pba_bar, 1);
+	EQ(d->nbars, 3);
+	bar(d, 1, 1, MEM32, false, false, 0xfebf3000, nosize);
+	bar(d, 2, 2, MEM64, true, false, 0x800100000ull, nosize);
+	EQS(d->bars[0].role, "registers (IVPosition at +8, Doorbell at +12)");
+	EQS(d->bars[1].role, "MSI-X table and PBA");
+	EQS(d->bars[2].role, "shared memory");
+	use_of(d, true, "ivshmem-doorbell", PROBE_ACCESS_UNKNOWN, 2, false, true);
+	advice_is(d, "pci:0000:00:04.0/2", false, false,
+		  TO_VFIO("0000:00:04.0", UNBIND("0000:00:04.0") "|"));
+
+	d = at(&l, 3, 0, 0x00, 0x05, 0);
+	ids(d, 0x144d, 0xa808, 0x010802, 0, 0x144d, 0xa801, 0);
+	kind(d, PROBE_DEVICE, "");
+	EQ(d->msix, true);
+	EQ(d->msix_table_bar, 0);
+	use_of(d, false, "storage controller", PROBE_ACCESS_NONE, -1, false, false);
+	EQS(d->bars[0].role, "");
+	advice_is(d, "", false, false, "");
+
+	/* 64-bit prefetchable BARs, as an NTB's would be: still no candidate */
+	d = at(&l, 4, 0, 0x00, 0x06, 0);
+	ids(d, 0x8086, 0x1572, 0x020000, 2, 0x8086, 0, 0);
+	EQ(d->nbars, 2);
+	bar(d, 0, 0, MEM64, true, false, 0x3ffe000000ull, nosize);
+	bar(d, 1, 3, MEM64, true, false, 0x3fff000000ull, nosize);
+	use_of(d, false, "network controller", PROBE_ACCESS_NONE, -1, false,
+	       false);
+	CHECK(strstr(d->use.why, "network controller"));
+	advice_is(d, "", false, false, "");
+
+	d = at(&l, 0, 0, 0x00, 0x00, 0);
+	use_of(d, false, "host bridge", PROBE_ACCESS_NONE, -1, false, false);
+	advice_is(d, "", false, false, "");
+	probe_free(&l);
+}
+
+/* A dump's device as the live bus gives it: BAR sizes (by index) known,
+ * held by DRIVER or none, judged again. */
+static struct probe_dev live(const struct probe_dev *d, const uint64_t size[6],
+			     const char *driver)
+{
+	struct probe_dev x = *d;
+
+	for (int i = 0; i < x.nbars; i++) {
+		x.bars[i].size = size[x.bars[i].index];
+		x.bars[i].size_known = true;
+		probe_bar_judge(&x.bars[i], false);
+	}
+	snprintf(x.driver, sizeof(x.driver), "%s", driver);
+	probe_judge_use(&x, false);
+	return x;
+}
+
+/* What smq can do with a device as it stands on a live bus, and what it
+ * tells to do: nothing for a device that is no candidate; for ivshmem-
+ * doorbell vfio-pci (doorbells), for the others only freeing it of a
+ * driver that holds it. */
+static void test_use_live(void)
+{
+	struct probe_list l = scan("ivshmem.txt", NULL, NULL);
+	const uint64_t ivshmem[6] = { 256, 4096, 1 << 20 };
+	const uint64_t small[6] = { 256, 4096, 4096 };
+	const uint64_t big[6] = { 16 << 20, 0, 0, 16 << 20 };
+	struct probe_dev x;
+
+	x = live(&l.dev[2], ivshmem, "");
+	use_of(&x, true, "ivshmem-doorbell", PROBE_ACCESS_SYSFS, 2, true, true);
+	EQ(x.bars[2].window_ok, true);
+	advice_is(&x, "pci:0000:00:04.0/2", true, false, TO_VFIO("0000:00:04.0", ""));
+
+	x = live(&l.dev[2], ivshmem, "vfio-pci");
+	use_of(&x, true, "ivshmem-doorbell", PROBE_ACCESS_VFIO, 2, true, true);
+	EQ(x.bars[2].window_ok, true);
+	advice_is(&x, "pci:0000:00:04.0/2", true, true, "");
+
+	x = live(&l.dev[2], ivshmem, "uio_ivshmem");
+	use_of(&x, true, "ivshmem-doorbell", PROBE_ACCESS_HELD, 2, true, true);
+	EQ(x.bars[2].window_ok, false);
+	EQS(x.bars[2].why, "held by driver uio_ivshmem");
+	advice_is(&x, "pci:0000:00:04.0/2", false, false,
+		  TO_VFIO("0000:00:04.0", UNBIND("0000:00:04.0") "|"));
+
+	x = live(&l.dev[1], ivshmem, "");
+	use_of(&x, true, "ivshmem-plain", PROBE_ACCESS_SYSFS, 2, true, false);
+	advice_is(&x, "pci:0000:00:03.0/2", true, false, "");
+	x = live(&l.dev[1], ivshmem, "vfio-pci");
+	advice_is(&x, "pci:0000:00:03.0/2", true, false, "");
+	x = live(&l.dev[1], ivshmem, "uio_ivshmem");
+	use_of(&x, true, "ivshmem-plain", PROBE_ACCESS_HELD, 2, true, false);
+	advice_is(&x, "pci:0000:00:03.0/2", false, false, UNBIND("0000:00:03.0"));
+
+	/* no driver change makes a 4 KiB BAR a window: no command */
+	x = live(&l.dev[1], small, "uio_ivshmem");
+	use_of(&x, true, "ivshmem-plain", PROBE_ACCESS_HELD, 2, false, false);
+	EQS(x.bars[1].why, "too small: 4 KiB < 64 KiB");
+	advice_is(&x, "pci:0000:00:03.0/2", false, false, "");
+
+	/* a disk and a NIC, held, free or even on vfio-pci: no window, no
+	 * command, and the BARs say why */
+	static const char *const drivers[] = { "i40e", "", "vfio-pci" };
+	for (int i = 0; i < 3; i++) {
+		x = live(&l.dev[4], big, drivers[i]);
+		use_of(&x, false, "network controller", PROBE_ACCESS_NONE, -1,
+		       false, false);
+		for (int b = 0; b < x.nbars; b++) {
+			EQ(x.bars[b].window_ok, false);
+			EQS(x.bars[b].why, "not a candidate: network controller");
+		}
+		advice_is(&x, "", false, false, "");
+		x = live(&l.dev[3], big, i ? drivers[i] : "nvme");
+		use_of(&x, false, "storage controller", PROBE_ACCESS_NONE, -1,
+		       false, false);
+		EQ(x.bars[0].window_ok, false);
+		advice_is(&x, "", false, false, "");
+	}
+	probe_free(&l);
+
+	/* an NTB that is no ivshmem: the largest prefetchable BAR; freed of
+	 * its driver, never sent to vfio-pci (no doorbell smq knows) */
+	l = scan("ntb-bridges.txt", "01:00.0", NULL);
+	const uint64_t plx[6] = { 128 << 10, 0, 64 << 20, 0, 4096 };
+	x = live(&l.dev[0], plx, "ntb_hw_plx");
+	use_of(&x, true, "PLX NT0 virtual interface", PROBE_ACCESS_HELD, 2, true,
+	       false);
+	advice_is(&x, "pci:0000:01:00.0/2", false, false, UNBIND("0000:01:00.0"));
+	x = live(&l.dev[0], plx, "");
+	advice_is(&x, "pci:0000:01:00.0/2", true, false, "");
 	probe_free(&l);
 }
 
@@ -493,6 +771,9 @@ int main(void)
 	test_ntb_bridges();
 	test_domain_xxxx();
 	test_x64();
+	test_cardbus();
+	test_ivshmem();
+	test_use_live();
 	test_filters();
 	test_bad_dumps();
 	test_rules();
