@@ -430,7 +430,9 @@ static int baseline(struct ctx *ctx, struct bench_opts *o)
 	int a = o->s.cpu[0], b = o->s.cpu[1];
 	measure_signals();
 
-	/* smq: small entries for small messages, big ones for big */
+	/* Each baseline right after the smq figure it is compared with, so
+	 * that the load of a shared machine, which drifts, is about the same
+	 * for both.  smq: small entries for small messages, big ones for big. */
 	struct job pj[NPOLL], sj[2], tj[1], bj[NB];
 	for (int i = 0; i < NPOLL; i++)
 		pj[i] = (struct job){ false, poll_size[i], pp_count, &poll[i] };
@@ -440,48 +442,45 @@ static int baseline(struct ctx *ctx, struct bench_opts *o)
 	for (int i = 0; i < NB; i++)
 		bj[i] = (struct job){ true, big[i], big_count[i], &stbig[i] };
 	struct jobs jp = { pj, NPOLL }, js = { sj, 2 }, jt = { tj, 1 };
-	if ((rc = scratch_run(ctx, &o->s, SMQ_POLL, SMALL_ENTRIES,
-			      SMALL_ENTRY_SIZE, &jp)) ||
-	    (rc = scratch_run(ctx, &o->s, SMQ_SLEEP, SMALL_ENTRIES,
-			      SMALL_ENTRY_SIZE, &js)) ||
-	    (rc = scratch_run(ctx, &o->s, 0, SMALL_ENTRIES, SMALL_ENTRY_SIZE,
-			      &jt)))
-		return rc;
-	for (int i = 0; i < NB; i++) {
-		struct jobs one = { &bj[i], 1 };
-		if ((rc = scratch_run(ctx, &o->s, 0, big_entries(big[i]),
-				      (uint32_t)big[i], &one)))
-			return rc;
-	}
-
-	/* the baselines, same CPUs, same run */
 #define BASE(call, name) do { why = NULL; \
 		if (isatty(2)) \
 			fprintf(stderr, "\r\033[Kbench --baseline: %s", name); \
 		if ((rc = (call))) \
 			return error("baseline %s: %s", name, why ? why : strerror(-rc)); \
 	} while (0)
+	if ((rc = scratch_run(ctx, &o->s, SMQ_POLL, SMALL_ENTRIES,
+			      SMALL_ENTRY_SIZE, &jp)))
+		return rc;
 	BASE(baseline_cacheline_pingpong(a, b, pp_count, &cl, &why), "cache line");
+	if ((rc = scratch_run(ctx, &o->s, SMQ_SLEEP, SMALL_ENTRIES,
+			      SMALL_ENTRY_SIZE, &js)))
+		return rc;
 	BASE(baseline_futex_pingpong(a, b, sl_count, &fx, &why), "futex");
+	if ((rc = scratch_run(ctx, &o->s, 0, SMALL_ENTRIES, SMALL_ENTRY_SIZE,
+			      &jt)))
+		return rc;
 	struct ring_params rp = { .size = 64, .slot_size = SMALL_ENTRY_SIZE,
 				  .slots = SMALL_ENTRIES, .count = st_count,
 				  .cpu_a = a, .cpu_b = b };
 	BASE(baseline_ring(&rp, &rg64, &why), "two-core ring");
-	for (int i = 0; i < NB; i++) {
-		rp = (struct ring_params){ .size = big[i], .slot_size = big[i],
-					   .slots = big_entries(big[i]),
-					   .count = big_count[i], .cpu_a = a,
-					   .cpu_b = b };
-		BASE(baseline_ring(&rp, &rgbig[i], &why), "two-core ring");
-	}
 	BASE(baseline_stream(STREAM_MQUEUE, 64, sys_count, a, b, &mq, &why),
 	     "POSIX message queue");
 	BASE(baseline_stream(STREAM_UNIX, 64, sys_count, a, b, &ux, &why),
 	     "Unix socket");
 	BASE(baseline_stream(STREAM_PIPE, 64, sys_count, a, b, &pp, &why), "pipe");
-	for (int i = 0; i < NB; i++)
+	for (int i = 0; i < NB; i++) {
+		struct jobs one = { &bj[i], 1 };
+		if ((rc = scratch_run(ctx, &o->s, 0, big_entries(big[i]),
+				      (uint32_t)big[i], &one)))
+			return rc;
+		rp = (struct ring_params){ .size = big[i], .slot_size = big[i],
+					   .slots = big_entries(big[i]),
+					   .count = big_count[i], .cpu_a = a,
+					   .cpu_b = b };
+		BASE(baseline_ring(&rp, &rgbig[i], &why), "two-core ring");
 		BASE(baseline_memcpy(big[i], n ? n * big[i] : 1ull << 30, &mc[i],
 				     &why), "memcpy");
+	}
 #undef BASE
 	if (isatty(2))
 		fputs("\r\033[K", stderr);
