@@ -305,7 +305,7 @@ static void rows_json(int a, int b, bool interrupted,
 		json_double(&j, row_keys[2], r[i].smq, 3);
 		json_str(&j, row_keys[3], r[i].base_name);
 		json_double(&j, row_keys[4], r[i].base, 3);
-		json_double(&j, row_keys[5], row_ratio(&r[i]), 3);
+		json_double(&j, row_keys[5], row_ratio(&r[i]), 6);
 		json_str(&j, row_keys[6], r[i].lower_better ? "lower" : "higher");
 		json_double(&j, row_keys[7], r[i].target, 2);
 		if (holds < 0)
@@ -358,7 +358,7 @@ static void rows_csv(const struct row *r, int n)
 		csv_num(r[i].smq, 3);
 		csv_str(",", r[i].base_name);
 		csv_num(r[i].base, 3);
-		csv_num(row_ratio(&r[i]), 3);
+		csv_num(row_ratio(&r[i]), 6);
 		printf(",%s", r[i].lower_better ? "lower" : "higher");
 		csv_num(r[i].target, 2);
 		printf(",%s\n", holds < 0 ? "" : holds ? "true" : "false");
@@ -375,9 +375,14 @@ static void rows_text(const struct row *r, int n)
 		if (holds >= 0)
 			snprintf(target, sizeof(target), "%s%.2gx",
 				 r[i].lower_better ? "<=" : ">=", r[i].target);
+		/* rounded toward missing the target, so that a ratio of
+		 * 0.7996 shows 0.79x beside its NO, not 0.80x */
+		double ratio = row_ratio(&r[i]);
+		ratio = r[i].lower_better ? ceil(ratio * 100) / 100
+					  : floor(ratio * 100) / 100;
 		printf("%-30s %12.2f  %-24s %12.2f %7.2fx %8s %5s\n", r[i].what,
-		       r[i].smq, r[i].base_name, r[i].base, row_ratio(&r[i]),
-		       target, holds < 0 ? "-" : holds ? "yes" : "NO");
+		       r[i].smq, r[i].base_name, r[i].base, ratio, target,
+		       holds < 0 ? "-" : holds ? "yes" : "NO");
 	}
 	printf("latencies are median half round trips in ns; rates in "
 	       "messages/s per direction or MB/s; rows without a target are "

@@ -278,7 +278,7 @@ for c in d["comparisons"]:
         assert c["holds"] is None and c["baseline"] == "memcpy, one core", c
     else:
         want = c["ratio"] <= c["target"] if c["better"] == "lower" else c["ratio"] >= c["target"]
-        assert c["holds"] == want, c
+        assert c["holds"] == want or abs(c["ratio"] - c["target"]) < 1e-5, c
     if c["baseline"] == "two-core ring":
         assert c["target"] == 0.8 and c["better"] == "higher", c
 PY
