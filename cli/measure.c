@@ -1,11 +1,12 @@
 /* What pingpong, bench and the baselines share. */
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include "measure.h"
@@ -45,6 +46,13 @@ void lat_compute(uint64_t *s, uint64_t n, struct lat_stats *st)
 	st->p999 = rank(s, n, 0.999);
 }
 
+void lat_histogram(const uint64_t *s, uint64_t n, uint64_t counts[HIST_BUCKETS])
+{
+	memset(counts, 0, HIST_BUCKETS * sizeof(*counts));
+	for (uint64_t i = 0; i < n; i++)
+		counts[s[i] ? 63 - __builtin_clzll(s[i]) : 0]++;
+}
+
 int cpu_pick(int which)
 {
 	cpu_set_t set;
@@ -68,13 +76,91 @@ int cpu_pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
 }
 
+int cpu_allowed_count(void)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) < 0 ? -1 : CPU_COUNT(&set);
+}
+
+bool cpu_allowed(int cpu)
+{
+	cpu_set_t set;
+
+	return cpu >= 0 && cpu < CPU_SETSIZE &&
+	       !sched_getaffinity(0, sizeof(set), &set) && CPU_ISSET(cpu, &set);
+}
+
+const char *cpu_allowed_list(char *buf, size_t len)
+{
+	cpu_set_t set;
+	size_t used = 0;
+
+	buf[0] = 0;
+	if (sched_getaffinity(0, sizeof(set), &set) < 0) {
+		snprintf(buf, len, "unknown");
+		return buf;
+	}
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		int last = cpu;
+		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set))
+			last++;
+		int n = last == cpu
+			? snprintf(buf + used, len - used, "%s%d", used ? "," : "", cpu)
+			: snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "",
+				   cpu, last);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+		cpu = last;
+	}
+	return buf;
+}
+
+/* Not getrusage: it counts in microseconds, which is most of a window of a
+ * few round trips. */
 double cpu_seconds(void)
 {
-	struct rusage ru;
+	struct timespec ts;
 
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return -1;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The wall window of a CPU share is on the raw monotonic clock: NTP slews
+ * CLOCK_MONOTONIC by up to 500 ppm, and CPU time is not slewed. */
+static uint64_t raw_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC_RAW, &ts))
+		return now_ns();
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void cpu_window_start(struct cpu_window *w)
+{
+	w->wall0 = raw_ns();
+	w->cpu0 = cpu_seconds();
+}
+
+void cpu_window_stop(const struct cpu_window *w, double *cpu, double *wall)
+{
+	double c = cpu_seconds();
+	uint64_t t = raw_ns();
+
+	*cpu = c >= 0 && w->cpu0 >= 0 ? c - w->cpu0 : -1;
+	*wall = (double)(t - w->wall0) / 1e9;
+}
+
+double cpu_percent(double cpu, double wall)
+{
+	if (cpu < 0 || !(wall > 0))
+		return NAN;
+	return cpu >= wall ? 100.0 : 100.0 * cpu / wall;
 }
 
 uint64_t now_ns(void)

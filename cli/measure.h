@@ -17,6 +17,14 @@ struct lat_stats {
 };
 void lat_compute(uint64_t *samples, uint64_t n, struct lat_stats *st);
 
+/* Counts of samples by powers of two of nanoseconds: bucket k holds
+ * [2^k, 2^(k+1)) ns, and bucket 0 also the samples of 0 ns. */
+#define HIST_BUCKETS 64
+void lat_histogram(const uint64_t *samples, uint64_t n,
+		   uint64_t counts[HIST_BUCKETS]);
+static inline uint64_t hist_low_ns(int k) { return k ? 1ull << k : 0; }
+static inline uint64_t hist_high_ns(int k) { return 2ull << k; }
+
 /* One row of results: a ping-pong (latency filled) or a stream. */
 struct result {
 	char name[48];          /* "smq poll", "pipe", "futex", ... */
@@ -27,18 +35,40 @@ struct result {
 	double mb_per_s;        /* payload bytes, 10^6 per second */
 	bool has_latency;
 	struct lat_stats half_rtt;  /* half round trip, ns */
-	double cpu_a, cpu_b;    /* CPU seconds used by each side (-1 unknown) */
-	double seconds_b;       /* wall time over which cpu_b was measured by
-				   the other side itself; 0: the same as
-				   seconds */
+	/* CPU seconds used by each side (A drives or writes, B answers or
+	 * reads; < 0: unknown), and the wall seconds over which that side
+	 * measured them, on its own clock, around the CPU samples. */
+	double cpu_a, wall_a, cpu_b, wall_b;
 	double predicted;       /* the PCIe model's bound on msgs_per_s, or 0 */
+	bool has_histogram;
+	uint64_t histogram[HIST_BUCKETS];  /* see lat_histogram() */
 };
+
+/* A CPU share in percent of one core, or NAN when not known.  A side can
+ * use no more than its own wall window, since the CPU samples sit inside
+ * it; what the two clocks disagree by (parts per million) is cut at 100. */
+double cpu_percent(double cpu, double wall);
+
+/* CPU time of this process over a window of wall time.  The wall clock is
+ * read before the first CPU sample and after the last, so the CPU time
+ * counted can never exceed the wall time, however short the window. */
+struct cpu_window {
+	uint64_t wall0;
+	double cpu0;
+};
+void cpu_window_start(struct cpu_window *w);
+void cpu_window_stop(const struct cpu_window *w, double *cpu, double *wall);
 
 /* CPUs: which to use when none are given (the first two this process may
  * run on), and pinning; cpu < 0 leaves the process where it is. */
 int cpu_pick(int which);
 int cpu_pin(int cpu);
-double cpu_seconds(void);  /* user + system time of this process */
+/* The CPUs this process may use (sched_getaffinity): how many, whether cpu
+ * is one of them, and the set as a list such as "0-3,6". */
+int cpu_allowed_count(void);
+bool cpu_allowed(int cpu);
+const char *cpu_allowed_list(char *buf, size_t len);
+double cpu_seconds(void);  /* CPU time of this process, to the nanosecond */
 uint64_t now_ns(void);     /* CLOCK_MONOTONIC */
 
 /* Memory shared with children forked after it is made; munmap it. */
@@ -62,6 +92,27 @@ int baseline_futex_pingpong(int cpu_a, int cpu_b, uint64_t count,
 			    struct result *r, const char **why);
 int baseline_memcpy(size_t size, uint64_t bytes_total, struct result *r,
 		    const char **why);
+/* A bare single-producer single-consumer ring in shared memory: slots of
+ * slot_size bytes (and a small header, in whole cache lines), the writer
+ * on cpu_a copies each message in, the reader on cpu_b copies it out, both
+ * busy-polling.  One untimed lap of twice the slots first, as smq's bench
+ * does.  The reader checks each message's length and sequence number (its
+ * first 8 bytes), as smq's bench does; with check_all, the writer fills
+ * every message with a pattern of its own and the reader checks every
+ * byte (slower: for tests).  A message that came wrong fails with -EIO. */
+struct ring_params {
+	size_t size;            /* message bytes, at most slot_size */
+	size_t slot_size;
+	uint32_t slots;
+	uint64_t count;         /* messages timed */
+	int cpu_a, cpu_b;
+	bool check_all;
+	uint64_t corrupt;       /* tests: 1 + the number of a message (from
+				   0, the untimed lap included) whose last
+				   byte the writer flips in its slot; 0: none */
+};
+int baseline_ring(const struct ring_params *p, struct result *r,
+		  const char **why);
 enum stream_kind { STREAM_PIPE, STREAM_UNIX, STREAM_MQUEUE };
 int baseline_stream(enum stream_kind kind, size_t size, uint64_t count,
 		    int cpu_a, int cpu_b, struct result *r, const char **why);

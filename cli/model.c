@@ -1,5 +1,5 @@
-/* smqctl model: the PCIe cost model of seed 001 for a link, probed or
- * given: bytes on the link for writes and reads of each size, the write
+/* smqctl model: the PCIe cost model of the pcie-bench study for a link,
+ * probed or given: bytes on the link for writes and reads of each size, the write
  * bandwidth left, and the most messages/s a writes-only smq queue can move. */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,8 +12,8 @@
 
 enum { OPT_DUMP = 0x100, OPT_GEN, OPT_WIDTH, OPT_MPS, OPT_MRRS, OPT_SIZE };
 
-/* The seed's example: PCIe 3.0 x8, MPS 256, MRRS 512. */
-static const struct pcie_link_params seed_link = { 3, 8, 256, 512 };
+/* The pcie-bench study's example: PCIe 3.0 x8, MPS 256, MRRS 512. */
+static const struct pcie_link_params example_link = { 3, 8, 256, 512 };
 
 struct model_opts {
 	const char *slot, *dump;
@@ -47,7 +47,7 @@ static const struct argp_option options[] = {
 static void link_arg(struct argp_state *st, const char *opt, const char *arg,
 		     int which, int *field)
 {
-	struct pcie_link_params t = seed_link;
+	struct pcie_link_params t = example_link;
 	int v = (int)arg_u32(st, opt, arg, 0, 1u << 20);
 	int *f[4] = { &t.gen, &t.width, &t.mps, &t.mrrs };
 	const char *why;
@@ -110,14 +110,15 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 
 static const struct argp argp = {
 	options, parse, NULL,
-	"Predict from the PCIe cost model of seed 001 (pcie-bench) what a link "
+	"Predict from the PCIe cost model of the pcie-bench study (\"Understanding "
+	"PCIe performance for end host networking\", SIGCOMM 2018) what a link "
 	"can move: for each message size, the bytes on the link for a write "
 	"and for a read (requests up, completions down), the write efficiency "
 	"and bandwidth, and the most messages per second a writes-only smq "
 	"queue can send one way.  The link is that of a device (-s, read "
 	"through libpci), or given with --gen, --width, --mps and --mrrs "
 	"(which also override what -s reads); without either, PCIe Gen3 x8, "
-	"MPS 256, MRRS 512, the seed's example.  With --window, sizes above "
+	"MPS 256, MRRS 512, the study's example.  With --window, sizes above "
 	"the window's entry size are marked.",
 	NULL, NULL, NULL
 };
@@ -249,23 +250,23 @@ static int link_params(struct model_opts *o, struct link_src *src)
 		return 0;
 	}
 	if (!o->gen_set)
-		o->p.gen = seed_link.gen;
+		o->p.gen = example_link.gen;
 	if (!o->width_set)
-		o->p.width = seed_link.width;
+		o->p.width = example_link.width;
 	if (!o->mps_set)
-		o->p.mps = seed_link.mps;
+		o->p.mps = example_link.mps;
 	if (!o->mrrs_set)
-		o->p.mrrs = seed_link.mrrs;
+		o->p.mrrs = example_link.mrrs;
 	if (!any)
-		snprintf(src->note, sizeof(src->note), "the default, seed 001's "
-			 "example: no -s, --gen, --width, --mps or --mrrs "
-			 "given");
+		snprintf(src->note, sizeof(src->note), "the default, the "
+			 "pcie-bench study's example: no -s, --gen, --width, "
+			 "--mps or --mrrs given");
 	else if (o->gen_set && o->width_set && o->mps_set && o->mrrs_set)
 		snprintf(src->note, sizeof(src->note), "from the command line");
 	else
 		snprintf(src->note, sizeof(src->note), "%s from the command "
-			 "line, the rest from seed 001's example (Gen3 x8, MPS "
-			 "256, MRRS 512)", opts);
+			 "line, the rest from the pcie-bench study's example "
+			 "(Gen3 x8, MPS 256, MRRS 512)", opts);
 	return 0;
 }
 
@@ -376,7 +377,7 @@ static void print_text(const struct model_opts *o, const struct link_src *src,
 		       src->cap_gen, src->cap_width);
 	printf("each way of the full-duplex link: %.2f Gb/s physical, %.2f "
 	       "Gb/s of data\n  (after the data-link overhead: x 57.88/62.96, "
-	       "seed 001)\n", pcie_phy_bps(p) / 1e9, pcie_data_bps(p) / 1e9);
+	       "pcie-bench)\n", pcie_phy_bps(p) / 1e9, pcie_data_bps(p) / 1e9);
 	printf("a queue message: its entry (16-byte header + SIZE, in whole "
 	       "64-byte lines)\n  and the 64-byte lane_in line, each a posted "
 	       "write\n");

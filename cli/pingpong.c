@@ -1,4 +1,5 @@
-/* smqctl pingpong: two boards bounce messages of each size (seed 000,
+/* smqctl pingpong: two boards bounce messages of each size, as the
+ * SimpleMessageQueue paper measured over the Intel 21554 bridge (its
  * figures 7 and 10): messages per second per direction, half round trip
  * latency, CPU time of each side. */
 #include <errno.h>
@@ -22,12 +23,14 @@ enum { OPT_SIZE = 's', OPT_COUNT = 'c', OPT_DURATION = 'd', OPT_HIST = 0x300 };
 static const struct argp_option options[] = {
 	{ "size", OPT_SIZE, "LIST", 0,
 	  "Message sizes in bytes, e.g. 0,64,4K (default 0,10,100,1000, the "
-	  "sizes of seed 000's figures 7 and 10)", 0 },
+	  "sizes of the SimpleMessageQueue paper's ping-pong over the Intel "
+	  "21554)", 0 },
 	{ "count", OPT_COUNT, "N", 0, "Round trips per size (default 100000)", 0 },
 	{ "duration", OPT_DURATION, "TIME", 0,
 	  "Bounce each size for TIME instead of a count", 0 },
 	{ "histogram", OPT_HIST, NULL, 0,
-	  "Draw a histogram of the half round trips of each size", 0 },
+	  "Draw a histogram of the half round trips of each size (in the "
+	  "table, or in --json)", 0 },
 	{ 0 }
 };
 
@@ -59,6 +62,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case ARGP_KEY_END:
 		if (o->count && o->duration_ms)
 			argp_error(st, "--count and --duration exclude each other");
+		if (o->s.histogram && o->s.csv)
+			argp_error(st, "--histogram is drawn in the table or given "
+				   "in --json; CSV has one line per size");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -105,11 +111,13 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 		return window_error(s->ctx, "pingpong", err);
 	}
 	uint64_t start = 0, end_by = 0, i;
-	double cpu0 = 0;
+	struct cpu_window win;
+	double cpu = -1, wall = 0;
+	cpu_window_start(&win);
 	for (i = 0; !duration_ms ? i < warm + count : true; i++) {
 		if (i == warm) {
+			cpu_window_start(&win);
 			start = now_ns();
-			cpu0 = cpu_seconds();
 			end_by = start + (uint64_t)duration_ms * 1000000ull;
 		}
 		if (measure_interrupted || (duration_ms && i > warm &&
@@ -142,7 +150,7 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 			progress("pingpong", n, count);
 	}
 	uint64_t stop = now_ns();
-	double cpu = cpu_seconds() - cpu0;
+	cpu_window_stop(&win, &cpu, &wall);
 	progress_end();
 	struct session_msg rep;
 	if (!err && (duration_ms || i < warm + count))
@@ -166,12 +174,13 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 	r->msgs_per_s = r->seconds > 0 ? (double)n / r->seconds : 0;
 	r->mb_per_s = r->msgs_per_s * (double)size / 1e6;
 	r->has_latency = true;
-	r->cpu_a = cpu;
+	r->cpu_a = n ? cpu : -1;
+	r->wall_a = wall;
 	r->cpu_b = rep.count > warm ? rep.cpu : -1;
-	r->seconds_b = rep.wall;
+	r->wall_b = rep.wall;
 	if (histogram) {
-		printf("%zu bytes: ", size);
-		histogram_print(samples, n);
+		r->has_histogram = true;
+		lat_histogram(samples, n, r->histogram);
 	}
 	lat_compute(samples, n, &r->half_rtt);
 	free(samples);
@@ -181,47 +190,49 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 static int rounds(struct session *s, void *arg)
 {
 	struct pingpong_opts *o = arg;
-	char title[1024], c0[16], c1[16];
+	bool table = !s->ctx->json && !o->s.csv;
+	struct run_info ri = { "pingpong", s, { o->s.cpu[0], o->s.cpu[1] },
+			       false, "" };
 	int rc = 0;
 
 	for (int k = 0; k < o->nsizes && !measure_interrupted; k++) {
-		if (o->sizes[k] > s->wi.geometry.entry_size) {
-			rc = error("size %zu is larger than the entry size %u of %s",
-				   o->sizes[k], s->wi.geometry.entry_size, s->wi.name);
-			break;
-		}
+		struct result *r = &o->results[o->nresults];
 		if ((rc = pingpong_size(s, o->sizes[k], o->count, o->duration_ms,
-					o->s.histogram && !s->ctx->json && !o->s.csv,
-					&o->results[o->nresults])))
+					o->s.histogram, r)))
 			break;
+		if (table && r->has_histogram) {
+			printf("%zu bytes: ", r->size);
+			histogram_print(r->histogram);
+		}
 		o->nresults++;
 	}
-	char note[256];
-	session_predict(s, o->results, o->nresults, note, sizeof(note));
-	snprintf(title, sizeof(title), "pingpong on %s: board %u (cpu %s) <-> "
-		 "board %u (cpu %s), queues %u and %u, mode %s%s\n%s", s->wi.name,
-		 s->self, cpu_name(o->s.cpu[0], c0), s->peer,
-		 cpu_name(o->s.cpu[1], c1), s->q_self, s->q_peer,
-		 mode_name(s->mode), measure_interrupted ? " (interrupted)" : "",
-		 note);
+	ri.interrupted = measure_interrupted;
+	session_predict(s, o->results, o->nresults, ri.prediction,
+			sizeof(ri.prediction));
 	if (o->nresults)
-		results_print(s->ctx, &o->s, title, o->results, o->nresults, true);
+		results_print(s->ctx, &o->s, &ri, o->results, o->nresults, true);
 	return rc ? rc : measure_interrupted ? 1 : 0;
 }
 
 static int run(int argc, char **argv, struct ctx *ctx)
 {
 	static struct pingpong_opts o;
-	static const size_t seed_sizes[] = { 0, 10, 100, 1000 };
+	/* the sizes of the SimpleMessageQueue paper's figures 7 and 10 */
+	static const size_t paper_sizes[] = { 0, 10, 100, 1000 };
+	int rc;
 
 	session_opts_init(&o.s);
 	parse_cmd(&argp, argc, argv, &o, ctx);
+	if ((rc = session_opts_check(ctx, &o.s)))
+		return rc;
 	if (!o.nsizes) {
-		memcpy(o.sizes, seed_sizes, sizeof(seed_sizes));
+		memcpy(o.sizes, paper_sizes, sizeof(paper_sizes));
 		o.nsizes = 4;
 	}
 	if (!o.count && !o.duration_ms)
 		o.count = 100000;
+	o.s.sizes = o.sizes;
+	o.s.nsizes = o.nsizes;
 	return session_main(ctx, &o.s, rounds, &o);
 }
 

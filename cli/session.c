@@ -18,7 +18,8 @@
 
 /* ---- options ---- */
 
-enum { OPT_MODE = 0x200, OPT_CPU, OPT_PEER, OPT_PEER_BOARD, OPT_QUEUES, OPT_CSV };
+enum { OPT_MODE = 0x200, OPT_CPU, OPT_PEER, OPT_PEER_BOARD, OPT_QUEUES, OPT_CSV,
+       OPT_FORCE };
 
 static const struct argp_option session_options[] = {
 	{ "mode", OPT_MODE, "MODE", 0,
@@ -37,6 +38,9 @@ static const struct argp_option session_options[] = {
 	  "Queue A (received by the lower-numbered board) and queue B (by the "
 	  "other); default: the first queue each board receives", 0 },
 	{ "csv", OPT_CSV, NULL, 0, "Print comma-separated values", 0 },
+	{ "force", OPT_FORCE, NULL, 0,
+	  "Run even where the measurement would be misleading (both sides "
+	  "busy-polling on one CPU) or would intrude on application queues", 0 },
 	{ 0 }
 };
 
@@ -97,10 +101,63 @@ static error_t session_parse(int key, char *arg, struct argp_state *st)
 	case OPT_CSV:
 		o->csv = true;
 		break;
+	case OPT_FORCE:
+		o->force = true;
+		break;
+	case ARGP_KEY_END:
+		/* a CPU this process may not use would leave a side unpinned
+		 * while the output names the CPU; with --peer only A is ours */
+		for (int i = 0; o->cpu_set && i < (o->peer_mode ? 1 : 2); i++) {
+			char list[256];
+			if (o->cpu[i] >= 0 && !cpu_allowed(o->cpu[i]))
+				argp_error(st, "--cpu %d,%d: CPU %d is not one this "
+					   "process may use (allowed: %s)", o->cpu[0],
+					   o->cpu[1], o->cpu[i],
+					   cpu_allowed_list(list, sizeof(list)));
+		}
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+int session_opts_check(const struct ctx *ctx, const struct session_opts *o)
+{
+	if (ctx->json && o->csv) {
+		error("--json and --csv exclude each other");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int session_cpu_check(const struct session_opts *o, bool polls)
+{
+	char list[256], why[320];
+	int only = cpu_allowed_count() == 1 ? cpu_pick(0) : -1;
+
+	if (!polls || o->peer_mode)
+		return 0;
+	if (only >= 0)
+		snprintf(why, sizeof(why), "CPU %d, the only one this process may "
+			 "use (allowed: %s)", only,
+			 cpu_allowed_list(list, sizeof(list)));
+	else if (o->cpu[0] >= 0 && o->cpu[0] == o->cpu[1])
+		snprintf(why, sizeof(why), "CPU %d (--cpu %d,%d)", o->cpu[0],
+			 o->cpu[0], o->cpu[1]);
+	else
+		return 0;
+	if (o->force) {
+		warn("warning: both sides busy-poll on %s: each waits until the "
+		     "scheduler runs the other, so the figures measure the "
+		     "scheduler, not smq (--force)", why);
+		return 0;
+	}
+	error("both sides would busy-poll on %s: each would wait until the "
+	      "scheduler runs the other, so the figures would measure the "
+	      "scheduler, not smq; give two CPUs with --cpu, or use --mode spin "
+	      "or sleep, or run anyway with --force", why);
+	return EXIT_USAGE;
 }
 
 const struct argp session_argp = { session_options, session_parse, NULL,
@@ -181,14 +238,13 @@ static int serve_round(struct session *s, const struct session_msg *ctl)
 	size_t cap = s->wi.geometry.entry_size, len;
 	uint64_t n = 0, errors = 0;
 	int err = send_msg(s, OP_READY, 0, 0, 0, 0, 0);
-	double cpu0 = cpu_seconds();
-	uint64_t wall0 = now_ns();
+	struct cpu_window win;
+	double cpu, wall;
 
+	cpu_window_start(&win);
 	while (!err && (!ctl->count || n < ctl->count)) {
-		if (n == ctl->warm) {
-			cpu0 = cpu_seconds();
-			wall0 = now_ns();
-		}
+		if (n == ctl->warm)
+			cpu_window_start(&win);
 		err = smq_receive(s->rx, s->buf, cap, &len, NULL, s->timeout_ms);
 		if (err)
 			break;
@@ -206,13 +262,13 @@ static int serve_round(struct session *s, const struct session_msg *ctl)
 		}
 		n++;
 	}
-	if (err)
-		return err;
 	/* the CPU share is measured over our own window, not the
 	 * initiator's: the two are offset by a message or two */
+	cpu_window_stop(&win, &cpu, &wall);
+	if (err)
+		return err;
 	struct session_msg m = { SESSION_MAGIC, OP_REPORT, s->id, ctl->size, n,
-				 cpu_seconds() - cpu0, errors, 0,
-				 (double)(now_ns() - wall0) / 1e9 };
+				 cpu, errors, 0, wall };
 	return smq_send(s->tx, &m, sizeof(m), s->timeout_ms);
 }
 
@@ -344,25 +400,71 @@ static uint64_t new_id(void)
 /* The initiator says hello until the peer answers for this session. */
 static int hello(struct session *s, int timeout_ms, bool say)
 {
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t start = now_ns();
+	uint64_t end = start + (uint64_t)timeout_ms * 1000000ull;
 	struct session_msg m;
 	bool said = false;
+	int wait_ms = 10;
 
+	/* A peer starting up discards what its queue held, perhaps our first
+	 * hello: say it again soon, then every 200 ms. */
 	while (now_ns() < end) {
 		int err = send_msg(s, OP_HELLO, 0, 0, 0, 0, 0);
 		if (!err)
-			err = wait_msg(s, OP_READY, &m, 200);
+			err = wait_msg(s, OP_READY, &m, wait_ms);
 		if (err != -ETIMEDOUT)
 			return err;
 		if (measure_interrupted)
 			return -EINTR;
-		if (say && !said) {
+		wait_ms = wait_ms < 100 ? 2 * wait_ms : 200;
+		if (say && !said && now_ns() - start >= 200000000ull) {
 			fprintf(stderr, "smqctl: waiting for board %u (run the "
 				"same command with --peer there)\n", s->peer);
 			said = true;
 		}
 	}
 	return -ETIMEDOUT;
+}
+
+/* 0, or 1 after saying why the sizes do not fit the window. */
+static int sizes_check(const struct session_opts *o, uint32_t entry_size,
+		       const char *window)
+{
+	char list[160] = "";
+	size_t used = 0;
+	int bad = 0, first = -1;
+
+	for (int k = 0; k < o->nsizes; k++) {
+		if (o->sizes[k] <= entry_size)
+			continue;
+		if (first < 0)
+			first = k;
+		int n = snprintf(list + used, sizeof(list) - used, "%s%zu",
+				 bad ? ", " : "", o->sizes[k]);
+		if (n > 0 && (size_t)n < sizeof(list) - used)
+			used += (size_t)n;
+		bad++;
+	}
+	if (!bad)
+		return 0;
+	if (bad == 1)
+		return error("size %zu is larger than the entry size %u of %s: "
+			     "nothing measured", o->sizes[first], entry_size,
+			     window);
+	return error("sizes %s are larger than the entry size %u of %s: "
+		     "nothing measured", list, entry_size, window);
+}
+
+/* 0, or 1 after saying why this process cannot run on cpu. */
+static int pin_error(int cpu, const char *who)
+{
+	int err = cpu_pin(cpu);
+	char list[256];
+
+	if (!err)
+		return 0;
+	return error("cannot pin %s to CPU %d: %s (allowed: %s)", who, cpu,
+		     strerror(-err), cpu_allowed_list(list, sizeof(list)));
 }
 
 int session_main(struct ctx *ctx, struct session_opts *o,
@@ -415,6 +517,10 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 		}
 	}
 	smq_close(w);
+	/* every size before the first: all of them are measured, or none */
+	if ((!o->peer_mode || self < peer) &&
+	    (rc = sizes_check(o, wi.geometry.entry_size, wi.name)))
+		return rc;
 	unsigned q_self = (unsigned)(self == lo ? qlo : qhi);
 	unsigned q_peer = (unsigned)(self == lo ? qhi : qlo);
 	/* With --peer the other half pins itself; on one host both halves
@@ -425,10 +531,13 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 	}
 	if (o->peer_mode)
 		o->cpu[1] = -1;
+	if (!o->cpu_checked && (rc = session_cpu_check(o, o->mode == SMQ_POLL)))
+		return rc;
 	measure_signals();
 
 	if (o->peer_mode) {
-		cpu_pin(o->cpu[0]);
+		if ((rc = pin_error(o->cpu[0], "this board")))
+			return rc;
 		if (session_open(&s, ctx, self, peer, q_self, q_peer, o->mode,
 				 60000))
 			return 1;
@@ -465,7 +574,8 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 		return error("fork: %s", strerror(errno));
 	if (pid == 0) {
 		signal(SIGINT, SIG_IGN);
-		cpu_pin(o->cpu[1]);
+		if (pin_error(o->cpu[1], "the peer board"))
+			_exit(1);
 		struct session ps;
 		if (session_open(&ps, ctx, peer, self, q_peer, q_self, o->mode,
 				 CTL_TIMEOUT_MS))
@@ -475,9 +585,9 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 		session_close(&ps);
 		_exit(err ? 1 : 0);
 	}
-	cpu_pin(o->cpu[0]);
 	rc = 1;
-	if (!session_open(&s, ctx, self, peer, q_self, q_peer, o->mode,
+	if (!pin_error(o->cpu[0], "this board") &&
+	    !session_open(&s, ctx, self, peer, q_self, q_peer, o->mode,
 			  CTL_TIMEOUT_MS)) {
 		s.id = id;
 		int err = hello(&s, CTL_TIMEOUT_MS, false);
@@ -490,9 +600,11 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 		send_msg(&s, OP_QUIT, 0, 0, 0, 0, 0);
 		session_close(&s);
 	}
+	/* the peer leaves at once on OP_QUIT; wait up to 5 s, in short naps
+	 * (bench --baseline runs seven sessions) */
 	int status;
-	for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; i++)
-		usleep(100000);
+	for (int i = 0; i < 1000 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(5000);
 	if (waitpid(pid, &status, WNOHANG) == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
@@ -509,14 +621,13 @@ void session_predict(const struct session *s, struct result *r, int n,
 
 	if (strcmp(s->wi.transport, "pci") ||
 	    sscanf(s->wi.name, "pci:%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4) {
-		snprintf(note, len, "notification: %s", s->wi.notify);
+		snprintf(note, len, "none: the window is not on a PCI device");
 		return;
 	}
 	snprintf(slot, sizeof(slot), "%04x:%02x:%02x.%x", dom, bus, dev, fn);
 	struct probe_filter f = { slot, NULL };
 	if (probe_scan(&list, &f, NULL) || list.n != 1) {
-		snprintf(note, len, "notification: %s; no prediction: %s not "
-			 "found by the probe", s->wi.notify, slot);
+		snprintf(note, len, "none: %s not found by the probe", slot);
 		probe_free(&list);
 		return;
 	}
@@ -524,16 +635,14 @@ void session_predict(const struct session *s, struct result *r, int n,
 	struct pcie_link_params p = { k->sta_speed, k->sta_width, k->mps,
 				      k->mrrs };
 	if (!k->present || pcie_params_check(&p)) {
-		snprintf(note, len, "notification: %s; no prediction: %s has no "
-			 "PCIe link to model", s->wi.notify, slot);
+		snprintf(note, len, "none: %s has no PCIe link to model", slot);
 		probe_free(&list);
 		return;
 	}
 	for (int i = 0; i < n; i++)
 		r[i].predicted = pcie_queue_msgs_per_s(&p, r[i].size);
-	snprintf(note, len, "notification: %s; predicted: the PCIe model for "
-		 "Gen%d x%d, MPS %d, MRRS %d (smqctl model)", s->wi.notify, p.gen,
-		 p.width, p.mps, p.mrrs);
+	snprintf(note, len, "the PCIe model for Gen%d x%d, MPS %d, MRRS %d "
+		 "(smqctl model)", p.gen, p.width, p.mps, p.mrrs);
 	probe_free(&list);
 }
 
@@ -552,84 +661,169 @@ const char *mode_name(int mode)
 
 /* ---- output ---- */
 
-static double pct(double cpu, double seconds)
+static void json_null(struct json *j, const char *key)
 {
-	return cpu < 0 || seconds <= 0 ? -1 : 100.0 * cpu / seconds;
+	json_double(j, key, NAN, 0);  /* not finite: null */
 }
 
-static double pct_b(const struct result *r)
+static void json_cpu(struct json *j, const char *key, int cpu)
 {
-	return pct(r->cpu_b, r->seconds_b > 0 ? r->seconds_b : r->seconds);
+	if (cpu < 0)
+		json_null(j, key);
+	else
+		json_i64(j, key, cpu);
+}
+
+/* A number for CSV, empty when not known. */
+static void csv_double(double v, int decimals)
+{
+	if (isfinite(v))
+		printf(",%.*f", decimals, v);
+	else
+		fputs(",", stdout);
+}
+
+/* The columns of a row, in order: JSON keys and CSV header alike. */
+static const char *const row_keys[] = {
+	"name", "size", "messages", "seconds", "msgs_per_s", "mb_per_s",
+};
+static const char *const latency_keys[] = {
+	"min_ns", "mean_ns", "median_ns", "p95_ns", "p99_ns", "p999_ns",
+	"max_ns",
+};
+static const char *const tail_keys[] = {
+	"cpu_a_percent", "cpu_b_percent", "predicted_msgs_per_s",
+};
+#define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
+
+void result_csv_header(bool latency)
+{
+	for (size_t i = 0; i < NKEYS(row_keys); i++)
+		printf("%s%s", i ? "," : "", row_keys[i]);
+	for (size_t i = 0; latency && i < NKEYS(latency_keys); i++)
+		printf(",%s", latency_keys[i]);
+	for (size_t i = 0; i < NKEYS(tail_keys); i++)
+		printf(",%s", tail_keys[i]);
+	putchar('\n');
+}
+
+void result_row(struct json *j, const struct result *r, bool latency)
+{
+	const struct lat_stats *l = &r->half_rtt;
+	double lat[] = { l->min, l->mean, l->median, l->p95, l->p99, l->p999,
+			 l->max };
+	double tail[] = { cpu_percent(r->cpu_a, r->wall_a),
+			  cpu_percent(r->cpu_b, r->wall_b),
+			  r->predicted > 0 ? r->predicted : NAN };
+	int tail_dec[] = { 1, 1, 1 };
+
+	if (!j) {
+		/* names are ours ("smq poll", "pipe"): no commas or quotes */
+		printf("%s,%zu,%" PRIu64 ",%.9f,%.1f,%.3f", r->name, r->size,
+		       r->messages, r->seconds, r->msgs_per_s, r->mb_per_s);
+		for (size_t i = 0; latency && i < NKEYS(lat); i++)
+			csv_double(r->has_latency ? lat[i] : NAN, i == 1 ? 1 : 0);
+		for (size_t i = 0; i < NKEYS(tail); i++)
+			csv_double(tail[i], tail_dec[i]);
+		putchar('\n');
+		return;
+	}
+	json_begin(j, NULL, '{');
+	json_str(j, row_keys[0], r->name);
+	json_u64(j, row_keys[1], r->size);
+	json_u64(j, row_keys[2], r->messages);
+	json_double(j, row_keys[3], r->seconds, 9);
+	json_double(j, row_keys[4], r->msgs_per_s, 1);
+	json_double(j, row_keys[5], r->mb_per_s, 3);
+	for (size_t i = 0; latency && i < NKEYS(lat); i++)
+		json_double(j, latency_keys[i], r->has_latency ? lat[i] : NAN,
+			    i == 1 ? 1 : 0);
+	for (size_t i = 0; i < NKEYS(tail); i++)
+		json_double(j, tail_keys[i], tail[i], tail_dec[i]);
+	if (r->has_histogram) {
+		int lo = HIST_BUCKETS, hi = -1;
+		for (int k = 0; k < HIST_BUCKETS; k++)
+			if (r->histogram[k]) {
+				lo = k < lo ? k : lo;
+				hi = k;
+			}
+		json_begin(j, "histogram", '[');
+		for (int k = lo; k <= hi; k++) {
+			json_begin(j, NULL, '{');
+			json_u64(j, "low_ns", hist_low_ns(k));
+			json_u64(j, "high_ns", hist_high_ns(k));
+			json_u64(j, "count", r->histogram[k]);
+			json_end(j, '}');
+		}
+		json_end(j, ']');
+	}
+	json_end(j, '}');
+}
+
+static void results_json(const struct session_opts *o,
+			 const struct run_info *ri, const struct result *r,
+			 int n, bool latency)
+{
+	const struct session *s = ri->s;
+	struct json j;
+
+	json_open(&j, stdout);
+	json_begin(&j, NULL, '{');
+	json_str(&j, "command", ri->command);
+	json_str(&j, "window", s->wi.name);
+	json_str(&j, "transport", s->wi.transport);
+	json_str(&j, "notification", s->wi.notify);
+	json_u64(&j, "entries", s->wi.geometry.entries);
+	json_u64(&j, "entry_size", s->wi.geometry.entry_size);
+	json_str(&j, "mode", mode_name(s->mode));
+	json_u64(&j, "board", s->self);
+	json_u64(&j, "peer_board", s->peer);
+	json_u64(&j, "send_queue", s->q_peer);
+	json_u64(&j, "receive_queue", s->q_self);
+	json_cpu(&j, "cpu_a", ri->cpu[0]);
+	json_cpu(&j, "cpu_b", ri->cpu[1]);
+	json_bool(&j, "peer_mode", o->peer_mode);
+	json_bool(&j, "interrupted", ri->interrupted);
+	json_str(&j, "prediction", ri->prediction);
+	json_begin(&j, "results", '[');
+	for (int i = 0; i < n; i++)
+		result_row(&j, &r[i], latency);
+	json_end(&j, ']');
+	json_end(&j, '}');
+	json_close(&j);
 }
 
 void results_print(struct ctx *ctx, const struct session_opts *o,
-		   const char *title, const struct result *r, int n,
+		   const struct run_info *ri, const struct result *r, int n,
 		   bool latency)
 {
+	const struct session *s = ri->s;
+	char c0[16], c1[16];
+
 	if (ctx->json) {
-		struct json j;
-		json_open(&j, stdout);
-		json_begin(&j, NULL, '{');
-		json_str(&j, "title", title);
-		json_begin(&j, "results", '[');
-		for (int i = 0; i < n; i++) {
-			json_begin(&j, NULL, '{');
-			json_str(&j, "name", r[i].name);
-			json_u64(&j, "size", r[i].size);
-			json_u64(&j, "messages", r[i].messages);
-			json_double(&j, "seconds", r[i].seconds, 9);
-			json_double(&j, "msgs_per_s", r[i].msgs_per_s, 1);
-			json_double(&j, "mb_per_s", r[i].mb_per_s, 3);
-			if (r[i].predicted > 0)
-				json_double(&j, "predicted_msgs_per_s",
-					    r[i].predicted, 1);
-			if (r[i].has_latency) {
-				const struct lat_stats *l = &r[i].half_rtt;
-				json_begin(&j, "half_rtt_ns", '{');
-				json_u64(&j, "n", l->n);
-				json_double(&j, "min", l->min, 0);
-				json_double(&j, "mean", l->mean, 1);
-				json_double(&j, "median", l->median, 0);
-				json_double(&j, "p95", l->p95, 0);
-				json_double(&j, "p99", l->p99, 0);
-				json_double(&j, "p99.9", l->p999, 0);
-				json_double(&j, "max", l->max, 0);
-				json_end(&j, '}');
-			}
-			json_begin(&j, "cpu_percent", '[');
-			json_double(&j, NULL, pct(r[i].cpu_a, r[i].seconds), 1);
-			json_double(&j, NULL, pct_b(&r[i]), 1);
-			json_end(&j, ']');
-			json_end(&j, '}');
-		}
-		json_end(&j, ']');
-		json_end(&j, '}');
-		json_close(&j);
+		results_json(o, ri, r, n, latency);
 		return;
 	}
-	if (o && o->csv) {
-		printf("name,size,messages,seconds,msgs_per_s,mb_per_s%s,"
-		       "cpu_a_percent,cpu_b_percent\n", latency
-		       ? ",min_ns,mean_ns,median_ns,p95_ns,p99_ns,p999_ns,max_ns" : "");
-		for (int i = 0; i < n; i++) {
-			printf("%s,%zu,%" PRIu64 ",%.9f,%.1f,%.3f", r[i].name,
-			       r[i].size, r[i].messages, r[i].seconds,
-			       r[i].msgs_per_s, r[i].mb_per_s);
-			if (latency) {
-				const struct lat_stats *l = &r[i].half_rtt;
-				printf(",%.0f,%.1f,%.0f,%.0f,%.0f,%.0f,%.0f", l->min,
-				       l->mean, l->median, l->p95, l->p99, l->p999,
-				       l->max);
-			}
-			printf(",%.1f,%.1f\n", pct(r[i].cpu_a, r[i].seconds),
-			       pct_b(&r[i]));
-		}
+	if (o->csv) {
+		result_csv_header(latency);
+		for (int i = 0; i < n; i++)
+			result_row(NULL, &r[i], latency);
 		return;
 	}
-	bool pred = false;
-	for (int i = 0; i < n; i++)
-		pred |= r[i].predicted > 0;
-	printf("%s\n", title);
+	if (latency)
+		printf("pingpong on %s: board %u (cpu %s) <-> board %u (cpu %s), "
+		       "queues %u and %u, mode %s%s\n", s->wi.name, s->self,
+		       cpu_name(ri->cpu[0], c0), s->peer, cpu_name(ri->cpu[1], c1),
+		       s->q_self, s->q_peer, mode_name(s->mode),
+		       ri->interrupted ? " (interrupted)" : "");
+	else
+		printf("%s on %s: board %u (cpu %s) -> board %u (cpu %s), queue "
+		       "%u, mode %s%s\n", ri->command, s->wi.name, s->self,
+		       cpu_name(ri->cpu[0], c0), s->peer, cpu_name(ri->cpu[1], c1),
+		       s->q_peer, mode_name(s->mode),
+		       ri->interrupted ? " (interrupted)" : "");
+	printf("notification: %s; prediction: %s\n", s->wi.notify,
+	       ri->prediction);
 	if (latency)
 		printf("%8s %12s %12s  %7s %7s %7s %7s %7s %7s %8s  %5s %5s\n",
 		       "SIZE", "ROUND TRIPS", "MSGS/S/DIR", "MIN", "MEAN",
@@ -637,13 +831,15 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 	else
 		printf("%8s %12s %12s %12s  %5s %5s\n", "SIZE", "MESSAGES",
 		       "MSGS/S", "MB/S", "CPU-A", "CPU-B");
+	bool pred = false;
 	for (int i = 0; i < n; i++) {
 		char a[16] = "-", b[16] = "-";
-		double pa = pct(r[i].cpu_a, r[i].seconds);
-		double pb = pct_b(&r[i]);
-		if (pa >= 0)
+		double pa = cpu_percent(r[i].cpu_a, r[i].wall_a);
+		double pb = cpu_percent(r[i].cpu_b, r[i].wall_b);
+		pred |= r[i].predicted > 0;
+		if (isfinite(pa))
 			snprintf(a, sizeof(a), "%.0f%%", pa);
-		if (pb >= 0)
+		if (isfinite(pb))
 			snprintf(b, sizeof(b), "%.0f%%", pb);
 		if (latency) {
 			const struct lat_stats *l = &r[i].half_rtt;
@@ -669,26 +865,26 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 		       "one core used by each side\n");
 }
 
-void histogram_print(const uint64_t *s, uint64_t n)
+void histogram_print(const uint64_t counts[HIST_BUCKETS])
 {
-	uint64_t counts[64] = { 0 }, most = 0;
-	int lo = 63, hi = 0;
+	uint64_t most = 0, n = 0;
+	int lo = HIST_BUCKETS, hi = -1;
 
-	for (uint64_t i = 0; i < n; i++) {
-		int k = s[i] ? 63 - __builtin_clzll(s[i]) : 0;
-		counts[k]++;
+	for (int k = 0; k < HIST_BUCKETS; k++) {
+		if (!counts[k])
+			continue;
 		lo = k < lo ? k : lo;
-		hi = k > hi ? k : hi;
-	}
-	for (int k = lo; k <= hi; k++)
+		hi = k;
+		n += counts[k];
 		most = counts[k] > most ? counts[k] : most;
-	if (!n || !most)
+	}
+	if (!n)
 		return;
 	printf("half round trip histogram (%" PRIu64 " samples):\n", n);
 	for (int k = lo; k <= hi; k++) {
 		int bar = (int)((counts[k] * 50 + most - 1) / most);
 		printf("  %9.3f - %9.3f us %10" PRIu64 " %.*s\n",
-		       (double)(1ull << k) / 1e3, (double)(2ull << k) / 1e3,
+		       (double)hist_low_ns(k) / 1e3, (double)hist_high_ns(k) / 1e3,
 		       counts[k], counts[k] ? bar : 0,
 		       "##################################################");
 	}

@@ -23,8 +23,8 @@ struct session_msg {
 				   the warm-up */
 	uint64_t errors;        /* report: messages that came wrong */
 	uint64_t warm;          /* round: messages of warm-up, not timed */
-	double wall;            /* report: wall seconds over which cpu was
-				   measured, on the peer's own clock */
+	double wall;            /* report: wall seconds around the CPU samples
+				   of cpu, on the peer's own clock */
 };
 
 struct session {
@@ -50,8 +50,19 @@ struct session_opts {
 	int peer_board;         /* -1: 1 for board 0, else 0 */
 	int queues[2];          /* -1: the first queue each board receives */
 	bool csv, histogram;
+	bool force;             /* run where the figures would mislead */
+	bool cpu_checked;       /* session_cpu_check was done already */
+	const size_t *sizes;    /* the command's sizes, checked against the */
+	int nsizes;             /* window before the first round */
 };
 void session_opts_init(struct session_opts *o);
+/* After parsing: what the options cannot say alone (--csv with --json).
+ * 0, or the exit status. */
+int session_opts_check(const struct ctx *ctx, const struct session_opts *o);
+/* Refuses (exit 2) when both sides would busy-poll on one CPU, unless
+ * --force, where it warns.  polls: the measurement busy-polls.  0, or the
+ * exit status. */
+int session_cpu_check(const struct session_opts *o, bool polls);
 /* The option parser both commands include as a child. */
 extern const struct argp session_argp;
 
@@ -70,9 +81,10 @@ int session_report(struct session *s, struct session_msg *r);
 void session_fill(uint8_t *buf, size_t size, uint64_t seq);
 
 const char *mode_name(int mode);
-/* When the window is on a PCI BAR with a PCIe link: the model's bound on
- * messages/s for each result's size (seed 001), and a line saying which
- * link; else a line saying why there is none.  Fills r[i].predicted. */
+/* When the window is on a PCI BAR with a PCIe link: the bound on
+ * messages/s for each result's size by the PCIe cost model of the
+ * pcie-bench study, and a line saying which link; else a line saying why
+ * there is none.  Fills r[i].predicted. */
 void session_predict(const struct session *s, struct result *r, int n,
 		     char *note, size_t len);
 /* "3", or "-" for a side left unpinned (or pinned by itself, --peer) */
@@ -85,12 +97,27 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 int stream_size(struct session *s, size_t size, uint64_t count,
 		struct result *r);
 
-/* Output of a list of results: text table, --json or --csv. */
+/* What a run was, for its output. */
+struct run_info {
+	const char *command;        /* "pingpong" or "bench" */
+	const struct session *s;    /* window, boards, queues, mode */
+	int cpu[2];                 /* this board's and the peer's, -1: not
+				       pinned (or pinned elsewhere) */
+	bool interrupted;
+	char prediction[256];       /* session_predict's line */
+};
+
+/* Output of a list of results: text table, --json or --csv (the CSV
+ * columns are the keys of the JSON rows, in the same order). */
 void results_print(struct ctx *ctx, const struct session_opts *o,
-		   const char *title, const struct result *r, int n,
+		   const struct run_info *ri, const struct result *r, int n,
 		   bool latency);
+/* A result's row, for JSON (j) or, when j is NULL, as CSV; header: the
+ * CSV header instead.  Shared with bench --baseline. */
+void result_row(struct json *j, const struct result *r, bool latency);
+void result_csv_header(bool latency);
 /* A latency histogram of half round trips, in the terminal. */
-void histogram_print(const uint64_t *samples, uint64_t n);
+void histogram_print(const uint64_t counts[HIST_BUCKETS]);
 
 
 #endif

@@ -1,4 +1,5 @@
-/* The PCIe cost model of seed 001 (pcie-bench, SIGCOMM 2018), as arithmetic.
+/* The PCIe cost model of the pcie-bench study ("Understanding PCIe
+ * performance for end host networking", SIGCOMM 2018), as arithmetic.
  *
  * Physical rate of a link: lanes x transfer rate x line-encoding efficiency.
  *   Gen1 2.5 GT/s, Gen2 5 GT/s: 8b/10b (0.8).
@@ -13,19 +14,19 @@
  *   overhead (it is a lower bound on what the link can move).
  *
  * Data rate: the physical rate times PCIE_DLL_EFFICIENCY = 57.88 / 62.96,
- * the ratio of the two figures seed 001 gives for PCIe 3.0 x8 (62.96 Gb/s
+ * the ratio of the two figures the study gives for PCIe 3.0 x8 (62.96 Gb/s
  * physical, 57.88 Gb/s after flow control and acknowledgements, "8.07%").
- * The seed rounds the lane rate to 7.87 Gb/s first; we keep the exact
- * physical rate (63.015 Gb/s for Gen3 x8) and the seed's ratio, which gives
- * 57.93 Gb/s there, 0.09% above the seed's 57.88.
+ * The study rounds the lane rate to 7.87 Gb/s first; we keep the exact
+ * physical rate (63.015 Gb/s for Gen3 x8) and the study's ratio, which gives
+ * 57.93 Gb/s there, 0.09% above the study's 57.88.
  *
- * Bytes on the link (seed 001, equations 1-3):
+ * Bytes on the link (the study's equations 1-3):
  *   write of sz:  ceil(sz/MPS) * 24 + sz
  *   read of sz:   ceil(sz/MRRS) * 24 + sz upstream (the requests, as the
- *                 seed writes it) and ceil(sz/MPS) * 20 + sz of completions
+ *                 study writes it) and ceil(sz/MPS) * 20 + sz of completions
  *                 downstream.
  * 24 = 2 framing + 6 DLL + 4 TLP + 12 MWr/MRd header (64-bit addresses);
- * 20 per completion (CplD) is the seed's figure: its header carries no
+ * 20 per completion (CplD) is the study's figure: its header carries no
  * 64-bit address.
  * A transfer of 0 bytes sends no TLP: 0 bytes. */
 #include <errno.h>

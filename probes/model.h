@@ -1,4 +1,4 @@
-/* The PCIe cost model of seed 001: bytes on the link for writes and reads,
+/* The PCIe cost model of the pcie-bench study: bytes on the link for writes and reads,
  * and what a writes-only queue can move.  Pure arithmetic, no I/O. */
 #ifndef SMQ_MODEL_H
 #define SMQ_MODEL_H
@@ -12,7 +12,7 @@ struct pcie_link_params {
 };
 
 /* What is left of the physical rate after the data-link layer's flow
- * control and acknowledgements: seed 001 takes 62.96 Gb/s to 57.88 Gb/s
+ * control and acknowledgements: the pcie-bench study takes 62.96 Gb/s to 57.88 Gb/s
  * ("about 8%", 8.07%), and this is exactly the ratio of its two figures. */
 #define PCIE_DLL_EFFICIENCY (57.88 / 62.96)
 
@@ -29,7 +29,7 @@ struct pcie_link_params {
 
 /* Bits per second on the physical layer after line encoding (8b/10b for
  * Gen1-2, 128b/130b from Gen3; Gen6's FLIT mode taken as 242/256), and
- * after the data-link overhead of seed 001 (about 8%). */
+ * after the data-link overhead the pcie-bench study gives (about 8%). */
 double pcie_phy_bps(const struct pcie_link_params *p);
 double pcie_data_bps(const struct pcie_link_params *p);
 

@@ -1,7 +1,10 @@
 /* The baselines (cli/baseline.c) run with small counts and report numbers
- * that agree with each other; stopped runs report what they measured; no
- * child, descriptor, message queue or CPU pinning is left behind.  No
- * timing is asserted: the machines here are noisy. */
+ * that agree with each other; the two-core ring delivers every byte of
+ * every message and catches one flipped byte; CPU time never exceeds the
+ * wall time it was measured over, however short the run; stopped runs
+ * report what they measured; no child, descriptor, message queue or CPU
+ * pinning is left behind.  No timing is asserted: the machines here are
+ * noisy. */
 #include <dirent.h>
 #include <mqueue.h>
 #include <sched.h>
@@ -24,6 +27,29 @@ static bool close_to(double got, double want)
 	double d = got > want ? got - want : want - got;
 	double m = want < 0 ? -want : want;
 	return m > 0 ? d <= 1e-9 * m : d == 0;
+}
+
+/* Each side's CPU time lies inside its own wall window: a share of at
+ * most 100%, whatever the length of the run.  The CPU clock and the raw
+ * monotonic clock may disagree by parts per million, no more. */
+static void check_cpu(const struct result *r, const char *what)
+{
+	const double cpu[2] = { r->cpu_a, r->cpu_b };
+	const double wall[2] = { r->wall_a, r->wall_b };
+
+	for (int i = 0; i < 2; i++) {
+		if (cpu[i] < 0)
+			continue;
+		if (!(wall[i] > 0))
+			FAIL("%s: side %c used %g s of CPU over %g s", what, 'A' + i,
+			     cpu[i], wall[i]);
+		if (cpu[i] > wall[i] * (1 + 1e-4))
+			FAIL("%s: side %c used %.9f s of CPU in %.9f s of wall time",
+			     what, 'A' + i, cpu[i], wall[i]);
+		double pct = cpu_percent(cpu[i], wall[i]);
+		if (!(pct >= 0 && pct <= 100))
+			FAIL("%s: side %c CPU share %g%%", what, 'A' + i, pct);
+	}
 }
 
 static void check_result(const struct result *r, const char *what, size_t size,
@@ -68,6 +94,7 @@ static void check_result(const struct result *r, const char *what, size_t size,
 	}
 	if (!(r->cpu_a == -1 || r->cpu_a >= 0) || !(r->cpu_b == -1 || r->cpu_b >= 0))
 		FAIL("%s: cpu %g/%g", what, r->cpu_a, r->cpu_b);
+	check_cpu(r, what);
 }
 
 static void check_refused(int rc, int want, const char *why, const char *what)
@@ -323,6 +350,164 @@ static void test_streams(void)
 	check_stopped(rc, &r, why, "unix 0 stopped", 0, false);
 }
 
+/* ---- the two-core ring ---- */
+
+static int ring_run(size_t size, size_t slot_size, uint32_t slots,
+		    uint64_t count, bool check_all, uint64_t corrupt,
+		    struct result *r, const char **why)
+{
+	struct ring_params p = { .size = size, .slot_size = slot_size,
+				 .slots = slots, .count = count, .cpu_a = cpu_a,
+				 .cpu_b = cpu_b, .check_all = check_all,
+				 .corrupt = corrupt };
+	return baseline_ring(&p, r, why);
+}
+
+static void test_ring(bool two_cpus)
+{
+	/* the geometries bench --baseline uses, and odd ones: messages
+	 * smaller than their slots, odd sizes, fewer messages than slots,
+	 * counts that stop part way round the ring */
+	static const struct {
+		size_t size, slot_size;
+		uint32_t slots;
+		uint64_t count;
+	} runs[] = {
+		{ 64, 1024, 256, 20000 },
+		{ 0, 1024, 256, 5000 },
+		{ 1, 1, 16, 5001 },
+		{ 7, 8, 3, 1000 },
+		{ 8, 8, 2, 1000 },
+		{ 1000, 1000, 4, 3 },
+		{ 100, 4096, 8, 2345 },
+		{ 65536, 65536, 32, 300 },
+		{ 262144, 262144, 8, 50 },
+		{ 1 << 20, 1 << 20, 4, 13 },
+	};
+	struct result r;
+	const char *why = NULL;
+	char what[64];
+	int rc;
+
+	if (!two_cpus) {
+		REFUSED(ring_run(64, 64, 4, 10, false, 0, &r, &why), -EINVAL,
+			"ring, one cpu");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		for (int all = 1; all >= 0; all--) {
+			snprintf(what, sizeof(what), "ring %zu/%zux%u%s", runs[i].size,
+				 runs[i].slot_size, runs[i].slots,
+				 all ? " all bytes" : "");
+			rc = ring_run(runs[i].size, runs[i].slot_size, runs[i].slots,
+				      runs[i].count, all, 0, &r, &why);
+			if (rc)
+				FAIL("%s: %d (%s): %s", what, rc, strerror(-rc),
+				     why ? why : "");
+			check_result(&r, what, runs[i].size, runs[i].count, false,
+				     false);
+			check_no_children(what);
+			if (r.cpu_a < 0 || r.cpu_b < 0)
+				FAIL("%s: CPU time not measured", what);
+		}
+	}
+
+	/* one flipped byte is caught, in the untimed lap or after it: the
+	 * last byte of a message, by the full check; the last byte of the
+	 * sequence number, by the ordinary one */
+	static const struct { size_t size; bool all; uint64_t at; } bad[] = {
+		{ 1000, true, 1 }, { 1000, true, 8 * 2 + 100 }, { 1, true, 40 },
+		{ 8, false, 1 }, { 64 << 10, true, 8 * 2 + 5 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(what, sizeof(what), "ring %zu, byte flipped in %llu",
+			 bad[i].size, (unsigned long long)bad[i].at - 1);
+		why = NULL;
+		rc = ring_run(bad[i].size, bad[i].size, 8, 500, bad[i].all,
+			      bad[i].at, &r, &why);
+		check_refused(rc, -EIO, why, what);
+		char want[128];
+		snprintf(want, sizeof(want), "1 of the messages came out of the "
+			 "ring wrong, the first message %llu",
+			 (unsigned long long)bad[i].at - 1);
+		if (!why || strcmp(why, want))
+			FAIL("%s: '%s', expected '%s'", what, why ? why : "", want);
+		check_no_children(what);
+	}
+
+	REFUSED(ring_run(65, 64, 4, 10, false, 0, &r, &why), -EINVAL,
+		"ring, message > slot");
+	REFUSED(ring_run(64, 64, 0, 10, false, 0, &r, &why), -EINVAL,
+		"ring, no slots");
+	REFUSED(ring_run(64, 64, 4, 0, false, 0, &r, &why), -EINVAL,
+		"ring, 0 messages");
+	struct ring_params same = { .size = 64, .slot_size = 64, .slots = 4,
+				    .count = 10, .cpu_a = cpu_a, .cpu_b = cpu_a };
+	REFUSED(baseline_ring(&same, &r, &why), -EINVAL, "ring, one cpu");
+
+	stop_after_ms(40);
+	rc = ring_run(64, 1024, 256, LONG_RUN * 10, false, 0, &r, &why);
+	check_stopped(rc, &r, why, "ring stopped", 64, false);
+	stop_after_ms(300);  /* after the untimed lap of 8 MiB, checked */
+	rc = ring_run(1 << 20, 1 << 20, 4, LONG_RUN, true, 0, &r, &why);
+	check_stopped(rc, &r, why, "ring 1 MiB stopped", 1 << 20, false);
+}
+
+/* Runs of a few round trips or messages: the CPU shares stay at or under
+ * 100% (check_result checks each). */
+static void test_short_runs(bool two_cpus)
+{
+	struct result r;
+	const char *why = NULL;
+	char what[64];
+
+	for (uint64_t n = 1; n <= 64; n *= 4) {
+		int rc;
+		snprintf(what, sizeof(what), "futex, %llu", (unsigned long long)n);
+		if ((rc = baseline_futex_pingpong(cpu_a, cpu_b, n, &r, &why)))
+			FAIL("%s: %d: %s", what, rc, why);
+		check_result(&r, what, sizeof(uint32_t), n, true, false);
+		snprintf(what, sizeof(what), "pipe, %llu", (unsigned long long)n);
+		if ((rc = baseline_stream(STREAM_PIPE, 64, n, cpu_a, cpu_b, &r, &why)))
+			FAIL("%s: %d: %s", what, rc, why);
+		check_result(&r, what, 64, n, false, false);
+		if (!two_cpus)
+			continue;
+		snprintf(what, sizeof(what), "cache line, %llu", (unsigned long long)n);
+		if ((rc = baseline_cacheline_pingpong(cpu_a, cpu_b, n, &r, &why)))
+			FAIL("%s: %d: %s", what, rc, why);
+		check_result(&r, what, sizeof(uint64_t), n, true, false);
+		snprintf(what, sizeof(what), "ring, %llu", (unsigned long long)n);
+		if ((rc = ring_run(64, 64, 4, n, false, 0, &r, &why)))
+			FAIL("%s: %d: %s", what, rc, why);
+		check_result(&r, what, 64, n, false, false);
+	}
+}
+
+/* The allowed set, as the kernel lists it in /proc/self/status. */
+static void test_cpu_list(void)
+{
+	char got[256], want[256] = "", line[512];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f) {
+		printf("cpu list not checked: no /proc/self/status\n");
+		return;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Cpus_allowed_list: %255s", want) == 1)
+			break;
+	fclose(f);
+	cpu_allowed_list(got, sizeof(got));
+	printf("allowed CPUs %s (kernel: %s), %d of them\n", got, want,
+	       cpu_allowed_count());
+	if (strcmp(got, want))
+		FAIL("allowed CPUs '%s', the kernel says '%s'", got, want);
+	if (cpu_allowed_count() < 1 || !cpu_allowed(cpu_pick(0)) ||
+	    cpu_allowed(-1) || cpu_allowed(CPU_SETSIZE))
+		FAIL("cpu_allowed disagrees with cpu_pick");
+}
+
 /* A CPU this process may not use makes the first or the second side fail. */
 static void test_bad_cpu(void)
 {
@@ -346,6 +531,12 @@ static void test_bad_cpu(void)
 	if (rc >= 0 || !why)
 		FAIL("unix with cpu_b %d: %d", bad, rc);
 	printf("%-16s refused: %s\n", "unix bad cpu_b", why);
+	struct ring_params rp = { .size = 64, .slot_size = 64, .slots = 4,
+				  .count = 100, .cpu_a = cpu_a, .cpu_b = bad };
+	rc = baseline_ring(&rp, &r, &why);
+	if (rc >= 0 || !why)
+		FAIL("ring with cpu_b %d: %d", bad, rc);
+	printf("%-16s refused: %s\n", "ring bad cpu_b", why);
 	check_no_children("bad cpu");
 }
 
@@ -365,9 +556,12 @@ int main(void)
 		FAIL("sched_getaffinity");
 	fds = count_fds();
 
+	test_cpu_list();
 	test_pingpongs(two_cpus);
 	test_memcpy();
 	test_streams();
+	test_ring(two_cpus);
+	test_short_runs(two_cpus);
 	test_bad_cpu();
 
 	if (sched_getaffinity(0, sizeof(after), &after) || !CPU_EQUAL(&before, &after))
