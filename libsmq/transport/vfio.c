@@ -260,8 +260,8 @@ const char *smq_vfio_explain(int err)
 		return "no such PCI device";
 	case -EOPNOTSUPP:
 		return "the device has no IOMMU group: boot with an IOMMU "
-		       "(intel_iommu=on or amd_iommu=on); this kernel has no "
-		       "VFIO no-IOMMU mode to fall back on";
+		       "(intel_iommu=on or amd_iommu=on; VFIO's no-IOMMU "
+		       "mode is not supported)";
 	case -EUNATCH:
 		return "the device is not bound to vfio-pci (write vfio-pci to "
 		       "its driver_override, unbind it, then write its address "

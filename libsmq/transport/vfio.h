@@ -13,8 +13,9 @@
  *   -EINVAL           the address is not [dddd:]bb:ss.f
  *   -ENODEV           no PCI device at that address
  *   -EOPNOTSUPP       the device has no IOMMU group: the kernel runs without
- *                     an IOMMU (intel_iommu=on, amd_iommu=on) and, as in
- *                     Debian's kernels, without VFIO's no-IOMMU mode
+ *                     an IOMMU (intel_iommu=on, amd_iommu=on).  VFIO's
+ *                     no-IOMMU mode (/dev/vfio/noiommu-N) is not used:
+ *                     Debian's kernels lack it, so it could not be tested
  *   -EUNATCH          the device is not bound to vfio-pci (another driver,
  *                     or none)
  *   -ENOENT           a /dev/vfio node is missing (modules not loaded,
