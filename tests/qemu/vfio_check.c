@@ -13,6 +13,7 @@
  *                                then one ring from the host answered
  *
  * Exit 0 when every check held, 1 otherwise, 2 for bad usage. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -86,6 +87,50 @@ static int sysfs_map(const char *bdf, int bar)
 	return err;
 }
 
+/* What this process holds: open descriptors and mappings, to find leaks. */
+static int count_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int n = 0, c;
+	if (!f)
+		return -1;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+struct held {
+	int fds, maps;
+};
+
+static struct held held_now(void)
+{
+	return (struct held){ count_fds(), count_lines("/proc/self/maps") };
+}
+
+static void check_nothing_leaked(struct held before)
+{
+	struct held after = held_now();
+	say("held before %d fds %d maps, after close %d fds %d maps",
+	    before.fds, before.maps, after.fds, after.maps);
+	check(before.fds >= 0 && before.fds == after.fds &&
+	      before.maps == after.maps,
+	      "closing left no descriptor and no mapping behind");
+}
+
 static void describe_bars(struct smq_vfio *v)
 {
 	for (unsigned bar = 0; bar < 6; bar++) {
@@ -135,6 +180,7 @@ static int cmd_plain(const char *bdf)
 	void *mem;
 	uint64_t size;
 
+	struct held before = held_now();
 	if (open_or_say(&v, bdf))
 		return 1;
 	describe_bars(v);
@@ -170,6 +216,7 @@ static int cmd_plain(const char *bdf)
 		      "pread after reopening");
 	}
 	smq_vfio_close(v);
+	check_nothing_leaked(before);
 	return failures ? 1 : 0;
 }
 
@@ -259,6 +306,7 @@ static int cmd_run(const char *bdf, int role, int rounds)
 	int me = role == 'a' ? MBOX_A : MBOX_B;
 	int peer = role == 'a' ? MBOX_B : MBOX_A;
 	int err;
+	struct held before = held_now();
 
 	if (open_or_say(&v, bdf))
 		return 1;
@@ -287,16 +335,16 @@ static int cmd_run(const char *bdf, int role, int rounds)
 	if (nvec < VEC_COUNT)
 		goto out;
 
-	int before = sysfs_map(bdf, 2);
+	int sysfs_before = sysfs_map(bdf, 2);
 	err = smq_doorbell_map_shm(db, &shm, &shm_size);
 	say("shm bar2 rc %d size %llu", err, (unsigned long long)shm_size);
 	check(err == 0 && shm_size >= 4096, "BAR2 (the shared memory) maps");
 	if (err)
 		goto out;
-	int after = sysfs_map(bdf, 2);
+	int sysfs_after = sysfs_map(bdf, 2);
 	say("sysfs resource2 mmap before VFIO mapped BAR2: %d %s; after: %d %s",
-	    before, before ? errname(before) : "ok", after,
-	    after ? errname(after) : "ok");
+	    sysfs_before, sysfs_before ? errname(sysfs_before) : "ok",
+	    sysfs_after, sysfs_after ? errname(sysfs_after) : "ok");
 
 	err = smq_vfio_msix_enable(v, VEC_COUNT);
 	check(err == 0, "MSI-X vectors 0-3 routed to eventfds");
@@ -379,6 +427,7 @@ out:
 	check(err == 0, "MSI-X routing torn down");
 	smq_doorbell_close(db);
 	smq_vfio_close(v);
+	check_nothing_leaked(before);
 	/* After the close the group is free again. */
 	if (open_or_say(&v, bdf) == 0)
 		smq_vfio_close(v);
