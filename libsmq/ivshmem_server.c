@@ -63,6 +63,8 @@ struct smq_server {
 	unsigned nslots, npeers;
 	struct smq_server_event *ev;  /* a ring of events not yet taken */
 	unsigned evhead, evlen, evcap;
+	char created[256];     /* while opening: the memory we created, "shm"
+				  or "file" prefixed, to remove on failure */
 };
 
 /* ---- the memory ---- */
@@ -196,10 +198,12 @@ static int open_memory(struct smq_server *s, const char *spec, uint64_t size)
 		err = -EFBIG;
 		goto fail;
 	}
-	if ((uint64_t)st.st_size < want && (err = grow(fd, want)))
-		goto fail;
+	/* grown by size_memory(), once the socket is ours */
 	s->mem_fd = fd;
 	s->size = want;
+	if (created)
+		snprintf(s->created, sizeof(s->created), "%s:%s",
+			 shm ? "shm" : "file", path);
 	return 0;
 fail:
 	close(fd);
@@ -208,6 +212,15 @@ fail:
 	else if (created)
 		unlink(path);
 	return err;
+}
+
+static int size_memory(struct smq_server *s)
+{
+	struct stat st;
+
+	if (fstat(s->mem_fd, &st) < 0)
+		return -errno;
+	return (uint64_t)st.st_size < s->size ? grow(s->mem_fd, s->size) : 0;
 }
 
 /* ---- the socket ---- */
@@ -662,7 +675,8 @@ int smq_server_open(struct smq_server **sp, const struct smq_server_config *c)
 		err = -errno;
 		goto fail;
 	}
-	if ((err = make_socket(s, &addr, c->mode ? c->mode : 0600)))
+	if ((err = make_socket(s, &addr, c->mode ? c->mode : 0600)) ||
+	    (err = size_memory(s)))
 		goto fail;
 	struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };
 	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->listen_fd, &e) < 0) {
@@ -670,8 +684,14 @@ int smq_server_open(struct smq_server **sp, const struct smq_server_config *c)
 		goto fail;
 	}
 	*sp = s;
+	s->created[0] = 0;
 	return 0;
 fail:
+	/* nothing left behind: not the memory we made either */
+	if (!strncmp(s->created, "shm:", 4))
+		shm_unlink(s->created + 4);
+	else if (!strncmp(s->created, "file:", 5))
+		unlink(s->created + 5);
 	smq_server_close(s);
 	return err;
 }
