@@ -142,7 +142,7 @@ timeout 180 qemu-system-x86_64 -accel "$accel" -nodefaults -no-reboot -m 256 \
 	-object "memory-backend-file,id=hm,size=$size,share=on,mem-path=$X" \
 	-device ivshmem-plain,memdev=hm \
 	-kernel "$kernel" -initrd "$T/initramfs" \
-	-append "console=ttyS0 panic=-1 quiet smq_stage=2 smq_window=$wmode" \
+	-append "console=ttyS0 panic=-1 quiet no_timer_check smq_stage=2 smq_window=$wmode" \
 	</dev/null >"$T/qemu.out" 2>&1 &
 qpid=$!
 

@@ -52,11 +52,12 @@ rounds=${SMQ_QEMU_ROUNDS:-20}
 
 T=$(mktemp -d) || exit 1
 X=/dev/shm/smq-qemu-vfio-$$
+M=/dev/shm/smq-qemu-vfio-server-$$
 pids=''
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
 	for p in $pids; do wait "$p" 2>/dev/null; done
-	rm -f "$X"
+	rm -f "$X" "$M"
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -92,8 +93,9 @@ failed() { echo "FAIL $*"; fail=1; }
 
 # ---- the server ----
 sock=$T/ivshmem.sock
-timeout 150 "$T/smqctl" server --socket "$sock" --size 1M --vectors 4 \
-	>"$T/server.out" 2>&1 &
+# its memory a file of our own, not the default window
+timeout 150 "$T/smqctl" --window "file:$M" server --socket "$sock" \
+	--size 1M --vectors 4 >"$T/server.out" 2>&1 &
 spid=$!
 pids="$pids $spid"
 i=0
@@ -112,17 +114,18 @@ if [ -w /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd
 	accel=kvm
 fi
 truncate -s 1M "$X" || exit 1
-guest() { # guest ROLE EXTRA-ARGS...
+guest() { # guest ROLE EXTRA-ARGS..., run in the background: exec makes its
+	# job QEMU's timeout, which passes a kill on to QEMU
 	r=$1
 	shift
-	timeout 110 qemu-system-x86_64 -accel "$accel" -M q35 -nodefaults \
+	exec timeout 110 qemu-system-x86_64 -accel "$accel" -M q35 -nodefaults \
 		-no-reboot -m 256 -display none -monitor none \
 		-serial "file:$T/serial-$r" \
 		-device intel-iommu \
 		-chardev "socket,path=$sock,id=iv" \
 		-device ivshmem-doorbell,chardev=iv,vectors=4 "$@" \
 		-kernel "$kdir/vmlinuz" -initrd "$T/initramfs" \
-		-append "console=ttyS0 panic=-1 quiet intel_iommu=on smq_role=$r smq_rounds=$rounds" \
+		-append "console=ttyS0 panic=-1 quiet intel_iommu=on no_timer_check smq_role=$r smq_rounds=$rounds" \
 		</dev/null >"$T/qemu-$r.out" 2>&1
 }
 guest a -object "memory-backend-file,id=plain,size=1M,share=on,mem-path=$X" \
@@ -135,6 +138,25 @@ timeout 120 "$T/ivshmem_host" "$sock" 100 >"$T/host.out" 2>&1 &
 hpid=$!
 pids="$pids $hpid"
 
+# A guest that ends without "end 0" (a panic, a failed step) leaves the
+# others waiting for it: stop them soon after.
+serial() { tr -d '\r' <"$T/serial-$1" 2>/dev/null; }
+ended=
+while kill -0 "$apid" 2>/dev/null || kill -0 "$bpid" 2>/dev/null ||
+      kill -0 "$hpid" 2>/dev/null; do
+	for r in a b; do
+		eval p=\$${r}pid
+		if ! kill -0 "$p" 2>/dev/null && ! serial $r | grep -qx 'SMQ-GUEST: end 0'; then
+			ended=${ended:-$(date +%s)}
+		fi
+	done
+	if [ -n "$ended" ] && [ $(($(date +%s) - ended)) -ge 3 ]; then
+		echo "     a guest ended early: stopping the others"
+		kill "$apid" "$bpid" "$hpid" 2>/dev/null
+		break
+	fi
+	sleep 0.5
+done
 wait "$apid"
 arc=$?
 wait "$bpid"
@@ -144,7 +166,6 @@ hrc=$?
 pids=$spid
 echo "     guests and host done in $(elapsed) s (accel $accel)"
 
-serial() { tr -d '\r' <"$T/serial-$1" 2>/dev/null; }
 said() { serial "$1" | grep -qxF "$2"; }
 show_logs() {
 	for r in a b; do
