@@ -11,7 +11,8 @@
 #  - guest A rings guest B on vector 1 and B answers on vector 2, ROUNDS
 #    times, each interrupt checked to come on its vector alone;
 #  - the host, a client of the same server (tests/qemu/ivshmem_host), rings
-#    each guest on vector 3 and is answered on its vector 0.
+#    each guest on vector 3 and is answered on its vector 0;
+#  - a third guest, whose IOMMU does not remap interrupts, gets EPERM.
 # Reports the wake-up times.  Exit 0 pass, 1 fail, 77 skip (no QEMU, kernel
 # package, vfio modules, or ivshmem server), the reason on the last line.
 #
@@ -114,26 +115,28 @@ if [ -w /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd
 	accel=kvm
 fi
 truncate -s 1M "$X" || exit 1
-guest() { # guest ROLE EXTRA-ARGS..., run in the background: exec makes its
+guest() { # guest ROLE DEVICE-ARGS..., run in the background: exec makes its
 	# job QEMU's timeout, which passes a kill on to QEMU
 	r=$1
 	shift
 	exec timeout 110 qemu-system-x86_64 -accel "$accel" -M q35 -nodefaults \
 		-no-reboot -m 256 -display none -monitor none \
-		-serial "file:$T/serial-$r" \
-		-device intel-iommu \
-		-chardev "socket,path=$sock,id=iv" \
-		-device ivshmem-doorbell,chardev=iv,vectors=4 "$@" \
+		-serial "file:$T/serial-$r" "$@" \
 		-kernel "$kdir/vmlinuz" -initrd "$T/initramfs" \
 		-append "console=ttyS0 panic=-1 quiet intel_iommu=on no_timer_check smq_role=$r smq_rounds=$rounds" \
 		</dev/null >"$T/qemu-$r.out" 2>&1
 }
-guest a -object "memory-backend-file,id=plain,size=1M,share=on,mem-path=$X" \
-	-device ivshmem-plain,memdev=plain &
+doorbell="-chardev socket,path=$sock,id=iv -device ivshmem-doorbell,chardev=iv,vectors=4"
+plain="-object memory-backend-file,id=plain,size=1M,share=on,mem-path=$X -device ivshmem-plain,memdev=plain"
+# (the IOMMU comes first: QEMU wants it before the devices it translates for)
+guest a -device intel-iommu $doorbell $plain &
 apid=$!
-guest b &
+guest b -device intel-iommu $doorbell &
 bpid=$!
-pids="$pids $apid $bpid"
+# C: an IOMMU that does not remap interrupts, which VFIO must refuse
+guest c -device intel-iommu,intremap=off $plain &
+cpid=$!
+pids="$pids $apid $bpid $cpid"
 timeout 120 "$T/ivshmem_host" "$sock" 100 >"$T/host.out" 2>&1 &
 hpid=$!
 pids="$pids $hpid"
@@ -143,7 +146,7 @@ pids="$pids $hpid"
 serial() { tr -d '\r' <"$T/serial-$1" 2>/dev/null; }
 ended=
 while kill -0 "$apid" 2>/dev/null || kill -0 "$bpid" 2>/dev/null ||
-      kill -0 "$hpid" 2>/dev/null; do
+      kill -0 "$cpid" 2>/dev/null || kill -0 "$hpid" 2>/dev/null; do
 	for r in a b; do
 		eval p=\$${r}pid
 		if ! kill -0 "$p" 2>/dev/null && ! serial $r | grep -qx 'SMQ-GUEST: end 0'; then
@@ -152,7 +155,7 @@ while kill -0 "$apid" 2>/dev/null || kill -0 "$bpid" 2>/dev/null ||
 	done
 	if [ -n "$ended" ] && [ $(($(date +%s) - ended)) -ge 3 ]; then
 		echo "     a guest ended early: stopping the others"
-		kill "$apid" "$bpid" "$hpid" 2>/dev/null
+		kill "$apid" "$bpid" "$cpid" "$hpid" 2>/dev/null
 		break
 	fi
 	sleep 0.5
@@ -161,6 +164,8 @@ wait "$apid"
 arc=$?
 wait "$bpid"
 brc=$?
+wait "$cpid"
+crc=$?
 wait "$hpid"
 hrc=$?
 pids=$spid
@@ -168,7 +173,7 @@ echo "     guests and host done in $(elapsed) s (accel $accel)"
 
 said() { serial "$1" | grep -qxF "$2"; }
 show_logs() {
-	for r in a b; do
+	for r in a b c; do
 		echo "---- guest $r serial log ----"
 		serial $r | sed 's/^/  | /'
 		[ -s "$T/qemu-$r.out" ] && { echo "---- qemu $r ----"; sed 's/^/  | /' "$T/qemu-$r.out"; }
@@ -216,6 +221,12 @@ done
 said a "SMQ-GUEST: plain rc 0" &&
 	ok "guest A: ivshmem-plain opens and maps, no MSI-X, no doorbell" ||
 	failed "guest A: the ivshmem-plain check failed"
+
+[ "$crc" = 0 ] || failed "guest c: QEMU exit $crc (124: timed out)"
+said c "SMQ-GUEST: end 0" || failed "guest c did not end 0"
+serial c | grep -q '^VFIO: open rc -1 EPERM: the IOMMU cannot remap interrupts' &&
+	ok "guest C: an IOMMU without interrupt remapping is refused (EPERM), and said so" ||
+	failed "guest C: without interrupt remapping: $(serial c | grep '^VFIO: open' || echo 'no open')"
 
 # the IDs: three clients of one server, three IDs
 ida=$(serial a | sed -n 's/^VFIO: doorbell ivshmem-doorbell id \([0-9]*\) .*/\1/p')
