@@ -33,7 +33,7 @@ else
 B         ?= build
 endif
 
-LIB_SRC   := $(wildcard libsmq/*.c)
+LIB_SRC   := $(wildcard libsmq/*.c libsmq/transport/*.c)
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
 SONAME    := libsmq.so.$(SOMAJOR)
 SHLIB     := $(B)/libsmq.so.$(VERSION)
@@ -52,7 +52,7 @@ SMQCTL    := $(B)/smqctl
 .PHONY: all check check-all install clean bench demo fuzz reliability
 all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE) $(TEST_BIN)
 
-$(B)/%.o: %.c $(wildcard libsmq/*.h cli/*.h probes/*.h) Makefile
+$(B)/%.o: %.c $(wildcard libsmq/*.h libsmq/transport/*.h cli/*.h probes/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -128,7 +128,7 @@ reliability: $(B)/tests/t_crash
 FUZZ_TIME ?= 600
 FUZZ_B    := build-fuzz
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(FUZZ_B)/fuzz_window: tests/fuzz/fuzz_window.c $(LIB_SRC) $(wildcard libsmq/*.h)
+$(FUZZ_B)/fuzz_window: tests/fuzz/fuzz_window.c $(LIB_SRC) $(wildcard libsmq/*.h libsmq/transport/*.h)
 	@mkdir -p $(@D)
 	clang $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_window.c $(LIB_SRC)
 fuzz: $(FUZZ_B)/fuzz_window
