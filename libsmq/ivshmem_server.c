@@ -351,11 +351,12 @@ static void set_want_out(struct smq_server *s, struct peer *p, bool on)
 		p->want_out = on;
 }
 
-/* A client that lets more than about twice the whole picture (every
- * peer's vectors) pile up unread is not reading: it is dropped. */
+/* A client that lets more than four times the whole picture (every
+ * peer's vectors) and a thousand more pile up unread is not reading: it
+ * is dropped.  Each waiting message can hold a descriptor of ours. */
 static unsigned backlog_limit(const struct smq_server *s)
 {
-	return 2 * (s->npeers + 1) * (s->vectors + 1) + 64;
+	return 4 * (s->npeers + 1) * (s->vectors + 1) + 1024;
 }
 
 static void peer_send(struct smq_server *s, struct peer *p, int64_t value,
