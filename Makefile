@@ -90,13 +90,13 @@ $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(STLIB)
 
 # t_qemu_vfio.sh: the guest side drives libsmq's VFIO and doorbell modules
 # in a QEMU guest (copied into its initramfs with its shared libraries); the
-# host side is a client of the ivshmem server.
+# host side is a peer through the ivshmem client module.
 $(VFIO_CHECK): tests/qemu/vfio_check.c tests/qemu/vfio_mailbox.h $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(STLIB) $(LDFLAGS)
-$(IVSHMEM_HOST): tests/qemu/ivshmem_host.c tests/qemu/vfio_mailbox.h
+$(IVSHMEM_HOST): tests/qemu/ivshmem_host.c tests/qemu/vfio_mailbox.h $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(STLIB) $(LDFLAGS)
 
 # smqctl links libsmq statically: one binary to copy onto a board.
 $(SMQCTL): $(CLI_OBJ) $(PROBE_OBJ) $(STLIB)
