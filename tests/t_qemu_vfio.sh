@@ -114,12 +114,16 @@ accel=tcg
 if [ -w /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; }; then
 	accel=kvm
 fi
+# Under KVM the IOMMU remaps interrupts only with a split irqchip (TCG's is
+# QEMU's own).
+machine=q35
+[ $accel = kvm ] && machine=q35,kernel-irqchip=split
 truncate -s 1M "$X" || exit 1
 guest() { # guest ROLE DEVICE-ARGS..., run in the background: exec makes its
 	# job QEMU's timeout, which passes a kill on to QEMU
 	r=$1
 	shift
-	exec timeout 110 qemu-system-x86_64 -accel "$accel" -M q35 -nodefaults \
+	exec timeout 110 qemu-system-x86_64 -accel "$accel" -M "$machine" -nodefaults \
 		-no-reboot -m 256 -display none -monitor none \
 		-serial "file:$T/serial-$r" "$@" \
 		-kernel "$kdir/vmlinuz" -initrd "$T/initramfs" \
