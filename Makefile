@@ -48,9 +48,11 @@ PROBE_SRC := $(wildcard probes/*.c)
 PROBE_OBJ := $(PROBE_SRC:%.c=$(B)/%.o)
 PCI_LIBS  := -lpci
 SMQCTL    := $(B)/smqctl
+VFIO_CHECK := $(B)/tests/qemu/vfio_check
+IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 
 .PHONY: all check check-all install clean bench demo fuzz reliability
-all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE) $(TEST_BIN)
+all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE) $(TEST_BIN) $(VFIO_CHECK) $(IVSHMEM_HOST)
 
 $(B)/%.o: %.c $(wildcard libsmq/*.h libsmq/transport/*.h cli/*.h probes/*.h) Makefile
 	@mkdir -p $(@D)
@@ -100,6 +102,16 @@ $(B)/tests/t_probe_%: tests/t_probe_%.c tests/testlib.c tests/testlib.h $(PROBE_
 $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c $(STLIB) $(LDFLAGS)
+
+# t_qemu_vfio.sh: the guest side drives libsmq's VFIO and doorbell modules
+# in a QEMU guest (copied into its initramfs with its shared libraries); the
+# host side is a peer through the ivshmem client module.
+$(VFIO_CHECK): tests/qemu/vfio_check.c tests/qemu/vfio_mailbox.h $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(STLIB) $(LDFLAGS)
+$(IVSHMEM_HOST): tests/qemu/ivshmem_host.c tests/qemu/vfio_mailbox.h $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(STLIB) $(LDFLAGS)
 
 # smqctl links libsmq statically: one binary to copy onto a board.
 $(SMQCTL): $(CLI_OBJ) $(PROBE_OBJ) $(STLIB)

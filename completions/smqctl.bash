@@ -143,7 +143,8 @@ _smqctl()
 				grep -vx help)" -- "$cur")
 	elif [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$("$bin" --list-opts="$cmd" 2>/dev/null)" -- "$cur")
-	elif [[ $cmd == send && ($prev == -f || $prev == --file) ]]; then
+	elif [[ ($cmd == send && ($prev == -f || $prev == --file)) ||
+		($cmd == server && ($prev == -s || $prev == --socket)) ]]; then
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 	fi

@@ -248,6 +248,60 @@ struct smq_fault {
 };
 int smq_validate(struct smq_window *w, struct smq_fault *fault);
 
+/* An ivshmem server, for QEMU's ivshmem-doorbell device and host peers
+ * (QEMU's ivshmem protocol, version 0): it owns the shared memory, gives
+ * each client of its UNIX socket an ID (0 to 65535, the lowest free) and
+ * one eventfd per interrupt vector, and tells every client when others
+ * come and go.  One thread at a time uses a server handle. */
+struct smq_server;
+#define SMQ_SERVER_MAX_VECTORS 64
+#define SMQ_SERVER_MAX_PEERS 65536
+
+struct smq_server_config {
+	const char *socket_path;
+	const char *memory;  /* "shm:NAME", "file:PATH", or NULL: anonymous */
+	uint64_t size;       /* bytes, rounded up to a power of two (a PCI
+				BAR's size); an existing object is never
+				shrunk */
+	unsigned vectors;    /* 1 to SMQ_SERVER_MAX_VECTORS, for every client */
+	unsigned mode;       /* the socket's permission bits; 0: 0600 */
+};
+
+enum smq_server_event_type {
+	SMQ_PEER_JOINED = 1,
+	SMQ_PEER_LEFT = 2,
+	SMQ_PEER_REFUSED = 3,   /* a client that got no ID */
+};
+
+struct smq_server_event {
+	int type;            /* enum smq_server_event_type */
+	unsigned peer;       /* its ID (0 when refused) */
+	int pid;             /* the client's process (SO_PEERCRED), -1 unknown */
+	int error;           /* LEFT: 0 if it closed its connection, else why
+				the server dropped it; REFUSED: why (negative
+				errno values) */
+};
+
+struct smq_server_info {
+	uint64_t memory_size;
+	unsigned vectors;
+	unsigned peers;      /* connected now */
+};
+
+int smq_server_open(struct smq_server **s, const struct smq_server_config *c);
+/* poll() it for POLLIN: smq_server_next() has something to do. */
+int smq_server_fd(struct smq_server *s);
+/* Serves the socket up to timeout_ms (SMQ_WAIT_FOREVER, 0: only what is
+ * ready) and returns 0 with the next event, or -ETIMEDOUT. */
+int smq_server_next(struct smq_server *s, int timeout_ms,
+		    struct smq_server_event *ev);
+/* The IDs connected now, lowest first: returns how many there are and
+ * stores up to max of them. */
+int smq_server_peers(struct smq_server *s, unsigned *ids, unsigned max);
+int smq_server_info(struct smq_server *s, struct smq_server_info *info);
+/* Closes every connection and removes the socket; the memory stays. */
+int smq_server_close(struct smq_server *s);
+
 const char *smq_strerror(int err);
 /* Transports, for "--window help": NULL past the last one. */
 const char *smq_transport_name(unsigned i);

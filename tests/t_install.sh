@@ -11,7 +11,8 @@ for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.0 opt/smq/lib/libsmq.so opt/
 	 opt/smq/lib/pkgconfig/libsmq.pc opt/smq/share/man/man7/smq.7 opt/smq/share/man/man3/libsmq.3 \
 	 opt/smq/bin/smqctl opt/smq/share/man/man1/smqctl.1 \
 	 opt/smq/share/bash-completion/completions/smqctl opt/smq/share/zsh/site-functions/_smqctl \
-	 opt/smq/lib/systemd/system/smq-init.service opt/smq/lib/systemd/system/smq-sync@.service; do
+	 opt/smq/lib/systemd/system/smq-init.service opt/smq/lib/systemd/system/smq-sync@.service \
+	 opt/smq/lib/systemd/system/smq-ivshmem-server.service; do
 	[ -e "$dest/$f" ] || { echo "missing after install: /$f"; exit 1; }
 done
 cat >"$dest/prog.c" <<'C'
@@ -27,5 +28,7 @@ want=$(sed -n 's/^VERSION *:= *//p' Makefile)
 [ "$out" = "$want" ] || { echo "installed library says version '$out', Makefile '$want'"; exit 1; }
 grep -q '^ExecStart=/opt/smq/bin/smqctl init' "$dest/opt/smq/lib/systemd/system/smq-init.service" ||
 	{ echo "smq-init.service does not run /opt/smq/bin/smqctl"; exit 1; }
+grep -q '^ExecStart=/opt/smq/bin/smqctl server --socket ' "$dest/opt/smq/lib/systemd/system/smq-ivshmem-server.service" ||
+	{ echo "smq-ivshmem-server.service does not run /opt/smq/bin/smqctl server"; exit 1; }
 "$dest/opt/smq/bin/smqctl" --version | grep -q "smqctl $want" || { echo "installed smqctl --version is wrong"; exit 1; }
 echo "installed and linked version $out"

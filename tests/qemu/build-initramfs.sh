@@ -5,7 +5,9 @@
 # applets), INIT as /init, and each PROGRAM as /bin/NAME together with
 # every shared library ldd lists for it (and the dynamic loader) at the
 # same paths as on this host.  BUSYBOX names the static busybox (default:
-# the one on PATH).  Exit 0 done, 1 failure, 77 when something it needs
+# the one on PATH).  KMODS names a directory made by fetch-kernel.sh: its
+# load-order file and the .ko files it lists go to /lib/modules/, for the
+# init to insmod in that order.  Exit 0 done, 1 failure, 77 when something it needs
 # (a static busybox, cpio, ldd for a dynamic PROGRAM) is missing.
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 OUT INIT [PROGRAM...]" >&2; exit 2; }
@@ -60,6 +62,14 @@ for p in "$@"; do
 	fi
 	rm -f "$root/ldd"
 done
+if [ -n "${KMODS:-}" ]; then
+	[ -s "$KMODS/load-order" ] || { echo "$KMODS/load-order is missing"; exit 1; }
+	mkdir -p "$root/lib/modules" || exit 1
+	cp "$KMODS/load-order" "$root/lib/modules/" || exit 1
+	while read -r ko; do
+		cp "$KMODS/$ko" "$root/lib/modules/" || { echo "cannot copy $ko"; exit 1; }
+	done <"$KMODS/load-order"
+fi
 # libpci reads the names of vendors and devices from pci.ids if it is there
 for ids in /usr/share/misc/pci.ids /usr/share/hwdata/pci.ids; do
 	[ -f "$ids" ] && copy_lib "$ids" && break

@@ -1,0 +1,375 @@
+/* smqctl server: an ivshmem server for QEMU's ivshmem-doorbell device and
+ * host peers.  It owns the memory (the --window), and prints a line for
+ * every peer that comes or goes, until SIGINT or SIGTERM. */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "smqctl.h"
+
+#define MAX_SOCKET_PATH (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+
+struct server_opts {
+	const char *socket;
+	uint64_t size;
+	unsigned vectors;
+	unsigned mode;
+};
+
+static const struct argp_option options[] = {
+	{ "socket", 's', "PATH", 0,
+	  "Listen on the UNIX socket PATH (required)", 0 },
+	{ "size", 'z', "SIZE", 0,
+	  "Bytes of memory, a power of two: 4K to 64G, with K, M or G "
+	  "(default 4M)", 0 },
+	{ "vectors", 'n', "N", 0,
+	  "Interrupt vectors of every peer, 1 to 64 (default 8)", 0 },
+	{ "mode", 'm', "OCTAL", 0,
+	  "Permission bits of the socket (default 0600)", 0 },
+	{ 0 }
+};
+
+/* "4096", "64K", "4M", "1G": binary multiples, a power of two. */
+static uint64_t arg_memsize(struct argp_state *st, const char *arg)
+{
+	unsigned long long v, scale = 1;
+	char *end;
+
+	errno = 0;
+	if (!*arg || *arg == '-' || *arg == '+' || *arg == ' ')
+		argp_error(st, "--size needs a size such as 64K, 4M or 1G, not "
+			   "'%s'", arg);
+	v = strtoull(arg, &end, 10);
+	if (end == arg || errno)
+		argp_error(st, "--size needs a size such as 64K, 4M or 1G, not "
+			   "'%s'", arg);
+	if (*end == 'k' || *end == 'K')
+		scale = 1ull << 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		scale = 1ull << 20, end++;
+	else if (*end == 'g' || *end == 'G')
+		scale = 1ull << 30, end++;
+	if (*end)
+		argp_error(st, "--size: unknown unit in '%s' (K, M or G)", arg);
+	if (v > (64ull << 30) / scale || v * scale < 4096)
+		argp_error(st, "--size %s is out of range: 4K to 64G", arg);
+	v *= scale;
+	if (v & (v - 1))
+		argp_error(st, "--size %s is not a power of two: QEMU maps the "
+			   "memory as a PCI BAR, whose size is one", arg);
+	return v;
+}
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct server_opts *o = st->input;
+
+	switch (key) {
+	case 's':
+		if (!*arg)
+			argp_error(st, "--socket needs a path");
+		if (strlen(arg) > MAX_SOCKET_PATH)
+			argp_error(st, "--socket %s is too long: a UNIX socket "
+				   "path has at most %zu bytes", arg,
+				   MAX_SOCKET_PATH);
+		o->socket = arg;
+		break;
+	case 'z':
+		o->size = arg_memsize(st, arg);
+		break;
+	case 'n':
+		o->vectors = arg_u32(st, "--vectors", arg, 1,
+				     SMQ_SERVER_MAX_VECTORS);
+		break;
+	case 'm': {
+		char *end;
+		errno = 0;
+		long v = strtol(arg, &end, 8);
+		if (end == arg || *end || errno || v <= 0 || v > 07777)
+			argp_error(st, "--mode needs octal permission bits such as "
+				   "0600 or 0660, not '%s'", arg);
+		o->mode = (unsigned)v;
+		break;
+	}
+	case ARGP_KEY_ARG:
+		argp_error(st, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!o->socket)
+			argp_error(st, "--socket PATH is required");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = {
+	options, parse, NULL,
+	"Run an ivshmem server on a UNIX socket, for QEMU's ivshmem-doorbell "
+	"device (-chardev socket,path=PATH) and host peers.  It owns the "
+	"memory, the --window (shm:NAME or file:PATH), creating it if need "
+	"be; gives each peer an ID and its interrupt eventfds; and prints a "
+	"line for each peer that joins or leaves.  SIGINT or SIGTERM stops it "
+	"and removes the socket.", NULL, NULL, NULL
+};
+
+/* ---- output ---- */
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static const char *reason(int err)
+{
+	switch (-err) {
+	case EPROTO:
+		return "it sent data, and the protocol is one-way";
+	case ENOBUFS:
+		return "it did not read its messages";
+	case ENOSPC:
+		return "every ID from 0 to 65535 is taken";
+	case EMFILE:
+	case ENFILE:
+		return "the server is out of file descriptors";
+	case ENOMEM:
+		return "the server is out of memory";
+	default:
+		return smq_strerror(err);
+	}
+}
+
+static void print_event(const struct ctx *ctx, const struct smq_server_event *ev)
+{
+	static const char *const names[] = { "", "joined", "left", "refused" };
+	const char *name = ev->type >= 1 && ev->type <= 3 ? names[ev->type]
+							   : "unknown";
+
+	if (ctx->json) {
+		printf("{\"event\": \"%s\"", name);
+		if (ev->type != SMQ_PEER_REFUSED)
+			printf(", \"peer\": %u", ev->peer);
+		if (ev->pid > 0)
+			printf(", \"pid\": %d", ev->pid);
+		else
+			printf(", \"pid\": null");
+		if (ev->error) {
+			printf(", \"reason\": ");
+			json_string(reason(ev->error));
+		}
+		printf("}\n");
+	} else if (ev->type == SMQ_PEER_REFUSED) {
+		printf("client refused");
+		if (ev->pid > 0)
+			printf(" (pid %d)", ev->pid);
+		printf(": %s\n", reason(ev->error));
+	} else {
+		printf("peer %u %s", ev->peer, name);
+		if (ev->type == SMQ_PEER_JOINED && ev->pid > 0)
+			printf(" (pid %d)", ev->pid);
+		if (ev->error)
+			printf(" (dropped: %s)", reason(ev->error));
+		putchar('\n');
+	}
+	fflush(stdout);
+}
+
+static void print_listening(const struct ctx *ctx, const char *socket,
+			    const char *memory, const struct smq_server_info *si)
+{
+	char human[32];
+
+	if (ctx->json) {
+		printf("{\"event\": \"listening\", \"socket\": ");
+		json_string(socket);
+		printf(", \"memory\": ");
+		json_string(memory);
+		printf(", \"size\": %" PRIu64 ", \"vectors\": %u}\n",
+		       si->memory_size, si->vectors);
+	} else {
+		printf("listening on %s: memory %s, %s, %u vector%s\n", socket,
+		       memory, human_bytes(si->memory_size, human), si->vectors,
+		       si->vectors == 1 ? "" : "s");
+	}
+	fflush(stdout);
+}
+
+/* ---- running ---- */
+
+/* Tells systemd (Type=notify) that the socket is ready; no-op elsewhere. */
+static void notify_ready(void)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	size_t n;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') ||
+	    (n = strlen(path)) > MAX_SOCKET_PATH)
+		return;
+	memcpy(a.sun_path, path, n);
+	if (a.sun_path[0] == '@')
+		a.sun_path[0] = 0;   /* an abstract socket */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, "READY=1", 7, MSG_NOSIGNAL, (struct sockaddr *)&a,
+		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
+		warn("cannot tell systemd that the server is ready: %s",
+		     strerror(errno));
+	close(fd);
+}
+
+/* Every peer holds an eventfd per vector here: take all the descriptors
+ * the hard limit allows. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int open_error_msg(const struct server_opts *o, const char *memory,
+			  int err)
+{
+	switch (-err) {
+	case EADDRINUSE:
+		return error("another server is listening on %s", o->socket);
+	case EEXIST:
+		return error("%s exists and is not a socket: not removing it",
+			     o->socket);
+	case ELOOP:
+		return error("memory %s is a symbolic link: refused", memory);
+	case EPERM:
+		return error("memory %s belongs to another user: refused", memory);
+	case EPROTONOSUPPORT:
+		return error("the server's memory (--window) is shm:NAME or "
+			     "file:PATH, not '%s'", memory);
+	case EFBIG:
+		return error("memory %s is larger than 64 TiB", memory);
+	case EINVAL:
+		if (!strncmp(memory, "file:", 5) || memory[0] == '/' ||
+		    memory[0] == '.')
+			return error("memory %s is not a regular file", memory);
+		return error("bad window spec '%s': a shm name is 1 to 200 of "
+			     "A-Z a-z 0-9 . _ -, not starting with '.', without "
+			     "'..'", memory);
+	case ENAMETOOLONG:
+		return error("memory %s: the path is too long", memory);
+	case ENOENT: {
+		char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+		snprintf(dir, sizeof(dir), "%s", o->socket);
+		char *slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = 0;
+			if (access(dir, F_OK) < 0)
+				return error("cannot make socket %s: no directory "
+					     "%s", o->socket, dir);
+		}
+		return error("cannot serve %s with memory %s: %s", o->socket,
+			     memory, smq_strerror(err));
+	}
+	default:
+		return error("cannot serve %s with memory %s: %s", o->socket,
+			     memory, smq_strerror(err));
+	}
+}
+
+static int run(int argc, char **argv, struct ctx *ctx)
+{
+	struct server_opts o = { NULL, 4u << 20, 8, 0600 };
+	struct smq_server *s;
+	struct smq_server_info si;
+	struct smq_server_event ev;
+	sigset_t stop;
+	int sigfd, err, rc = 0;
+
+	parse_cmd(&argp, argc, argv, &o, ctx);
+	if (ctx->board_set) {
+		fprintf(stderr, "smqctl: server acts as no board: --board has no "
+			"meaning here\n");
+		return EXIT_USAGE;
+	}
+	const char *memory = window_spec(ctx);
+	struct smq_server_config c = { o.socket, memory, o.size, o.vectors,
+				       o.mode };
+
+	/* The signals that stop the server are read, not caught: none is
+	 * lost between two looks.  A closed standard output is a write
+	 * error, not a death that leaves the socket behind. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sigfd = signalfd(-1, &stop, SFD_CLOEXEC);
+	if (sigfd < 0)
+		return error("cannot watch for signals: %s", strerror(errno));
+	raise_fd_limit();
+
+	err = smq_server_open(&s, &c);
+	if (err) {
+		close(sigfd);
+		return open_error_msg(&o, memory, err);
+	}
+	smq_server_info(s, &si);
+	print_listening(ctx, o.socket, memory, &si);
+	notify_ready();
+
+	struct pollfd pf[2] = { { smq_server_fd(s), POLLIN, 0 },
+				{ sigfd, POLLIN, 0 } };
+	for (;;) {
+		while ((err = smq_server_next(s, 0, &ev)) == 0)
+			print_event(ctx, &ev);
+		if (err != -ETIMEDOUT) {
+			rc = error("server on %s: %s", o.socket, smq_strerror(err));
+			break;
+		}
+		if (ferror(stdout)) {
+			rc = error("write error on standard output: stopping");
+			break;
+		}
+		if (poll(pf, 2, -1) < 0 && errno != EINTR) {
+			rc = error("server on %s: %s", o.socket, strerror(errno));
+			break;
+		}
+		if (pf[1].revents) {
+			struct signalfd_siginfo si_sig;
+			if (read(sigfd, &si_sig, sizeof(si_sig)) > 0 && ctx->verbose)
+				warn("%s: stopping the server on %s",
+				     strsignal((int)si_sig.ssi_signo), o.socket);
+			break;
+		}
+	}
+	err = smq_server_close(s);
+	close(sigfd);
+	if (err && !rc)
+		rc = error("cannot remove socket %s: %s", o.socket, strerror(-err));
+	return rc;
+}
+
+const struct cmd cmd_server = { "server", run, &argp,
+				"serve ivshmem peers (QEMU ivshmem-doorbell)" };
