@@ -661,11 +661,6 @@ const char *mode_name(int mode)
 
 /* ---- output ---- */
 
-static void json_null(struct json *j, const char *key)
-{
-	json_double(j, key, NAN, 0);  /* not finite: null */
-}
-
 static void json_cpu(struct json *j, const char *key, int cpu)
 {
 	if (cpu < 0)
