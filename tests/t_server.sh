@@ -6,7 +6,9 @@
 # anything that is not a socket, replaces a stale one; owns its memory
 # (created 0600 at a power of two, an existing one kept and never shrunk)
 # and refuses a symbolic link or another user's object; bad options exit 2
-# naming the option.  The peers are small python3 clients of the protocol.
+# naming the option.  The peers are small python3 clients of the protocol,
+# and, where qemu-system-x86_64 is installed, a real ivshmem-doorbell
+# device (its guest never started).
 # SMQCTL_WRAP: shell words put before every smqctl invocation (valgrind).
 # Prints "ok"/"FAIL" per check and a summary; exit 0 pass, 1 fail, 77 skip.
 cd "$(dirname "$0")/.." || exit 1
@@ -75,12 +77,17 @@ me, f = msg()
 assert 0 <= me <= 65535 and not f, "ID"
 v, f = msg()
 assert v == -1 and len(f) == 1, "memory"
-own = 0
+own, peers = 0, {}
 while own < n:
     v, f = msg()
     assert len(f) == 1, "a vector without its eventfd"
     if v == me:
         own += 1
+    else:
+        peers[v] = peers.get(v, 0) + 1
+if len(sys.argv) > 3:
+    with open(sys.argv[3], "w") as out:
+        print(" ".join("%d:%d" % p for p in sorted(peers.items())), file=out)
 print(me, flush=True)
 sys.stdin.read()
 EOF
@@ -109,13 +116,14 @@ stop() {
 	rc=$?
 	[ "$rc" -eq 0 ] || no "exit $rc after SIG$1, expected 0"
 }
-# peer NAME VECTORS: a peer in the background; its ID in $T/NAME.id, its
-# stdin the fifo $T/NAME.in (closed by leave NAME)
+# peer NAME VECTORS: a peer in the background; its ID in $T/NAME.id, the
+# peers it was told of as ID:VECTORS in $T/NAME.peers, its stdin the fifo
+# $T/NAME.in (closed by leave NAME)
 peer() {
 	rm -f "$T/$1.in" "$T/$1.id"
 	mkfifo "$T/$1.in"
 	# (without the other peers' fifos: their leaving is their EOF)
-	python3 "$T/peer.py" "$sock" "$2" <"$T/$1.in" >"$T/$1.id" 2>"$T/$1.err" \
+	python3 "$T/peer.py" "$sock" "$2" "$T/$1.peers" <"$T/$1.in" >"$T/$1.id" 2>"$T/$1.err" \
 		5>&- 6>&- 7>&- &
 	eval "pid_$1=$!"
 	pids="$pids $!"
@@ -159,6 +167,7 @@ verdict "server listens: socket 0600, memory shm:$M created 0600 of 4 MiB"
 peer a 3
 peer b 3
 [ "$(cat "$T/a.id")" = 0 ] && [ "$(cat "$T/b.id")" = 1 ] || no "IDs $(cat "$T/a.id") and $(cat "$T/b.id"), expected 0 and 1"
+[ "$(cat "$T/b.peers")" = "0:3" ] || no "peer 1 was told of '$(cat "$T/b.peers")', expected 0:3 (peer 0, 3 vectors)"
 wait_for "$T/out" "peer 1 joined" || no "peer 1 not reported"
 want_out "peer 0 joined (pid $pid_a)"
 want_out "peer 1 joined (pid $pid_b)"
@@ -178,6 +187,34 @@ want_no_socket
 [ ! -s "$T/err" ] || no "stderr not empty"
 [ -e "/dev/shm/$M" ] || no "the memory was removed"
 verdict "SIGTERM: exit 0, socket removed, memory kept"
+
+echo "== QEMU"
+QEMU=qemu-system-x86_64
+if command -v $QEMU >/dev/null 2>&1; then
+	start -w "shm:$M-q" server -s "$sock" --vectors 4 --size 1M
+	# a real ivshmem-doorbell device, its guest never started (-S)
+	$QEMU -S -machine accel=tcg -nodefaults -display none -monitor none \
+		-serial none -m 64 -chardev "socket,path=$sock,id=smq" \
+		-device ivshmem-doorbell,chardev=smq,vectors=4 \
+		</dev/null >"$T/qemu.out" 2>&1 5>&- 6>&- 7>&- &
+	qpid=$!
+	pids="$pids $qpid"
+	wait_for "$T/out" "peer 0 joined" || no "QEMU's device did not join ($(head -n 2 "$T/qemu.out"))"
+	want_out "peer 0 joined (pid $qpid)"
+	peer a 4
+	[ "$(cat "$T/a.id")" = 1 ] || no "the peer after QEMU got ID $(cat "$T/a.id"), expected 1"
+	[ "$(cat "$T/a.peers")" = "0:4" ] || no "the peer was told of '$(cat "$T/a.peers")', expected 0:4 (QEMU, 4 vectors)"
+	kill "$qpid"
+	wait "$qpid"
+	wait_for "$T/out" "peer 0 left" || no "QEMU's leaving not reported"
+	leave a
+	stop TERM
+	grep -v 'terminating on signal' "$T/qemu.out" | grep -q . &&
+		no "QEMU complained: $(head -n 2 "$T/qemu.out")"
+	verdict "QEMU's ivshmem-doorbell device joins (its pid reported) and leaves; a peer is told of its 4 vectors"
+else
+	echo "note: no $QEMU: the row with QEMU's ivshmem-doorbell device is skipped"
+fi
 
 echo "== JSON"
 start --json -w "shm:$M" server -s "$sock" -n 2
