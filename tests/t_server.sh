@@ -104,6 +104,9 @@ wait_for() {
 # start ARGS...: smqctl ARGS in the background, output in $T/out and
 # $T/err; $srv is its pid; waits for its listening line
 start() {
+	# emptied here: the background shell opens them when it gets to it
+	: >"$T/out"
+	: >"$T/err"
 	"$S" "$@" </dev/null >"$T/out" 2>"$T/err" 5>&- 6>&- 7>&- &
 	srv=$!
 	pids="$pids $srv"
