@@ -40,7 +40,7 @@ cleanup() {
 	rm -f "/dev/shm/$M"*
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+trap 'exit 1' INT TERM HUP PIPE
 unset SMQ_WINDOW NOTIFY_SOCKET 2>/dev/null
 export LC_ALL=C
 
