@@ -249,10 +249,12 @@ static int probe_socket(const struct sockaddr_un *a, bool *stale)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode))
 		return -EEXIST;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* non-blocking: a server too busy to take us (EAGAIN) is alive */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0)
+	if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0 ||
+	    errno == EAGAIN)
 		err = -EADDRINUSE;
 	else if (errno == ECONNREFUSED)
 		*stale = true;
