@@ -2,6 +2,7 @@
  * and then wakes.  It reaches only processes of one kernel, so its
  * address carries the host's boot hash. */
 #include <limits.h>
+#include <poll.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -45,4 +46,34 @@ int smq_futex_wait(struct smq_map *m, const struct smq_bell_addr *a,
 			return -errno;
 	}
 	return 0;
+}
+
+/* Waits until eventfd fd counts a ring, or deadline (CLOCK_MONOTONIC,
+ * absolute; NULL: none) passes; takes the rings.  0 or -ETIMEDOUT. */
+int smq_wait_eventfd(int fd, const struct timespec *deadline)
+{
+	for (;;) {
+		int ms = -1;
+		if (deadline) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t left = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
+				       (deadline->tv_nsec - now.tv_nsec) / 1000000;
+			if (left <= 0)
+				left = 0;
+			ms = left > INT_MAX ? INT_MAX : (int)left;
+		}
+		struct pollfd p = { fd, POLLIN, 0 };
+		int n = poll(&p, 1, ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ETIMEDOUT;
+		uint64_t count;
+		if (read(fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+			return -errno;
+		return 0;
+	}
 }

@@ -11,6 +11,7 @@ static const struct smq_transport *const transports[] = {
 	&smq_transport_file,
 	&smq_transport_split,
 	&smq_transport_pci,
+	&smq_transport_ivshmem,
 };
 #define NTRANSPORTS (sizeof(transports) / sizeof(transports[0]))
 
@@ -61,6 +62,36 @@ int smq_transport_open(struct smq_map *m, const char *spec, unsigned flags)
 	m->create = flags & SMQ_OPEN_CREATE;
 	m->force = flags & SMQ_OPEN_FORCE;
 	return tp->open(m, arg, flags);
+}
+
+void smq_vectors_init(struct smq_vector_pool *p, unsigned n)
+{
+	pthread_mutex_init(&p->lock, NULL);
+	p->used = 0;
+	p->n = n < 64 ? n : 64;
+}
+
+int smq_vectors_take(struct smq_vector_pool *p)
+{
+	int v = -EBUSY;
+
+	pthread_mutex_lock(&p->lock);
+	for (unsigned i = 0; i < p->n; i++)
+		if (!(p->used & (1ull << i))) {
+			p->used |= 1ull << i;
+			v = (int)i;
+			break;
+		}
+	pthread_mutex_unlock(&p->lock);
+	return v;
+}
+
+void smq_vectors_give(struct smq_vector_pool *p, unsigned v)
+{
+	pthread_mutex_lock(&p->lock);
+	if (v < 64)
+		p->used &= ~(1ull << v);
+	pthread_mutex_unlock(&p->lock);
 }
 
 void smq_map_single(struct smq_map *m)

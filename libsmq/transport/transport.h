@@ -180,6 +180,19 @@ bool smq_shm_name_ok(const char *name);
 int smq_fd_claim(int fd, bool force);
 int smq_fd_grow(int fd, uint64_t size);         /* never shrinks */
 
+/* Interrupt vectors of a doorbell device, one per waiter (an eventfd is
+ * read by one waiter only).  registry.c. */
+#include <pthread.h>
+struct smq_vector_pool {
+	pthread_mutex_t lock;
+	uint64_t used;          /* bit v: vector v is some waiter's */
+	unsigned n;             /* vectors there are, at most 64 */
+};
+void smq_vectors_init(struct smq_vector_pool *p, unsigned n);
+/* A free vector, or -EBUSY. */
+int smq_vectors_take(struct smq_vector_pool *p);
+void smq_vectors_give(struct smq_vector_pool *p, unsigned v);
+
 /* identity.c: a 64-bit hash of this kernel's boot id (changes at every
  * boot; equal for every process of one host). */
 uint64_t smq_boot_hash(void);
@@ -192,5 +205,8 @@ int smq_futex_wait(struct smq_map *m, const struct smq_bell_addr *a,
 		   const struct timespec *deadline);
 int smq_futex_bell_open(struct smq_map *m, struct smq_bell_addr *a);
 uint32_t smq_futex_ring_kinds(struct smq_map *m);
+/* Waits for a ring on an eventfd (a doorbell's interrupt): 0 or
+ * -ETIMEDOUT; takes the rings. */
+int smq_wait_eventfd(int fd, const struct timespec *deadline);
 
 #endif

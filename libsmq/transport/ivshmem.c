@@ -1,0 +1,147 @@
+/* The ivshmem transport: a host process as a peer of QEMU guests'
+ * ivshmem-doorbell devices.  ivshmem:SOCKET connects to the ivshmem server
+ * (smqctl server), maps the memory it hands out, and rings and is rung
+ * through the eventfds of the peers' interrupt vectors: a guest sees the
+ * ring as an MSI-X interrupt, and its ring reaches us as an eventfd.  Host
+ * processes of the same memory are reached by futex as well. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "../format.h"
+#include "ivshmem_client.h"
+
+struct ivshmem {
+	struct ivc *c;
+	struct smq_vector_pool vectors;
+};
+
+static int ivshmem_open(struct smq_map *m, const char *arg, unsigned flags)
+{
+	struct ivshmem *iv;
+	struct stat st;
+	int err;
+
+	(void)flags;  /* the server owns the memory: nothing to create */
+	if (!*arg || strlen(arg) >= sizeof(m->name) - 9)
+		return -EINVAL;
+	if (!(iv = calloc(1, sizeof(*iv))))
+		return -ENOMEM;
+	snprintf(m->name, sizeof(m->name), "ivshmem:%s", arg);
+	if ((err = ivc_connect(&iv->c, arg, 0)))
+		goto fail;
+	int fd = ivc_memory_fd(iv->c);
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	m->size = (uint64_t)st.st_size;
+	void *p = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	m->base = p;
+	smq_vectors_init(&iv->vectors, ivc_vectors(iv->c));
+	m->priv = iv;
+	smq_map_single(m);
+	return 0;
+fail:
+	if (iv->c)
+		ivc_close(iv->c);
+	free(iv);
+	return err;
+}
+
+static void ivshmem_close(struct smq_map *m)
+{
+	struct ivshmem *iv = m->priv;
+
+	if (m->base)
+		munmap(m->base, m->size);
+	m->base = NULL;
+	m->nseg = 0;
+	if (iv) {
+		ivc_close(iv->c);
+		pthread_mutex_destroy(&iv->vectors.lock);
+		free(iv);
+	}
+	m->priv = NULL;
+}
+
+static int ivshmem_bell_open(struct smq_map *m, struct smq_bell_addr *a)
+{
+	struct ivshmem *iv = m->priv;
+	int v = smq_vectors_take(&iv->vectors);
+
+	if (v < 0)
+		return v;
+	*a = (struct smq_bell_addr){ SMQ_BELL_IVSHMEM, (uint16_t)v,
+				     (uint32_t)ivc_id(iv->c), 0 };
+	return 0;
+}
+
+static void ivshmem_bell_close(struct smq_map *m, const struct smq_bell_addr *a)
+{
+	struct ivshmem *iv = m->priv;
+	smq_vectors_give(&iv->vectors, a->vector);
+}
+
+/* The memory is host memory, so host processes reach each other's futexes
+ * too. */
+static uint32_t ivshmem_ring_kinds(struct smq_map *m)
+{
+	(void)m;
+	return SMQ_BELL_BIT(SMQ_BELL_IVSHMEM) | SMQ_BELL_BIT(SMQ_BELL_FUTEX);
+}
+
+static void ivshmem_ring(struct smq_map *m, const struct smq_bell_addr *a,
+			 struct smq_far word, uint32_t value)
+{
+	struct ivshmem *iv = m->priv;
+
+	if (a->kind == SMQ_BELL_FUTEX) {
+		smq_futex_ring(m, a, word, value);
+		return;
+	}
+	__atomic_store_n((uint32_t *)word.far_, value, __ATOMIC_SEQ_CST);
+	/* a peer that joined since we last looked: learn its eventfds */
+	if (ivc_ring(iv->c, a->peer, a->vector) == -ENOENT &&
+	    ivc_update(iv->c) >= 0)
+		ivc_ring(iv->c, a->peer, a->vector);
+}
+
+static int ivshmem_wait(struct smq_map *m, const struct smq_bell_addr *a,
+			const uint32_t *word, uint32_t seen,
+			const struct timespec *deadline)
+{
+	struct ivshmem *iv = m->priv;
+
+	if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen)
+		return 0;
+	return ivc_wait(iv->c, a->vector, deadline);
+}
+
+static void ivshmem_describe(struct smq_map *m, char *buf, size_t len)
+{
+	struct ivshmem *iv = m->priv;
+	snprintf(buf, len, "ivshmem doorbell (eventfd, peer %d)", ivc_id(iv->c));
+}
+
+const struct smq_transport smq_transport_ivshmem = {
+	.name = "ivshmem",
+	.help = "ivshmem:SOCKET  the memory of an ivshmem server (smqctl "
+		"server): a host process as a peer of QEMU guests, with "
+		"doorbells",
+	.open = ivshmem_open,
+	.map_layout = smq_map_fixed_layout,
+	.close = ivshmem_close,
+	.bell_open = ivshmem_bell_open,
+	.bell_close = ivshmem_bell_close,
+	.ring_kinds = ivshmem_ring_kinds,
+	.ring = ivshmem_ring,
+	.wait = ivshmem_wait,
+	.describe = ivshmem_describe,
+};
