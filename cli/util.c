@@ -147,10 +147,10 @@ int fault_error(struct ctx *ctx, int err, const struct smq_fault *f)
 				     PRIu64 ", the superblock %" PRIu64 " (run "
 				     "smqctl clear or init on board 0)", spec,
 				     (f->offset - 4096) / 4096, f->value, f->limit);
-		return error("window %s: an init or clear did not finish (field "
-			     "%s at offset %#" PRIx64 " holds %" PRIu64 "; run "
-			     "smqctl clear or init on board 0)", spec, f->field,
-			     f->offset, f->value);
+		return error("window %s: an init or clear did not finish, or runs "
+			     "on board 0's host (field %s at offset %#" PRIx64
+			     " holds %" PRIu64 "; run smqctl clear or init on "
+			     "board 0)", spec, f->field, f->offset, f->value);
 	case SMQ_EMAGIC:
 		return error("window %s is not an smq window: bad magic at offset "
 			     "0 (expected \"SMQWINDW\")", spec);

@@ -80,7 +80,6 @@ struct smq_queue {
 	uint64_t epoch;         /* the queue's signature key */
 	uint64_t rung_epoch;    /* last receiver sleep we rang for */
 	uint64_t lock_tag;      /* this thread, for the lane lock */
-	uint32_t rung;          /* doorbell values we stored */
 	uint32_t ring_kinds;    /* what we can ring */
 	/* receiver: */
 	struct smq_rx *rx;              /* near */
@@ -148,6 +147,8 @@ static inline struct smq_far smq_far(struct smq_window *w, uint64_t off)
 	((__typeof__(((type *)0)->field) *)((f).far_ + offsetof(type, field)))
 #define FAR_STORE(f, type, field, v) STORE(FAR_FIELD(f, type, field), (v))
 #define FAR_STORE_REL(f, type, field, v) STORE_REL(FAR_FIELD(f, type, field), (v))
+/* ...a plain word of type at f */
+#define FAR_STORE_WORD(f, type, v) STORE_REL((type *)(f).far_, (v))
 static inline void smq_far_copy(struct smq_far dst, uint64_t off,
 				const void *src, size_t n)
 {

@@ -53,9 +53,8 @@ static int maint_lock(struct smq_window *w, bool trusted)
 		/* whatever lies there is not a lock of ours, unless a live
 		 * process of this host is formatting this very window */
 		cur = LOAD(&sb->maint_owner);
-		if (cur && LOAD(&sb->maint_boot) == w->boot &&
-		    smq_tag_alive(cur) && cur != w->tag)
-			goto busy;
+		if (cur && LOAD(&sb->maint_boot) == w->boot && smq_tag_alive(cur))
+			goto busy;  /* a live one, perhaps another handle of ours */
 		STORE(&sb->maint_owner, w->tag);
 	} else {
 		while (!__atomic_compare_exchange_n(&sb->maint_owner, &cur,

@@ -254,12 +254,16 @@ int smq_commit(struct smq_queue *q)
 	uint64_t want = LOAD(&q->asks[s].space_wait);
 	if (want && want == (uint64_t)q->space_rung[s] + 1) {
 		struct smq_bell_addr a;
+		struct smq_far word = smq_far_offset(q->wakes[s],
+			offsetof(struct smq_lane_wake, space_bell));
 		q->space_rung[s]++;
 		memcpy(&a, &q->asks[s].bell, sizeof(a));
+		/* the word moves with our count whether or not we can ring: a
+		 * sender that naps sees it, and the next request matches */
 		if (smq_can_ring(q->ring_kinds, w->boot, &a))
-			w->map.tp->ring(&w->map, &a, smq_far_offset(q->wakes[s],
-					offsetof(struct smq_lane_wake, space_bell)),
-					q->space_rung[s]);
+			w->map.tp->ring(&w->map, &a, word, q->space_rung[s]);
+		else
+			FAR_STORE_WORD(word, uint32_t, q->space_rung[s]);
 	}
 	if ((n & (HEARTBEAT_EVERY - 1)) == 0)
 		smq_beat(w);

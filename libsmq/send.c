@@ -175,8 +175,11 @@ static void ring_receiver(struct smq_queue *q)
 	memcpy(&a, &q->wake->bell, sizeof(a));
 	if (!smq_can_ring(q->ring_kinds, w->boot, &a))
 		return;  /* the receiver knows, and naps instead */
-	STORE(&q->out->doorbells, LOAD(&q->out->doorbells) + 1);
-	w->map.tp->ring(&w->map, &a, q->rbell, ++q->rung << 6 | w->board);
+	/* a value no other ringer stores: the lane's count (under its lock)
+	 * and our board */
+	uint64_t n = LOAD(&q->out->doorbells) + 1;
+	STORE(&q->out->doorbells, n);
+	w->map.tp->ring(&w->map, &a, q->rbell, (uint32_t)(n << 6) | w->board);
 }
 
 /* Waits until the lane has room for the next message; returns its
@@ -267,8 +270,9 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 	FAR_STORE(e, struct smq_entry, signature,
 		  smq_signature(q->epoch, q->index, w->board, seq));
 	w->map.order->publish();
-	FAR_STORE(q->in, struct smq_lane_in, top, seq + 1);
+	/* ours first: the published top never runs ahead of it */
 	STORE(&q->out->top, seq + 1);
+	FAR_STORE(q->in, struct smq_lane_in, top, seq + 1);
 	STORE(&q->out->messages, LOAD(&q->out->messages) + 1);
 	STORE(&q->out->bytes, LOAD(&q->out->bytes) + len);
 	/* our top before the receiver's sleep word: it stores that word, then

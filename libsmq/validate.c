@@ -91,18 +91,33 @@ static int check_geometry(const struct smq_sb *sb, struct smq_fault *f)
 	uint32_t boards = LOAD(&sb->boards), queues = LOAD(&sb->queues);
 	uint32_t entries = LOAD(&sb->entries), diag = LOAD(&sb->diag_queues);
 
-	if (boards < 1 || boards > SMQ_MAX_BOARDS)
+	if (boards < 1)
+		return fault(f, SMQ_EGEOMETRY, "boards", SB_AT(boards), boards, 1,
+			     SMQ_FAULT_AT_LEAST);
+	if (boards > SMQ_MAX_BOARDS)
 		return fault(f, SMQ_EGEOMETRY, "boards", SB_AT(boards), boards,
 			     SMQ_MAX_BOARDS, AT_MOST);
 	if (diag != boards)
 		return fault(f, SMQ_EGEOMETRY, "diag_queues", SB_AT(diag_queues),
 			     diag, boards, EXPECTED);
-	if (queues <= diag || queues > SMQ_MAX_QUEUES)
+	/* at least one application queue besides the diagnostic ones */
+	if (queues <= diag)
+		return fault(f, SMQ_EGEOMETRY, "queues", SB_AT(queues), queues,
+			     (uint64_t)diag + 1, SMQ_FAULT_AT_LEAST);
+	if (queues > SMQ_MAX_QUEUES)
 		return fault(f, SMQ_EGEOMETRY, "queues", SB_AT(queues), queues,
 			     SMQ_MAX_QUEUES, AT_MOST);
-	if (!entries || (entries & (entries - 1)) || entries > SMQ_MAX_ENTRIES)
+	if (entries > SMQ_MAX_ENTRIES)
 		return fault(f, SMQ_EGEOMETRY, "entries", SB_AT(entries),
 			     entries, SMQ_MAX_ENTRIES, AT_MOST);
+	if (!entries || (entries & (entries - 1))) {
+		/* a power of two: the next one up is what it should be */
+		uint64_t p = 1;
+		while (p < entries)
+			p <<= 1;
+		return fault(f, SMQ_EGEOMETRY, "entries", SB_AT(entries),
+			     entries, p, EXPECTED);
+	}
 	if (LOAD(&sb->entry_size) > SMQ_MAX_ENTRY_SIZE)
 		return fault(f, SMQ_EGEOMETRY, "entry_size", SB_AT(entry_size),
 			     LOAD(&sb->entry_size), SMQ_MAX_ENTRY_SIZE, AT_MOST);

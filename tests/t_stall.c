@@ -192,13 +192,15 @@ static int take_all(const char *spec, unsigned board, unsigned queue,
 
 	/* a maintenance may still be finishing: stale means attach again */
 	for (int tries = 0;; tries++) {
-		OK(smq_open(&w, spec, board, 0));
-		int err = smq_queue_open(w, queue, SMQ_RECEIVER, SMQ_POLL, &q);
+		int err = smq_open(&w, spec, board, 0);
+		if (!err &&
+		    (err = smq_queue_open(w, queue, SMQ_RECEIVER, SMQ_POLL, &q)))
+			OK(smq_close(w));
 		if (!err)
 			break;
-		if (err != -ESTALE || tries == 1000)
+		/* stale, or an init still writing (the magic not yet there) */
+		if ((err != -ESTALE && err != -SMQ_EUNFORMATTED) || tries == 1000)
 			FAIL("take_all: %s", smq_strerror(err));
-		OK(smq_close(w));
 		nap_ms(5);
 	}
 	while (smq_receive(q, buf, sizeof(buf) - 1, &n, NULL, 200) == 0) {
