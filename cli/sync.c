@@ -14,10 +14,11 @@ struct sync_opts {
 };
 
 static const struct argp_option options[] = {
-	{ "timeout", 't', "TIME", 0,
+	{ "timeout", 'T', "TIME", 0,
 	  "Give up after TIME (default 60s; inf waits forever)", 0 },
 	{ "interval", 'i', "TIME", 0,
-	  "Poll period, seed 000's 'nice' (default 100ms)", 0 },
+	  "Poll period: how often a waiting board looks again (default "
+	  "100ms)", 0 },
 	{ 0 }
 };
 
@@ -26,7 +27,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	struct sync_opts *o = st->input;
 
 	switch (key) {
-	case 't':
+	case 'T':
 		o->timeout_ms = arg_duration(st, "--timeout", arg);
 		break;
 	case 'i':
