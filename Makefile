@@ -51,7 +51,7 @@ SMQCTL    := $(B)/smqctl
 VFIO_CHECK := $(B)/tests/qemu/vfio_check
 IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 
-.PHONY: all check check-all install clean bench demo fuzz reliability
+.PHONY: all check check-all install clean bench demo fuzz reliability deps
 all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE) $(TEST_BIN) $(VFIO_CHECK) $(IVSHMEM_HOST)
 
 $(B)/%.o: %.c $(wildcard libsmq/*.h libsmq/transport/*.h cli/*.h probes/*.h) Makefile
@@ -125,7 +125,7 @@ $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 ALL_SCRIPTS := $(filter-out tests/run.sh tests/check-all.sh tests/valgrind.sh,\
 		$(wildcard tests/*.sh))
 # under a sanitizer: the scripts that drive smqctl itself
-SAN_SCRIPTS := tests/t_cli.sh tests/t_measure.sh tests/t_top.sh tests/t_security.sh \
+SAN_SCRIPTS := tests/t_cli.sh tests/t_recv.sh tests/t_measure.sh tests/t_top.sh tests/t_security.sh \
 		tests/t_server.sh
 SCRIPTS   := $(if $(TESTS),,$(if $(SAN),$(SAN_SCRIPTS),$(ALL_SCRIPTS)))
 RUN_BIN   := $(if $(TESTS),$(addprefix $(B)/tests/,$(subst $(comma), ,$(TESTS))),$(TEST_BIN))
@@ -141,6 +141,23 @@ check: all
 
 check-all:
 	sh tests/check-all.sh
+
+# Everything the full test suite (make check-all) needs, on Debian 12:
+# compilers and sanitizer runtimes, groff for the man pages, bash and zsh
+# for the completions, tmux for top's live view, libpci and pciutils for
+# the probes and lspci, QEMU, busybox and cpio for the guest with a PCI
+# BAR, valgrind, faketime, and a cross compiler for the aarch64 build.
+# .ci/run installs through this target, so the two never disagree.
+DEPS := gcc make libc6-dev binutils pkgconf groff-base \
+	clang libclang-rt-14-dev \
+	python3 zsh util-linux libncurses-dev tmux \
+	libpci-dev pciutils qemu-system-x86 busybox-static cpio valgrind \
+	faketime gcc-aarch64-linux-gnu
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+deps:
+	$(SUDO) apt-get update -q
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends $(DEPS)
 
 # Speed, never in timed tests: smq beside baselines measured in the same
 # run, as ratios (smqctl bench --baseline).

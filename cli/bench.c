@@ -19,7 +19,7 @@ struct bench_opts {
 	int nresults;
 };
 
-enum { OPT_SIZE = 's', OPT_COUNT = 'c', OPT_BASELINE = 0x400 };
+enum { OPT_SIZE = 'z', OPT_COUNT = 'c', OPT_BASELINE = 0x400 };
 
 static const struct argp_option options[] = {
 	{ "size", OPT_SIZE, "LIST", 0,

@@ -5,8 +5,6 @@
 #include <string.h>
 #include "smqctl.h"
 
-enum { OPT_TIMEOUT = 0x100 };
-
 struct init_opts {
 	struct smq_geometry g;
 	bool queues_set, force;
@@ -16,17 +14,23 @@ struct init_opts {
 	uint32_t nassign, assign_q[256], assign_b[256];
 };
 
+/* -q is a queue in every other command, -s a PCI slot: the number of
+ * queues and the entry size have long options only; so has --force,
+ * which should be spelled out. */
+enum { OPT_QUEUES = 0x100, OPT_ENTRY_SIZE, OPT_FORCE, OPT_TIMEOUT };
+
 static const struct argp_option options[] = {
 	{ "boards", 'n', "N", 0, "Number of boards, 1 to 64 (default 2)", 0 },
-	{ "queues", 'q', "N", 0, "Number of queues (default: one per board)", 0 },
+	{ "queues", OPT_QUEUES, "N", 0,
+	  "Number of queues (default: one per board)", 0 },
 	{ "entries", 'e', "N", 0,
 	  "Entries per ring, a power of two (default 64)", 0 },
-	{ "entry-size", 's', "BYTES", 0,
-	  "Largest message in bytes (default 1024, at most 16 MiB)", 0 },
+	{ "entry-size", OPT_ENTRY_SIZE, "BYTES", 0,
+	  "Largest message in bytes, with K or M (default 1K, at most 16M)", 0 },
 	{ "receiver", 'r', "Q:B", 0,
 	  "Queue Q is received by board B (default: board Q mod boards); "
 	  "repeatable", 0 },
-	{ "force", 'f', NULL, 0,
+	{ "force", OPT_FORCE, NULL, 0,
 	  "Format even while boards are at work, over data that is not a "
 	  "window, and a window object of another user or that others may "
 	  "write (made ours, mode 0600)", 0 },
@@ -47,7 +51,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case 'n':
 		o->g.boards = arg_u32(st, "--boards", arg, 1, SMQ_MAX_BOARDS);
 		break;
-	case 'q':
+	case OPT_QUEUES:
 		o->g.queues = arg_u32(st, "--queues", arg, 1, SMQ_MAX_QUEUES);
 		o->queues_set = true;
 		break;
@@ -56,9 +60,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		if (o->g.entries & (o->g.entries - 1))
 			argp_error(st, "--entries %s is not a power of two", arg);
 		break;
-	case 's':
-		o->g.entry_size = arg_u32(st, "--entry-size", arg, 0,
-					  SMQ_MAX_ENTRY_SIZE);
+	case OPT_ENTRY_SIZE:
+		o->g.entry_size = (uint32_t)arg_size(st, "--entry-size", arg, 0,
+						     SMQ_MAX_ENTRY_SIZE);
 		break;
 	case 'r': {
 		char *colon = strchr(arg, ':');
@@ -75,7 +79,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		o->nassign++;
 		break;
 	}
-	case 'f':
+	case OPT_FORCE:
 		o->force = true;
 		break;
 	case OPT_TIMEOUT:

@@ -1,12 +1,17 @@
 /* smqctl: diagnostics and configuration of smq windows.
  * The top-level parser takes the shared options and stops at the command
- * name; the command parses the rest with its own argp (STYLE.md). */
+ * name; the command parses the rest with its own argp. */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "smqctl.h"
+#include "probe.h"
 
 const char *argp_program_version = "smqctl " SMQ_VERSION;
 
@@ -52,12 +57,13 @@ static void on_sigbus(int sig)
 
 /* ---- the shared options: one child parser, in every command too ---- */
 
-enum { OPT_LIST_CMDS = 0x100, OPT_LIST_OPTS };
+enum { OPT_LIST_CMDS = 0x100, OPT_LIST_OPTS, OPT_LIST_ARGS, OPT_LIST_WINDOWS,
+       OPT_LIST_DEVICES };
 
 static const struct argp_option common_options[] = {
 	{ "window", 'w', "SPEC", 0,
-	  "Window to use: shm:NAME, file:PATH (default $SMQ_WINDOW, else "
-	  SMQ_DEFAULT_WINDOW "); 'help' lists the transports", 0 },
+	  "Window to use (default $SMQ_WINDOW, else " SMQ_DEFAULT_WINDOW
+	  "); 'help' describes the specs", 0 },
 	{ "board", 'b', "N", 0, "Act as board N (default 0, the system board)", 0 },
 	{ "json", 'j', NULL, 0, "Print JSON instead of text", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (repeat for even more)", 0 },
@@ -101,8 +107,29 @@ static error_t common_parse(int key, char *arg, struct argp_state *st)
 	return 0;
 }
 
+/* --help lists every window spec the library has, as --window help does:
+ * the first word of each transport's help ("pci:[DOMAIN:]BUS:SLOT.FUNC"). */
+static char *common_help_filter(int key, const char *text, void *input)
+{
+	size_t n = 1024, len = 0;
+	char *buf;
+
+	(void)input;
+	if (key != 'w' || !text || !(buf = malloc(n)))
+		return (char *)text;
+	len += (size_t)snprintf(buf, n, "Window to use: ");
+	for (unsigned i = 0; smq_transport_help(i) && len < n; i++) {
+		const char *h = smq_transport_help(i);
+		len += (size_t)snprintf(buf + len, n - len, "%s%.*s",
+					i ? ", " : "", (int)strcspn(h, " "), h);
+	}
+	if (len < n)
+		snprintf(buf + len, n - len, "%s", text + strlen("Window to use"));
+	return buf;
+}
+
 const struct argp common_argp = { common_options, common_parse, NULL, NULL,
-				  NULL, NULL, NULL };
+				  NULL, common_help_filter, NULL };
 
 /* ---- a command's own parser, with the shared one as a child ---- */
 
@@ -159,11 +186,113 @@ static void list_options(const struct argp *argp)
 		list_options(c->argp);
 }
 
+/* What the completions offer after an option, by the name of its argument:
+ * files, window specs (--list-windows), or words.  The words of MODE are
+ * those that pingpong and bench take (tests/t_cli_docs.sh checks that each
+ * is accepted). */
+static const struct {
+	const char *arg, *kind;
+} arg_kinds[] = {
+	{ "FILE", "file" },
+	{ "PATH", "file" },
+	{ "SPEC", "window" },
+	{ "MODE", "words poll sleep spin" },
+};
+
+static void print_arg_line(int key, const char *name, const char *arg)
+{
+	const char *kind = "-";
+
+	for (size_t i = 0; arg && i < sizeof(arg_kinds) / sizeof(arg_kinds[0]); i++)
+		if (!strcmp(arg, arg_kinds[i].arg))
+			kind = arg_kinds[i].kind;
+	if (key > 0 && key < 0x80 && isprint(key))
+		printf("-%c", key);
+	else
+		putchar('-');
+	printf(" --%s %s %s\n", name, arg ? arg : "-", kind);
+}
+
+static void list_args(const struct argp *argp)
+{
+	for (const struct argp_option *o = argp->options; o && (o->name || o->key || o->doc); o++)
+		if (o->name && !(o->flags & OPTION_HIDDEN))
+			print_arg_line(o->key, o->name, o->arg);
+	for (const struct argp_child *c = argp->children; c && c->argp; c++)
+		list_args(c->argp);
+}
+
+/* The windows a completion offers: 'help', every transport's prefix, and
+ * the smq windows in /dev/shm, those that begin with the magic of smq(7)
+ * (an object NAME.0 that does is the first of a split:NAME window). */
+static void list_windows(void)
+{
+	static const char magic[8] = "SMQWINDW";
+	DIR *d;
+	struct dirent *e;
+
+	puts("help");
+	for (unsigned i = 0; smq_transport_name(i); i++)
+		printf("%s:\n", smq_transport_name(i));
+	if (!(d = opendir("/dev/shm")))
+		return;
+	while ((e = readdir(d))) {
+		char head[sizeof(magic)];
+		struct stat st;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW |
+				O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		bool smq = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+			   read(fd, head, sizeof(head)) == (ssize_t)sizeof(head) &&
+			   !memcmp(head, magic, sizeof(magic));
+		close(fd);
+		if (!smq)
+			continue;
+		printf("shm:%s\n", e->d_name);
+		size_t len = strlen(e->d_name);
+		if (len > 2 && !strcmp(e->d_name + len - 2, ".0"))
+			printf("split:%.*s\n", (int)(len - 2), e->d_name);
+	}
+	closedir(d);
+}
+
+/* The PCI devices a pci: window could be: the candidates of smqctl probe
+ * (NTBs, ivshmem), each as the spec of the BAR smq would map. */
+static int list_devices(const char *dump)
+{
+	struct probe_list l;
+	int err = probe_scan(&l, NULL, dump);
+
+	if (err)
+		return error("cannot list PCI devices: %s", *probe_last_error()
+			     ? probe_last_error() : strerror(-err));
+	for (int i = 0; i < l.n; i++) {
+		struct probe_advice a;
+		probe_advise(&l.dev[i], &a);
+		if (a.spec[0])
+			puts(a.spec);
+	}
+	probe_free(&l);
+	return 0;
+}
+
 static const struct argp_option top_options[] = {
 	{ "list-cmds", OPT_LIST_CMDS, NULL, OPTION_HIDDEN,
 	  "List the commands, one a line (for completions)", 0 },
 	{ "list-opts", OPT_LIST_OPTS, "CMD", OPTION_HIDDEN,
 	  "List the long options of CMD, one a line (for completions)", 0 },
+	{ "list-args", OPT_LIST_ARGS, "CMD", OPTION_HIDDEN,
+	  "List the options of CMD, one a line: short form or '-', long form, "
+	  "argument or '-', and what completes it (file, window, words ...) "
+	  "or '-'", 0 },
+	{ "list-windows", OPT_LIST_WINDOWS, NULL, OPTION_HIDDEN,
+	  "List window specs to complete: help, the transports, the smq "
+	  "windows in /dev/shm", 0 },
+	{ "list-devices", OPT_LIST_DEVICES, "DUMP", OPTION_HIDDEN |
+	  OPTION_ARG_OPTIONAL,
+	  "List the pci: windows of the PCI devices that could carry one (from "
+	  "the bus, or an 'lspci -x' DUMP)", 0 },
 	{ 0 }
 };
 
@@ -189,6 +318,24 @@ static error_t top_parse(int key, char *arg, struct argp_state *st)
 		list_options(&common_argp);
 		exit(finish(0));
 	}
+	case OPT_LIST_ARGS: {
+		const struct cmd *c = find_cmd(arg);
+		if (!c && strcmp(arg, "help"))
+			argp_error(st, "no command '%s'", arg);
+		if (c)
+			list_args(c->argp);
+		list_args(&common_argp);
+		/* argp's own */
+		print_arg_line('?', "help", NULL);
+		print_arg_line(0, "usage", NULL);
+		print_arg_line('V', "version", NULL);
+		exit(finish(0));
+	}
+	case OPT_LIST_WINDOWS:
+		list_windows();
+		exit(finish(0));
+	case OPT_LIST_DEVICES:
+		exit(finish(list_devices(arg)));
 	case ARGP_KEY_ARG:
 		top->cmd_index = st->next - 1;
 		st->next = st->argc;  /* the rest is the command's */
@@ -250,6 +397,18 @@ int main(int argc, char **argv)
 	if (!strcmp(name, "help")) {
 		if (subc < 2) {
 			argp_help(&top_argp, stdout, ARGP_HELP_STD_HELP, "smqctl");
+			return finish(0);
+		}
+		if (!strcmp(sub[1], "help") || !strcmp(sub[1], "--help") ||
+		    !strcmp(sub[1], "-?")) {
+			printf("Usage: smqctl help [COMMAND]\n"
+			       "Without COMMAND, print the usage of smqctl, the "
+			       "common options and the\ncommands; with one, print "
+			       "the help of COMMAND, as 'smqctl COMMAND --help'\n"
+			       "does.\n\nCommands:");
+			for (int i = 0; smqctl_cmds[i]; i++)
+				printf(" %s", smqctl_cmds[i]->name);
+			printf(" help\n");
 			return finish(0);
 		}
 		const struct cmd *c = find_cmd(sub[1]);

@@ -10,7 +10,8 @@
 #include "model.h"
 #include "probe.h"
 
-enum { OPT_DUMP = 0x100, OPT_GEN, OPT_WIDTH, OPT_MPS, OPT_MRRS, OPT_SIZE };
+enum { OPT_DUMP = 'F', OPT_SIZE = 'z', OPT_GEN = 0x100, OPT_WIDTH, OPT_MPS,
+       OPT_MRRS };
 
 /* The pcie-bench study's example: PCIe 3.0 x8, MPS 256, MRRS 512. */
 static const struct pcie_link_params example_link = { 3, 8, 256, 512 };
@@ -34,9 +35,10 @@ static const struct argp_option options[] = {
 	  "PCIe generation 1 to 6 (2.5, 5, 8, 16, 32, 64 GT/s a lane)", 0 },
 	{ "width", OPT_WIDTH, "N", 0, "Lanes: 1, 2, 4, 8, 16 or 32", 0 },
 	{ "mps", OPT_MPS, "BYTES", 0,
-	  "Maximum payload size: a power of two from 128 to 4096", 0 },
+	  "Maximum payload size: a power of two from 128 to 4096 (4K)", 0 },
 	{ "mrrs", OPT_MRRS, "BYTES", 0,
-	  "Maximum read request size: a power of two from 128 to 4096", 0 },
+	  "Maximum read request size: a power of two from 128 to 4096 (4K)",
+	  0 },
 	{ "size", OPT_SIZE, "LIST", 0,
 	  "Message sizes, e.g. 64,4K,1M (default 0,64,256,1000,4096,65536)", 0 },
 	{ 0 }
@@ -48,7 +50,8 @@ static void link_arg(struct argp_state *st, const char *opt, const char *arg,
 		     int which, int *field)
 {
 	struct pcie_link_params t = example_link;
-	int v = (int)arg_u32(st, opt, arg, 0, 1u << 20);
+	int v = which < 2 ? (int)arg_u32(st, opt, arg, 0, 1u << 20)
+			  : (int)arg_size(st, opt, arg, 0, 1u << 20);
 	int *f[4] = { &t.gen, &t.width, &t.mps, &t.mrrs };
 	const char *why;
 

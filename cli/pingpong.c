@@ -18,7 +18,7 @@ struct pingpong_opts {
 	int nresults;
 };
 
-enum { OPT_SIZE = 's', OPT_COUNT = 'c', OPT_DURATION = 'd', OPT_HIST = 0x300 };
+enum { OPT_SIZE = 'z', OPT_COUNT = 'c', OPT_DURATION = 0x300, OPT_HIST };
 
 static const struct argp_option options[] = {
 	{ "size", OPT_SIZE, "LIST", 0,

@@ -1,27 +1,50 @@
-/* smqctl recv: receive messages and write them out. */
+/* smqctl recv: receive messages and write them out, at least once: a
+ * message is peeked, written, flushed, and only then taken from the queue,
+ * so that a recv killed or failing to write leaves it for the next one. */
 #include <errno.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include "smqctl.h"
+
+enum recv_format { TEXT, HEX, NUL_FRAMED, RAW };
 
 struct recv_opts {
 	int queue;
 	int timeout_ms;
 	uint32_t count;
-	bool hex;
+	bool count_set;
+	enum recv_format format;
+	const char *format_opt;   /* the option that chose it */
 };
+
+enum { OPT_RAW = 0x100 };
 
 static const struct argp_option options[] = {
 	{ "queue", 'q', "Q", 0,
 	  "Receive on queue Q (default: the first queue this board receives)", 0 },
-	{ "timeout", 't', "TIME", 0,
+	{ "timeout", 'T', "TIME", 0,
 	  "Wait up to TIME for each message (default inf)", 0 },
 	{ "count", 'c', "N", 0,
 	  "Receive N messages (default 1; 0: until the timeout)", 0 },
 	{ "hex", 'x', NULL, 0,
 	  "Print each message as a line of hex, with its sender and size", 0 },
+	{ "null", '0', NULL, 0,
+	  "Write each message as it is, followed by a NUL byte (for xargs -0, "
+	  "read -d ''); a message holding a NUL stays queued", 0 },
+	{ "raw", OPT_RAW, NULL, 0,
+	  "Write the message as it is, nothing added (one message only)", 0 },
 	{ 0 }
 };
+
+static void set_format(struct argp_state *st, struct recv_opts *o,
+		       enum recv_format f, const char *opt)
+{
+	if (o->format_opt && o->format != f)
+		argp_error(st, "%s and %s exclude each other", o->format_opt, opt);
+	o->format = f;
+	o->format_opt = opt;
+}
 
 static error_t parse(int key, char *arg, struct argp_state *st)
 {
@@ -31,14 +54,21 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case 'q':
 		o->queue = (int)arg_u32(st, "--queue", arg, 0, SMQ_MAX_QUEUES - 1);
 		break;
-	case 't':
+	case 'T':
 		o->timeout_ms = arg_duration(st, "--timeout", arg);
 		break;
 	case 'c':
 		o->count = arg_u32(st, "--count", arg, 0, UINT32_MAX);
+		o->count_set = true;
 		break;
 	case 'x':
-		o->hex = true;
+		set_format(st, o, HEX, "--hex");
+		break;
+	case '0':
+		set_format(st, o, NUL_FRAMED, "--null");
+		break;
+	case OPT_RAW:
+		set_format(st, o, RAW, "--raw");
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(st, "unexpected argument '%s'", arg);
@@ -46,6 +76,10 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case ARGP_KEY_END:
 		if (o->count == 0 && o->timeout_ms < 0)
 			argp_error(st, "--count 0 needs a --timeout to end");
+		if (o->format == RAW && o->count != 1)
+			argp_error(st, "--raw writes one message as it is, with "
+				   "nothing to tell it from the next: for more, "
+				   "use --null, --json or --hex");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -56,8 +90,12 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 static const struct argp argp = {
 	options, parse, NULL,
 	"Receive messages on a queue this board (--board) receives, and write "
-	"them to standard output: raw bytes, or with --hex a line each, or with "
-	"--json an object each.", NULL, NULL, NULL
+	"them to standard output: as text, a line each (a newline inside a "
+	"message is written \\n, a backslash \\\\, bytes that are not text "
+	"\\xNN); with --hex a line of hex each; with --null each as it is "
+	"and a NUL; with --raw one message as it is; with --json an object "
+	"each.  A message leaves the queue only once it is written: a recv "
+	"that is killed may write one again, never lose one.", NULL, NULL, NULL
 };
 
 static int first_received_queue(struct smq_window *w, unsigned board)
@@ -73,7 +111,59 @@ static int first_received_queue(struct smq_window *w, unsigned board)
 	return -1;
 }
 
-static void print_message(const struct ctx *ctx, const struct recv_opts *o,
+/* Bytes of a UTF-8 sequence at p that a terminal shows as text (neither
+ * malformed, overlong, a surrogate, nor a C1 control), or 0. */
+static size_t utf8_text(const uint8_t *p, size_t n)
+{
+	size_t len;
+	uint8_t lo = 0x80, hi = 0xbf;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, lo = p[0] == 0xc2 ? 0xa0 : 0x80;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, lo = p[0] == 0xe0 ? 0xa0 : 0x80,
+		hi = p[0] == 0xed ? 0x9f : 0xbf;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, lo = p[0] == 0xf0 ? 0x90 : 0x80,
+		hi = p[0] == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (n < len || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/* One line of text: the message, less a newline it ends with, with what
+ * would break the line or drive the terminal escaped as in C (\n, \r, \\,
+ * \xNN); tabs and UTF-8 text stay as they are. */
+static void write_text(FILE *f, const uint8_t *p, size_t len)
+{
+	if (len && p[len - 1] == '\n')
+		len--;
+	for (size_t i = 0; i < len; i++) {
+		uint8_t c = p[i];
+		size_t k;
+		if (c == '\\')
+			fputs("\\\\", f);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\r')
+			fputs("\\r", f);
+		else if (c == '\t' || (c >= 0x20 && c < 0x7f))
+			putc(c, f);
+		else if (c >= 0x80 && (k = utf8_text(p + i, len - i))) {
+			fwrite(p + i, 1, k, f);
+			i += k - 1;
+		} else
+			fprintf(f, "\\x%02x", c);
+	}
+	putc('\n', f);
+}
+
+static void write_message(const struct ctx *ctx, const struct recv_opts *o,
 			  const uint8_t *buf, size_t len, unsigned from)
 {
 	if (ctx->json) {
@@ -82,27 +172,41 @@ static void print_message(const struct ctx *ctx, const struct recv_opts *o,
 		for (size_t i = 0; i < len; i++)
 			printf("%02x", buf[i]);
 		printf("\"}\n");
-	} else if (o->hex) {
+		return;
+	}
+	switch (o->format) {
+	case TEXT:
+		write_text(stdout, buf, len);
+		break;
+	case HEX:
 		printf("board %u, %zu bytes:", from, len);
 		for (size_t i = 0; i < len; i++)
 			printf(" %02x", buf[i]);
 		putchar('\n');
-	} else {
+		break;
+	case NUL_FRAMED:
 		fwrite(buf, 1, len, stdout);
+		putchar(0);
+		break;
+	case RAW:
+		fwrite(buf, 1, len, stdout);
+		break;
 	}
-	fflush(stdout);
 }
 
 static int run(int argc, char **argv, struct ctx *ctx)
 {
-	struct recv_opts o = { -1, SMQ_WAIT_FOREVER, 1, false };
+	struct recv_opts o = { -1, SMQ_WAIT_FOREVER, 1, false, TEXT, NULL };
 	struct smq_window *w;
 	struct smq_window_info wi;
 	struct smq_queue *q;
-	uint8_t *buf;
 	int err;
 
 	parse_cmd(&argp, argc, argv, &o, ctx);
+	if (ctx->json && o.format_opt) {
+		error("--json and %s exclude each other", o.format_opt);
+		return EXIT_USAGE;
+	}
 	if (open_window(ctx, 0, &w))
 		return 1;
 	smq_window_info(w, &wi);
@@ -127,25 +231,44 @@ static int run(int argc, char **argv, struct ctx *ctx)
 				     o.queue, qi.receiver_pid);
 		return window_error(ctx, "recv", err);
 	}
-	buf = malloc(wi.geometry.entry_size ? wi.geometry.entry_size : 1);
-	if (!buf) {
-		smq_queue_close(q);
-		smq_close(w);
-		return error("out of memory");
-	}
 	uint32_t got = 0;
 	int rc = 0;
 	while (o.count == 0 || got < o.count) {
+		const void *data;
 		size_t len;
 		unsigned from;
-		err = smq_receive(q, buf, wi.geometry.entry_size, &len, &from,
-				  o.timeout_ms);
+		err = smq_peek(q, &data, &len, &from, o.timeout_ms);
 		if (err)
 			break;
-		print_message(ctx, &o, buf, len, from);
+		if (o.format == NUL_FRAMED && !ctx->json && memchr(data, 0, len)) {
+			rc = error("the message from board %u on queue %d (%zu "
+				   "bytes) holds a NUL byte, which --null cannot "
+				   "frame: it stays queued (receive it with --json, "
+				   "--hex or --raw)", from, o.queue, len);
+			break;
+		}
+		/* written and flushed before it is taken: a recv killed here
+		 * leaves it queued, and the next recv writes it (again) */
+		write_message(ctx, &o, data, len, from);
+		if (fflush(stdout) || ferror(stdout)) {
+			int e = errno;
+			/* said here, with what became of the message: nothing
+			 * is left for main to report */
+			__fpurge(stdout);
+			clearerr(stdout);
+			rc = error("cannot write to standard output: %s (the "
+				   "message stays queued)", strerror(e));
+			break;
+		}
+		if ((err = smq_commit(q))) {
+			rc = window_error(ctx, "recv", err);
+			break;
+		}
 		got++;
 	}
-	if (err == -ETIMEDOUT || err == -EAGAIN) {
+	if (rc) {
+		/* said above */
+	} else if (err == -ETIMEDOUT || err == -EAGAIN) {
 		if (o.count) {
 			fprintf(stderr, "smqctl: no message on queue %d after ",
 				o.queue);
@@ -156,7 +279,6 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	} else if (err) {
 		rc = window_error(ctx, "recv", err);
 	}
-	free(buf);
 	smq_queue_close(q);
 	smq_close(w);
 	return rc;

@@ -12,7 +12,7 @@ struct send_opts {
 
 static const struct argp_option options[] = {
 	{ "queue", 'q', "Q", 0, "Send on queue Q (default 0)", 0 },
-	{ "timeout", 't', "TIME", 0,
+	{ "timeout", 'T', "TIME", 0,
 	  "Wait up to TIME for room in a full ring (default 1s; 0: not at all)", 0 },
 	{ "file", 'f', "FILE", 0, "Send the contents of FILE ('-': stdin)", 0 },
 	{ 0 }
@@ -26,7 +26,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case 'q':
 		o->queue = arg_u32(st, "--queue", arg, 0, SMQ_MAX_QUEUES - 1);
 		break;
-	case 't':
+	case 'T':
 		o->timeout_ms = arg_duration(st, "--timeout", arg);
 		break;
 	case 'f':

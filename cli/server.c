@@ -24,56 +24,27 @@ struct server_opts {
 	unsigned mode;
 };
 
+enum { OPT_SOCKET = 0x100, OPT_SIZE, OPT_VECTORS };
+
 static const struct argp_option options[] = {
-	{ "socket", 's', "PATH", 0,
+	{ "socket", OPT_SOCKET, "PATH", 0,
 	  "Listen on the UNIX socket PATH (required)", 0 },
-	{ "size", 'z', "SIZE", 0,
+	{ "size", OPT_SIZE, "SIZE", 0,
 	  "Bytes of memory, a power of two: 4K to 64G, with K, M or G "
 	  "(default 4M)", 0 },
-	{ "vectors", 'n', "N", 0,
+	{ "vectors", OPT_VECTORS, "N", 0,
 	  "Interrupt vectors of every peer, 1 to 64 (default 8)", 0 },
 	{ "mode", 'm', "OCTAL", 0,
 	  "Permission bits of the socket (default 0600)", 0 },
 	{ 0 }
 };
 
-/* "4096", "64K", "4M", "1G": binary multiples, a power of two. */
-static uint64_t arg_memsize(struct argp_state *st, const char *arg)
-{
-	unsigned long long v, scale = 1;
-	char *end;
-
-	errno = 0;
-	if (!*arg || *arg == '-' || *arg == '+' || *arg == ' ')
-		argp_error(st, "--size needs a size such as 64K, 4M or 1G, not "
-			   "'%s'", arg);
-	v = strtoull(arg, &end, 10);
-	if (end == arg || errno)
-		argp_error(st, "--size needs a size such as 64K, 4M or 1G, not "
-			   "'%s'", arg);
-	if (*end == 'k' || *end == 'K')
-		scale = 1ull << 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		scale = 1ull << 20, end++;
-	else if (*end == 'g' || *end == 'G')
-		scale = 1ull << 30, end++;
-	if (*end)
-		argp_error(st, "--size: unknown unit in '%s' (K, M or G)", arg);
-	if (v > (64ull << 30) / scale || v * scale < 4096)
-		argp_error(st, "--size %s is out of range: 4K to 64G", arg);
-	v *= scale;
-	if (v & (v - 1))
-		argp_error(st, "--size %s is not a power of two: QEMU maps the "
-			   "memory as a PCI BAR, whose size is one", arg);
-	return v;
-}
-
 static error_t parse(int key, char *arg, struct argp_state *st)
 {
 	struct server_opts *o = st->input;
 
 	switch (key) {
-	case 's':
+	case OPT_SOCKET:
 		if (!*arg)
 			argp_error(st, "--socket needs a path");
 		if (strlen(arg) > MAX_SOCKET_PATH)
@@ -82,10 +53,16 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 				   MAX_SOCKET_PATH);
 		o->socket = arg;
 		break;
-	case 'z':
-		o->size = arg_memsize(st, arg);
+	case OPT_SIZE:
+		o->size = arg_size(st, "--size", arg, 4096, 64ull << 30);
+		/* QEMU maps the memory as a PCI BAR, whose size is a power
+		 * of two */
+		if (o->size & (o->size - 1))
+			argp_error(st, "--size %s is not a power of two: QEMU maps "
+				   "the memory as a PCI BAR, whose size is one",
+				   arg);
 		break;
-	case 'n':
+	case OPT_VECTORS:
 		o->vectors = arg_u32(st, "--vectors", arg, 1,
 				     SMQ_SERVER_MAX_VECTORS);
 		break;

@@ -44,11 +44,18 @@ uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
 		 uint32_t min, uint32_t max);
 /* "1.5", "30s", "200ms", "2m", "inf": milliseconds, or SMQ_WAIT_FOREVER */
 int arg_duration(struct argp_state *st, const char *opt, const char *arg);
-/* args.c: "0,10,100,4K,1M" (K and M are binary) into out; returns how
- * many; a bad list is a usage error through argp. */
+/* args.c, the one size parser: a number of bytes with an optional binary
+ * suffix K, M or G (KiB, MiB, GiB too), from min to max; anything else is
+ * a usage error through argp that names the option. */
+uint64_t arg_size(struct argp_state *st, const char *opt, const char *arg,
+		  uint64_t min, uint64_t max);
+/* "0,10,100,4K,1M" into out, each at most the largest entry; returns how
+ * many. */
 #define MAX_SIZES 64
 int arg_sizes(struct argp_state *st, const char *opt, const char *arg,
 	      size_t *out, int max);
+/* n as the parser takes it back: "65536" is "64K", "1000" stays. */
+const char *size_words(uint64_t n, char buf[32]);
 void print_duration(FILE *f, int ms);
 
 /* Opens the window for ctx->board and explains any failure. */

@@ -17,10 +17,10 @@ struct sync_opts {
 enum { OPT_NEW_GENERATION = 0x100 };
 
 static const struct argp_option options[] = {
-	{ "timeout", 't', "TIME", 0,
+	{ "timeout", 'T', "TIME", 0,
 	  "Give up after TIME (default 60s; inf waits forever)", 0 },
 	{ "interval", 'i', "TIME", 0,
-	  "Poll period, the SimpleMessageQueue paper's 'nice' (default "
+	  "Poll period: how often a waiting board looks again (default "
 	  "100ms)", 0 },
 	{ "new-generation", OPT_NEW_GENERATION, NULL, 0,
 	  "On a board other than 0: wait for a generation newer than the one "
@@ -34,7 +34,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	struct sync_opts *o = st->input;
 
 	switch (key) {
-	case 't':
+	case 'T':
 		o->timeout_ms = arg_duration(st, "--timeout", arg);
 		break;
 	case 'i':

@@ -5,7 +5,7 @@
  * window being formatted under it is followed, not disturbed: a stale
  * handle is replaced by a fresh attach.
  *
- * The terminal is restored on every way out (STYLE.md, after htop's
+ * The terminal is restored on every way out (as htop does in its
  * CRT.c): normal exit, error paths (curses ends before the message is
  * printed), atexit, and the signals that end the process. */
 #include <errno.h>

@@ -2,12 +2,12 @@
 #
 # The candidates come from the binary itself (as git's --list-cmds does):
 # commands from `smqctl --list-cmds`, a command's options from
-# `smqctl --list-opts=CMD`, transports from `smqctl --window help`.  The
-# binary is the word being completed on ("${COMP_WORDS[0]}"), so a completion
-# of ./build/smqctl asks ./build/smqctl.  Needs no bash-completion helpers.
-
-# Options every command takes, offered before the command name.
-_smqctl_common_opts="--window --board --json --verbose --help --version"
+# `smqctl --list-opts=CMD`, what an option's value is (a file, a window, one
+# of some words) from `smqctl --list-args=CMD`, windows from
+# `smqctl --list-windows` (the transports and the smq windows in /dev/shm),
+# PCI devices after pci: from `smqctl --list-devices`.  The binary is the
+# word being completed on ("${COMP_WORDS[0]}"), so a completion of
+# ./build/smqctl asks ./build/smqctl.  Needs no bash-completion helpers.
 
 # Sets _smqctl_words to COMP_WORDS with the words that bash split at ':' and
 # '=' (COMP_WORDBREAKS) joined again, and _smqctl_cword to the index of the
@@ -49,31 +49,39 @@ _smqctl_trim_breaks()
 	return 0
 }
 
-# Candidates for a window spec: 'help', the transports' prefixes, shm:NAME
-# for every object in /dev/shm, and files after file: or / or .
+# File names beginning with $2, each prefixed with $1.
+_smqctl_files()
+{
+	local pre=$1 cur=$2 f
+	compopt -o filenames 2>/dev/null
+	COMPREPLY=()
+	while IFS= read -r f; do
+		COMPREPLY+=("$pre$f")
+	done < <(compgen -f -- "$cur")
+	return 0
+}
+
+# Candidates for a window spec: 'help', the transports' prefixes and the
+# smq windows in /dev/shm (smqctl --list-windows); files after file:, / or
+# . and ivshmem:; the PCI devices after pci:.
 _smqctl_windows()
 {
 	local bin=$1 cur=$2 f
 	local -a cands=()
 	case $cur in
-	file:*)
-		compopt -o filenames 2>/dev/null
-		while IFS= read -r f; do
-			cands+=("file:$f")
-		done < <(compgen -f -- "${cur#file:}")
+	file:* | ivshmem:*)
+		_smqctl_files "${cur%%:*}:" "${cur#*:}"
+		return 0
 		;;
 	/* | .*)
-		compopt -o filenames 2>/dev/null
-		while IFS= read -r f; do
-			cands+=("$f")
-		done < <(compgen -f -- "$cur")
+		_smqctl_files "" "$cur"
+		return 0
+		;;
+	pci:*)
+		mapfile -t cands < <("$bin" --list-devices 2>/dev/null)
 		;;
 	*)
-		mapfile -t cands < <(echo help; "$bin" --window help 2>/dev/null |
-			sed -n 's/^  *\([a-z][a-z0-9]*:\).*/\1/p')
-		for f in /dev/shm/*; do
-			[[ -f $f ]] && cands+=("shm:${f##*/}")
-		done
+		mapfile -t cands < <("$bin" --list-windows 2>/dev/null)
 		;;
 	esac
 	COMPREPLY=()
@@ -86,6 +94,25 @@ _smqctl_windows()
 		[[ $f == *: ]] && { compopt -o nospace 2>/dev/null; break; }
 	done
 	return 0
+}
+
+# The value of option $3 of command $2 (help: before any command), being
+# $4: completes it by what `smqctl --list-args` says it is, and returns 0;
+# returns 1 when $3 takes no value.
+_smqctl_value()
+{
+	local bin=$1 cmd=$2 opt=$3 cur=$4 s l arg kind
+	while read -r s l arg kind; do
+		[[ $opt == "$s" || $opt == "$l" ]] || continue
+		[[ $arg == - ]] && return 1
+		case $kind in
+		file) _smqctl_files "" "$cur" ;;
+		window) _smqctl_windows "$bin" "$cur" ;;
+		words\ *) mapfile -t COMPREPLY < <(compgen -W "${kind#words }" -- "$cur") ;;
+		esac
+		return 0
+	done < <("$bin" --list-args="$cmd" 2>/dev/null)
+	return 1
 }
 
 _smqctl()
@@ -113,40 +140,29 @@ _smqctl()
 		esac
 	done
 
-	case $prev in
-	-w | --window)
-		_smqctl_windows "$bin" "$cur"
-		_smqctl_trim_breaks "$cur"
-		return 0
-		;;
-	-b | --board)
-		return 0
-		;;
-	esac
-	if [[ $cur == --window=* ]]; then
-		_smqctl_windows "$bin" "${cur#--window=}"
-		COMPREPLY=("${COMPREPLY[@]/#/--window=}")
+	# The value of an option: after it, or after its '='.
+	if [[ $cur == --*=* ]]; then
+		_smqctl_value "$bin" "${cmd:-help}" "${cur%%=*}" "${cur#*=}" &&
+			{ COMPREPLY=("${COMPREPLY[@]/#/${cur%%=*}=}")
+			  _smqctl_trim_breaks "$cur"; return 0; }
+	elif [[ $prev == -* && $prev != *=* ]] &&
+		_smqctl_value "$bin" "${cmd:-help}" "$prev" "$cur"; then
 		_smqctl_trim_breaks "$cur"
 		return 0
 	fi
 
 	if [[ -z $cmd ]]; then
 		if [[ $cur == -* ]]; then
-			mapfile -t COMPREPLY < <(compgen -W "$_smqctl_common_opts" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "$("$bin" --list-opts=help 2>/dev/null) --help --version" -- "$cur")
 		else
 			mapfile -t COMPREPLY < <(compgen -W "$("$bin" --list-cmds 2>/dev/null)" -- "$cur")
 		fi
 	elif [[ $cmd == help ]]; then
-		# help takes one command, and help itself is none.
+		# help takes one command, help itself among them.
 		((i + 1 == _smqctl_cword)) &&
-			mapfile -t COMPREPLY < <(compgen -W "$("$bin" --list-cmds 2>/dev/null |
-				grep -vx help)" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "$("$bin" --list-cmds 2>/dev/null)" -- "$cur")
 	elif [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$("$bin" --list-opts="$cmd" 2>/dev/null)" -- "$cur")
-	elif [[ ($cmd == send && ($prev == -f || $prev == --file)) ||
-		($cmd == server && ($prev == -s || $prev == --socket)) ]]; then
-		compopt -o filenames 2>/dev/null
-		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 	fi
 	return 0
 }

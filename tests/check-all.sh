@@ -3,43 +3,65 @@
 # with AddressSanitizer+UndefinedBehaviorSanitizer (the smqctl scripts too),
 # the concurrency tests with ThreadSanitizer, the smqctl tests under
 # valgrind, and a short libFuzzer run.  Ends with one line
-# "N passed, N failed, N skipped".
+# "N passed, N failed, N skipped", followed, when anything was skipped, by
+# the skipped tests and why: " (t_qemu.sh: no KVM [gcc, clang]; ...)".
 cd "$(dirname "$0")/.." || exit 1
 total_p=0 total_f=0 total_s=0
-# A step that prints a summary line counts by it; one that does not counts
-# as one test by its exit status (77: skipped).
+skips=$(mktemp) || exit 1
+trap 'rm -f "$skips"' EXIT
+# skipped LABEL NAME REASON: one skip, for the last line
+skipped() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$skips"; }
+# run LABEL COMMAND...: a step that prints a summary line counts by it (and
+# its "SKIP name: reason" lines say what it skipped); one that does not
+# counts as one test by its exit status (77: skipped, its last line why).
 run() {
-	echo "== $*"
+	label=$1
+	shift
+	echo "== $label: $*"
 	out=$(mktemp)
 	"$@" >"$out" 2>&1
 	rc=$?
 	cat "$out"
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -n 1)
-	rm -f "$out"
 	if [ -n "$line" ]; then
+		# shellcheck disable=SC2086
 		set -- $line
 		total_p=$((total_p + $1)) total_f=$((total_f + $3)) total_s=$((total_s + $5))
 		[ "$3" -gt 0 ] || [ $rc -eq 0 ] || total_f=$((total_f + 1))
+		sed -n 's/^SKIP \([^:]*\): \(.*\)/\1\t\2/p' "$out" | while IFS='	' read -r n why; do
+			skipped "$label" "$n" "$why"
+		done
 	elif [ $rc -eq 0 ]; then
 		total_p=$((total_p + 1))
 	elif [ $rc -eq 77 ]; then
 		total_s=$((total_s + 1))
+		why=$(grep . "$out" | tail -n 1)
+		skipped "$label" "$label" "${why#"$label: "}"
 	else
 		echo "== failed (exit $rc): $*"; total_f=$((total_f + 1))
 	fi
+	rm -f "$out"
 }
 nproc=$(nproc 2>/dev/null || echo 2)
-run make -j"$nproc" check WERROR=1 CC=gcc
+run gcc make -j"$nproc" check WERROR=1 CC=gcc
 if command -v clang >/dev/null; then
-	run make -j"$nproc" check WERROR=1 CC=clang B=build-clang
-	run env SMQ_STREAM_COUNT=100000 make -j"$nproc" check CC=clang SAN=address,undefined
-	run env SMQ_STREAM_COUNT=20000 make -j"$nproc" check CC=clang SAN=thread \
+	run clang make -j"$nproc" check WERROR=1 CC=clang B=build-clang
+	run asan+ubsan env SMQ_STREAM_COUNT=100000 make -j"$nproc" check CC=clang SAN=address,undefined
+	run tsan env SMQ_STREAM_COUNT=20000 make -j"$nproc" check CC=clang SAN=thread \
 		TESTS=t_stream,t_sync,t_ring,t_reinit
-	run sh tests/fuzz/run.sh build-fuzz/fuzz_window 30
+	run fuzz sh tests/fuzz/run.sh build-fuzz/fuzz_window 30
 else
 	echo "== clang not installed: clang, sanitizer and fuzz runs skipped"
 	total_s=$((total_s + 4))
+	for l in clang asan+ubsan tsan fuzz; do
+		skipped "$l" "$l" "clang is not installed"
+	done
 fi
-[ -f tests/valgrind.sh ] && run env B=build sh tests/valgrind.sh
-echo "$total_p passed, $total_f failed, $total_s skipped"
+[ -f tests/valgrind.sh ] && run valgrind env B=build sh tests/valgrind.sh
+# The skips, each once with the runs that skipped it: "t_x: why [gcc, clang]"
+why=$(awk -F '\t' '{ k = $2 ": " $3; if (!(k in runs)) { order[++n] = k; runs[k] = $1 }
+		else runs[k] = runs[k] ", " $1 }
+	END { for (i = 1; i <= n; i++) {
+		k = order[i]; printf "%s%s [%s]", (i > 1 ? "; " : ""), k, runs[k] } }' "$skips")
+echo "$total_p passed, $total_f failed, $total_s skipped${why:+ ($why)}"
 [ "$total_f" -eq 0 ]

@@ -194,8 +194,8 @@ want_fill 1 1
 verdict "send --queue 1 hello (from an argument)"
 run -b 1 recv
 want_rc 0
-want_out_is 'hello'
-verdict "-b 1 recv (raw)"
+want_out_is 'hello\n'
+verdict "-b 1 recv (a line of text)"
 
 printf 'ab\n\000z' >"$T/msg"
 run send --queue 1 --file "$T/msg"
@@ -229,11 +229,11 @@ verdict "send -q 1 - (stdin)"
 "$S" send -q 1 x1 && "$S" send -q 1 x2 && "$S" send -q 1 last || no "sends failed"
 run -b 1 recv --count 3 --timeout 1
 want_rc 0
-want_out_is 'dashx1x2'
+want_out_is 'dash\nx1\nx2\n'
 verdict "-b 1 recv --count 3 (in order)"
 run -b 1 recv --count 0 --timeout 0.3
 want_rc 0
-want_out_is 'last'
+want_out_is 'last\n'
 verdict "-b 1 recv --count 0 --timeout 0.3 (drains, then exits 0)"
 start=$(date +%s)
 run -b 1 recv --count 0 --timeout 0.1
@@ -258,8 +258,8 @@ IN=$T/in run -b 1 send --queue 0
 want_rc 0
 run recv --timeout 1
 want_rc 0
-want_out_is 'zz'
-verdict "board 1 -> queue 0 from stdin, recv raw on board 0"
+want_out_is 'zz\n'
+verdict "board 1 -> queue 0 from stdin, recv on board 0"
 
 # Receiver waiting in its own process while the sender sends.
 bg_start "$T/bgrecv" -b 1 recv --count 3 --timeout $((5 * slow))
@@ -270,7 +270,7 @@ for m in one two three; do
 done
 bg_wait "$bgpid"
 [ "$bgrc" -eq 0 ] || no "background recv exited $bgrc"
-printf 'onetwothree' | cmp -s - "$T/bgrecv" || no "background recv got '$(cat "$T/bgrecv")'"
+printf 'one\ntwo\nthree\n' | cmp -s - "$T/bgrecv" || no "background recv got '$(cat "$T/bgrecv")'"
 verdict "recv waiting in another process gets 3 messages in order"
 
 # ---- dump: counters match what was sent ----
@@ -449,7 +449,7 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	"$S" -w "shm:$SHM" send -q 1 shm-msg || no "send failed"
 	run -w "shm:$SHM" -b 1 recv --timeout 1
 	want_rc 0
-	want_out_is 'shm-msg'
+	want_out_is 'shm-msg\n'
 	verdict "shm:$SHM window: init, send, recv"
 	SMQ_WINDOW="shm:$SHM" run dump
 	want_rc 0
@@ -632,7 +632,7 @@ row 1 "cannot read $T/nosuchfile" - "$W2" -w "file:$W2" send -q 1 --file "$T/nos
 row 1 "queue 1 is full" - "$W2" -w "file:$W2" send -q 1 --timeout 0 m5
 run -w "file:$W2" -b 1 recv --count 4 --timeout 1
 want_rc 0
-want_out_is 'm1m2m3m4'
+want_out_is 'm1\nm2\nm3\nm4\n'
 run -w "file:$W2" -b 1 recv --timeout 0
 want_rc 1
 want_no_out

@@ -8,7 +8,19 @@
 #      that the command (or, under COMMON OPTIONS, every command) accepts;
 #  (c) the bash completion offers exactly the commands and each command's
 #      options, as the binary lists them;
-#  (d) so does the zsh completion (skipped, with a note, without zsh).
+#  (d) so does the zsh completion (skipped, with a note, without zsh);
+#  both complete option values as `smqctl --list-args` says: the words of
+#      --mode (each one the binary accepts), files after every option that
+#      takes a file or a path, and after --window the transports and only
+#      the smq windows of /dev/shm, files after file: and ivshmem:, and
+#      the devices of `smqctl --list-devices` after pci:;
+#  (e) no short option means two things: across every command (and the
+#      common options) a letter is one long option with one argument, and
+#      the table under SHORT OPTIONS in man/smqctl.1 is exactly that;
+#  (f) `smqctl help help` works; `smqctl help`, every `smqctl help CMD` and
+#      man/smqctl.1 never say "seed"; every window spec of `smqctl --window
+#      help` is in `smqctl --help` and under WINDOW SPECS; every variable
+#      the systemd units read is documented.
 # B is the build directory (default build, relative to the repository).
 # CLI_DOCS_MAN, CLI_DOCS_BASH and CLI_DOCS_ZSH check other files instead of
 # man/smqctl.1 and completions/ (to see that a broken copy is caught).
@@ -23,7 +35,8 @@ export LC_ALL=C
 
 tmp=$(mktemp -d) || exit 1
 shmobj=smq-t-cli-docs-$$
-trap 'rm -rf "$tmp"; rm -f "/dev/shm/$shmobj"' EXIT
+splitobj=smq-t-clidocs-split-$$
+trap 'rm -rf "$tmp"; rm -f "/dev/shm/$shmobj" "/dev/shm/${shmobj}x" "/dev/shm/$splitobj.0"' EXIT
 trap 'exit 1' HUP INT TERM
 status=0
 fail() { echo "FAIL: $*"; status=1; }
@@ -163,6 +176,53 @@ for c in $optcmds; do
 	done <"$tmp/specs.$c"
 done
 
+# ---- what the completions are checked against ----
+prefixes=$("$bin" --window help | sed -n 's/^  *\([a-z][a-z0-9]*:\).*/\1/p')
+mkdir "$tmp/f" && : >"$tmp/f/file-a"
+# smq windows in /dev/shm (the magic of smq(7) first), and an object that
+# is none
+shm_ok=0
+if [ -d /dev/shm ] && [ -w /dev/shm ] &&
+	printf 'SMQWINDW%056d' 0 >"/dev/shm/$shmobj" &&
+	printf 'NOTSMQ!!%056d' 0 >"/dev/shm/${shmobj}x" &&
+	printf 'SMQWINDW%056d' 0 >"/dev/shm/$splitobj.0"; then
+	shm_ok=1
+fi
+# the PCI devices of a recorded dump: smqctl answers --list-devices from it
+dump=tests/pci-dumps/ivshmem.txt
+devices=$("$bin" --list-devices="$dump")
+same "(c) smqctl --list-devices=$dump: the two ivshmem BARs" \
+	"pci:0000:00:03.0/2
+pci:0000:00:04.0/2" "$devices"
+devices_bdf=$(echo "$devices" | sed 's/^pci://')
+printf '#!/bin/sh\n[ "$1" = --list-devices ] && exec "%s" --list-devices="%s"\nexec "%s" "$@"\n' \
+	"$bin" "$PWD/$dump" "$bin" >"$tmp/smqctl-dump" && chmod 755 "$tmp/smqctl-dump"
+# options whose value is a file, and the words of --mode
+: >"$tmp/fileopts"
+for c in $optcmds; do
+	"$bin" --list-args="$c" >"$tmp/args.$c" ||
+		fail "smqctl --list-args=$c failed"
+	awk -v c="$c" '$4 == "file" { print c, $2; if ($1 != "-") print c, $1 }' \
+		"$tmp/args.$c" >>"$tmp/fileopts"
+done
+"$bin" --list-args=help >"$tmp/args.help" || fail "smqctl --list-args=help failed"
+for o in --file --dump --socket; do
+	grep -q " $o\$" "$tmp/fileopts" || fail "(c) no command's $o completes files (--list-args)"
+done
+modes=$(awk '$2 == "--mode" && $4 == "words" { for (i = 5; i <= NF; i++) print $i; exit }' \
+	"$tmp/args.pingpong")
+same "(c) smqctl --list-args: the words of --mode" "poll
+sleep
+spin" "$modes"
+for m in $modes; do
+	for c in pingpong bench; do
+		"$bin" "$c" --mode "$m" --help >/dev/null 2>&1 ||
+			fail "(c) smqctl $c --mode $m, offered by the completions, is refused"
+	done
+done
+"$bin" pingpong --mode nosuch --help >/dev/null 2>&1 &&
+	fail "(c) smqctl pingpong --mode nosuch is accepted: the check above proves nothing"
+
 # ---- (c) bash ----
 if command -v bash >/dev/null 2>&1; then
 	# prints COMPREPLY, one a line, for the words given (the last is the
@@ -179,6 +239,7 @@ _smqctl "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
 printf '%s\n' "${COMPREPLY[@]}"
 EOF
 	bcomp() { bash "$tmp/comp.bash" "$bashcomp" "$bin" "$@" 2>&1; }
+	bcompw() { bash "$tmp/comp.bash" "$bashcomp" "$tmp/smqctl-dump" "$@" 2>&1; }
 	same "(c) bash: smqctl <TAB> gives the commands" "$cmds" "$(bcomp '')"
 	same "(c) bash: smqctl s<TAB>" "$(echo "$cmds" | grep '^s')" "$(bcomp s)"
 	for c in $optcmds; do
@@ -189,20 +250,43 @@ EOF
 		"$(cat "$tmp/opts.dump")" "$(bcomp -w W --board 1 dump --)"
 	same "(c) bash: smqctl --<TAB> gives the common options, --help and --version" \
 		"$(sorted "$(printf '%s\n--help\n--version' "$common")")" "$(sorted "$(bcomp --)")"
-	same "(c) bash: smqctl help <TAB> gives the commands but help" \
-		"$(echo "$cmds" | grep -vx help)" "$(bcomp help '')"
+	same "(c) bash: smqctl help <TAB> gives the commands, help too" \
+		"$cmds" "$(bcomp help '')"
 	got=$(bcomp --window '')
-	for w in help $("$bin" --window help | sed -n 's/^  *\([a-z][a-z0-9]*:\).*/\1/p'); do
+	for w in help $prefixes; do
 		echo "$got" | grep -qx -- "$w" ||
 			fail "(c) bash: smqctl --window <TAB> does not offer $w"
 	done
-	if [ -d /dev/shm ] && [ -w /dev/shm ] && : >"/dev/shm/$shmobj"; then
+	if [ "$shm_ok" = 1 ]; then
 		# bash splits "shm:NAME" at the colon and replaces after it
-		same "(c) bash: smqctl --window shm:smq-t-cli-docs<TAB>" "$shmobj" \
-			"$(bcomp --window shm : "${shmobj%-*}")"
-		same "(c) bash: smqctl --window=shm:smq-t-cli-docs<TAB>" "$shmobj" \
-			"$(bcomp --window = shm : "${shmobj%-*}")"
+		same "(c) bash: smqctl --window shm:$shmobj<TAB> (an smq window; ${shmobj}x is none)" \
+			"$shmobj" "$(bcomp --window shm : "$shmobj")"
+		same "(c) bash: smqctl --window=shm:$shmobj<TAB>" "$shmobj" \
+			"$(bcomp --window = shm : "$shmobj")"
+		same "(c) bash: smqctl -w split:${splitobj%-*}<TAB>" "$splitobj" \
+			"$(bcomp -w split : "${splitobj%-*}")"
+		echo "$got" | grep -qx -- "shm:${shmobj}x" &&
+			fail "(c) bash: smqctl --window <TAB> offers shm:${shmobj}x, which is no smq window"
 	fi
+	same "(c) bash: smqctl --window pci:<TAB> gives the candidates of --list-devices" \
+		"$devices_bdf" "$(bcompw --window pci : '')"
+	same "(c) bash: smqctl --window pci:0000:00:0<TAB>" \
+		"$(echo "$devices_bdf" | sed 's/^0000:00://')" \
+		"$(bcompw --window pci : 0000 : 00 : 0)"
+	for c in pingpong bench; do
+		same "(c) bash: smqctl $c --mode <TAB>" "$modes" "$(bcomp "$c" --mode '')"
+		same "(c) bash: smqctl $c --mode=s<TAB>" "$(echo "$modes" | grep '^s')" \
+			"$(bcomp "$c" --mode = s)"
+	done
+	same "(c) bash: smqctl init --mode <TAB> (octal) offers nothing" "" "$(bcomp init --mode '')"
+	# every option that takes a file or a path, by --list-args
+	while read -r c o; do
+		same "(c) bash: smqctl $c $o $tmp/f/fi<TAB>" "$tmp/f/file-a" "$(bcomp "$c" "$o" "$tmp/f/fi")"
+	done <"$tmp/fileopts"
+	same "(c) bash: smqctl --window file:$tmp/f/fi<TAB>" "$tmp/f/file-a" \
+		"$(bcomp --window file : "$tmp/f/fi")"
+	same "(c) bash: smqctl --window ivshmem:$tmp/f/fi<TAB>" "$tmp/f/file-a" \
+		"$(bcomp --window ivshmem : "$tmp/f/fi")"
 else
 	fail "(c) bash is not installed"
 fi
@@ -233,12 +317,23 @@ _describe() {
 _arguments() { print -r -- "_arguments $*" }
 _files() { print -r -- "_files" }
 _message() { : }
-compset() { return 1 }
+# compset -P PATTERN: moves the longest match at the start of PREFIX to
+# IPREFIX, as zsh does
+compset() {
+  [[ $1 == -P ]] || return 1
+  local m=${(M)PREFIX##${~2}}
+  [[ -n $m ]] || return 1
+  IPREFIX+=$m
+  PREFIX=${PREFIX#$m}
+}
 words=("$@")
 CURRENT=$#
+PREFIX=$words[CURRENT]
+IPREFIX=
 _smqctl
 EOF
 	zcomp() { zsh -f "$tmp/comp.zsh" "$tmp/fpath" "$bin" "$@" 2>&1; }
+	zcompw() { zsh -f "$tmp/comp.zsh" "$tmp/fpath" "$tmp/smqctl-dump" "$@" 2>&1; }
 	same "(d) zsh: smqctl <TAB> gives the commands" "$(sorted "$cmds")" "$(sorted "$(zcomp '')")"
 	for c in init dump; do
 		same "(d) zsh: smqctl $c --<TAB> gives smqctl --list-opts=$c" \
@@ -246,9 +341,88 @@ EOF
 	done
 	same "(d) zsh: smqctl --<TAB> gives the common options, --help and --version" \
 		"$(sorted "$(printf '%s\n--help\n--version' "$common")")" "$(sorted "$(zcomp --)")"
+	same "(d) zsh: smqctl help <TAB> gives the commands, help too" \
+		"$(sorted "$cmds")" "$(sorted "$(zcomp help '')")"
+	got=$(zcomp --window '')
+	for w in help $prefixes; do
+		echo "$got" | grep -qx -- "$w" ||
+			fail "(d) zsh: smqctl --window <TAB> does not offer $w"
+	done
+	if [ "$shm_ok" = 1 ]; then
+		echo "$got" | grep -qx -- "shm:$shmobj" ||
+			fail "(d) zsh: smqctl --window <TAB> does not offer the smq window shm:$shmobj"
+		echo "$got" | grep -qx -- "split:$splitobj" ||
+			fail "(d) zsh: smqctl --window <TAB> does not offer split:$splitobj"
+		echo "$got" | grep -qx -- "shm:${shmobj}x" &&
+			fail "(d) zsh: smqctl --window <TAB> offers shm:${shmobj}x, which is no smq window"
+	fi
+	same "(d) zsh: smqctl --window pci:<TAB> gives the candidates of --list-devices" \
+		"$devices_bdf" "$(zcompw --window pci:)"
+	same "(d) zsh: smqctl pingpong --mode <TAB>" "$modes" "$(zcomp pingpong --mode '')"
+	same "(d) zsh: smqctl bench --mode=<TAB>" "$modes" "$(zcomp bench --mode=)"
+	while read -r c o; do
+		same "(d) zsh: smqctl $c $o <TAB> completes files" "_files" "$(zcomp "$c" "$o" '')"
+	done <"$tmp/fileopts"
+	for p in file: ivshmem:; do
+		same "(d) zsh: smqctl --window $p<TAB> completes files" "_files" "$(zcomp --window "$p")"
+	done
 else
 	echo "note: zsh is not installed: the zsh completion is not checked"
 fi
+
+# ---- (e) short options ----
+# every letter of every command (and of the common options): one long
+# option, with an argument everywhere or nowhere (its name may say more in
+# one command: model's -s needs the function, probe's does not)
+for c in help $optcmds; do
+	awk -v c="$c" '$1 != "-" { print $1, $2, ($3 == "-" ? "NOARG" : "ARG"), c }' \
+		"$tmp/args.$c"
+done | sort >"$tmp/shorts"
+awk '{ k = $1; v = $2 " " $3; if (k in seen && seen[k] != v)
+	printf "%s means %s in %s and %s in %s\n", k, seen[k], where[k], v, $4
+	else if (!(k in seen)) { seen[k] = v; where[k] = $4 } }' "$tmp/shorts" >"$tmp/clash"
+[ -s "$tmp/clash" ] && fail "(e) a short option means two things:
+$(cat "$tmp/clash")"
+# the letter, the long option and the commands that take it ("all": every
+# command and smqctl itself), as smqctl says, against the man page's table
+ncmds=$(echo help $optcmds | wc -w)
+awk -v n="$ncmds" '{ key = $1 " " $2; if (!(key in cnt)) order[++nk] = key
+		cnt[key]++; if ($4 != "help") cmds[key] = cmds[key] " " $4 }
+	END { for (i = 1; i <= nk; i++) { k = order[i]
+		print k (cnt[k] == n ? " all" : cmds[k]) } }' "$tmp/shorts" |
+	sort >"$tmp/shorts.bin"
+awk '/^\.\\" short-options/ { on = 1; next } on && /^\.EE/ { exit }
+	on && !/^\./ { gsub(/\\-/, "-"); l = $1 " " $2
+		for (i = 4; i <= NF; i++) l = l " " $i; print l }' "$man" |
+	sort >"$tmp/shorts.man"
+[ -s "$tmp/shorts.man" ] || fail "(e) $man has no short-options table"
+# the commands of a row as a sorted set
+norm() {
+	while read -r l o rest; do
+		echo "$l $o $(printf '%s\n' $rest | sort | tr '\n' ' ')"
+	done
+}
+same "(e) the SHORT OPTIONS table of $man is smqctl's (letter, option, commands)" \
+	"$(norm <"$tmp/shorts.bin")" "$(norm <"$tmp/shorts.man")"
+
+# ---- (f) help, words, window specs, the units' variables ----
+"$bin" help help >"$tmp/helphelp" 2>&1 && grep -q 'smqctl help' "$tmp/helphelp" ||
+	fail "(f) smqctl help help fails: $(head -n 1 "$tmp/helphelp")"
+{ "$bin" help; "$bin" --help; for c in $cmds; do "$bin" help "$c"; done; } >"$tmp/allhelp" 2>&1
+for f in "$tmp/allhelp" "$man"; do
+	seeds=$(grep -in 'seed' "$f")
+	[ -z "$seeds" ] || fail "(f) $([ "$f" = "$man" ] && echo "$man" || echo "smqctl help") says \"seed\":
+$seeds"
+done
+"$bin" --help >"$tmp/tophelp"
+for p in $prefixes; do
+	grep -q -- "$p" "$tmp/tophelp" || fail "(f) smqctl --help does not name the window spec $p"
+	awk '/^\.SH/ { on = $2 == "WINDOW" } on' "$man" | sed 's/\\f[BIRP]//g' |
+		grep -q "^\.B[IR]* *$p" || fail "(f) WINDOW SPECS in $man does not describe $p"
+done
+for v in $(sed -n 's/.*\$\({\{0,1\}\)\(SMQ_[A-Z_]*\).*/\2/p' systemd/*.service | sort -u); do
+	grep -q "$v" "$man" || fail "(f) $v, which the systemd units read, is not in $man"
+done
 
 [ $status = 0 ] && echo "commands, man page and completions agree"
 exit $status

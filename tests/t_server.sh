@@ -194,7 +194,7 @@ verdict "SIGTERM: exit 0, socket removed, memory kept"
 echo "== QEMU"
 QEMU=qemu-system-x86_64
 if command -v $QEMU >/dev/null 2>&1; then
-	start -w "shm:$M-q" server -s "$sock" --vectors 4 --size 1M
+	start -w "shm:$M-q" server --socket "$sock" --vectors 4 --size 1M
 	# a real ivshmem-doorbell device, its guest never started (-S)
 	$QEMU -S -machine accel=tcg -nodefaults -display none -monitor none \
 		-serial none -m 64 -chardev "socket,path=$sock,id=smq" \
@@ -220,7 +220,7 @@ else
 fi
 
 echo "== JSON"
-start --json -w "shm:$M" server -s "$sock" -n 2
+start --json -w "shm:$M" server --socket "$sock" --vectors 2
 want_out "{\"event\": \"listening\", \"socket\": \"$sock\", \"memory\": \"shm:$M\", \"size\": 4194304, \"vectors\": 2}"
 peer a 2
 leave a
@@ -247,7 +247,7 @@ npid=$!
 pids="$pids $npid"
 i=0
 while [ ! -S "$T/notify" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-NOTIFY_SOCKET=$T/notify start -w "shm:$M" server -s "$sock"
+NOTIFY_SOCKET=$T/notify start -w "shm:$M" server --socket "$sock"
 wait "$npid"
 [ "$(cat "$T/notified")" = "READY=1" ] || no "systemd was told '$(cat "$T/notified")', expected READY=1"
 stop HUP
@@ -255,10 +255,10 @@ want_no_socket
 verdict "NOTIFY_SOCKET gets READY=1 once the socket listens; SIGHUP: exit 0"
 
 echo "== the socket"
-start -w "shm:$M" server -s "$sock" --mode 0660
+start -w "shm:$M" server --socket "$sock" --mode 0660
 [ "$(stat -c %a "$sock" 2>/dev/null)" = 660 ] || no "socket mode $(stat -c %a "$sock"), expected 660"
 verdict "--mode 0660 gives the socket 0660"
-run -w "shm:$M-2" server -s "$sock"
+run -w "shm:$M-2" server --socket "$sock"
 want_rc 1
 want_smqctl
 want_err "another server is listening on $sock"
@@ -269,54 +269,54 @@ stop TERM
 python3 -c 'import socket, sys
 socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$sock"
 [ -S "$sock" ] || no "could not make a stale socket"
-start -w "shm:$M" server -s "$sock"
+start -w "shm:$M" server --socket "$sock"
 peer a 8
 leave a
 stop TERM
 want_no_socket
 verdict "a stale socket (nobody listens) is replaced"
 echo keep >"$T/notsock"
-run -w "shm:$M" server -s "$T/notsock"
+run -w "shm:$M" server --socket "$T/notsock"
 want_rc 1
 want_smqctl
 want_err "$T/notsock exists and is not a socket"
 [ "$(cat "$T/notsock")" = keep ] || no "the file was changed"
 verdict "[exit 1] a path that is not a socket is refused, and left alone"
-run -w "shm:$M" server -s "$T/no/such/dir/sock"
+run -w "shm:$M" server --socket "$T/no/such/dir/sock"
 want_rc 1
 want_smqctl
 want_err "no directory $T/no/such/dir"
 verdict "[exit 1] a socket in a directory that does not exist"
 
 echo "== the memory"
-start -w "file:$T/mem" server -s "$sock" --size 64K
+start -w "file:$T/mem" server --socket "$sock" --size 64K
 [ "$(stat -c '%a %s' "$T/mem" 2>/dev/null)" = "600 65536" ] ||
 	no "memory: $(stat -c '%a %s' "$T/mem" 2>&1), expected 600 65536"
 stop TERM
 verdict "--window file:PATH --size 64K: a 0600 file of 65536 bytes"
 printf 'kept' | dd of="$T/mem" bs=1 seek=100 conv=notrunc 2>/dev/null
 truncate -s 100000 "$T/mem"
-start -w "file:$T/mem" server -s "$sock" --size 4K
+start -w "file:$T/mem" server --socket "$sock" --size 4K
 [ "$(stat -c %s "$T/mem")" = 131072 ] || no "size $(stat -c %s "$T/mem"), expected 131072"
 want_out "listening on $sock: memory file:$T/mem, 128.0 KiB, 8 vectors"
 stop TERM
 [ "$(dd if="$T/mem" bs=1 skip=100 count=4 2>/dev/null)" = kept ] || no "the memory's bytes changed"
 verdict "an existing memory is never shrunk, grows to a power of two, keeps its bytes"
 ln -s "$T/mem" "$T/link"
-run -w "file:$T/link" server -s "$sock"
+run -w "file:$T/link" server --socket "$sock"
 want_rc 1
 want_smqctl
 want_err "memory file:$T/link is a symbolic link: refused"
 want_no_socket
 verdict "[exit 1] a memory that is a symbolic link is refused"
 ln -s "$T/mem" "/dev/shm/$M-link"
-run -w "shm:$M-link" server -s "$sock"
+run -w "shm:$M-link" server --socket "$sock"
 want_rc 1
 want_err "memory shm:$M-link is a symbolic link: refused"
 verdict "[exit 1] a shm object that is a symbolic link is refused"
 if [ "$(id -u)" = 0 ]; then
 	cp "$T/mem" "$T/theirs" && chown 65534:65534 "$T/theirs"
-	run -w "file:$T/theirs" server -s "$sock"
+	run -w "file:$T/theirs" server --socket "$sock"
 	want_rc 1
 	want_smqctl
 	want_err "memory file:$T/theirs belongs to another user: refused"
@@ -326,7 +326,7 @@ if [ "$(id -u)" = 0 ]; then
 else
 	echo "note: not root: the row of another user's memory is skipped"
 fi
-run -w "pci:00:01.0" server -s "$sock"
+run -w "pci:00:01.0" server --socket "$sock"
 want_rc 1
 want_err "the server's memory (--window) is shm:NAME or file:PATH, not 'pci:00:01.0'"
 verdict "[exit 1] a --window the server cannot own"
@@ -344,19 +344,19 @@ usage() { # usage WHAT-STDERR-SAYS ARGS...
 	verdict "[exit 2] smqctl $(printf '%s ' "$@" | sed "s|$T|\$T|g" | cut -c1-70)"
 }
 usage "--socket PATH is required" server
-usage "--size 3M is not a power of two" server -s "$sock" --size 3M
-usage "--size 1K is out of range" server -s "$sock" --size 1K
-usage "--size 128G is out of range" server -s "$sock" --size 128G
-usage "--size: unknown unit" server -s "$sock" --size 4T
-usage "--size needs a size" server -s "$sock" --size -4M
-usage "--vectors 0 is out of range" server -s "$sock" --vectors 0
-usage "--vectors 65 is out of range" server -s "$sock" --vectors 65
-usage "--vectors needs a number" server -s "$sock" --vectors x
-usage "--mode needs octal" server -s "$sock" --mode 0999
-usage "--mode needs octal" server -s "$sock" --mode 0
-usage "--socket $T/$(printf '%0120d' 0) is too long" server -s "$T/$(printf '%0120d' 0)"
-usage "unexpected argument" server -s "$sock" extra
-usage "--board has no meaning" -b 1 server -s "$sock"
+usage "--size 3M is not a power of two" server --socket "$sock" --size 3M
+usage "--size 1K is out of range" server --socket "$sock" --size 1K
+usage "--size 128G is out of range" server --socket "$sock" --size 128G
+usage "--size: unknown unit" server --socket "$sock" --size 4T
+usage "--size needs a size" server --socket "$sock" --size -4M
+usage "--vectors 0 is out of range" server --socket "$sock" --vectors 0
+usage "--vectors 65 is out of range" server --socket "$sock" --vectors 65
+usage "--vectors needs a number" server --socket "$sock" --vectors x
+usage "--mode needs octal" server --socket "$sock" --mode 0999
+usage "--mode needs octal" server --socket "$sock" --mode 0
+usage "--socket $T/$(printf '%0120d' 0) is too long" server --socket "$T/$(printf '%0120d' 0)"
+usage "unexpected argument" server --socket "$sock" extra
+usage "--board has no meaning" -b 1 server --socket "$sock"
 want_no_socket
 
 echo "$pass passed, $fail failed"
