@@ -98,6 +98,22 @@ static void json_fault(struct json *j, int err, const struct smq_fault *f)
 	json_end(j, '}');
 }
 
+/* A window whose layout could not be read: what there is, and why. */
+static void json_unusable(const struct smq_window_info *wi, int err,
+			  const struct smq_fault *f)
+{
+	struct json j;
+
+	json_open(&j, stdout);
+	json_begin(&j, NULL, '{');
+	json_str(&j, "window", wi->name);
+	json_str(&j, "transport", wi->transport);
+	json_u64(&j, "mapped_size", wi->mapped_size);
+	json_fault(&j, err, f);
+	json_end(&j, '}');
+	json_close(&j);
+}
+
 static void json_lanes(struct json *j, struct smq_window *w, unsigned q,
 		       unsigned boards)
 {
@@ -333,15 +349,27 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	struct smq_fault f;
 
 	parse_cmd(&argp, argc, argv, &o, ctx);
-	if (open_window(ctx, 0, &w))
-		return 1;
-	smq_window_info(w, &wi);
+	/* raw: a window that fails its checks is shown as far as it can be,
+	 * its fault in the JSON too */
+	int err = smq_open(&w, window_spec(ctx), ctx->board, SMQ_OPEN_RAW);
+	if (err)
+		return open_error(ctx, err);
+	if (smq_window_info(w, &wi) == -SMQ_EUNFORMATTED) {
+		err = smq_validate(w, &f);
+		smq_close(w);
+		if (!err)  /* a valid window without this board */
+			return open_error(ctx, -EINVAL);
+		if (ctx->json)
+			json_unusable(&wi, err, &f);
+		return err == -SMQ_EUNFORMATTED ? window_error(ctx, "dump", err)
+						  : fault_error(ctx, err, &f);
+	}
 	if (o.queue >= 0 && check_queue(w, (unsigned)o.queue)) {
 		smq_close(w);
 		return 1;
 	}
 	read_boards(w, wi.geometry.boards, bi);
-	int err = smq_validate(w, &f);
+	err = smq_validate(w, &f);
 	if (ctx->json)
 		json_dump(w, &wi, bi, o.queue, ctx->verbose, err, &f);
 	else

@@ -59,9 +59,9 @@ static int check_header(const struct smq_view *v, struct smq_fault *f)
 
 	/* init zeroes the magic first and writes it last: a zero magic is a
 	 * window never formatted, or being formatted right now */
-	if (!magic)
-		return fault(f, SMQ_EUNFORMATTED, "magic", 0, 0, 0, EXPECTED);
 	memcpy(&want, SMQ_MAGIC, sizeof(want));
+	if (!magic)
+		return fault(f, SMQ_EUNFORMATTED, "magic", 0, 0, want, EXPECTED);
 	uint64_t m = LOAD_ACQ(magic);  /* init stores it last, with release */
 	if (m == 0)
 		return fault(f, SMQ_EUNFORMATTED, "magic", 0, 0, want, EXPECTED);
