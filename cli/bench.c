@@ -154,7 +154,7 @@ static int rounds(struct session *s, void *arg)
 
 	if (!o->nsizes) {
 		o->sizes[o->nsizes++] = 0;
-		for (size_t z = 1; z <= (1u << 20) && z <= s->wi.geometry.entry_size;
+		for (size_t z = 1; z <= (1u << 20) && z <= s->entry_size;
 		     z *= 2)
 			o->sizes[o->nsizes++] = z;
 	}

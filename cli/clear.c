@@ -4,10 +4,16 @@
 
 struct clear_opts {
 	int queue;
+	int timeout_ms;         /* the handshake with the boards */
 };
+
+enum { OPT_TIMEOUT = 0x100 };
 
 static const struct argp_option options[] = {
 	{ "queue", 'q', "Q", 0, "Empty only queue Q (default: all)", 0 },
+	{ "timeout", OPT_TIMEOUT, "TIME", 0,
+	  "Wait this long for every board to leave the calls it began under "
+	  "the old generation (default 5s; inf: no bound)", 0 },
 	{ 0 }
 };
 
@@ -18,6 +24,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	switch (key) {
 	case 'q':
 		o->queue = (int)arg_u32(st, "--queue", arg, 0, SMQ_MAX_QUEUES - 1);
+		break;
+	case OPT_TIMEOUT:
+		o->timeout_ms = arg_duration(st, "--timeout", arg);
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(st, "unexpected argument '%s'", arg);
@@ -31,13 +40,16 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 static const struct argp argp = {
 	options, parse, NULL,
 	"Empty every queue, or one, and bump the generation (system board "
-	"only).  Every attached board gets a stale error on its next call and "
-	"must attach and synchronise again.", NULL, NULL, NULL
+	"only).  First every board leaves the calls it began (a handshake, "
+	"not a timer): nothing of a call in flight lands in the cleared "
+	"queues.  Every attached board gets a stale error on its next call "
+	"and must attach and synchronise again.  It also finishes an init or "
+	"clear that was killed.", NULL, NULL, NULL
 };
 
 static int run(int argc, char **argv, struct ctx *ctx)
 {
-	struct clear_opts o = { -1 };
+	struct clear_opts o = { -1, 5000 };
 	struct smq_window *w;
 	int err;
 
@@ -51,12 +63,16 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		smq_close(w);
 		return 1;
 	}
+	smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, o.timeout_ms);
 	err = smq_clear(w, o.queue);
 	struct smq_window_info wi;
 	smq_window_info(w, &wi);
+	if (err) {
+		int rc = maint_error(ctx, w, "clear", err, o.timeout_ms);
+		smq_close(w);
+		return rc;
+	}
 	smq_close(w);
-	if (err)
-		return window_error(ctx, "cannot clear window", err);
 	if (ctx->json) {
 		struct json j;
 		json_open(&j, stdout);

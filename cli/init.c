@@ -5,10 +5,13 @@
 #include <string.h>
 #include "smqctl.h"
 
+enum { OPT_TIMEOUT = 0x100 };
+
 struct init_opts {
 	struct smq_geometry g;
 	bool queues_set, force;
 	int mode;               /* permission bits, -1: leave as created */
+	int timeout_ms;         /* the handshake with the boards */
 	uint16_t receivers[SMQ_MAX_QUEUES];
 	uint32_t nassign, assign_q[256], assign_b[256];
 };
@@ -24,7 +27,12 @@ static const struct argp_option options[] = {
 	  "Queue Q is received by board B (default: board Q mod boards); "
 	  "repeatable", 0 },
 	{ "force", 'f', NULL, 0,
-	  "Format even while other boards are attached", 0 },
+	  "Format even while boards are at work, over data that is not a "
+	  "window, and a window object of another user or that others may "
+	  "write (made ours, mode 0600)", 0 },
+	{ "timeout", OPT_TIMEOUT, "TIME", 0,
+	  "Wait this long for every board to leave the calls it began under "
+	  "the old generation (default 5s; inf: no bound)", 0 },
 	{ "mode", 'm', "OCTAL", 0,
 	  "Permission bits of the window's file (created 0600: only its "
 	  "owner may attach), e.g. 0660 for a group of users", 0 },
@@ -69,6 +77,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	}
 	case 'f':
 		o->force = true;
+		break;
+	case OPT_TIMEOUT:
+		o->timeout_ms = arg_duration(st, "--timeout", arg);
 		break;
 	case 'm': {
 		char *end;
@@ -128,12 +139,34 @@ static int attached_boards(struct smq_window *w, char *list, size_t n)
 		if (smq_board_info(w, b, &bi) == 0 && bi.alive > 0 &&
 		    bi.state != SMQ_BOARD_INITIALIZED) {
 			size_t len = strlen(list);
+			char host[80];
 			snprintf(list + len, n - len, "%s%u (pid %u on %s)",
-				 count ? ", " : "", b, bi.pid, bi.host);
+				 count ? ", " : "", b, bi.pid,
+				 text_safe(bi.host, host, sizeof(host)));
 			count++;
 		}
 	}
 	return count;
+}
+
+/* What init found instead of a window: its size and first bytes. */
+static int not_a_window(struct ctx *ctx, const struct smq_window_info *wi)
+{
+	char shown[80], size[32];
+	size_t n = wi->mapped_size < sizeof(wi->first_bytes)
+		   ? (size_t)wi->mapped_size : sizeof(wi->first_bytes);
+	char text[sizeof(wi->first_bytes) + 1];
+
+	memcpy(text, wi->first_bytes, n);
+	text[n] = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!text[i])
+			text[i] = '.';
+	return error("%s holds %s (%" PRIu64 " bytes) that is not an smq window "
+		     "(it begins \"%s\"): init will not overwrite it; name "
+		     "another window, or --force to format it anyway",
+		     window_spec(ctx), human_bytes(wi->mapped_size, size),
+		     wi->mapped_size, text_safe(text, shown, sizeof(shown)));
 }
 
 static int run(int argc, char **argv, struct ctx *ctx)
@@ -146,6 +179,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 
 	o.g = (struct smq_geometry){ 2, 0, 64, 1024, NULL };
 	o.mode = -1;
+	o.timeout_ms = 5000;
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	if (ctx->board != 0)
 		return error("only the system board (board 0) formats a window, "
@@ -160,9 +194,11 @@ static int run(int argc, char **argv, struct ctx *ctx)
 			     "bytes is too large", o.g.boards, o.g.queues,
 			     o.g.entries, o.g.entry_size);
 
-	err = smq_open(&w, window_spec(ctx), 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW);
+	err = smq_open(&w, window_spec(ctx), 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW |
+		       (o.force ? SMQ_OPEN_FORCE : 0));
 	if (err)
 		return open_error(ctx, err);
+	smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, o.timeout_ms);
 	if (attached_boards(w, list, sizeof(list)) && !o.force) {
 		smq_close(w);
 		return error("boards are attached to %s: %s; stop them first or "
@@ -178,7 +214,9 @@ static int run(int argc, char **argv, struct ctx *ctx)
 				     " bytes (%s)", window_spec(ctx),
 				     human_bytes(bytes, size), before.mapped_size,
 				     smq_strerror(err));
-		return window_error(ctx, "cannot format window", err);
+		if (err == -SMQ_ENOTWINDOW)
+			return not_a_window(ctx, &before);
+		return maint_error(ctx, w, "init", err, o.timeout_ms);
 	}
 	if (o.mode >= 0 && (err = smq_set_mode(w, (unsigned)o.mode))) {
 		smq_close(w);

@@ -19,7 +19,7 @@
 /* ---- options ---- */
 
 enum { OPT_MODE = 0x200, OPT_CPU, OPT_PEER, OPT_PEER_BOARD, OPT_QUEUES, OPT_CSV,
-       OPT_FORCE };
+       OPT_FORCE, OPT_DRAIN };
 
 static const struct argp_option session_options[] = {
 	{ "mode", OPT_MODE, "MODE", 0,
@@ -36,7 +36,11 @@ static const struct argp_option session_options[] = {
 	  "The other board (default 1, or 0 when --board is not 0)", 0 },
 	{ "queues", OPT_QUEUES, "A,B", 0,
 	  "Queue A (received by the lower-numbered board) and queue B (by the "
-	  "other); default: the first queue each board receives", 0 },
+	  "other); default: the two boards' diagnostic queues.  An "
+	  "application queue needs --force", 0 },
+	{ "drain", OPT_DRAIN, NULL, 0,
+	  "Drop what an earlier, interrupted run left in this board's "
+	  "diagnostic queue (never an application queue's messages)", 0 },
 	{ "csv", OPT_CSV, NULL, 0, "Print comma-separated values", 0 },
 	{ "force", OPT_FORCE, NULL, 0,
 	  "Run even where the measurement would be misleading (both sides "
@@ -103,6 +107,9 @@ static error_t session_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_FORCE:
 		o->force = true;
+		break;
+	case OPT_DRAIN:
+		o->drain = true;
 		break;
 	case ARGP_KEY_END:
 		/* a CPU this process may not use would leave a side unpinned
@@ -321,14 +328,41 @@ static int serve(struct session *s, pid_t parent)
 
 /* ---- setting up ---- */
 
-static int first_queue_of(struct smq_window *w, unsigned queues, unsigned board)
+/* Whether queue q may carry a measurement, before anything is sent: it
+ * must be a diagnostic queue (an application queue only with --force),
+ * received by board b, hold no message (with --drain, what an interrupted
+ * run left in a diagnostic queue of ours is dropped) and have no receiver.
+ * With --peer, the other board's queue is the other half's to check: its
+ * receiver may be that half, started first.  0, or the exit status. */
+static int queue_free(struct smq_window *w, const struct session_opts *o,
+		      int q, unsigned b, unsigned self)
 {
-	for (unsigned q = 0; q < queues; q++) {
-		struct smq_queue_info qi;
-		if (!smq_queue_info(w, q, &qi) && qi.receiver == board)
-			return (int)q;
-	}
-	return -1;
+	struct smq_queue_info qi;
+	bool mine = b == self || !o->peer_mode;
+
+	if (check_queue(w, (unsigned)q))
+		return 1;
+	smq_queue_info(w, (unsigned)q, &qi);
+	bool diag = qi.flags & SMQ_QUEUE_DIAGNOSTIC;
+	if (qi.receiver != b)
+		return error("queue %d is received by board %u, not board %u",
+			     q, qi.receiver, b);
+	if (!diag && !o->force)
+		return error("queue %d is an application queue: a measurement "
+			     "would take its messages and send it its own; use the "
+			     "diagnostic queues (the default) or --force", q);
+	if (qi.receiver_pid && qi.receiver_alive != 0 && mine)
+		return error("queue %d already has a receiver (pid %u%s): a "
+			     "measurement never shares a queue", q,
+			     qi.receiver_pid, qi.receiver_alive < 0
+			     ? ", on another host" : "");
+	if (qi.queued && !(diag && (!mine || o->drain)))
+		return error("queue %d holds %" PRIu64 " message%s: a measurement "
+			     "never takes them%s", q, qi.queued,
+			     qi.queued == 1 ? "" : "s", diag
+			     ? " (left by an interrupted run? --drain drops "
+			       "them)" : "");
+	return 0;
 }
 
 static void session_close(struct session *s)
@@ -363,17 +397,21 @@ static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 		return -1;
 	smq_window_info(s->w, &s->wi);
 	s->buf = calloc(1, s->wi.geometry.entry_size);
+	struct smq_queue_info qi;
+	smq_queue_info(s->w, q_self, &qi);
+	s->entry_size = qi.entry_size;
 	if (!s->buf) {
 		session_close(s);
 		return error("out of memory");
 	}
 	err = smq_queue_open(s->w, q_self, SMQ_RECEIVER, (unsigned)mode, &s->rx);
 	if (err == -EBUSY) {
-		struct smq_queue_info qi;
+		/* it came after queue_free looked */
 		smq_queue_info(s->w, q_self, &qi);
 		session_close(s);
-		return error("queue %u already has a receiver (pid %u): choose "
-			     "free queues with --queues", q_self, qi.receiver_pid);
+		return error("queue %u already has a receiver (pid %u): a "
+			     "measurement never shares a queue", q_self,
+			     qi.receiver_pid);
 	}
 	if (!err)
 		err = smq_queue_open(s->w, q_peer, SMQ_SENDER, 0, &s->tx);
@@ -381,11 +419,18 @@ static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 		session_close(s);
 		return window_error(ctx, "open queue", err);
 	}
-	/* what an earlier run left in our own queue is not for us */
+	/* what an interrupted run left in our own diagnostic queue, when
+	 * --drain says so (queue_free refused it otherwise) */
 	size_t len;
+	unsigned dropped = 0;
 	while (!smq_receive(s->rx, s->buf, s->wi.geometry.entry_size, &len,
 			    NULL, 0))
-		;
+		/* a hello of the initiator that came first is said again */
+		if (!is_ctl(s->buf, len, 0, OP_HELLO))
+			dropped++;
+	if (dropped)
+		warn("dropped %u message%s left in diagnostic queue %u", dropped,
+		     dropped == 1 ? "" : "s", q_self);
 	return 0;
 }
 
@@ -486,40 +531,36 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 		return error("the peer must be another board of the window's %u, "
 			     "not board %u", wi.geometry.boards, peer);
 	}
-	if (wi.geometry.entry_size < sizeof(struct session_msg)) {
-		smq_close(w);
-		return error("the window's entries of %u bytes are too small: "
-			     "measurements need %zu", wi.geometry.entry_size,
-			     sizeof(struct session_msg));
-	}
 	unsigned lo = self < peer ? self : peer, hi = self < peer ? peer : self;
+	/* board b's diagnostic queue is queues + b */
 	int qlo = o->queues[0] >= 0 ? o->queues[0]
-				    : first_queue_of(w, wi.geometry.queues, lo);
+				    : (int)(wi.geometry.queues + lo);
 	int qhi = o->queues[1] >= 0 ? o->queues[1]
-				    : first_queue_of(w, wi.geometry.queues, hi);
+				    : (int)(wi.geometry.queues + hi);
+	/* Nothing is sent to a queue that holds messages or that another
+	 * receiver takes from: checked here, before the first message. */
 	for (int i = 0; i < 2; i++) {
 		int q = i ? qhi : qlo;
 		unsigned b = i ? hi : lo;
-		struct smq_queue_info qi;
-		if (q < 0) {
+		if ((rc = queue_free(w, o, q, b, self))) {
 			smq_close(w);
-			return error("board %u receives no queue of %s", b, wi.name);
-		}
-		if (check_queue(w, (unsigned)q)) {
-			smq_close(w);
-			return 1;
-		}
-		smq_queue_info(w, (unsigned)q, &qi);
-		if (qi.receiver != b) {
-			smq_close(w);
-			return error("queue %d is received by board %u, not board %u",
-				     q, qi.receiver, b);
+			return rc;
 		}
 	}
+	/* the largest message both queues take */
+	struct smq_queue_info qa, qb;
+	smq_queue_info(w, (unsigned)qlo, &qa);
+	smq_queue_info(w, (unsigned)qhi, &qb);
+	uint32_t limit = qa.entry_size < qb.entry_size ? qa.entry_size
+						       : qb.entry_size;
 	smq_close(w);
+	if (limit < sizeof(struct session_msg))
+		return error("queues %d and %d take messages of at most %u bytes: "
+			     "measurements need %zu", qlo, qhi, limit,
+			     sizeof(struct session_msg));
 	/* every size before the first: all of them are measured, or none */
 	if ((!o->peer_mode || self < peer) &&
-	    (rc = sizes_check(o, wi.geometry.entry_size, wi.name)))
+	    (rc = sizes_check(o, limit, wi.name)))
 		return rc;
 	unsigned q_self = (unsigned)(self == lo ? qlo : qhi);
 	unsigned q_peer = (unsigned)(self == lo ? qhi : qlo);

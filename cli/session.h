@@ -34,7 +34,8 @@ struct session {
 	unsigned q_self, q_peer;    /* we receive on q_self, send on q_peer */
 	struct smq_queue *rx, *tx;
 	uint64_t id;
-	uint8_t *buf;               /* entry_size bytes */
+	uint8_t *buf;               /* the window's entry_size bytes */
+	uint32_t entry_size;        /* the largest message of our queue */
 	int mode;                   /* the receivers' mode */
 	bool greeted;               /* peer: answered this session's hello */
 	int timeout_ms;             /* for a peer that stopped answering */
@@ -50,7 +51,9 @@ struct session_opts {
 	int peer_board;         /* -1: 1 for board 0, else 0 */
 	int queues[2];          /* -1: the first queue each board receives */
 	bool csv, histogram;
-	bool force;             /* run where the figures would mislead */
+	bool force;             /* run where the figures would mislead, or
+				   on application queues */
+	bool drain;             /* drop leftovers in our diagnostic queue */
 	bool cpu_checked;       /* session_cpu_check was done already */
 	const size_t *sizes;    /* the command's sizes, checked against the */
 	int nsizes;             /* window before the first round */

@@ -1,7 +1,7 @@
 /* smqctl sync: board startup.  Board 0 waits for every board to announce
  * itself and then declares the system ready; another board announces
- * itself and waits for that (seed 000's boardInitialized and
- * synchronize(nice)). */
+ * itself and waits for that (the SimpleMessageQueue paper's
+ * boardInitialized and synchronize(nice)). */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -11,13 +11,21 @@
 
 struct sync_opts {
 	int timeout_ms, interval_ms;
+	bool new_generation;
 };
+
+enum { OPT_NEW_GENERATION = 0x100 };
 
 static const struct argp_option options[] = {
 	{ "timeout", 't', "TIME", 0,
 	  "Give up after TIME (default 60s; inf waits forever)", 0 },
 	{ "interval", 'i', "TIME", 0,
-	  "Poll period, seed 000's 'nice' (default 100ms)", 0 },
+	  "Poll period, the SimpleMessageQueue paper's 'nice' (default "
+	  "100ms)", 0 },
+	{ "new-generation", OPT_NEW_GENERATION, NULL, 0,
+	  "On a board other than 0: wait for a generation newer than the one "
+	  "the window has when sync starts (a window left ready by an earlier "
+	  "boot is not joined; board 0 formats it again)", 0 },
 	{ 0 }
 };
 
@@ -34,6 +42,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		if (o->interval_ms <= 0)
 			argp_error(st, "--interval must be more than 0");
 		break;
+	case OPT_NEW_GENERATION:
+		o->new_generation = true;
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(st, "unexpected argument '%s'", arg);
 		break;
@@ -49,8 +60,10 @@ static const struct argp argp = {
 	"announced itself, printing each as it arrives, then declare the system "
 	"ready.  On any other board: wait for the window to be formatted, "
 	"announce this board, and wait until board 0 declares the system "
-	"ready.  Exit 0 when synchronised, 1 on timeout naming the missing "
-	"boards.", NULL, NULL, NULL
+	"ready (a board that reboots alone joins the generation that runs; "
+	"with --new-generation it waits for board 0 to format anew).  Exit 0 "
+	"when synchronised, 1 on timeout naming the missing boards.",
+	NULL, NULL, NULL
 };
 
 static const char *board_list(uint64_t mask, char *buf, size_t n)
@@ -90,12 +103,13 @@ static void print_arrivals(struct ctx *ctx, struct smq_window *w,
 		struct smq_board_info bi;
 		if (!(arrived & (1ull << b)) || smq_board_info(w, b, &bi))
 			continue;
+		char host[80];
 		if (ctx->json)
 			printf("{\"event\": \"announced\", \"board\": %u, "
 			       "\"pid\": %u}\n", b, bi.pid);
 		else
 			printf("board %u announced (pid %u on %s)\n", b, bi.pid,
-			       bi.host);
+			       text_safe(bi.host, host, sizeof(host)));
 		fflush(stdout);
 	}
 }
@@ -117,7 +131,7 @@ static uint64_t dead_boards(struct smq_window *w, unsigned boards)
 
 static int report_dead(uint64_t dead, struct smq_window *w)
 {
-	char list[256];
+	char list[256], host[80];
 	struct smq_board_info bi;
 	unsigned first = (unsigned)__builtin_ctzll(dead);
 
@@ -127,7 +141,7 @@ static int report_dead(uint64_t dead, struct smq_window *w)
 	return error("sync: board%s %s announced %s and then died (board %u "
 		     "was pid %u on %s)", __builtin_popcountll(dead) == 1 ? "" : "s",
 		     list, __builtin_popcountll(dead) == 1 ? "itself" : "themselves",
-		     first, bi.pid, bi.host);
+		     first, bi.pid, text_safe(bi.host, host, sizeof(host)));
 }
 
 static int sync_system(struct ctx *ctx, const struct sync_opts *o,
@@ -193,17 +207,48 @@ static bool not_yet(int err)
 	       err == -SMQ_ETOOSMALL;
 }
 
+/* The window's generation, or 0 if it has none yet. */
+static uint64_t generation_now(struct ctx *ctx)
+{
+	struct smq_window *w;
+	struct smq_window_info wi;
+
+	if (smq_open(&w, window_spec(ctx), ctx->board, 0))
+		return 0;
+	smq_window_info(w, &wi);
+	smq_close(w);
+	return wi.generation;
+}
+
 static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 		      int64_t deadline)
 {
 	struct smq_window *w = NULL;
-	uint64_t pending = 0;
+	uint64_t pending = 0, older = 0;
 	char list[256];
-	bool said = false;
+	bool said = false, told = false;
 	int err;
 
+	if (o->new_generation)
+		older = generation_now(ctx);
 	for (;;) {
 		err = smq_open(&w, window_spec(ctx), ctx->board, 0);
+		if (!err && older) {
+			/* the generation that was there when we started is an
+			 * earlier boot's: wait for board 0 to format anew */
+			struct smq_window_info wi;
+			smq_window_info(w, &wi);
+			if (wi.generation <= older) {
+				smq_close(w);
+				err = -ESTALE;
+				if (!told && !ctx->json)
+					fprintf(stderr, "smqctl: board %u: waiting for "
+						"board 0 to format %s anew (it has "
+						"generation %" PRIu64 ")\n", ctx->board,
+						window_spec(ctx), wi.generation);
+				told = true;
+			}
+		}
 		if (!err) {
 			/* in slices of a second, to notice a system board that
 			 * announced itself and died */
@@ -225,8 +270,13 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 				if (ctx->json)
 					printf("{\"event\": \"ready\", \"board\": %u}\n",
 					       ctx->board);
-				else
-					printf("board %u: system ready\n", ctx->board);
+				else {
+					struct smq_window_info wi;
+					smq_window_info(w, &wi);
+					printf("board %u: system ready (generation %"
+					       PRIu64 ")\n", ctx->board,
+					       wi.generation);
+				}
 				smq_close(w);
 				return 0;
 			}
@@ -262,7 +312,7 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 
 static int run(int argc, char **argv, struct ctx *ctx)
 {
-	struct sync_opts o = { 60000, 100 };
+	struct sync_opts o = { 60000, 100, false };
 
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	int64_t deadline = o.timeout_ms < 0 ? -1 : now_ms() + o.timeout_ms;

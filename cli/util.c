@@ -4,6 +4,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "smqctl.h"
 
 static void vmsg(const char *fmt, va_list ap)
@@ -189,6 +192,76 @@ static int explain_fault(struct ctx *ctx, int err)
 	return fault_error(ctx, verr, &f);
 }
 
+const char *window_file(const char *spec, char *buf, size_t n)
+{
+	if (!strncmp(spec, "shm:", 4))
+		snprintf(buf, n, "/dev/shm/%s", spec + 4);
+	else if (!strncmp(spec, "split:", 6))
+		snprintf(buf, n, "/dev/shm/%s.0", spec + 6);
+	else if (!strncmp(spec, "file:", 5))
+		snprintf(buf, n, "%s", spec + 5);
+	else if (spec[0] == '/' || spec[0] == '.')
+		snprintf(buf, n, "%s", spec);
+	else if (!strchr(spec, ':'))
+		snprintf(buf, n, "/dev/shm/%s", spec);
+	else
+		return NULL;
+	return buf;
+}
+
+/* Why a window object is not ours to format: another user's, or
+ * writable by others. */
+static int foreign_error(const char *what, const char *spec)
+{
+	char path[512];
+	struct stat st;
+
+	if (window_file(spec, path, sizeof(path)) && !lstat(path, &st)) {
+		if (st.st_uid != geteuid()) {
+			struct passwd *pw = getpwuid(st.st_uid);
+			return error("%s %s: it belongs to %s (uid %u), not to us: "
+				     "formatting it would leave that user a hand in "
+				     "it (--force makes it ours, mode 0600)", what,
+				     spec, pw ? pw->pw_name : "another user",
+				     (unsigned)st.st_uid);
+		}
+		return error("%s %s: others may write it (mode %04o): formatting "
+			     "it would leave them a hand in it (--force makes it "
+			     "mode 0600)", what, spec, (unsigned)(st.st_mode & 07777));
+	}
+	return error("%s %s: %s", what, spec, smq_strerror(-SMQ_EFOREIGN));
+}
+
+int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
+		int err, int timeout_ms)
+{
+	struct smq_holdout h;
+	char host[80];
+
+	smq_holdout(w, &h);
+	text_safe(h.host, host, sizeof(host));
+	if (err == -SMQ_EHELD) {
+		fflush(stdout);
+		fprintf(stderr, "smqctl: %s: board %u (pid %u%s%s) did not leave a "
+			"call it began under the old generation within ", what,
+			h.board, h.pid, host[0] ? " on " : "", host);
+		print_duration(stderr, timeout_ms);
+		fprintf(stderr, "; nothing was changed.  %s\n", h.same_host
+			? "See what that process is doing (stopped? stuck?), or "
+			  "raise --timeout"
+			: "See what that process is doing on its host; a "
+			  "process there that died is let go as soon as any "
+			  "smqctl runs as that board there (smqctl --board N "
+			  "dump)");
+		return 1;
+	}
+	if (err == -EALREADY)
+		return error("%s: another init or clear runs on %s (pid %u%s%s): "
+			     "one at a time; try again when it ends", what,
+			     window_spec(ctx), h.pid, host[0] ? " on " : "", host);
+	return window_error(ctx, what, err);
+}
+
 static bool is_pci(const char *spec)
 {
 	return !strncmp(spec, "pci:", 4);
@@ -230,6 +303,12 @@ int window_error(struct ctx *ctx, const char *what, int err)
 	case EPROTONOSUPPORT:
 		return error("unknown transport in window spec '%s' (see "
 			     "smqctl --window help)", spec);
+	case ELOOP:
+		return error("%s %s: it is a symbolic link: name the window "
+			     "itself (a link could make init format another file)",
+			     what, spec);
+	case SMQ_EFOREIGN:
+		return foreign_error(what, spec);
 	case ESTALE:
 		return error("%s: window %s was re-initialised meanwhile: "
 			     "attach again", what, spec);
@@ -289,10 +368,13 @@ int check_queue(struct smq_window *w, unsigned queue)
 	struct smq_window_info wi;
 
 	smq_window_info(w, &wi);
-	if (queue >= wi.geometry.queues)
-		return error("queue %u does not exist: the window has %u queue%s",
-			     queue, wi.geometry.queues,
-			     wi.geometry.queues == 1 ? "" : "s");
+	if (queue >= wi.geometry.queues + wi.diag_queues)
+		return error("queue %u does not exist: the window has %u queue%s "
+			     "(0 to %u) and %u diagnostic (%u to %u)", queue,
+			     wi.geometry.queues, wi.geometry.queues == 1 ? "" : "s",
+			     wi.geometry.queues - 1, wi.diag_queues,
+			     wi.geometry.queues,
+			     wi.geometry.queues + wi.diag_queues - 1);
 	return 0;
 }
 

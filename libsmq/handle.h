@@ -104,7 +104,14 @@ struct smq_queue {
 
 /* Test builds (SMQ_COUNT_FAR) may hold a call at a named point, to run
  * maintenance against it deterministically; release builds have none. */
-enum smq_hook { SMQ_HOOK_COMMIT = 1, SMQ_HOOK_MAINT_WRITING = 2 };
+enum smq_hook {
+	SMQ_HOOK_COMMIT = 1,            /* a take, its mark up */
+	SMQ_HOOK_MAINT_LOCKED,          /* init, clear: the lock taken */
+	SMQ_HOOK_MAINT_TOLD,            /* the notices invalidated */
+	SMQ_HOOK_MAINT_WRITING,         /* the handshake done */
+	SMQ_HOOK_MAINT_FORMATTED,       /* the new layout written, not yet
+					   published */
+};
 #ifdef SMQ_COUNT_FAR
 extern void (*smq_test_hook)(enum smq_hook where);
 #define TEST_HOOK(where) do { if (smq_test_hook) smq_test_hook(where); } while (0)

@@ -250,6 +250,7 @@ static int quiesce(struct smq_window *w, const struct smq_layout *old,
 	struct saved_notices sv;
 
 	invalidate(w, &sv, from);
+	TEST_HOOK(SMQ_HOOK_MAINT_TOLD);
 	int err = handshake(w);
 	if (err && old)
 		restore(w, &sv);
@@ -355,8 +356,15 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 
 	STORE(&sb->magic_word, 0);
 	w->map.order->full();
-	/* superblock lines 0 and 1 (line 2 is the lock we hold) */
-	memset(sb, 0, 2 * SMQ_LINE);
+	/* superblock lines 0 and 1 (line 2 is the lock we hold), with the
+	 * constants of the format at once: killed from here on, the window
+	 * still shows itself ours to the next init */
+	far_zero(w, 8, 2 * SMQ_LINE - 8);
+	sb->version = SMQ_FORMAT_VERSION;
+	sb->sb_size = SMQ_SB_SIZE;
+	sb->line_size = SMQ_LINE;
+	sb->ctl_size = SMQ_CTL_SIZE;
+	w->map.order->publish();
 	far_zero(w, SMQ_BOARD_TABLE, l->tables_end - SMQ_BOARD_TABLE);
 	for (unsigned b = 0; b < l->boards; b++)
 		far_zero(w, l->body[b], l->body_size[b]);
@@ -446,6 +454,7 @@ int smq_init(struct smq_window *w, const struct smq_geometry *g)
 	w->ctl = smq_map_at(&w->map, lay_ctl(w->board), SMQ_CTL_SIZE);
 	if ((err = maint_lock(w, valid_old)))
 		goto out;
+	TEST_HOOK(SMQ_HOOK_MAINT_LOCKED);
 	tidy_control_area(w, keep_control);
 	uint64_t gen = keep_control ? next_generation(w) : 1;
 	if ((err = quiesce(w, valid_old ? &old : NULL, gen - 1)))
@@ -454,6 +463,7 @@ int smq_init(struct smq_window *w, const struct smq_geometry *g)
 		goto unlock;  /* left invalidated: the next init finishes */
 	w->valid = false;
 	write_format(w, &lay, gen);
+	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
 	smq_layout_free(&w->lay);
 	w->lay = lay;
 	lay.receiver = NULL;
@@ -509,6 +519,7 @@ int smq_clear(struct smq_window *w, int queue)
 	}
 	if ((err = maint_lock(w, true)))
 		goto out;
+	TEST_HOOK(SMQ_HOOK_MAINT_LOCKED);
 	uint64_t gen = next_generation(w);
 	if ((err = quiesce(w, &l, gen - 1)))
 		goto unlock;
@@ -522,6 +533,7 @@ int smq_clear(struct smq_window *w, int queue)
 			STORE(&rx->owner, 0);
 	}
 	w->map.order->publish();
+	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
 	smq_layout_free(&w->lay);
 	w->lay = l;
 	l.receiver = NULL;

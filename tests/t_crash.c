@@ -30,6 +30,14 @@
  * not tell: smq_receive copies the payload before it moves the bottom, so a
  * receiver killed between the two leaves a whole copy of a message that is
  * still queued and will be received again.
+ *
+ * At-least-once campaign: the receiver peeks (smq_peek), records the
+ * message in the log and counts it, and only then commits (smq_commit); it
+ * is also killed between the peek and the commit, and between counting and
+ * committing.  No arithmetic on the lane is needed to lose nothing: a
+ * restarted receiver is given again the message whose commit did not
+ * happen, and drops it by its sequence number if it counted it already
+ * ("delivered again").  Nothing may be lost, torn or out of order.
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -530,7 +538,9 @@ struct rcamp {
 	/* figures */
 	_Atomic uint64_t lost, doubled, torn, order, errors;
 	_Atomic uint64_t taken_in_flight, copied_not_taken;
+	_Atomic uint64_t again;      /* at least once: given again after a kill */
 	_Atomic int rx_err;
+	bool peek;                   /* the at-least-once campaign */
 };
 
 /* Board 1 sends 0, 1, 2, ... until told to stop; every send returns 0. */
@@ -596,6 +606,72 @@ static void rc_check(struct rcamp *c, uint64_t count)
 		AADD(&c->order, 1);
 }
 
+/* At least once: peek, record, count, commit; a message given again
+ * after a kill is known by its sequence number and dropped. */
+static int rc_peek_receiver(struct rcamp *c, struct smq_window *w,
+			    struct smq_queue *q)
+{
+	bool final = AL(&c->final);
+	int err, idle = 0;
+
+	for (;;) {
+		uint64_t count = AL(&c->count);
+		if (final && AL(&c->sender_done) && count >= AL(&c->sent))
+			break;
+		const void *data;
+		size_t len;
+		unsigned from;
+		AS(&c->phase, R_RECEIVE);
+		err = smq_peek(q, &data, &len, &from, 50);
+		if (err == -ETIMEDOUT) {
+			if (final && ++idle == 100) {
+				uint64_t sent = AL(&c->sent), got = rc_expected(c, count);
+				if (sent > got)
+					AADD(&c->lost, sent - got);
+				break;
+			}
+			continue;
+		}
+		idle = 0;
+		if (err) {
+			AS(&c->rx_err, err);
+			if (AADD(&c->errors, 1) > 100)
+				break;
+			continue;
+		}
+		AS(&c->phase, R_GOT);
+		if (AL(&c->hold)) {   /* killed between the peek and the commit */
+			AS(&c->holding, 1);
+			for (;;)
+				nap_us(100);
+		}
+		if (len >= sizeof(struct msg) &&
+		    ((const struct msg *)data)->n + 1 == rc_expected(c, count) &&
+		    count) {
+			/* counted before a kill, not committed: given again */
+			AADD(&c->again, 1);
+		} else {
+			struct slot *sl = &c->log[count % LOGN];
+			memcpy(sl->data, data, len < ESIZE ? len : ESIZE);
+			sl->len = len;
+			if (from != 1)
+				AADD(&c->torn, 1);
+			rc_check(c, count);
+			AS(&c->count, count + 1);
+		}
+		AS(&c->phase, R_BETWEEN);
+		if (test_rand(&(uint64_t){ count ^ c->seed }) % 16 == 0)
+			spin_us(20);  /* a kill lands between count and commit */
+		if ((err = smq_commit(q))) {
+			AS(&c->rx_err, err);
+			AADD(&c->errors, 1);
+		}
+	}
+	OK(smq_queue_close(q));
+	OK(smq_close(w));
+	return 0;
+}
+
 static int rc_receiver(void *arg)
 {
 	struct rcamp *c = arg;
@@ -610,6 +686,8 @@ static int rc_receiver(void *arg)
 		return 2;
 	}
 	AS(&c->phase, R_OPEN);
+	if (c->peek)
+		return rc_peek_receiver(c, w, q);
 	/* Resume.  The one before us is dead: the lane's bottom says how many
 	 * messages the library has handed out, which is where we resume. */
 	struct smq_lane_info li;
@@ -689,11 +767,13 @@ static const char *const r_phase_name[] = {
 	"between receives"
 };
 
-static int receiver_campaign(unsigned kills, uint64_t seed)
+static int receiver_campaign(unsigned kills, uint64_t seed, bool peek)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, 2, 1, ENTRIES, ESIZE);
 	struct rcamp *c = shared(sizeof(*c));
+
+	c->peek = peek;
 	uint64_t rng = seed ^ 0xfeed;
 	unsigned died[5] = { 0 }, asleep = 0, polling = 0;
 	unsigned order[RM_MODES];
@@ -796,17 +876,26 @@ static int receiver_campaign(unsigned kills, uint64_t seed)
 			AADD(&c->doubled, count - sent);
 	}
 	double secs = (double)(now_ns() - t0) / 1e9;
-	printf("receiver kills %u, messages checked %llu, lost %llu, doubled %llu, "
-	       "torn %llu, out of order %llu (%.1f s)\n", kills,
+	printf("%s kills %u, messages checked %llu, lost %llu, doubled %llu, "
+	       "torn %llu, out of order %llu (%.1f s)\n", peek
+	       ? "at-least-once receiver (peek, record, commit)" : "receiver",
+	       kills,
 	       (unsigned long long)count, (unsigned long long)AL(&c->lost),
 	       (unsigned long long)AL(&c->doubled),
 	       (unsigned long long)AL(&c->torn),
 	       (unsigned long long)AL(&c->order), secs);
-	printf("  sent %llu; taken but not counted at the kill %llu, copied but "
-	       "not taken %llu; receive errors %llu\n", (unsigned long long)sent,
-	       (unsigned long long)AL(&c->taken_in_flight),
-	       (unsigned long long)AL(&c->copied_not_taken),
-	       (unsigned long long)AL(&c->errors));
+	if (peek)
+		printf("  sent %llu; given again after a kill between record and "
+		       "commit %llu; receive errors %llu\n",
+		       (unsigned long long)sent, (unsigned long long)AL(&c->again),
+		       (unsigned long long)AL(&c->errors));
+	else
+		printf("  sent %llu; taken but not counted at the kill %llu, "
+		       "copied but not taken %llu; receive errors %llu\n",
+		       (unsigned long long)sent,
+		       (unsigned long long)AL(&c->taken_in_flight),
+		       (unsigned long long)AL(&c->copied_not_taken),
+		       (unsigned long long)AL(&c->errors));
 	printf("  died %s %u, %s %u, %s %u (asleep %u, polling %u), %s %u, %s %u\n",
 	       r_phase_name[0], died[0], r_phase_name[1], died[1],
 	       r_phase_name[2], died[2], asleep, polling, r_phase_name[3],
@@ -851,7 +940,9 @@ int main(int argc, char **argv)
 	uint64_t t0 = now_ns();
 	int bad = sender_campaign(kills, seed);
 	fflush(stdout);
-	bad |= receiver_campaign(kills, seed);
+	bad |= receiver_campaign(kills, seed, false);
+	fflush(stdout);
+	bad |= receiver_campaign(kills, seed, true);
 	printf("%s in %.1f s\n", bad ? "FAILED" : "passed",
 	       (double)(now_ns() - t0) / 1e9);
 	return bad;

@@ -1,0 +1,182 @@
+/* Init and clear killed at random points, and at each step they take
+ * (the test builds' hooks): the window they leave is either usable or
+ * refused by every board -- and smq_validate (what dump shows) says which,
+ * truthfully -- and the next clear or init, run plainly (no force),
+ * finishes it.  After all of it, a queue carries a message again.
+ *
+ * SMQ_KILLS=N sets the number of random kills (default 100). */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "testint.h"
+#include "testlib.h"
+
+/* Big enough that an init or clear takes a while to write. */
+static const struct smq_geometry G = { 4, 8, 64, 4096, NULL };
+static const struct smq_geometry G_OTHER = { 3, 5, 32, 8192, NULL };
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+struct job {
+	const char *spec;
+	int kind;  /* 0 clear all, 1 clear one, 2 init same, 3 init other */
+	int die_at; /* a hook to die at, or 0 */
+};
+
+static int die_at;
+static void die_here(enum smq_hook where)
+{
+	if ((int)where == die_at)
+		raise(SIGKILL);
+}
+
+static int maintain(void *p)
+{
+	struct job *j = p;
+	struct smq_window *w;
+
+	if (smq_open(&w, j->spec, 0, SMQ_OPEN_RAW))
+		_exit(3);
+	die_at = j->die_at;
+	smq_test_hook = die_here;
+	switch (j->kind) {
+	case 0: smq_clear(w, -1); break;
+	case 1: smq_clear(w, 3); break;
+	case 2: smq_init(w, &G); break;
+	default: smq_init(w, &G_OTHER); break;
+	}
+	smq_close(w);
+	return 0;
+}
+
+/* How long one maintenance takes here, to spread the kills over it. */
+static uint64_t time_one(const char *spec, int kind)
+{
+	struct job j = { spec, kind, 0 };
+	uint64_t t0 = mono_us();
+	test_wait_ok(test_fork(maintain, &j), "a maintenance");
+	return mono_us() - t0;
+}
+
+/* What every other call says of the window, as a board would see it. */
+static int board_verdict(const char *spec)
+{
+	struct smq_window *w;
+	int err = smq_open(&w, spec, 1, 0);
+
+	if (err)
+		return err;
+	err = smq_announce(w);
+	smq_close(w);
+	return err;
+}
+
+int main(void)
+{
+	const char *env = getenv("SMQ_KILLS");
+	int kills = env ? atoi(env) : 100;
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size);
+	uint64_t seed = 0x6b696c6c;
+	int usable = 0, unfinished = 0, unformatted = 0, finished_by[2] = { 0 };
+
+	OK(smq_close(w));
+	uint64_t span = 0;
+	for (int k = 0; k < 4; k++) {
+		uint64_t t = time_one(spec, k);
+		span = t > span ? t : span;
+	}
+	test_wait_ok(test_fork(maintain, &(struct job){ spec, 2, 0 }), "init");
+
+	/* every step of every kind first, then random points */
+	int steps = 4 * (SMQ_HOOK_MAINT_FORMATTED - SMQ_HOOK_MAINT_LOCKED + 1);
+	for (int i = 0; i < steps + kills; i++) {
+		struct job j = { spec, (int)(test_rand(&seed) % 4), 0 };
+		uint64_t delay = test_rand(&seed) % (span + span / 2 + 1);
+		if (i < steps) {
+			j.kind = i % 4;
+			j.die_at = SMQ_HOOK_MAINT_LOCKED + i / 4;
+		}
+		pid_t pid = test_fork(maintain, &j);
+		if (i >= steps) {
+			uint64_t until = mono_us() + delay;
+			while (mono_us() < until)
+				;
+			kill(pid, SIGKILL);
+		}
+		int status;
+		waitpid(pid, &status, 0);
+		if (i < steps && !(WIFSIGNALED(status) &&
+				   WTERMSIG(status) == SIGKILL))
+			FAIL("step %d of kind %d: not killed there", j.die_at,
+			     j.kind);
+
+		/* dump's verdict against every board's */
+		struct smq_fault f;
+		int v, b;
+		if (smq_open(&w, spec, 0, SMQ_OPEN_RAW))
+			FAIL("kill %d: cannot attach raw", i);
+		v = smq_validate(w, &f);
+		smq_close(w);
+		b = board_verdict(spec);
+		if (v == 0) {
+			usable++;
+			if (b)
+				FAIL("kill %d: validate says usable, a board gets %s",
+				     i, smq_strerror(b));
+		} else if (v == -SMQ_EINCOMPLETE) {
+			unfinished++;
+			if (b != -ESTALE)
+				FAIL("kill %d: validate says unfinished (%s), a board "
+				     "gets %s", i, f.field, smq_strerror(b));
+		} else if (v == -SMQ_EUNFORMATTED || v == -SMQ_ETOOSMALL) {
+			/* killed in init before the magic: unformatted */
+			unformatted++;
+			if (!b)
+				FAIL("kill %d: validate says %s, a board attaches",
+				     i, smq_strerror(v));
+		} else {
+			FAIL("kill %d (kind %d, %llu us): validate says %s (%s)", i,
+			     j.kind, (unsigned long long)delay, smq_strerror(v),
+			     f.field);
+		}
+		/* the next maintenance, plainly, finishes it */
+		if (v) {
+			OK(smq_open(&w, spec, 0, SMQ_OPEN_RAW));
+			bool clear = v == -SMQ_EINCOMPLETE;
+			OK(clear ? smq_clear(w, -1) : smq_init(w, &G));
+			finished_by[clear]++;
+			OK(smq_validate(w, NULL));
+			smq_close(w);
+			OK(board_verdict(spec));
+		}
+	}
+	/* and traffic goes on */
+	struct smq_queue *tx, *rx;
+	struct smq_window *w1;
+	char buf[16];
+	size_t n;
+	OK(smq_open(&w, spec, 0, 0));
+	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
+	OK(smq_send(tx, "after", 5, 0));
+	OK(smq_receive(rx, buf, sizeof(buf), &n, NULL, 1000));
+	CHECK(n == 5 && !memcmp(buf, "after", 5));
+	OK(smq_queue_close(tx));
+	OK(smq_queue_close(rx));
+	OK(smq_close(w1));
+	OK(smq_close(w));
+	printf("%d kills at each step and %d at random points over %llu us: "
+	       "left usable %d, unfinished %d (finished by clear %d), "
+	       "unformatted %d (finished by init %d); every verdict agreed with "
+	       "what a board saw\n", steps, kills, (unsigned long long)span,
+	       usable, unfinished, finished_by[1], unformatted, finished_by[0]);
+	return 0;
+}

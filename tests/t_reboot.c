@@ -1,0 +1,90 @@
+/* A board whose host rebooted, or whose pid was reused: a receiver and a
+ * sender that start again with the same pid (and tid) as a process that
+ * held the queue before take it back.  A pid means nothing after a reboot
+ * or once reused: the claims carry the boot and the process's start.  A
+ * live claim is still honoured.  Also: a board of another boot's marks
+ * do not stop a clear on this host once that board is gone from it. */
+#include <sys/syscall.h>
+#include "testint.h"
+#include "testlib.h"
+
+/* The tag a process with this pid had before the host's last boot (or an
+ * earlier process with the same pid): same id, another hash. */
+static uint64_t stale_tag(uint32_t id, uint64_t salt)
+{
+	return (uint64_t)id << 32 | (uint32_t)(0x9e3779b9u ^ salt);
+}
+
+int main(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w0 = test_init(spec, 2, 2, 8, 64), *w1;
+	struct smq_queue *rx, *rx2 = (void *)1, *tx;
+	struct smq_queue_info qi;
+	struct smq_lane_info li;
+	uint32_t pid = (uint32_t)getpid();
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	char buf[16];
+	size_t n;
+	unsigned from;
+
+	OK(smq_open(&w1, spec, 1, 0));
+	const struct smq_layout *l = &w0->lay;
+	struct smq_rx *r = at(w0, l->rx[0]);
+	struct smq_rx_info *ri = at(w0, lay_rx_info(l, 0));
+	struct smq_lane_out *out = at(w1, lay_lane_out(l, 1, 0));
+
+	/* a receiver of queue 0 from before the reboot, with our very pid */
+	STORE(&r->owner, stale_tag(pid, 1));
+	STORE(&ri->owner_boot, smq_boot_hash() ^ 0x5a5a);
+	OK(smq_queue_info(w0, 0, &qi));
+	CHECK(qi.receiver_pid == pid && qi.receiver_alive == -1);
+	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
+	OK(smq_queue_info(w0, 0, &qi));
+	CHECK(qi.receiver_pid == pid && qi.receiver_alive == 1);
+	printf("a receiver claim of our pid from another boot: taken back\n");
+
+	/* ...and one of this boot whose process had our pid and is gone */
+	OK(smq_queue_close(rx));
+	STORE(&r->owner, stale_tag(pid, 2));
+	STORE(&ri->owner_boot, smq_boot_hash());
+	OK(smq_queue_info(w0, 0, &qi));
+	CHECK(qi.receiver_pid == pid && qi.receiver_alive == 0);
+	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
+	printf("a receiver claim of a reused pid: taken back\n");
+
+	/* a live claim is honoured: ours, from another handle */
+	EXPECT(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx2), -EBUSY);
+	CHECK(rx2 == NULL);
+
+	/* a lane lock held by a thread of our tid from before the reboot */
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	STORE(&out->lock, stale_tag(tid, 3));
+	OK(smq_lane_info(w0, 0, 1, &li));
+	CHECK(li.lock_pid == tid);
+	OK(smq_send(tx, "back", 4, 1000));
+	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 1000));
+	CHECK(n == 4 && !memcmp(buf, "back", 4) && from == 1);
+	OK(smq_lane_info(w0, 0, 1, &li));
+	CHECK(li.lock_pid == 0);
+	printf("a lane lock of our tid from another boot: taken back, the "
+	       "message delivered\n");
+
+	/* a board's in-flight mark from another boot of this host does not
+	 * hold a clear: the board's processes there are gone */
+	struct smq_ctl *c1 = at(w1, lay_ctl(1));
+	STORE(&c1->slot[5].tag, stale_tag(pid, 4));
+	STORE(&c1->slot[5].boot, smq_boot_hash());
+	STORE(&c1->slot[5].kind, SMQ_SLOT_QUEUE);
+	STORE(&c1->slot[5].busy, 1);
+	OK(smq_queue_close(tx));
+	OK(smq_queue_close(rx));
+	OK(smq_set_timeout(w0, SMQ_TIMEOUT_HANDSHAKE, 300));
+	OK(smq_clear(w0, -1));
+	CHECK(LOAD(&c1->slot[5].busy) == 0);
+	printf("a mark left busy by a process that is gone: not waited for\n");
+	OK(smq_validate(w0, NULL));
+	OK(smq_close(w1));
+	OK(smq_close(w0));
+	return 0;
+}
