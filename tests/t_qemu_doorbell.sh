@@ -50,13 +50,18 @@ count=${SMQ_QEMU_COUNT:-200}
 sizes=0,64,1000
 
 T=$(mktemp -d) || exit 1
-M=/dev/shm/smq-qemu-doorbell-$$
+M=$T/memory
 pids=''
+# forget PID: a process waited for is no longer ours to stop
+forget() {
+	rest=
+	for p in $pids; do [ "$p" = "$1" ] || rest="$rest $p"; done
+	pids=$rest
+}
 cleanup() {
 	# QEMU and the server run under timeout, which passes a kill on
 	for p in $pids; do kill "$p" 2>/dev/null; done
 	for p in $pids; do wait "$p" 2>/dev/null; done
-	rm -f "$M"
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -327,6 +332,7 @@ gosend=$!
 bounded $gosend 20 || failed "host: send to queue 1 exit $?"
 finish $hrecv 1
 rc=$?
+forget $hrecv
 t1=$(now_ms)
 if [ $rc = 0 ] && [ "$(cat "$T/hrecv.out")" = "SMQ-GO $nonce" ]; then
 	ok "host: the idle receiver woke on guest 1's message"
@@ -456,9 +462,11 @@ printf 'SMQ-BYE\n' | timeout 20 "$S" --window "ivshmem:$sock" send --queue 1 ||
 await 1 '^SMQ-GUEST: end ' 30
 bounded $g1 10
 rc=$?
+forget $g1
 said 1 '^SMQ-GUEST: end 0$' && [ $rc = 0 ] && ok "guest 1 ended 0" ||
 	failed "guest 1: QEMU exit $rc (124: timed out), $(serial 1 | grep '^SMQ-GUEST: end' || echo 'no end')"
-wait $g2 2>/dev/null
+bounded $g2 10 2>/dev/null
+forget $g2
 n=0
 while ! grep -qx "peer $sid1 left" "$T/server.out" && [ $n -lt 50 ]; do
 	n=$((n + 1))

@@ -33,6 +33,7 @@ Q=$PWD/tests/qemu
 [ -x "$B/tests/qemu/vfio_check" ] && [ -x "$B/tests/qemu/ivshmem_host" ] ||
 	skip "vfio_check or ivshmem_host not built in $B/tests/qemu: run make first"
 qemu_need_tools ivshmem-doorbell intel-iommu
+[ -d /dev/shm ] && [ -w /dev/shm ] || skip "/dev/shm is not writable"
 "$S" help server >/dev/null 2>&1 ||
 	skip "the ivshmem server is not built (smqctl help server fails)"
 unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
