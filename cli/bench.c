@@ -234,7 +234,10 @@ static int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 	o.mode = mode;
 	o.peer_mode = false;
 	o.peer_board = 1;
-	o.queues[0] = o.queues[1] = -1;
+	/* its own window: its application queues, of the size measured */
+	o.queues[0] = 0;
+	o.queues[1] = 1;
+	o.force = true;
 	o.sizes = NULL;
 	o.nsizes = 0;
 	int rc = session_main(&sc, &o, run_jobs, js);

@@ -333,7 +333,9 @@ static int serve(struct session *s, pid_t parent)
  * received by board b, hold no message (with --drain, what an interrupted
  * run left in a diagnostic queue of ours is dropped) and have no receiver.
  * With --peer, the other board's queue is the other half's to check: its
- * receiver may be that half, started first.  0, or the exit status. */
+ * receiver may be that half, started first, and our own may hold that
+ * half's hello already: session_open() looks at the messages.  0, or the
+ * exit status. */
 static int queue_free(struct smq_window *w, const struct session_opts *o,
 		      int q, unsigned b, unsigned self)
 {
@@ -356,7 +358,7 @@ static int queue_free(struct smq_window *w, const struct session_opts *o,
 			     "measurement never shares a queue", q,
 			     qi.receiver_pid, qi.receiver_alive < 0
 			     ? ", on another host" : "");
-	if (qi.queued && !(diag && (!mine || o->drain)))
+	if (qi.queued && !(o->peer_mode || (diag && o->drain)))
 		return error("queue %d holds %" PRIu64 " message%s: a measurement "
 			     "never takes them%s", q, qi.queued,
 			     qi.queued == 1 ? "" : "s", diag
@@ -379,7 +381,7 @@ static void session_close(struct session *s)
 
 static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 			unsigned peer, unsigned q_self, unsigned q_peer,
-			int mode, int timeout_ms)
+			int mode, int timeout_ms, bool drain)
 {
 	struct ctx mine = *ctx;
 	int err;
@@ -400,6 +402,7 @@ static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 	struct smq_queue_info qi;
 	smq_queue_info(s->w, q_self, &qi);
 	s->entry_size = qi.entry_size;
+	drain = drain && (qi.flags & SMQ_QUEUE_DIAGNOSTIC);
 	if (!s->buf) {
 		session_close(s);
 		return error("out of memory");
@@ -419,15 +422,27 @@ static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 		session_close(s);
 		return window_error(ctx, "open queue", err);
 	}
-	/* what an interrupted run left in our own diagnostic queue, when
-	 * --drain says so (queue_free refused it otherwise) */
+	/* how our receiver's waits are woken (a doorbell, or why it polls) */
+	smq_queue_notify(s->rx, s->notify, sizeof(s->notify));
+	/* What our queue holds before we start.  A hello of an initiator
+	 * that started first is said again: it goes.  Anything else stays
+	 * (peeked, never taken) and we refuse, unless --drain says it is an
+	 * interrupted run's, in a diagnostic queue. */
+	const void *data;
 	size_t len;
 	unsigned dropped = 0;
-	while (!smq_receive(s->rx, s->buf, s->wi.geometry.entry_size, &len,
-			    NULL, 0))
-		/* a hello of the initiator that came first is said again */
-		if (!is_ctl(s->buf, len, 0, OP_HELLO))
+	while (!smq_peek(s->rx, &data, &len, NULL, 0)) {
+		if (!is_ctl(data, len, 0, OP_HELLO) && !drain) {
+			session_close(s);
+			return error("queue %u holds messages: a measurement never "
+				     "takes them%s", q_self, qi.flags &
+				     SMQ_QUEUE_DIAGNOSTIC ? " (left by an "
+				     "interrupted run? --drain drops them)" : "");
+		}
+		if (!is_ctl(data, len, 0, OP_HELLO))
 			dropped++;
+		smq_commit(s->rx);
+	}
 	if (dropped)
 		warn("dropped %u message%s left in diagnostic queue %u", dropped,
 		     dropped == 1 ? "" : "s", q_self);
@@ -580,7 +595,7 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 		if ((rc = pin_error(o->cpu[0], "this board")))
 			return rc;
 		if (session_open(&s, ctx, self, peer, q_self, q_peer, o->mode,
-				 60000))
+				 60000, o->drain))
 			return 1;
 		if (self > peer) {
 			/* the driving board prints its notification with the
@@ -621,7 +636,7 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 			_exit(1);
 		struct session ps;
 		if (session_open(&ps, ctx, peer, self, q_peer, q_self, o->mode,
-				 CTL_TIMEOUT_MS))
+				 CTL_TIMEOUT_MS, o->drain))
 			_exit(1);
 		ps.id = id;
 		int err = serve(&ps, parent);
@@ -631,7 +646,7 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 	rc = 1;
 	if (!pin_error(o->cpu[0], "this board") &&
 	    !session_open(&s, ctx, self, peer, q_self, q_peer, o->mode,
-			  CTL_TIMEOUT_MS)) {
+			  CTL_TIMEOUT_MS, o->drain)) {
 		s.id = id;
 		int err = hello(&s, CTL_TIMEOUT_MS, false);
 		if (err == -EINTR)
@@ -810,7 +825,7 @@ static void results_json(const struct session_opts *o,
 	json_str(&j, "command", ri->command);
 	json_str(&j, "window", s->wi.name);
 	json_str(&j, "transport", s->wi.transport);
-	json_str(&j, "notification", s->wi.notify);
+	json_str(&j, "notification", s->notify);
 	json_u64(&j, "entries", s->wi.geometry.entries);
 	json_u64(&j, "entry_size", s->wi.geometry.entry_size);
 	json_str(&j, "mode", mode_name(s->mode));
@@ -860,7 +875,7 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 		       cpu_name(ri->cpu[0], c0), s->peer, cpu_name(ri->cpu[1], c1),
 		       s->q_peer, mode_name(s->mode),
 		       ri->interrupted ? " (interrupted)" : "");
-	printf("notification: %s; prediction: %s\n", s->wi.notify,
+	printf("notification: %s; prediction: %s\n", s->notify,
 	       ri->prediction);
 	if (latency)
 		printf("%8s %12s %12s  %7s %7s %7s %7s %7s %7s %8s  %5s %5s\n",

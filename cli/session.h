@@ -36,6 +36,7 @@ struct session {
 	uint64_t id;
 	uint8_t *buf;               /* the window's entry_size bytes */
 	uint32_t entry_size;        /* the largest message of our queue */
+	char notify[64];            /* how our receiver is woken */
 	int mode;                   /* the receivers' mode */
 	bool greeted;               /* peer: answered this session's hello */
 	int timeout_ms;             /* for a peer that stopped answering */

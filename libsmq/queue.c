@@ -275,6 +275,10 @@ int smq_queue_notify(struct smq_queue *q, char *buf, size_t len)
 		return -EINVAL;
 	struct smq_window *w = q->w;
 	const struct smq_layout *l = &w->lay;
+	if (q->role == SMQ_RECEIVER && (q->flags & SMQ_POLL)) {
+		snprintf(buf, len, "busy polling: no doorbell is waited for");
+		return smq_queue_stale(q);
+	}
 	if (!q->has_bell) {
 		snprintf(buf, len, "polling: the %s transport has no doorbell",
 			 w->map.tp->name);
