@@ -598,10 +598,12 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 				 60000, o->drain))
 			return 1;
 		if (self > peer) {
+			/* the driving board prints how its receiver is woken
+			 * with the results; this is the only word of ours */
 			if (!ctx->json)
 				fprintf(stderr, "smqctl: board %u serving board %u "
-					"(queues %u and %u)\n", self, peer,
-					q_self, q_peer);
+					"(queues %u and %u; notification: %s)\n",
+					self, peer, q_self, q_peer, s.notify);
 			int err = serve(&s, 0);
 			session_close(&s);
 			return err ? window_error(ctx, "peer", err) : 0;

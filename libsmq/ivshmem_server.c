@@ -61,6 +61,7 @@ struct smq_server {
 	ino_t sock_ino;
 	struct peer **slot;    /* by ID; NULL: free */
 	unsigned nslots, npeers;
+	unsigned next_id;      /* where free_id() looks first */
 	struct smq_server_event *ev;  /* a ring of events not yet taken */
 	unsigned evhead, evlen, evcap;
 	char created[256];     /* while opening: the memory we created, "shm"
@@ -471,25 +472,38 @@ static void push_event(struct smq_server *s, int type, unsigned peer, int pid,
 
 /* ---- joining and leaving ---- */
 
+/* The ID after the last one given, skipping those in use, wrapping after
+ * the highest: a freed ID comes back only after every other.  QEMU's
+ * ivshmem device frees a peer's table of eventfds when the peer leaves and
+ * writes into it when the same ID joins again (hw/misc/ivshmem.c,
+ * close_peer_eventfds() and process_msg_connect()): an ID given again at
+ * once corrupts the heap of every guest that saw it leave.  QEMU's own
+ * example server hands IDs out in this order too. */
 static int free_id(struct smq_server *s, unsigned *id)
 {
-	for (unsigned i = 0; i < s->nslots; i++)
-		if (!s->slot[i]) {
-			*id = i;
-			return 0;
-		}
-	if (s->nslots == SMQ_SERVER_MAX_PEERS)
+	unsigned i = s->next_id;
+
+	if (s->npeers >= SMQ_SERVER_MAX_PEERS)
 		return -ENOSPC;
-	unsigned n = s->nslots ? 2 * s->nslots : 16;
-	if (n > SMQ_SERVER_MAX_PEERS)
-		n = SMQ_SERVER_MAX_PEERS;
-	struct peer **slot = realloc(s->slot, n * sizeof(*slot));
-	if (!slot)
-		return -ENOMEM;
-	memset(slot + s->nslots, 0, (n - s->nslots) * sizeof(*slot));
-	*id = s->nslots;
-	s->slot = slot;
-	s->nslots = n;
+	/* ends: an ID past the table is free, and one is free in it when
+	 * the table holds them all */
+	while (i < s->nslots && s->slot[i])
+		i = (i + 1) % SMQ_SERVER_MAX_PEERS;
+	if (i >= s->nslots) {
+		unsigned n = s->nslots ? 2 * s->nslots : 16;
+		while (n <= i)
+			n *= 2;
+		if (n > SMQ_SERVER_MAX_PEERS)
+			n = SMQ_SERVER_MAX_PEERS;
+		struct peer **slot = realloc(s->slot, n * sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		memset(slot + s->nslots, 0, (n - s->nslots) * sizeof(*slot));
+		s->slot = slot;
+		s->nslots = n;
+	}
+	*id = i;
+	s->next_id = (i + 1) % SMQ_SERVER_MAX_PEERS;
 	return 0;
 }
 

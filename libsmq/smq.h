@@ -250,7 +250,7 @@ int smq_validate(struct smq_window *w, struct smq_fault *fault);
 
 /* An ivshmem server, for QEMU's ivshmem-doorbell device and host peers
  * (QEMU's ivshmem protocol, version 0): it owns the shared memory, gives
- * each client of its UNIX socket an ID (0 to 65535, the lowest free) and
+ * each client of its UNIX socket an ID (0 to 65535, in turn) and
  * one eventfd per interrupt vector, and tells every client when others
  * come and go.  One thread at a time uses a server handle. */
 struct smq_server;

@@ -28,22 +28,11 @@ case $B in
 esac
 S=$B/smqctl
 Q=$PWD/tests/qemu
-skip() { echo "$*"; exit 77; }
+. "$Q/lib.sh"
 [ -x "$S" ] || skip "smqctl not built ($S): run make first"
 [ -x "$B/tests/qemu/vfio_check" ] && [ -x "$B/tests/qemu/ivshmem_host" ] ||
 	skip "vfio_check or ivshmem_host not built in $B/tests/qemu: run make first"
-command -v qemu-system-x86_64 >/dev/null 2>&1 ||
-	skip "qemu-system-x86_64 not found (install qemu-system-x86)"
-qemu-system-x86_64 -device help 2>/dev/null | grep -q '"ivshmem-doorbell"' ||
-	skip "this QEMU has no ivshmem-doorbell device"
-qemu-system-x86_64 -device help 2>/dev/null | grep -q '"intel-iommu"' ||
-	skip "this QEMU has no intel-iommu device"
-command -v cpio >/dev/null 2>&1 || skip "cpio not found"
-command -v timeout >/dev/null 2>&1 || skip "timeout not found"
-bb=$(command -v busybox 2>/dev/null) || skip "busybox not found (install busybox-static)"
-if ldd "$bb" >/dev/null 2>&1; then
-	skip "$bb is dynamically linked (install busybox-static)"
-fi
+qemu_need_tools ivshmem-doorbell intel-iommu
 [ -d /dev/shm ] && [ -w /dev/shm ] || skip "/dev/shm is not writable"
 "$S" help server >/dev/null 2>&1 ||
 	skip "the ivshmem server is not built (smqctl help server fails)"
@@ -67,12 +56,7 @@ start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
 
 # ---- the kernel and its vfio modules, from one package ----
-sh "$Q/fetch-kernel.sh" "$B/qemu-cache" vfio-pci vfio_iommu_type1 >"$T/kernel" 2>&1
-case $? in
-0) kdir=$(tail -n 1 "$T/kernel") ;;
-77) skip "$(tail -n 1 "$T/kernel")" ;;
-*) echo "FAIL getting the kernel and its modules:"; cat "$T/kernel"; exit 1 ;;
-esac
+qemu_kernel_modules vfio-pci vfio_iommu_type1
 echo "     kernel and modules: $kdir"
 
 # Copies: the build directory may be rebuilt while the test runs.
@@ -80,13 +64,8 @@ for p in vfio_check ivshmem_host; do
 	cp "$B/tests/qemu/$p" "$T/$p" && chmod 755 "$T/$p" || exit 1
 done
 cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-KMODS=$kdir sh "$Q/build-initramfs.sh" "$T/initramfs" "$Q/guest-init-vfio" \
-	"$T/vfio_check" >"$T/mkinitrd" 2>&1
-case $? in
-0) ;;
-77) skip "initramfs: $(tail -n 1 "$T/mkinitrd")" ;;
-*) echo "FAIL building the initramfs:"; cat "$T/mkinitrd"; exit 1 ;;
-esac
+cp "$Q/guest-lib.sh" "$T/guest-lib.sh" && chmod 755 "$T/guest-lib.sh" || exit 1
+qemu_initramfs "$T/initramfs" "$Q/guest-init-vfio" "$T/vfio_check" "$T/guest-lib.sh"
 
 fail=0
 ok() { echo "ok   $*"; }
@@ -95,29 +74,14 @@ failed() { echo "FAIL $*"; fail=1; }
 # ---- the server ----
 sock=$T/ivshmem.sock
 # its memory a file of our own, not the default window
-timeout 150 "$T/smqctl" --window "file:$M" server --socket "$sock" \
-	--size 1M --vectors 4 >"$T/server.out" 2>&1 &
-spid=$!
+if ! qemu_server "$T/smqctl" "file:$M" "$sock" 1M 4 150; then
+	cat "$T/server.out"
+	skip "the ivshmem server did not start (smqctl server --socket $sock)"
+fi
 pids="$pids $spid"
-i=0
-while [ ! -S "$sock" ]; do
-	if ! kill -0 "$spid" 2>/dev/null || [ $i -ge 100 ]; then
-		cat "$T/server.out"
-		skip "the ivshmem server did not start (smqctl server --socket $sock)"
-	fi
-	i=$((i + 1))
-	sleep 0.1
-done
 
 # ---- two guests in parallel, then the host as a third client ----
-accel=tcg
-if [ -w /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; }; then
-	accel=kvm
-fi
-# Under KVM the IOMMU remaps interrupts only with a split irqchip (TCG's is
-# QEMU's own).
-machine=q35
-[ $accel = kvm ] && machine=q35,kernel-irqchip=split
+qemu_accel
 truncate -s 1M "$X" || exit 1
 guest() { # guest ROLE DEVICE-ARGS..., run in the background: exec makes its
 	# job QEMU's timeout, which passes a kill on to QEMU
