@@ -122,7 +122,7 @@ $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
 
 # TESTS=t_a,t_b runs only those; the scripts run with the plain build.
-ALL_SCRIPTS := $(filter-out tests/run.sh tests/check-all.sh tests/valgrind.sh,\
+ALL_SCRIPTS := $(filter-out tests/run.sh tests/check-all.sh tests/valgrind.sh tests/under-load.sh,\
 		$(wildcard tests/*.sh))
 # under a sanitizer: the scripts that drive smqctl itself
 SAN_SCRIPTS := tests/t_cli.sh tests/t_recv.sh tests/t_measure.sh tests/t_top.sh tests/t_security.sh \
@@ -152,7 +152,7 @@ DEPS := gcc make libc6-dev binutils pkgconf groff-base \
 	clang libclang-rt-14-dev \
 	python3 zsh util-linux libncurses-dev tmux \
 	libpci-dev pciutils qemu-system-x86 busybox-static cpio valgrind \
-	faketime gcc-aarch64-linux-gnu
+	faketime gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 deps:
 	$(SUDO) apt-get update -q
@@ -164,9 +164,13 @@ deps:
 bench: $(SMQCTL)
 	$(SMQCTL) bench --baseline
 
-# The crash campaign in full (make check runs a short form).
-reliability: $(B)/tests/t_crash
+# The long forms of the reliability campaigns (make check runs short ones):
+# the crash campaign with 200 kills of each side, init and clear killed
+# 1000 times, and re-init under load 20 times in a row with two CPU hogs.
+reliability: $(B)/tests/t_crash $(B)/tests/t_maint_kill $(B)/tests/t_reinit
 	$(B)/tests/t_crash --full
+	SMQ_KILLS=1000 $(B)/tests/t_maint_kill
+	sh tests/under-load.sh 20 $(B)/tests/t_reinit
 
 # libFuzzer on the window validator and everything dump reads of a window
 # (clang).  FUZZ_TIME seconds (default 600); check-all runs a short one.
