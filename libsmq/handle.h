@@ -105,6 +105,8 @@ struct smq_queue {
  * maintenance against it deterministically; release builds have none. */
 enum smq_hook {
 	SMQ_HOOK_COMMIT = 1,            /* a take, its mark up */
+	SMQ_HOOK_COMMIT_FAR,            /* a take between our bottom and the
+					   sender's copy of it */
 	SMQ_HOOK_MAINT_LOCKED,          /* init, clear: the lock taken */
 	SMQ_HOOK_MAINT_TOLD,            /* the notices invalidated */
 	SMQ_HOOK_MAINT_WRITING,         /* the handshake done */

@@ -40,14 +40,6 @@ static uint32_t ring_kinds(struct smq_window *w)
 	return w->map.tp->ring_kinds ? w->map.tp->ring_kinds(&w->map) : 0;
 }
 
-/* A lane whose numbers are out of bounds is refused before anything is
- * written: the receiver's bottom at most one past top (it takes an entry
- * by its signature, before top), and top at most a ring ahead. */
-static bool lane_sane(uint64_t bottom, uint64_t top, uint32_t entries)
-{
-	return bottom <= top + 1 && (top <= bottom || top - bottom <= entries);
-}
-
 /* Reads only: the lanes this handle would use, in our own memory. */
 static int check_lanes(struct smq_window *w, unsigned i, enum smq_role role)
 {
@@ -58,15 +50,15 @@ static int check_lanes(struct smq_window *w, unsigned i, enum smq_role role)
 			smq_near(w, lay_lane_out(l, w->board, i), SMQ_LINE);
 		const struct smq_lane_fc *fc =
 			smq_near(w, lay_lane_fc(l, w->board, i), SMQ_LINE);
-		return lane_sane(LOAD(&fc->bottom), LOAD(&out->top),
-				 lay_entries(l, i))
+		return smq_lane_copy_sane(LOAD(&fc->bottom), LOAD(&out->top),
+					  lay_entries(l, i))
 		       ? 0 : -SMQ_ECORRUPT;
 	}
 	const uint64_t *bottoms = smq_near(w, lay_bottoms(l, i), l->bottoms_size);
 	const struct smq_lane_in *in = smq_near(w, lay_lane_in(l, i, 0),
 						l->boards * SMQ_LINE);
 	for (unsigned s = 0; s < l->boards; s++)
-		if (!lane_sane(LOAD(&bottoms[s]), LOAD(&in[s].top),
+		if (!smq_lane_sane(LOAD(&bottoms[s]), LOAD(&in[s].top),
 			       lay_entries(l, i)))
 			return -SMQ_ECORRUPT;
 	return 0;
@@ -91,7 +83,7 @@ static int open_sender(struct smq_queue *q)
 	/* acquire: the receiver's reads of the slots below bottom happen
 	 * before we may write them */
 	uint64_t top = LOAD(&q->out->top), bottom = LOAD_ACQ(&q->fc->bottom);
-	if (!lane_sane(bottom, top, q->entries))
+	if (!smq_lane_copy_sane(bottom, top, q->entries))
 		return -SMQ_ECORRUPT;
 	q->bottom_seen = bottom;
 	struct timespec soon;
@@ -165,7 +157,7 @@ static int open_receiver(struct smq_queue *q)
 					    struct smq_lane_wake, space_bell);
 		uint64_t b = LOAD(&q->bottoms[s]);
 		uint64_t top = LOAD_ACQ(&q->lanes[s].top);
-		if (!lane_sane(b, top, q->entries)) {
+		if (!smq_lane_sane(b, top, q->entries)) {
 			STORE_REL(&q->rx->owner, 0);
 			return -SMQ_ECORRUPT;
 		}

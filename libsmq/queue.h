@@ -18,6 +18,23 @@ void smq_lane_recover(struct smq_queue *q);
 /* queue.c: can a process that rings kinds, on host, reach address a? */
 bool smq_can_ring(uint32_t kinds, uint64_t host, const struct smq_bell_addr *a);
 
+/* A lane whose numbers are out of bounds is refused before anything is
+ * written: the receiver's bottom at most one past top (it takes an entry
+ * by its signature, before top), and top at most a ring ahead. */
+static inline bool smq_lane_sane(uint64_t bottom, uint64_t top,
+				 uint32_t entries)
+{
+	return bottom <= top + 1 && (top <= bottom || top - bottom <= entries);
+}
+/* ...as the sender sees it, in its copy of bottom: that lags the
+ * receiver's own by one take at most (the receiver stores its own first;
+ * one that dies between the two leaves it so until the next one opens). */
+static inline bool smq_lane_copy_sane(uint64_t copy, uint64_t top,
+				      uint32_t entries)
+{
+	return smq_lane_sane(copy, top, entries + 1);
+}
+
 /* Waiting: a doorbell when every ringer can reach ours, else a nap.
  * Wakes by the caller's deadline, or after a slice to beat. */
 int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,

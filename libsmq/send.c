@@ -66,14 +66,18 @@ void smq_lane_unlock(struct smq_queue *q)
 }
 
 /* Room in the ring for sequence seq?  Reads the receiver's bottom (its copy
- * in our memory) only when the copy we have says no. */
+ * in our memory) only when the one we have seen says no.  That copy may be
+ * behind what we have seen: arm_room reads the receiver's own bottom, which
+ * it stores before the copy.  What we have seen only moves forward. */
 static bool room(struct smq_queue *q, uint64_t seq)
 {
 	uint32_t entries = q->entries;
 
 	if (seq - q->bottom_seen < entries)
 		return true;
-	q->bottom_seen = LOAD_ACQ(&q->fc->bottom);
+	uint64_t b = LOAD_ACQ(&q->fc->bottom);
+	if (b > q->bottom_seen)
+		q->bottom_seen = b;
 	return seq - q->bottom_seen < entries;
 }
 
@@ -202,7 +206,7 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 			FAR_STORE_REL(q->in, struct smq_lane_in, top, seq);
 			continue;
 		}
-		if (q->bottom_seen > seq || seq - q->bottom_seen > q->entries)
+		if (!smq_lane_copy_sane(q->bottom_seen, seq, q->entries))
 			return -SMQ_ECORRUPT;
 		if (timeout_ms == 0)
 			return -EAGAIN;

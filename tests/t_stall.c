@@ -245,11 +245,12 @@ static int held_receiver(void *p)
 	return 0;
 }
 
-/* Held inside its take by the hook, mark up. */
+/* Held inside its take by the hook (at hold_at), mark up. */
 static struct shared *hook_sh;
+static enum smq_hook hold_at = SMQ_HOOK_COMMIT;
 static void hold_here(enum smq_hook where)
 {
-	if (where != SMQ_HOOK_COMMIT || atomic_load(&hook_sh->held))
+	if (where != hold_at || atomic_load(&hook_sh->held))
 		return;
 	atomic_store(&hook_sh->held, 1);
 	while (!atomic_load(&hook_sh->release))
@@ -496,6 +497,68 @@ static void receiver_held(int (*fn)(void *), bool in_take, int kind,
 	munmap(sh, sizeof(*sh));
 }
 
+/* A receiver held between its two writes of a bottom: its own, then the
+ * sender's copy.  Reading the receiver's own across the bus (arming a wait
+ * for room), the sender sees one more free entry than its copy says, and
+ * uses it.  Its copy, read next, is behind what it has seen: not damage.
+ * The full lane is -EAGAIN, never a corrupt window, and every message
+ * arrives once, in order. */
+static void sender_beside_half_take(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size);
+	struct shared *sh = shared_new();
+	struct job j = { spec, 1, 1, NULL, sh };
+	struct smq_window *ws;
+	struct smq_queue *q;
+	char text[16];
+	unsigned sent = 0;
+	int err;
+
+	OK(smq_open(&ws, spec, 0, 0));
+	OK(smq_queue_open(ws, 1, SMQ_SENDER, 0, &q));
+	for (;; sent++) {
+		snprintf(text, sizeof(text), "m%u", sent);
+		if ((err = smq_send(q, text, strlen(text), 0)))
+			break;
+	}
+	EXPECT(err, -EAGAIN);
+	CHECK(sent == G.entries);
+	hold_at = SMQ_HOOK_COMMIT_FAR;
+	pid_t pid = test_fork(hooked_receiver, &j);
+	wait_for(&sh->held, "the receiver held between its bottoms");
+	/* room for one: the receiver's own bottom says so */
+	snprintf(text, sizeof(text), "m%u", sent);
+	OK(smq_send(q, text, strlen(text), 2000));
+	sent++;
+	/* and no more, yet the lane is sound: to this handle, to one opened
+	 * now (that knows only the copy), and to a validation */
+	EXPECT(smq_send(q, "over", 4, 0), -EAGAIN);
+	EXPECT(smq_send(q, "over", 4, 50), -ETIMEDOUT);
+	struct smq_queue *q2;
+	OK(smq_queue_open(ws, 1, SMQ_SENDER, 0, &q2));
+	EXPECT(smq_send(q2, "over", 4, 0), -EAGAIN);
+	OK(smq_queue_close(q2));
+	atomic_store(&sh->release, 1);
+	test_wait_ok(pid, "half-take receiver");
+	hold_at = SMQ_HOOK_COMMIT;
+	OK(smq_validate(w, NULL));
+	/* the held take got m0; take_all the rest, after it */
+	if (atomic_load(&sh->result) || atomic_load(&sh->got) != (int)sent ||
+	    strcmp(sh->text, "m0"))
+		FAIL("half take: result %d, %d of %u messages, first '%s'",
+		     atomic_load(&sh->result), atomic_load(&sh->got), sent,
+		     sh->text);
+	printf("a sender beside a receiver between its two bottom writes: "
+	       "the entry it freed used, the full lane -EAGAIN, all %u "
+	       "messages taken, m0 first\n", sent);
+	OK(smq_queue_close(q));
+	OK(smq_close(ws));
+	OK(smq_close(w));
+	munmap(sh, sizeof(*sh));
+}
+
 /* A held sender that is killed: its mark is taken down, not waited on. */
 static void holder_killed(void)
 {
@@ -611,6 +674,7 @@ int main(void)
 	receiver_held(hooked_receiver, true, 1, 0, "a receiver held in its "
 		      "take, init of another geometry");
 	one_maintenance();
+	sender_beside_half_take();
 	if (!uffd) {
 		printf("the page-fault holds need userfaultfd\n");
 		return SKIP;
