@@ -411,8 +411,10 @@ static int pingpong(bool sleeping, int cpu_a, int cpu_b, uint64_t count,
 	pid_t parent = getpid();
 	if ((err = start_peer(cpu_a, &aff, &peer, why)))
 		goto out;
-	if (peer.pid == 0)
+	if (peer.pid == 0) {
+		free(samples);  /* the parent's; the peer keeps none */
 		child_pingpong(sh, sleeping, count, parent, cpu_b, &aff);
+	}
 
 	if ((err = wait_flag(&sh->ctl.ready, &peer)) || sh->ctl.err)
 		goto stop;
@@ -779,6 +781,7 @@ static void child_stream(struct stream *s, struct shared *sh, uint64_t count,
 	ctl->end_ns = now_ns();
 	ctl->received = n;
 	cpu_window_stop(&win, &ctl->cpu, &ctl->wall);
+	free(buf);
 	if (e < 0) {
 		ctl->err = e;
 		ctl->why = e == -EPIPE ? "the pipe ended inside a message"
