@@ -120,9 +120,14 @@ struct smq_handle_slot {
 				   count up; a queue handle is 0 or 1) */
 	uint32_t kind;          /* enum smq_slot_kind */
 	uint64_t generation;    /* attached under */
-	uint8_t pad[32];
+	uint32_t flags;         /* SMQ_SLOT_LIGHT */
+	uint8_t pad[28];
 };
 enum smq_slot_kind { SMQ_SLOT_FREE = 0, SMQ_SLOT_WINDOW = 1, SMQ_SLOT_QUEUE = 2 };
+/* The mark is set without a barrier of its own: board 0 sends one to every
+ * CPU of the owner's kernel (membarrier), or waits SMQ_SETTLE_MS. */
+#define SMQ_SLOT_LIGHT 1u
+#define SMQ_SETTLE_MS 10
 #define SMQ_SLOTS (SMQ_CTL_SIZE / SMQ_LINE - 2)
 
 struct smq_ctl {

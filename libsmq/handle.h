@@ -112,6 +112,8 @@ enum smq_hook {
 	SMQ_HOOK_MAINT_WRITING,         /* the handshake done */
 	SMQ_HOOK_MAINT_FORMATTED,       /* the new layout written, not yet
 					   published */
+	SMQ_HOOK_MAINT_SETTLE,          /* the handshake waits for light marks
+					   membarrier cannot reach */
 };
 #ifdef SMQ_COUNT_FAR
 extern void (*smq_test_hook)(enum smq_hook where);
@@ -199,7 +201,9 @@ static inline int smq_stale(const struct smq_window *w)
 
 /* Every call that writes to the window is bracketed by enter and leave.
  * enter sets the handle's in-flight mark (in our control block, a place
- * no geometry moves), fences, and only then reads the notice: board 0
+ * no geometry moves), orders it before what follows (order->mark: a full
+ * barrier, or on memory of one kernel a compiler barrier that board 0
+ * completes with membarrier), and only then reads the notice: board 0
  * invalidates the notice first and reads the marks after, so either it
  * sees our mark and waits, or we see the stale notice and write nothing.
  * A shared mark (a window handle's, used by several threads) counts. */
@@ -211,7 +215,7 @@ static inline int smq_enter_mark(struct smq_window *w,
 		__atomic_fetch_add(&slot->busy, 1, __ATOMIC_SEQ_CST);
 	else
 		STORE(&slot->busy, 1);
-	w->map.order->full();
+	w->map.order->mark();
 	if (smq_stale_gen(w, gen, check)) {
 		if (shared)
 			__atomic_fetch_sub(&slot->busy, 1, __ATOMIC_RELEASE);

@@ -221,6 +221,41 @@ static bool find_busy(struct smq_window *w, unsigned *board, uint64_t *tag,
 	return false;
 }
 
+/* Light marks (smq_order_local) are set with no barrier of their own:
+ * after the notices, before the marks, a barrier on every CPU of this
+ * kernel completes them.  A light mark of another kernel cannot get one
+ * from here (a shm object that also backs a virtual machine's memory), nor
+ * any when this kernel refuses membarrier: those get SMQ_SETTLE_MS, far
+ * longer than a store stays in a CPU's store buffer. */
+static void settle_marks(struct smq_window *w)
+{
+	bool light = false, foreign = false;
+
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
+		if (!ctl_mapped(w, b))
+			continue;
+		struct smq_far c = ctl_far(w, b);
+		for (unsigned i = 0; i < SMQ_SLOTS; i++) {
+			struct smq_far s = smq_far_offset(c,
+				offsetof(struct smq_ctl, slot[i]));
+			if (!FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
+				      struct smq_handle_slot, tag) ||
+			    !(FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
+				       struct smq_handle_slot, flags) &
+			      SMQ_SLOT_LIGHT))
+				continue;
+			light = true;
+			if (FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
+				     struct smq_handle_slot, boot) != w->boot)
+				foreign = true;
+		}
+	}
+	if ((smq_marks_settle() && light) || foreign) {
+		TEST_HOOK(SMQ_HOOK_MAINT_SETTLE);
+		smq_sleep_ms(SMQ_SETTLE_MS);
+	}
+}
+
 static int handshake(struct smq_window *w)
 {
 	struct timespec deadline;
@@ -228,6 +263,7 @@ static int handshake(struct smq_window *w)
 	uint64_t tag;
 	bool here;
 
+	settle_marks(w);
 	if (w->handshake_ms >= 0)
 		smq_deadline(&deadline, w->handshake_ms);
 	while (find_busy(w, &board, &tag, &here)) {

@@ -241,8 +241,6 @@ int smq_commit(struct smq_queue *q)
 	uint32_t size = LOAD(&q->heads[s]->size);
 	uint64_t bottom = LOAD(&q->bottoms[s]) + 1;
 	STORE_REL(&q->bottoms[s], bottom);
-	TEST_HOOK(SMQ_HOOK_COMMIT_FAR);
-	FAR_STORE_REL(q->fcs[s], struct smq_lane_fc, bottom, bottom);
 	smq_lane_expect(q, (unsigned)s, bottom);
 	pass_turn(q, (unsigned)s);
 	STORE(&q->rx->cursor, q->cursor);
@@ -266,6 +264,8 @@ int smq_commit(struct smq_queue *q)
 		else
 			FAR_STORE_WORD(word, uint32_t, q->space_rung[s]);
 	}
+	TEST_HOOK(SMQ_HOOK_COMMIT_FAR);
+	FAR_STORE_REL(q->fcs[s], struct smq_lane_fc, bottom, bottom);
 	if ((n & (HEARTBEAT_EVERY - 1)) == 0)
 		smq_beat(w);
 	smq_queue_leave(q);

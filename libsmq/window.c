@@ -87,6 +87,7 @@ struct smq_handle_slot *smq_slot_claim(struct smq_window *w,
 		STORE(&s->boot, w->boot);
 		STORE(&s->kind, (uint32_t)kind);
 		STORE(&s->generation, w->generation);
+		STORE(&s->flags, w->map.order->light ? SMQ_SLOT_LIGHT : 0u);
 		w->map.order->publish();
 		return s;
 	}

@@ -117,7 +117,8 @@ static void round_trip(const char *spec, const struct smq_geometry *g)
 		CHECK(w != NULL);
 		memset(&wi, 0xff, sizeof(wi));
 		OK(smq_window_info(w, &wi));
-		CHECK(!strcmp(wi.transport, "file"));
+		CHECK(!strncmp(wi.transport, spec, strlen(wi.transport)) &&
+		      spec[strlen(wi.transport)] == ':');
 		CHECK(!strcmp(wi.name, spec));
 		CHECK(wi.board == b);
 		CHECK(wi.version == SMQ_FORMAT_VERSION && wi.version == 2);

@@ -43,7 +43,8 @@ static void fields(void)
 	F(smq_ctl_local, beats); END(smq_ctl_local);
 	F(smq_handle_slot, tag); F(smq_handle_slot, boot);
 	F(smq_handle_slot, busy); F(smq_handle_slot, kind);
-	F(smq_handle_slot, generation); END(smq_handle_slot);
+	F(smq_handle_slot, generation); F(smq_handle_slot, flags);
+	END(smq_handle_slot);
 	F(smq_board_slot, state); F(smq_board_slot, generation);
 	F(smq_board_slot, heartbeat); F(smq_board_slot, boot);
 	F(smq_board_slot, tag); F(smq_board_slot, bell);

@@ -157,6 +157,9 @@ static void run(const char *name, unsigned mode, uint64_t count)
 		test_wait_ok(pids[b], "board");
 	OK(smq_open(&w, spec, 0, 0));
 	OK(smq_validate(w, NULL));
+	/* split is memory of this kernel only: marks light where it can
+	 * send membarrier */
+	CHECK(w->map.order == smq_order_of_kernel());
 	OK(smq_close(w));
 	uint64_t path_loads = rep[0].message_path + rep[1].message_path;
 	uint64_t misses = rep[0].near_misses + rep[1].near_misses;

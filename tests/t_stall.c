@@ -559,6 +559,83 @@ static void sender_beside_half_take(void)
 	munmap(sh, sizeof(*sh));
 }
 
+/* Light marks: handles on shm and split set their marks with a compiler
+ * barrier (and say so in their slots), on file with a full one; board 0
+ * completes the light ones of its kernel with membarrier, and waits for a
+ * light one of another boot, which membarrier cannot reach. */
+static int settle_waits;
+static void count_settle(enum smq_hook where)
+{
+	if (where == SMQ_HOOK_MAINT_SETTLE)
+		settle_waits++;
+}
+
+static bool slot_light(const char *spec)
+{
+	struct smq_window *w1;
+	struct smq_queue *q;
+
+	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &q));
+	bool light = LOAD(&q->slot->flags) & SMQ_SLOT_LIGHT;
+	CHECK(light == w1->map.order->light);
+	OK(smq_queue_close(q));
+	OK(smq_close(w1));
+	return light;
+}
+
+static void light_marks(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size);
+	bool light = smq_order_of_kernel() == &smq_order_local;
+	char file[200];
+
+	CHECK(slot_light(spec) == (light && !strncmp(spec, "shm:", 4)));
+	snprintf(file, sizeof(file), "file:%s", test_path(spec));
+	CHECK(!slot_light(file));
+
+	/* a light slot of this kernel: membarrier, no wait */
+	struct smq_window *w1;
+	struct smq_queue *q;
+	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &q));
+	smq_test_hook = count_settle;
+	settle_waits = 0;
+	OK(smq_clear(w, -1));
+	CHECK(settle_waits == 0);
+	OK(smq_queue_close(q));
+	OK(smq_close(w1));
+
+	/* a light slot of another boot (a shm object that also backs a
+	 * virtual machine's memory): board 0 waits SMQ_SETTLE_MS */
+	struct smq_handle_slot *s = at(w, lay_ctl(1) +
+		offsetof(struct smq_ctl, slot[SMQ_SLOTS - 1]));
+	STORE(&s->boot, w->boot ^ 1);
+	STORE(&s->kind, SMQ_SLOT_QUEUE);
+	STORE(&s->flags, SMQ_SLOT_LIGHT);
+	STORE(&s->busy, 0);
+	STORE(&s->tag, (uint64_t)1 << 32 | 1);
+	settle_waits = 0;
+	uint64_t t0 = now_ms();
+	OK(smq_clear(w, -1));
+	uint64_t took = now_ms() - t0;
+	CHECK(settle_waits == 1 && took >= SMQ_SETTLE_MS);
+	/* the same slot, not light: no wait */
+	STORE(&s->flags, 0);
+	settle_waits = 0;
+	OK(smq_clear(w, -1));
+	CHECK(settle_waits == 0);
+	smq_test_hook = NULL;
+	STORE(&s->tag, 0);
+	printf("light marks: %s, file ones not; board 0 waited %llu ms for a "
+	       "light mark of another boot, none for its own\n",
+	       light ? "shm handles light" : "none light (membarrier refused)",
+	       (unsigned long long)took);
+	OK(smq_close(w));
+}
+
 /* A held sender that is killed: its mark is taken down, not waited on. */
 static void holder_killed(void)
 {
@@ -675,6 +752,7 @@ int main(void)
 		      "take, init of another geometry");
 	one_maintenance();
 	sender_beside_half_take();
+	light_marks();
 	if (!uffd) {
 		printf("the page-fault holds need userfaultfd\n");
 		return SKIP;

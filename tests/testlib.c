@@ -33,13 +33,29 @@ const char *test_window(void)
 	snprintf(paths[npaths], sizeof(paths[0]), "/dev/shm/smq-test-%d-%d",
 		 (int)getpid(), npaths);
 	unlink(paths[npaths]);
-	snprintf(spec[npaths], sizeof(spec[0]), "file:%s", paths[npaths]);
+	/* the same object, through either transport: shm (light marks) unless
+	 * SMQ_TEST_TRANSPORT=file (every mark with a full barrier) */
+	const char *t = getenv("SMQ_TEST_TRANSPORT");
+	if (t && !strcmp(t, "file"))
+		snprintf(spec[npaths], sizeof(spec[0]), "file:%s", paths[npaths]);
+	else
+		snprintf(spec[npaths], sizeof(spec[0]), "shm:%s",
+			 paths[npaths] + strlen("/dev/shm/"));
 	return spec[npaths++];
 }
 
 const char *test_path(const char *spec)
 {
-	return strncmp(spec, "file:", 5) ? spec : spec + 5;
+	static char path[16][160];
+	static int n;
+
+	if (!strncmp(spec, "file:", 5))
+		return spec + 5;
+	if (strncmp(spec, "shm:", 4))
+		return spec;
+	char *p = path[n++ % 16];
+	snprintf(p, sizeof(path[0]), "/dev/shm/%s", spec + 4);
+	return p;
 }
 
 struct smq_window *test_init(const char *spec, uint32_t boards, uint32_t queues,

@@ -23,7 +23,8 @@
 				   r_, smq_strerror(r_), w_, smq_strerror(w_)); } while (0)
 #define OK(call) EXPECT(call, 0)
 
-/* A fresh window spec ("file:/dev/shm/smq-test-PID-N"), removed at exit. */
+/* A fresh window spec ("shm:smq-test-PID-N", or with SMQ_TEST_TRANSPORT=file
+ * "file:/dev/shm/smq-test-PID-N": the same object), removed at exit. */
 const char *test_window(void);
 /* Formats spec as board 0 with the given geometry; returns the handle. */
 struct smq_window *test_init(const char *spec, uint32_t boards, uint32_t queues,
@@ -38,6 +39,7 @@ void test_wait_ok(pid_t pid, const char *what);
 uint64_t test_rand(uint64_t *state);
 /* Reads the whole window file into a malloc'd buffer. */
 uint8_t *test_snapshot(const char *spec, size_t *len);
+/* The file a spec names (file:PATH, shm:NAME); other specs as they are. */
 const char *test_path(const char *spec);
 /* Fails unless the window holds exactly the bytes of snap. */
 void test_same(const uint8_t *snap, size_t len, const char *spec,

@@ -95,6 +95,7 @@ static int shm_open_window(struct smq_map *m, const char *name, unsigned flags)
 	if (!smq_shm_name_ok(name))
 		return -EINVAL;
 	snprintf(m->name, sizeof(m->name), "shm:%s", name);
+	m->order = smq_order_of_kernel();
 	snprintf(path, sizeof(path), "/%s", name);
 	/* glibc's shm_open adds O_NOFOLLOW: a symlink in /dev/shm is refused */
 	return fd_open(m, shm_open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW |

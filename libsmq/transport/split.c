@@ -98,6 +98,7 @@ static int split_open(struct smq_map *m, const char *arg, unsigned flags)
 		sp->fd[b] = -1;
 	snprintf(sp->name, sizeof(sp->name), "%s", arg);
 	snprintf(m->name, sizeof(m->name), "split:%s", arg);
+	m->order = smq_order_of_kernel();
 	m->priv = sp;
 	m->user_data = true;
 	if ((err = map_object(m, 0, flags & SMQ_OPEN_CREATE))) {

@@ -27,7 +27,12 @@ struct smq_layout;
  * consume(): loads before it complete before loads after it (x86 WC:
  *            lfence; arm64: dmb oshld);
  * full():    stores before it are visible before loads after it (x86:
- *            mfence; arm64: dmb osh).
+ *            mfence; arm64: dmb osh);
+ * mark():    a call's in-flight mark before its read of the notice: full(),
+ *            or, where every process that maps the window runs under this
+ *            kernel, a compiler barrier that board 0's maintenance pairs
+ *            with a barrier on every CPU (smq_marks_settle);
+ * light:     mark() is the compiler barrier.
  * A fence orders; it does not deliver: a posted write across PCIe still
  * arrives at no promised time. */
 struct smq_order {
@@ -35,11 +40,24 @@ struct smq_order {
 	void (*publish)(void);
 	void (*consume)(void);
 	void (*full)(void);
+	void (*mark)(void);
+	bool light;
 };
-/* Plain C11 fences: memory that every board reaches coherently (shm). */
+/* Plain C11 fences: memory that every board reaches coherently (a file,
+ * which may also back a virtual machine's memory; an ivshmem peer). */
 extern const struct smq_order smq_order_c11;
+/* ...and marks set with a compiler barrier: memory only processes of this
+ * kernel can map (shm:, split:), where membarrier(2) reaches them all. */
+extern const struct smq_order smq_order_local;
 /* Device memory: a BAR mapped uncached or write-combining. */
 extern const struct smq_order smq_order_device;
+/* The order for a transport of this kernel's memory: smq_order_local when
+ * this kernel can send a barrier to every CPU, else smq_order_c11. */
+const struct smq_order *smq_order_of_kernel(void);
+/* Board 0, between invalidating the notices and reading the marks: the
+ * system-wide barrier that light marks rely on.  0, or -errno when this
+ * kernel cannot send it. */
+int smq_marks_settle(void);
 
 /* ---- doorbells ----
  * A waiter (a receiver about to sleep, a sender waiting for room) arms by

@@ -1,0 +1,133 @@
+/* The two halves of the in-flight mark, as a store-buffering litmus test.
+ *
+ * A call stores its mark, runs its transport's mark barrier and loads its
+ * notice; board 0 stores the notice, runs smq_marks_settle() and loads the
+ * mark.  If both loads saw the old values, a stale call would write into
+ * the new layout.  On shm and split the call's barrier is a compiler
+ * barrier only, and the pair is sound only because board 0's settle runs a
+ * barrier on every CPU (membarrier).
+ *
+ * The same rounds with board 0's side reduced to a compiler barrier show
+ * that this machine reorders a store and a later load (x86 does, often):
+ * that proves the litmus can fail.  Then the real pair must show no round
+ * where both loads missed, nor must the pair of full barriers.  Needs two
+ * CPUs; skips on one, or where the kernel refuses membarrier. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include "testint.h"
+#include "testlib.h"
+
+enum side { LIGHT, FULL, NONE };
+
+struct litmus {
+	_Alignas(64) _Atomic uint64_t go;      /* round the call may run */
+	_Alignas(64) _Atomic uint64_t done;    /* round the call has run */
+	_Alignas(64) uint64_t mark;            /* the call's store */
+	_Alignas(64) uint64_t notice;          /* board 0's store */
+	_Alignas(64) uint64_t seen_notice;     /* the call's load */
+	const struct smq_order *call;          /* the call's barrier */
+	uint64_t rounds;
+	int cpu;
+};
+
+/* Board 0 starts its half up to about a microsecond late, so that some
+ * rounds overlap the call's, whatever the time the call takes to see go. */
+static const unsigned spin_call = 1, spin_board0 = 1024;
+static void spin_a_little(uint64_t *rng, unsigned up_to)
+{
+	for (unsigned i = (unsigned)(test_rand(rng) % up_to); i; i--)
+		__asm__ __volatile__("" ::: "memory");
+}
+
+/* The call: mark, its barrier, the notice. */
+static void *call_side(void *p)
+{
+	struct litmus *l = p;
+	uint64_t rng = 7;
+
+	test_pin(l->cpu);
+	for (uint64_t r = 1; r <= l->rounds; r++) {
+		while (atomic_load_explicit(&l->go, memory_order_acquire) != r)
+			;
+		spin_a_little(&rng, spin_call);
+		__atomic_store_n(&l->mark, r, __ATOMIC_RELAXED);
+		l->call->mark();
+		__atomic_store_n(&l->seen_notice,
+				 __atomic_load_n(&l->notice, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		atomic_store_explicit(&l->done, r, memory_order_release);
+	}
+	return NULL;
+}
+
+/* Board 0's side, round by round; returns the rounds where neither load
+ * saw the other's store. */
+static uint64_t run(const struct smq_order *call, enum side board0,
+		    uint64_t rounds)
+{
+	struct litmus *l = calloc(1, sizeof(*l));
+	pthread_t th;
+	uint64_t rng = 11, both_missed = 0;
+
+	CHECK(l);
+	l->call = call;
+	l->rounds = rounds;
+	l->cpu = 1;
+	test_pin(0);
+	CHECK(pthread_create(&th, NULL, call_side, l) == 0);
+	for (uint64_t r = 1; r <= rounds; r++) {
+		atomic_store_explicit(&l->go, r, memory_order_release);
+		spin_a_little(&rng, spin_board0);
+		__atomic_store_n(&l->notice, r, __ATOMIC_RELAXED);
+		if (board0 == LIGHT)
+			OK(smq_marks_settle());
+		else if (board0 == FULL)
+			smq_order_c11.full();
+		else
+			__asm__ __volatile__("" ::: "memory");
+		uint64_t seen_mark = __atomic_load_n(&l->mark, __ATOMIC_RELAXED);
+		while (atomic_load_explicit(&l->done, memory_order_acquire) != r)
+			;
+		if (seen_mark != r && l->seen_notice != r)
+			both_missed++;
+	}
+	CHECK(pthread_join(th, NULL) == 0);
+	free(l);
+	return both_missed;
+}
+
+int main(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) < 2) {
+		printf("one CPU: a store and a later load cannot be seen "
+		       "reordered from another\n");
+		return SKIP;
+	}
+	if (smq_order_of_kernel() != &smq_order_local) {
+		printf("this kernel refuses membarrier(MEMBARRIER_CMD_GLOBAL): "
+		       "every mark has a full barrier here\n");
+		return SKIP;
+	}
+	uint64_t n = 200000, control = run(&smq_order_local, NONE, n);
+	printf("control, compiler barriers on both sides: both loads missed "
+	       "in %llu of %llu rounds\n", (unsigned long long)control,
+	       (unsigned long long)n);
+	uint64_t full = run(&smq_order_c11, FULL, n);
+	printf("full barriers on both sides: both missed in %llu of %llu "
+	       "rounds\n", (unsigned long long)full, (unsigned long long)n);
+	uint64_t m = 50000, light = run(&smq_order_local, LIGHT, m);
+	printf("light mark against board 0's membarrier: both missed in %llu "
+	       "of %llu rounds\n", (unsigned long long)light,
+	       (unsigned long long)m);
+	if (full || light)
+		FAIL("a call and board 0 both missed each other's store");
+	if (!control) {
+		printf("this machine showed no reordering in the control: the "
+		       "litmus proved nothing here\n");
+		return SKIP;
+	}
+	return 0;
+}
