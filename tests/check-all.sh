@@ -1,5 +1,6 @@
 #!/bin/sh
-# What CI runs: the tests built with gcc (warnings are errors), with clang,
+# What CI runs: the tests built with gcc (warnings are errors), the
+# maintenance tests again over file: windows, the tests built with clang,
 # with AddressSanitizer+UndefinedBehaviorSanitizer (the smqctl scripts too),
 # the concurrency tests with ThreadSanitizer, the smqctl tests under
 # valgrind, and a short libFuzzer run.  Ends with one line
@@ -44,6 +45,10 @@ run() {
 }
 nproc=$(nproc 2>/dev/null || echo 2)
 run gcc make -j"$nproc" check WERROR=1 CC=gcc
+# the maintenance tests again over file: (marks with a full barrier; the
+# others run over shm:, where marks are light)
+run file env SMQ_TEST_TRANSPORT=file make -j"$nproc" check \
+	TESTS=t_reinit,t_stall,t_maint_kill,t_crash
 if command -v clang >/dev/null; then
 	run clang make -j"$nproc" check WERROR=1 CC=clang B=build-clang
 	run asan+ubsan env SMQ_STREAM_COUNT=100000 make -j"$nproc" check CC=clang SAN=address,undefined
