@@ -114,6 +114,11 @@ enum smq_hook {
 					   published */
 	SMQ_HOOK_MAINT_SETTLE,          /* the handshake waits for light marks
 					   membarrier cannot reach */
+	SMQ_HOOK_PEEK,                  /* a signature matched, the entry's
+					   header not yet read; no mark */
+	SMQ_HOOK_LANE_LOOK,             /* a waiting receiver checks a lane:
+					   its bottom read, not its top; no
+					   mark */
 };
 #ifdef SMQ_COUNT_FAR
 extern void (*smq_test_hook)(enum smq_hook where);

@@ -192,9 +192,13 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 		return smq_stale(w) ? -ESTALE : -EINVAL;
 	if (role == SMQ_RECEIVER && w->lay.receiver[index] != w->board)
 		return -EPERM;
-	if ((err = smq_stale(w)) || (err = check_lanes(w, index, role)) ||
-	    (err = smq_enter(w)))
+	/* the lanes are read with our mark up: no re-init rewrites them */
+	if ((err = smq_stale(w)) || (err = smq_enter(w)))
 		return err;
+	if ((err = check_lanes(w, index, role))) {
+		smq_leave(w);
+		return err;
+	}
 	q = calloc(1, sizeof(*q));
 	if (!q) {
 		smq_leave(w);

@@ -36,6 +36,7 @@ static int bad_lane(struct smq_queue *q)
 
 	for (unsigned s = 0; s < l->boards; s++) {
 		uint64_t bottom = LOAD(&q->bottoms[s]);
+		TEST_HOOK(SMQ_HOOK_LANE_LOOK);
 		uint64_t top = LOAD_ACQ(&q->lanes[s].top);
 		int err = 0;
 		if (top == bottom || top + 1 == bottom)
@@ -50,6 +51,17 @@ static int bad_lane(struct smq_queue *q)
 		}
 	}
 	return 0;
+}
+
+/* What a receiver reads with no mark up, a re-init may be rewriting: a
+ * fault it finds is the window's only if the notice, read after, is still
+ * the one the handle was opened under. */
+static int confirm(struct smq_queue *q, int err)
+{
+	if (!err)
+		return 0;
+	q->w->map.order->consume();
+	return smq_queue_stale(q) ? -ESTALE : err;
 }
 
 /* Inside the mark. */
@@ -175,7 +187,7 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 				return s;
 			cpu_relax();
 		}
-		if ((err = smq_queue_stale(q)) || (err = bad_lane(q)))
+		if ((err = smq_queue_stale(q)) || (err = confirm(q, bad_lane(q))))
 			return err;
 		if (timeout_ms >= 0 && smq_past(&deadline))
 			return timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
@@ -199,16 +211,22 @@ int smq_peek(struct smq_queue *q, const void **data, size_t *len,
 
 	if (!q || q->role != SMQ_RECEIVER || !data)
 		return -EINVAL;
-	if ((err = smq_queue_stale(q)))
-		return err;
 	if ((s = q->peeked) < 0 && (s = ready_lane(q)) < 0 &&
 	    (s = wait_for_message(q, timeout_ms)) < 0)
 		return s;
-	/* the signature matched: what it signs is read after it */
+	/* the signature matched: what it signs is read after it, and the
+	 * notice after that (a stale handle's signature may match too) */
 	q->w->map.order->consume();
+	TEST_HOOK(SMQ_HOOK_PEEK);
 	const struct smq_entry *e = q->heads[s];
 	uint32_t size = LOAD(&e->size);
-	if (size > q->entry_size || LOAD(&e->sender) != s) {
+	uint16_t from = LOAD(&e->sender);
+	q->w->map.order->consume();
+	if ((err = smq_queue_stale(q))) {
+		q->peeked = -1;
+		return err;
+	}
+	if (size > q->entry_size || from != s) {
 		pass_turn(q, (unsigned)s);
 		q->peeked = -1;
 		return -SMQ_ECORRUPT;

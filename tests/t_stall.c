@@ -497,6 +497,80 @@ static void receiver_held(int (*fn)(void *), bool in_take, int kind,
 	munmap(sh, sizeof(*sh));
 }
 
+/* A receiver held where it looks at its lanes with no mark up: between a
+ * signature that matched and the entry's header (peeking), or between a
+ * lane's bottom and its top (waiting).  Board 0 re-formats meanwhile, which
+ * zeroes the entry and the lane.  What the receiver then reads is of the
+ * new layout: it says -ESTALE, never a corrupt window or an empty message
+ * that was never sent. */
+static int looking_receiver(void *p)
+{
+	struct job *j = p;
+	struct smq_window *w;
+	struct smq_queue *q;
+	const void *data;
+	char buf[64];
+	size_t n;
+	int err;
+
+	die_with_test();
+
+	OK(smq_open(&w, j->spec, j->board, 0));
+	OK(smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q));
+	if (hold_at == SMQ_HOOK_LANE_LOOK) {
+		/* take what there is: the lane's bottom is past 0 */
+		while (!smq_receive(q, buf, sizeof(buf), &n, NULL, 0))
+			;
+	}
+	hook_sh = j->sh;
+	smq_test_hook = hold_here;
+	if (j->text)  /* peek only */
+		err = smq_peek(q, &data, &n, NULL, 5000);
+	else
+		err = smq_receive(q, buf, sizeof(buf), &n, NULL, 5000);
+	smq_test_hook = NULL;
+	atomic_store(&j->sh->result, err);
+	atomic_store(&j->sh->returned, 1);
+	smq_queue_close(q);
+	smq_close(w);
+	return 0;
+}
+
+static void receiver_looking(enum smq_hook where, bool peek, unsigned queue,
+			     const char *what)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size);
+	struct shared *sh = shared_new();
+	unsigned receiver = queue == 0 ? 0 : 1;
+	struct job j = { spec, receiver, queue, peek ? "peek" : NULL, sh };
+	size_t len;
+
+	send_text(spec, 1 - receiver, queue, "one");
+	send_text(spec, 1 - receiver, queue, "two");
+	hold_at = where;
+	pid_t pid = test_fork(looking_receiver, &j);
+	wait_for(&sh->held, "the receiver held while it looks");
+	/* no mark is up: board 0 does not wait */
+	OK(smq_init(w, &G));
+	uint8_t *snap = test_snapshot(spec, &len);
+	atomic_store(&sh->release, 1);
+	wait_for(&sh->returned, "the looking receiver");
+	test_wait_ok(pid, "looking receiver");
+	hold_at = SMQ_HOOK_COMMIT;
+	int err = atomic_load(&sh->result);
+	if (err != -ESTALE)
+		FAIL("%s: %s returned %d (%s), not -ESTALE", what,
+		     peek ? "smq_peek" : "smq_receive", err, smq_strerror(err));
+	test_same_except(snap, len, spec, what, SMQ_CTL_OFF, SMQ_BOARD_TABLE);
+	OK(smq_validate(w, NULL));
+	printf("%s: -ESTALE, nothing written\n", what);
+	free(snap);
+	OK(smq_close(w));
+	munmap(sh, sizeof(*sh));
+}
+
 /* A receiver held between its two writes of a bottom: its own, then the
  * sender's copy.  Reading the receiver's own across the bus (arming a wait
  * for room), the sender sees one more free entry than its copy says, and
@@ -750,6 +824,12 @@ int main(void)
 		      "take, clear of its queue");
 	receiver_held(hooked_receiver, true, 1, 0, "a receiver held in its "
 		      "take, init of another geometry");
+	receiver_looking(SMQ_HOOK_PEEK, false, 0, "a receiver held between "
+			 "a signature and its header, init");
+	receiver_looking(SMQ_HOOK_PEEK, true, 1, "a peek held between a "
+			 "signature and its header, init");
+	receiver_looking(SMQ_HOOK_LANE_LOOK, false, 1, "a waiting receiver "
+			 "held between a lane's bottom and top, init");
 	one_maintenance();
 	sender_beside_half_take();
 	light_marks();

@@ -5,7 +5,9 @@
 #include <unistd.h>
 #include "testlib.h"
 
-static char paths[16][128];
+#define MAX_WINDOWS 32
+
+static char paths[MAX_WINDOWS][128];
 static int npaths;
 
 static pid_t owner;
@@ -22,9 +24,9 @@ static void cleanup(void)
 
 const char *test_window(void)
 {
-	static char spec[16][160];
+	static char spec[MAX_WINDOWS][160];
 
-	if (npaths == 16)
+	if (npaths == MAX_WINDOWS)
 		FAIL("too many test windows");
 	if (!owner) {
 		owner = getpid();
