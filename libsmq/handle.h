@@ -119,6 +119,7 @@ enum smq_hook {
 	SMQ_HOOK_LANE_LOOK,             /* a waiting receiver checks a lane:
 					   its bottom read, not its top; no
 					   mark */
+	SMQ_HOOK_OPEN_LOOK,             /* the same, opening a receiver */
 };
 #ifdef SMQ_COUNT_FAR
 extern void (*smq_test_hook)(enum smq_hook where);

@@ -57,10 +57,12 @@ static int check_lanes(struct smq_window *w, unsigned i, enum smq_role role)
 	const uint64_t *bottoms = smq_near(w, lay_bottoms(l, i), l->bottoms_size);
 	const struct smq_lane_in *in = smq_near(w, lay_lane_in(l, i, 0),
 						l->boards * SMQ_LINE);
-	for (unsigned s = 0; s < l->boards; s++)
-		if (!smq_lane_sane(LOAD(&bottoms[s]), LOAD(&in[s].top),
-			       lay_entries(l, i)))
+	for (unsigned s = 0; s < l->boards; s++) {
+		uint64_t bottom = LOAD(&bottoms[s]);
+		TEST_HOOK(SMQ_HOOK_OPEN_LOOK);
+		if (!smq_lane_sane(bottom, LOAD(&in[s].top), lay_entries(l, i)))
 			return -SMQ_ECORRUPT;
+	}
 	return 0;
 }
 
@@ -192,13 +194,18 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 		return smq_stale(w) ? -ESTALE : -EINVAL;
 	if (role == SMQ_RECEIVER && w->lay.receiver[index] != w->board)
 		return -EPERM;
-	/* the lanes are read with our mark up: no re-init rewrites them */
-	if ((err = smq_stale(w)) || (err = smq_enter(w)))
+	/* The lanes are looked at before our mark is up, so that a damaged
+	 * window gets no write at all: a re-init may be rewriting them, and a
+	 * fault is the window's only if the notice, read after, is unchanged.
+	 * open_sender and open_receiver look again with the mark up. */
+	if ((err = smq_stale(w)))
 		return err;
 	if ((err = check_lanes(w, index, role))) {
-		smq_leave(w);
-		return err;
+		w->map.order->consume();
+		return smq_stale(w) ? -ESTALE : err;
 	}
+	if ((err = smq_enter(w)))
+		return err;
 	q = calloc(1, sizeof(*q));
 	if (!q) {
 		smq_leave(w);

@@ -517,14 +517,18 @@ static int looking_receiver(void *p)
 
 	OK(smq_open(&w, j->spec, j->board, 0));
 	OK(smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q));
-	if (hold_at == SMQ_HOOK_LANE_LOOK) {
+	if (hold_at != SMQ_HOOK_PEEK) {
 		/* take what there is: the lane's bottom is past 0 */
 		while (!smq_receive(q, buf, sizeof(buf), &n, NULL, 0))
 			;
 	}
 	hook_sh = j->sh;
 	smq_test_hook = hold_here;
-	if (j->text)  /* peek only */
+	if (hold_at == SMQ_HOOK_OPEN_LOOK) {
+		OK(smq_queue_close(q));
+		q = NULL;
+		err = smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q);
+	} else if (j->text)  /* peek only */
 		err = smq_peek(q, &data, &n, NULL, 5000);
 	else
 		err = smq_receive(q, buf, sizeof(buf), &n, NULL, 5000);
@@ -562,6 +566,7 @@ static void receiver_looking(enum smq_hook where, bool peek, unsigned queue,
 	int err = atomic_load(&sh->result);
 	if (err != -ESTALE)
 		FAIL("%s: %s returned %d (%s), not -ESTALE", what,
+		     where == SMQ_HOOK_OPEN_LOOK ? "smq_queue_open" :
 		     peek ? "smq_peek" : "smq_receive", err, smq_strerror(err));
 	test_same_except(snap, len, spec, what, SMQ_CTL_OFF, SMQ_BOARD_TABLE);
 	OK(smq_validate(w, NULL));
@@ -829,6 +834,8 @@ int main(void)
 	receiver_looking(SMQ_HOOK_PEEK, true, 1, "a peek held between a "
 			 "signature and its header, init");
 	receiver_looking(SMQ_HOOK_LANE_LOOK, false, 1, "a waiting receiver "
+			 "held between a lane's bottom and top, init");
+	receiver_looking(SMQ_HOOK_OPEN_LOOK, false, 1, "a receiver opening, "
 			 "held between a lane's bottom and top, init");
 	one_maintenance();
 	sender_beside_half_take();
