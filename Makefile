@@ -42,7 +42,7 @@ STLIB     := $(B)/libsmq.a
 TEST_SRC  := $(filter-out tests/testlib.c,$(wildcard tests/t_*.c))
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 EXAMPLE   := $(B)/smq-example
-CLI_SRC   := $(wildcard cli/*.c)
+CLI_SRC   := $(wildcard cli/*.c cli/*/*.c)
 CLI_OBJ   := $(CLI_SRC:%.c=$(B)/%.o)
 PROBE_SRC := $(wildcard probes/*.c)
 PROBE_OBJ := $(PROBE_SRC:%.c=$(B)/%.o)
@@ -54,7 +54,7 @@ IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 .PHONY: all check check-all install clean bench demo fuzz reliability deps
 all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE) $(TEST_BIN) $(VFIO_CHECK) $(IVSHMEM_HOST)
 
-$(B)/%.o: %.c $(wildcard libsmq/*.h libsmq/transport/*.h cli/*.h probes/*.h) Makefile
+$(B)/%.o: %.c $(wildcard libsmq/*.h libsmq/transport/*.h cli/*.h cli/*/*.h probes/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 

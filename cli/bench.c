@@ -128,7 +128,7 @@ int stream_size(struct session *s, size_t size, uint64_t count,
 	if (err)
 		return window_error(s->ctx, "bench", err);
 	if (rep.errors || rep.count != i)
-		return error("bench of %zu bytes: %" PRIu64 " sent, %" PRIu64
+		return say_error("bench of %zu bytes: %" PRIu64 " sent, %" PRIu64
 			     " drained, %" PRIu64 " wrong", size, i, rep.count,
 			     rep.errors);
 	memset(r, 0, sizeof(*r));
@@ -222,7 +222,7 @@ static int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 	}
 	if (err) {
 		unlink(path);
-		return error("scratch window %s: %s", spec, smq_strerror(err));
+		return say_error("scratch window %s: %s", spec, smq_strerror(err));
 	}
 	if (isatty(2))
 		fprintf(stderr, "\r\033[Kbench --baseline: smq, %s, %u entries of %u "
@@ -454,7 +454,7 @@ static int baseline(struct ctx *ctx, struct bench_opts *o)
 		if (isatty(2)) \
 			fprintf(stderr, "\r\033[Kbench --baseline: %s", name); \
 		if ((rc = (call))) \
-			return error("baseline %s: %s", name, why ? why : strerror(-rc)); \
+			return say_error("baseline %s: %s", name, why ? why : strerror(-rc)); \
 	} while (0)
 	if ((rc = scratch_run(ctx, &o->s, SMQ_POLL, SMALL_ENTRIES,
 			      SMALL_ENTRY_SIZE, &jp)))

@@ -55,7 +55,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	if (ctx->board != 0)
-		return error("only the system board (board 0) clears queues, not "
+		return say_error("only the system board (board 0) clears queues, not "
 			     "board %u", ctx->board);
 	if (open_window(ctx, 0, &w))
 		return 1;

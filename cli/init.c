@@ -166,7 +166,7 @@ static int not_a_window(struct ctx *ctx, const struct smq_window_info *wi)
 	for (size_t i = 0; i < n; i++)
 		if (!text[i])
 			text[i] = '.';
-	return error("%s holds %s (%" PRIu64 " bytes) that is not an smq window "
+	return say_error("%s holds %s (%" PRIu64 " bytes) that is not an smq window "
 		     "(it begins \"%s\"): init will not overwrite it; name "
 		     "another window, or --force to format it anyway",
 		     window_spec(ctx), human_bytes(wi->mapped_size, size),
@@ -186,7 +186,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	o.timeout_ms = 5000;
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	if (ctx->board != 0)
-		return error("only the system board (board 0) formats a window, "
+		return say_error("only the system board (board 0) formats a window, "
 			     "not board %u", ctx->board);
 	for (uint32_t q = 0; q < o.g.queues; q++)
 		o.receivers[q] = (uint16_t)(q % o.g.boards);
@@ -194,7 +194,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		o.receivers[o.assign_q[i]] = (uint16_t)o.assign_b[i];
 	o.g.receivers = o.receivers;
 	if ((err = smq_layout_size(&o.g, &bytes)))
-		return error("a window of %u boards, %u queues, %u entries of %u "
+		return say_error("a window of %u boards, %u queues, %u entries of %u "
 			     "bytes is too large", o.g.boards, o.g.queues,
 			     o.g.entries, o.g.entry_size);
 
@@ -205,7 +205,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, o.timeout_ms);
 	if (attached_boards(w, list, sizeof(list)) && !o.force) {
 		smq_close(w);
-		return error("boards are attached to %s: %s; stop them first or "
+		return say_error("boards are attached to %s: %s; stop them first or "
 			     "use --force", window_spec(ctx), list);
 	}
 	err = smq_init(w, &o.g);
@@ -214,7 +214,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		smq_window_info(w, &before);
 		smq_close(w);
 		if (err == -ENOSPC || err == -EFBIG)
-			return error("window %s cannot grow to %s: it has %" PRIu64
+			return say_error("window %s cannot grow to %s: it has %" PRIu64
 				     " bytes (%s)", window_spec(ctx),
 				     human_bytes(bytes, size), before.mapped_size,
 				     smq_strerror(err));
@@ -224,7 +224,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	}
 	if (o.mode >= 0 && (err = smq_set_mode(w, (unsigned)o.mode))) {
 		smq_close(w);
-		return error("formatted %s, but cannot set its mode to %04o: %s",
+		return say_error("formatted %s, but cannot set its mode to %04o: %s",
 			     window_spec(ctx), (unsigned)o.mode,
 			     err == -EOPNOTSUPP ? "this transport has no "
 			     "permission bits" : smq_strerror(err));

@@ -172,7 +172,7 @@ void parse_cmd(const struct argp *argp, int argc, char **argv, void *input,
 
 /* ---- top level ---- */
 
-struct top {
+struct main_args {
 	struct ctx *ctx;
 	int cmd_index;  /* argv index of the command name, 0 if none */
 };
@@ -265,7 +265,7 @@ static int list_devices(const char *dump)
 	int err = probe_scan(&l, NULL, dump);
 
 	if (err)
-		return error("cannot list PCI devices: %s", *probe_last_error()
+		return say_error("cannot list PCI devices: %s", *probe_last_error()
 			     ? probe_last_error() : strerror(-err));
 	for (int i = 0; i < l.n; i++) {
 		struct probe_advice a;
@@ -298,7 +298,7 @@ static const struct argp_option top_options[] = {
 
 static error_t top_parse(int key, char *arg, struct argp_state *st)
 {
-	struct top *top = st->input;
+	struct main_args *top = st->input;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
@@ -384,7 +384,7 @@ static const struct argp top_argp = {
 int main(int argc, char **argv)
 {
 	struct ctx ctx = { 0 };
-	struct top top = { &ctx, 0 };
+	struct main_args top = { &ctx, 0 };
 
 	argp_err_exit_status = EXIT_USAGE;
 	signal(SIGBUS, on_sigbus);

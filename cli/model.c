@@ -146,7 +146,7 @@ static int probed_link(struct model_opts *o, struct link_src *src)
 
 	if (err) {
 		const char *why = probe_last_error();
-		return error("cannot read the PCI devices%s%s: %s", o->dump
+		return say_error("cannot read the PCI devices%s%s: %s", o->dump
 			     ? " of " : "", o->dump ? o->dump : "",
 			     why && *why ? why : strerror(-err));
 	}
@@ -161,10 +161,10 @@ static int probed_link(struct model_opts *o, struct link_src *src)
 	}
 	int rc = 0;
 	if (!d)
-		rc = error("no PCI device matches -s %s%s%s", o->slot,
+		rc = say_error("no PCI device matches -s %s%s%s", o->slot,
 			   o->dump ? " in " : "", o->dump ? o->dump : "");
 	else if (pcie > 1)
-		rc = error("-s %s matches %d PCI Express devices: name one, "
+		rc = say_error("-s %s matches %d PCI Express devices: name one, "
 			   "e.g. -s %04x:%02x:%02x.%x", o->slot, pcie,
 			   d->domain, d->bus, d->dev, d->func);
 	if (rc) {
@@ -179,24 +179,24 @@ static int probed_link(struct model_opts *o, struct link_src *src)
 	bool limited = d->config_limited;
 	probe_free(&list);
 	if (limited && o->dump)
-		return error("%s: %s holds only 64 bytes of its config space "
+		return say_error("%s: %s holds only 64 bytes of its config space "
 			     "(lspci -x; -xxx writes all): its link is unknown",
 			     src->device, o->dump);
 	if (limited)
-		return error("%s: only 64 bytes of its config space are "
+		return say_error("%s: only 64 bytes of its config space are "
 			     "readable (run as root): its link is unknown",
 			     src->device);
 	if (!l.present)
-		return error("%s has no PCI Express capability: no link to "
+		return say_error("%s has no PCI Express capability: no link to "
 			     "model (give --gen, --width, --mps and --mrrs "
 			     "without -s)", src->device);
 	if (!l.has_link && (!o->gen_set || !o->width_set))
-		return error("%s has no link registers (a root-complex "
+		return say_error("%s has no link registers (a root-complex "
 			     "integrated device): give --gen and --width",
 			     src->device);
 	if (l.has_link && (l.sta_speed == 0 || l.sta_width == 0) &&
 	    (!o->gen_set || !o->width_set))
-		return error("%s: the link is down (status speed %d, width "
+		return say_error("%s: the link is down (status speed %d, width "
 			     "%d); give --gen and --width", src->device,
 			     l.sta_speed, l.sta_width);
 	if (!o->gen_set)
@@ -216,7 +216,7 @@ static int probed_link(struct model_opts *o, struct link_src *src)
 		int v = !strcmp(field, "gen") ? o->p.gen
 			: !strcmp(field, "width") ? o->p.width
 			: !strcmp(field, "mps") ? o->p.mps : o->p.mrrs;
-		return error("%s reports %s %d, which the model does not take "
+		return say_error("%s reports %s %d, which the model does not take "
 			     "(%s); give --%s", src->device, field, v, why,
 			     field);
 	}

@@ -102,7 +102,7 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 		cap = 1u << 20;
 	samples = malloc(cap * sizeof(*samples));
 	if (!samples)
-		return error("out of memory for %" PRIu64 " samples", cap);
+		return say_error("out of memory for %" PRIu64 " samples", cap);
 	memset(s->buf, 0x5a, size);
 	err = session_round(s, OP_PING, size, duration_ms ? 0 : warm + count,
 			    warm);
@@ -163,7 +163,7 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 	}
 	if (errors || rep.errors) {
 		free(samples);
-		return error("pingpong of %zu bytes: %" PRIu64 " messages came "
+		return say_error("pingpong of %zu bytes: %" PRIu64 " messages came "
 			     "back wrong", size, errors + rep.errors);
 	}
 	memset(r, 0, sizeof(*r));

@@ -827,10 +827,10 @@ static int no_match(const struct probe_opts *o, const char *filter,
 		    int scanned)
 {
 	if (o->ntb)
-		return error("no PCI device matches %s: no non-transparent "
+		return say_error("no PCI device matches %s: no non-transparent "
 			     "bridge among the %d device%s scanned", filter,
 			     scanned, scanned == 1 ? "" : "s");
-	return error("no PCI device matches %s (%d device%s scanned)", filter,
+	return say_error("no PCI device matches %s (%d device%s scanned)", filter,
 		     scanned, scanned == 1 ? "" : "s");
 }
 
@@ -844,13 +844,13 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	err = probe_scan(&l, &o.filter, o.dump);
 	if (err == -ENODEV)
-		return error("no PCI access on this machine: %s (read a dump "
+		return say_error("no PCI access on this machine: %s (read a dump "
 			     "with --dump FILE)", probe_last_error());
 	if (err && o.dump)
-		return error("cannot read the dump %s: %s", o.dump,
+		return say_error("cannot read the dump %s: %s", o.dump,
 			     probe_last_error());
 	if (err)
-		return error("cannot scan the PCI bus: %s (%s)",
+		return say_error("cannot scan the PCI bus: %s (%s)",
 			     probe_last_error(), strerror(-err));
 
 	int shown = 0;
@@ -861,7 +861,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		const char *w = filter_words(&o, words, sizeof(words));
 		probe_free(&l);
 		if (!l.scanned)
-			return error("no PCI device %s%s", o.dump ? "in the dump "
+			return say_error("no PCI device %s%s", o.dump ? "in the dump "
 				     : "found on this machine", o.dump ? o.dump
 				     : "");
 		return no_match(&o, w, l.scanned);
@@ -874,7 +874,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 			struct probe_list t = ntb_tree_list(&l);
 			if (!t.dev) {
 				probe_free(&l);
-				return error("out of memory");
+				return say_error("out of memory");
 			}
 			print_tree(&t, &o);
 			free(t.dev);

@@ -204,7 +204,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	if (ctx->json && o.format_opt) {
-		error("--json and %s exclude each other", o.format_opt);
+		say_error("--json and %s exclude each other", o.format_opt);
 		return EXIT_USAGE;
 	}
 	if (open_window(ctx, 0, &w))
@@ -212,7 +212,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	smq_window_info(w, &wi);
 	if (o.queue < 0 && (o.queue = first_received_queue(w, ctx->board)) < 0) {
 		smq_close(w);
-		return error("board %u receives no queue of %s", ctx->board, wi.name);
+		return say_error("board %u receives no queue of %s", ctx->board, wi.name);
 	}
 	if (check_queue(w, (unsigned)o.queue)) {
 		smq_close(w);
@@ -224,10 +224,10 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		smq_queue_info(w, (unsigned)o.queue, &qi);
 		smq_close(w);
 		if (err == -EPERM)
-			return error("queue %d is received by board %u, not board %u",
+			return say_error("queue %d is received by board %u, not board %u",
 				     o.queue, qi.receiver, ctx->board);
 		if (err == -EBUSY)
-			return error("queue %d already has a receiver (pid %u)",
+			return say_error("queue %d already has a receiver (pid %u)",
 				     o.queue, qi.receiver_pid);
 		return window_error(ctx, "recv", err);
 	}
@@ -241,7 +241,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		if (err)
 			break;
 		if (o.format == NUL_FRAMED && !ctx->json && memchr(data, 0, len)) {
-			rc = error("the message from board %u on queue %d (%zu "
+			rc = say_error("the message from board %u on queue %d (%zu "
 				   "bytes) holds a NUL byte, which --null cannot "
 				   "frame: it stays queued (receive it with --json, "
 				   "--hex or --raw)", from, o.queue, len);
@@ -256,7 +256,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 			 * is left for main to report */
 			__fpurge(stdout);
 			clearerr(stdout);
-			rc = error("cannot write to standard output: %s (the "
+			rc = say_error("cannot write to standard output: %s (the "
 				   "message stays queued)", strerror(e));
 			break;
 		}

@@ -102,7 +102,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		if (!f) {
 			int e = errno;
 			smq_close(w);
-			return error("cannot read %s: %s", path, strerror(e));
+			return say_error("cannot read %s: %s", path, strerror(e));
 		}
 		err = read_all(f, wi.geometry.entry_size, &data, &len);
 		if (path)
@@ -110,12 +110,12 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	}
 	if (err) {
 		smq_close(w);
-		return error("cannot read the message: %s", strerror(-err));
+		return say_error("cannot read the message: %s", strerror(-err));
 	}
 	if (len > wi.geometry.entry_size) {
 		free(data);
 		smq_close(w);
-		return error("message of %s%zu bytes is larger than the entry size "
+		return say_error("message of %s%zu bytes is larger than the entry size "
 			     "%u of %s", o.text ? "" : "at least ", len,
 			     wi.geometry.entry_size, wi.name);
 	}

@@ -211,7 +211,7 @@ static void notify_ready(void)
 		return;
 	if (sendto(fd, "READY=1", 7, MSG_NOSIGNAL, (struct sockaddr *)&a,
 		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
-		warn("cannot tell systemd that the server is ready: %s",
+		say_warning("cannot tell systemd that the server is ready: %s",
 		     strerror(errno));
 	close(fd);
 }
@@ -233,28 +233,28 @@ static int open_error_msg(const struct server_opts *o, const char *memory,
 {
 	switch (-err) {
 	case EADDRINUSE:
-		return error("another server is listening on %s", o->socket);
+		return say_error("another server is listening on %s", o->socket);
 	case EEXIST:
-		return error("%s exists and is not a socket: not removing it",
+		return say_error("%s exists and is not a socket: not removing it",
 			     o->socket);
 	case ELOOP:
-		return error("memory %s is a symbolic link: refused", memory);
+		return say_error("memory %s is a symbolic link: refused", memory);
 	case EPERM:
-		return error("memory %s belongs to another user: refused", memory);
+		return say_error("memory %s belongs to another user: refused", memory);
 	case EPROTONOSUPPORT:
-		return error("the server's memory (--window) is shm:NAME or "
+		return say_error("the server's memory (--window) is shm:NAME or "
 			     "file:PATH, not '%s'", memory);
 	case EFBIG:
-		return error("memory %s is larger than 64 TiB", memory);
+		return say_error("memory %s is larger than 64 TiB", memory);
 	case EINVAL:
 		if (!strncmp(memory, "file:", 5) || memory[0] == '/' ||
 		    memory[0] == '.')
-			return error("memory %s is not a regular file", memory);
-		return error("bad window spec '%s': a shm name is 1 to 200 of "
+			return say_error("memory %s is not a regular file", memory);
+		return say_error("bad window spec '%s': a shm name is 1 to 200 of "
 			     "A-Z a-z 0-9 . _ -, not starting with '.', without "
 			     "'..'", memory);
 	case ENAMETOOLONG:
-		return error("memory %s: the path is too long", memory);
+		return say_error("memory %s: the path is too long", memory);
 	case ENOENT: {
 		char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
 		snprintf(dir, sizeof(dir), "%s", o->socket);
@@ -262,14 +262,14 @@ static int open_error_msg(const struct server_opts *o, const char *memory,
 		if (slash && slash != dir) {
 			*slash = 0;
 			if (access(dir, F_OK) < 0)
-				return error("cannot make socket %s: no directory "
+				return say_error("cannot make socket %s: no directory "
 					     "%s", o->socket, dir);
 		}
-		return error("cannot serve %s with memory %s: %s", o->socket,
+		return say_error("cannot serve %s with memory %s: %s", o->socket,
 			     memory, smq_strerror(err));
 	}
 	default:
-		return error("cannot serve %s with memory %s: %s", o->socket,
+		return say_error("cannot serve %s with memory %s: %s", o->socket,
 			     memory, smq_strerror(err));
 	}
 }
@@ -304,7 +304,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	signal(SIGPIPE, SIG_IGN);
 	sigfd = signalfd(-1, &stop, SFD_CLOEXEC);
 	if (sigfd < 0)
-		return error("cannot watch for signals: %s", strerror(errno));
+		return say_error("cannot watch for signals: %s", strerror(errno));
 	raise_fd_limit();
 
 	err = smq_server_open(&s, &c);
@@ -322,21 +322,21 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		while ((err = smq_server_next(s, 0, &ev)) == 0)
 			print_event(ctx, &ev);
 		if (err != -ETIMEDOUT) {
-			rc = error("server on %s: %s", o.socket, smq_strerror(err));
+			rc = say_error("server on %s: %s", o.socket, smq_strerror(err));
 			break;
 		}
 		if (ferror(stdout)) {
-			rc = error("write error on standard output: stopping");
+			rc = say_error("write error on standard output: stopping");
 			break;
 		}
 		if (poll(pf, 2, -1) < 0 && errno != EINTR) {
-			rc = error("server on %s: %s", o.socket, strerror(errno));
+			rc = say_error("server on %s: %s", o.socket, strerror(errno));
 			break;
 		}
 		if (pf[1].revents) {
 			struct signalfd_siginfo si_sig;
 			if (read(sigfd, &si_sig, sizeof(si_sig)) > 0 && ctx->verbose)
-				warn("%s: stopping the server on %s",
+				say_warning("%s: stopping the server on %s",
 				     strsignal((int)si_sig.ssi_signo), o.socket);
 			break;
 		}
@@ -344,7 +344,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	err = smq_server_close(s);
 	close(sigfd);
 	if (err && !rc)
-		rc = error("cannot remove socket %s: %s", o.socket, strerror(-err));
+		rc = say_error("cannot remove socket %s: %s", o.socket, strerror(-err));
 	return rc;
 }
 

@@ -132,7 +132,7 @@ static error_t session_parse(int key, char *arg, struct argp_state *st)
 int session_opts_check(const struct ctx *ctx, const struct session_opts *o)
 {
 	if (ctx->json && o->csv) {
-		error("--json and --csv exclude each other");
+		say_error("--json and --csv exclude each other");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -155,12 +155,12 @@ int session_cpu_check(const struct session_opts *o, bool polls)
 	else
 		return 0;
 	if (o->force) {
-		warn("warning: both sides busy-poll on %s: each waits until the "
+		say_warning("warning: both sides busy-poll on %s: each waits until the "
 		     "scheduler runs the other, so the figures measure the "
 		     "scheduler, not smq (--force)", why);
 		return 0;
 	}
-	error("both sides would busy-poll on %s: each would wait until the "
+	say_error("both sides would busy-poll on %s: each would wait until the "
 	      "scheduler runs the other, so the figures would measure the "
 	      "scheduler, not smq; give two CPUs with --cpu, or use --mode spin "
 	      "or sleep, or run anyway with --force", why);
@@ -347,19 +347,19 @@ static int queue_free(struct smq_window *w, const struct session_opts *o,
 	smq_queue_info(w, (unsigned)q, &qi);
 	bool diag = qi.flags & SMQ_QUEUE_DIAGNOSTIC;
 	if (qi.receiver != b)
-		return error("queue %d is received by board %u, not board %u",
+		return say_error("queue %d is received by board %u, not board %u",
 			     q, qi.receiver, b);
 	if (!diag && !o->force)
-		return error("queue %d is an application queue: a measurement "
+		return say_error("queue %d is an application queue: a measurement "
 			     "would take its messages and send it its own; use the "
 			     "diagnostic queues (the default) or --force", q);
 	if (qi.receiver_pid && qi.receiver_alive != 0 && mine)
-		return error("queue %d already has a receiver (pid %u%s): a "
+		return say_error("queue %d already has a receiver (pid %u%s): a "
 			     "measurement never shares a queue", q,
 			     qi.receiver_pid, qi.receiver_alive < 0
 			     ? ", on another host" : "");
 	if (qi.queued && !(o->peer_mode || (diag && o->drain)))
-		return error("queue %d holds %" PRIu64 " message%s: a measurement "
+		return say_error("queue %d holds %" PRIu64 " message%s: a measurement "
 			     "never takes them%s", q, qi.queued,
 			     qi.queued == 1 ? "" : "s", diag
 			     ? " (left by an interrupted run? --drain drops "
@@ -405,14 +405,14 @@ static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 	drain = drain && (qi.flags & SMQ_QUEUE_DIAGNOSTIC);
 	if (!s->buf) {
 		session_close(s);
-		return error("out of memory");
+		return say_error("out of memory");
 	}
 	err = smq_queue_open(s->w, q_self, SMQ_RECEIVER, (unsigned)mode, &s->rx);
 	if (err == -EBUSY) {
 		/* it came after queue_free looked */
 		smq_queue_info(s->w, q_self, &qi);
 		session_close(s);
-		return error("queue %u already has a receiver (pid %u): a "
+		return say_error("queue %u already has a receiver (pid %u): a "
 			     "measurement never shares a queue", q_self,
 			     qi.receiver_pid);
 	}
@@ -434,7 +434,7 @@ static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 	while (!smq_peek(s->rx, &data, &len, NULL, 0)) {
 		if (!is_ctl(data, len, 0, OP_HELLO) && !drain) {
 			session_close(s);
-			return error("queue %u holds messages: a measurement never "
+			return say_error("queue %u holds messages: a measurement never "
 				     "takes them%s", q_self, qi.flags &
 				     SMQ_QUEUE_DIAGNOSTIC ? " (left by an "
 				     "interrupted run? --drain drops them)" : "");
@@ -444,7 +444,7 @@ static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 		smq_commit(s->rx);
 	}
 	if (dropped)
-		warn("dropped %u message%s left in diagnostic queue %u", dropped,
+		say_warning("dropped %u message%s left in diagnostic queue %u", dropped,
 		     dropped == 1 ? "" : "s", q_self);
 	return 0;
 }
@@ -508,10 +508,10 @@ static int sizes_check(const struct session_opts *o, uint32_t entry_size,
 	if (!bad)
 		return 0;
 	if (bad == 1)
-		return error("size %zu is larger than the entry size %u of %s: "
+		return say_error("size %zu is larger than the entry size %u of %s: "
 			     "nothing measured", o->sizes[first], entry_size,
 			     window);
-	return error("sizes %s are larger than the entry size %u of %s: "
+	return say_error("sizes %s are larger than the entry size %u of %s: "
 		     "nothing measured", list, entry_size, window);
 }
 
@@ -523,7 +523,7 @@ static int pin_error(int cpu, const char *who)
 
 	if (!err)
 		return 0;
-	return error("cannot pin %s to CPU %d: %s (allowed: %s)", who, cpu,
+	return say_error("cannot pin %s to CPU %d: %s (allowed: %s)", who, cpu,
 		     strerror(-err), cpu_allowed_list(list, sizeof(list)));
 }
 
@@ -543,7 +543,7 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 	smq_window_info(w, &wi);
 	if (peer >= wi.geometry.boards || peer == self) {
 		smq_close(w);
-		return error("the peer must be another board of the window's %u, "
+		return say_error("the peer must be another board of the window's %u, "
 			     "not board %u", wi.geometry.boards, peer);
 	}
 	unsigned lo = self < peer ? self : peer, hi = self < peer ? peer : self;
@@ -570,7 +570,7 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 						       : qb.entry_size;
 	smq_close(w);
 	if (limit < sizeof(struct session_msg))
-		return error("queues %d and %d take messages of at most %u bytes: "
+		return say_error("queues %d and %d take messages of at most %u bytes: "
 			     "measurements need %zu", qlo, qhi, limit,
 			     sizeof(struct session_msg));
 	/* every size before the first: all of them are measured, or none */
@@ -612,9 +612,9 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 		int err = hello(&s, 60000, true);
 		if (err) {
 			session_close(&s);
-			return err == -EINTR ? error("interrupted")
+			return err == -EINTR ? say_error("interrupted")
 			       : err == -ETIMEDOUT
-				? error("board %u did not answer within 60 s", peer)
+				? say_error("board %u did not answer within 60 s", peer)
 				: window_error(ctx, "hello", err);
 		}
 		rc = run_rounds(&s, arg);
@@ -629,7 +629,7 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
-		return error("fork: %s", strerror(errno));
+		return say_error("fork: %s", strerror(errno));
 	if (pid == 0) {
 		signal(SIGINT, SIG_IGN);
 		if (pin_error(o->cpu[1], "the peer board"))
@@ -650,7 +650,7 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 		s.id = id;
 		int err = hello(&s, CTL_TIMEOUT_MS, false);
 		if (err == -EINTR)
-			rc = error("interrupted");
+			rc = say_error("interrupted");
 		else if (err)
 			rc = window_error(ctx, "starting the peer", err);
 		else

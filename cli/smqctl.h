@@ -34,9 +34,9 @@ extern const struct argp common_argp;
 void parse_cmd(const struct argp *argp, int argc, char **argv, void *input,
 	       struct ctx *ctx);
 
-/* Messages: "smqctl: ..." on stderr.  error() returns 1 (failure). */
-int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Messages: "smqctl: ..." on stderr.  say_error() returns 1 (failure). */
+int say_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void say_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Strict numbers and durations for option parsing; on a bad value they
  * report through argp (exit 2) naming the option. */

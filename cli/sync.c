@@ -138,7 +138,7 @@ static int report_dead(uint64_t dead, struct smq_window *w)
 	smq_board_info(w, first, &bi);
 	board_list(dead, list, sizeof(list));
 	smq_close(w);
-	return error("sync: board%s %s announced %s and then died (board %u "
+	return say_error("sync: board%s %s announced %s and then died (board %u "
 		     "was pid %u on %s)", __builtin_popcountll(dead) == 1 ? "" : "s",
 		     list, __builtin_popcountll(dead) == 1 ? "itself" : "themselves",
 		     first, bi.pid, text_safe(bi.host, host, sizeof(host)));

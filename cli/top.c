@@ -740,11 +740,11 @@ static void draw(struct viewer *v)
 static int screen_begin(void)
 {
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-		return error("top: the live view needs a terminal (--once prints "
+		return say_error("top: the live view needs a terminal (--once prints "
 			     "one plain frame)");
 	const char *term = getenv("TERM");
 	if (!newterm(NULL, stdout, stdin))
-		return error("top: cannot drive the terminal (TERM=%s); --once "
+		return say_error("top: cannot drive the terminal (TERM=%s); --once "
 			     "prints one plain frame", term ? term : "unset");
 	screen_on = 1;
 	cbreak();
@@ -993,7 +993,7 @@ static int run_once(struct viewer *v)
 			once_text(v, secs);
 		return 0;
 	}
-	return error("top: window %s keeps being re-initialised: no two "
+	return say_error("top: window %s keeps being re-initialised: no two "
 		     "readings an interval apart", window_spec(v->ctx));
 }
 

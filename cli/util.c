@@ -17,7 +17,7 @@ static void vmsg(const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
-int error(const char *fmt, ...)
+int say_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -26,7 +26,7 @@ int error(const char *fmt, ...)
 	return 1;
 }
 
-void warn(const char *fmt, ...)
+void say_warning(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -137,38 +137,38 @@ int fault_error(struct ctx *ctx, int err, const struct smq_fault *f)
 
 	switch (-err) {
 	case EBUSY:
-		return error("window %s is being re-formatted right now (an init "
+		return say_error("window %s is being re-formatted right now (an init "
 			     "or clear on board 0 is under way): try again when "
 			     "it ends", spec);
 	case SMQ_EINCOMPLETE:
 		if (!strcmp(f->field, "notice.generation"))
-			return error("window %s: an init or clear did not finish: "
+			return say_error("window %s: an init or clear did not finish: "
 				     "board %" PRIu64 "'s notice holds generation %"
 				     PRIu64 ", the superblock %" PRIu64 " (run "
 				     "smqctl clear or init on board 0)", spec,
 				     (f->offset - 4096) / 4096, f->value, f->limit);
-		return error("window %s: an init or clear did not finish, or runs "
+		return say_error("window %s: an init or clear did not finish, or runs "
 			     "on board 0's host (field %s at offset %#" PRIx64
 			     " holds %" PRIu64 "; run smqctl clear or init on "
 			     "board 0)", spec, f->field, f->offset, f->value);
 	case SMQ_EMAGIC:
-		return error("window %s is not an smq window: bad magic at offset "
+		return say_error("window %s is not an smq window: bad magic at offset "
 			     "0 (expected \"SMQWINDW\")", spec);
 	case SMQ_ETOOSMALL:
-		return error("window %s is too small: its geometry needs %" PRIu64
+		return say_error("window %s is too small: its geometry needs %" PRIu64
 			     " bytes (truncated?)", spec, f->limit);
 	case SMQ_EVERSION:
-		return error("window %s: %s: field version at offset %#" PRIx64
+		return say_error("window %s: %s: field version at offset %#" PRIx64
 			     " holds %" PRIu64 " (this smqctl reads version %"
 			     PRIu64 ")", spec, smq_strerror(err), f->offset,
 			     f->value, f->limit);
 	case SMQ_ECHECKSUM:
-		return error("window %s: %s: field checksum at offset %#" PRIx64
+		return say_error("window %s: %s: field checksum at offset %#" PRIx64
 			     " holds %#" PRIx64 ", the geometry sums to %#" PRIx64,
 			     spec, smq_strerror(err), f->offset, f->value,
 			     f->limit);
 	default:
-		return error("window %s: %s: field %s at offset %#" PRIx64
+		return say_error("window %s: %s: field %s at offset %#" PRIx64
 			     " holds %" PRIu64 " (%s %" PRIu64 ")", spec,
 			     smq_strerror(err), f->field, f->offset, f->value,
 			     limit_words(f->kind), f->limit);
@@ -184,11 +184,11 @@ static int explain_fault(struct ctx *ctx, int err)
 	const char *spec = window_spec(ctx);
 
 	if (smq_open(&w, spec, 0, SMQ_OPEN_RAW))
-		return error("window %s: %s", spec, smq_strerror(err));
+		return say_error("window %s: %s", spec, smq_strerror(err));
 	int verr = smq_validate(w, &f);
 	smq_close(w);
 	if (!verr || verr == -SMQ_EUNFORMATTED)
-		return error("window %s: %s", spec, smq_strerror(err));
+		return say_error("window %s: %s", spec, smq_strerror(err));
 	return fault_error(ctx, verr, &f);
 }
 
@@ -219,17 +219,17 @@ static int foreign_error(const char *what, const char *spec)
 	if (window_file(spec, path, sizeof(path)) && !lstat(path, &st)) {
 		if (st.st_uid != geteuid()) {
 			struct passwd *pw = getpwuid(st.st_uid);
-			return error("%s %s: it belongs to %s (uid %u), not to us: "
+			return say_error("%s %s: it belongs to %s (uid %u), not to us: "
 				     "formatting it would leave that user a hand in "
 				     "it (--force makes it ours, mode 0600)", what,
 				     spec, pw ? pw->pw_name : "another user",
 				     (unsigned)st.st_uid);
 		}
-		return error("%s %s: others may write it (mode %04o): formatting "
+		return say_error("%s %s: others may write it (mode %04o): formatting "
 			     "it would leave them a hand in it (--force makes it "
 			     "mode 0600)", what, spec, (unsigned)(st.st_mode & 07777));
 	}
-	return error("%s %s: %s", what, spec, smq_strerror(-SMQ_EFOREIGN));
+	return say_error("%s %s: %s", what, spec, smq_strerror(-SMQ_EFOREIGN));
 }
 
 int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
@@ -256,7 +256,7 @@ int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
 		return 1;
 	}
 	if (err == -EALREADY)
-		return error("%s: another init or clear runs on %s (pid %u%s%s): "
+		return say_error("%s: another init or clear runs on %s (pid %u%s%s): "
 			     "one at a time; try again when it ends", what,
 			     window_spec(ctx), h.pid, host[0] ? " on " : "", host);
 	return window_error(ctx, what, err);
@@ -274,53 +274,53 @@ int window_error(struct ctx *ctx, const char *what, int err)
 	if (is_pci(spec)) {
 		switch (-err) {
 		case ENODEV:
-			return error("no PCI device %s (smqctl probe lists them)",
+			return say_error("no PCI device %s (smqctl probe lists them)",
 				     spec + 4);
 		case ENXIO:
-			return error("%s is not a memory BAR of that device "
+			return say_error("%s is not a memory BAR of that device "
 				     "(smqctl probe shows its BARs)", spec);
 		case EBUSY:
-			return error("%s: the device is bound to a kernel driver "
+			return say_error("%s: the device is bound to a kernel driver "
 				     "(smqctl probe -v shows which): unbind it "
 				     "before mapping its BAR", spec);
 		case EACCES:
 		case EPERM:
-			return error("%s %s: permission denied: mapping a PCI BAR "
+			return say_error("%s %s: permission denied: mapping a PCI BAR "
 				     "needs root", what, spec);
 		case ENOSPC:
-			return error("%s: the BAR is smaller than the window's "
+			return say_error("%s: the BAR is smaller than the window's "
 				     "layout", spec);
 		}
 	}
 	switch (-err) {
 	case ENOENT:
-		return error("window %s does not exist (board 0 creates it: "
+		return say_error("window %s does not exist (board 0 creates it: "
 			     "smqctl init)", spec);
 	case EACCES:
 	case EPERM:
-		return error("%s %s: permission denied (the window belongs to "
+		return say_error("%s %s: permission denied (the window belongs to "
 			     "another user, or needs root)", what, spec);
 	case EPROTONOSUPPORT:
-		return error("unknown transport in window spec '%s' (see "
+		return say_error("unknown transport in window spec '%s' (see "
 			     "smqctl --window help)", spec);
 	case ELOOP:
-		return error("%s %s: it is a symbolic link: name the window "
+		return say_error("%s %s: it is a symbolic link: name the window "
 			     "itself (a link could make init format another file)",
 			     what, spec);
 	case SMQ_EFOREIGN:
 		return foreign_error(what, spec);
 	case ESTALE:
-		return error("%s: window %s was re-initialised meanwhile: "
+		return say_error("%s: window %s was re-initialised meanwhile: "
 			     "attach again", what, spec);
 	case SMQ_EUNFORMATTED:
-		return error("window %s is not formatted (run smqctl init on "
+		return say_error("window %s is not formatted (run smqctl init on "
 			     "board 0)", spec);
 	case SMQ_EMAGIC: case SMQ_EVERSION: case SMQ_ECHECKSUM:
 	case SMQ_EGEOMETRY: case SMQ_ETOOSMALL: case SMQ_ECORRUPT:
 	case SMQ_ESIGNATURE: case SMQ_EINCOMPLETE:
 		return explain_fault(ctx, err);
 	default:
-		return error("%s %s: %s", what, spec, smq_strerror(err));
+		return say_error("%s %s: %s", what, spec, smq_strerror(err));
 	}
 }
 
@@ -336,20 +336,20 @@ int open_error(struct ctx *ctx, int err)
 			int ierr = smq_window_info(raw, &wi);
 			smq_close(raw);
 			if (!ierr || ierr == -ESTALE)
-				return error("board %u does not exist: the window "
+				return say_error("board %u does not exist: the window "
 					     "has %u board%s", ctx->board,
 					     wi.geometry.boards,
 					     wi.geometry.boards == 1 ? "" : "s");
 		}
 		if (ctx->board >= SMQ_MAX_BOARDS)
-			return error("board %u does not exist: at most %u boards",
+			return say_error("board %u does not exist: at most %u boards",
 				     ctx->board, SMQ_MAX_BOARDS);
 		if (!strncmp(spec, "file:", 5) || spec[0] == '/' || spec[0] == '.')
-			return error("window %s is not a regular file", spec);
+			return say_error("window %s is not a regular file", spec);
 		if (is_pci(spec))
-			return error("bad window spec '%s': pci:[DOMAIN:]BUS:SLOT."
+			return say_error("bad window spec '%s': pci:[DOMAIN:]BUS:SLOT."
 				     "FUNC[/BAR] in hex, BAR 0 to 5", spec);
-		return error("bad window spec '%s': a shm name is 1 to 200 of "
+		return say_error("bad window spec '%s': a shm name is 1 to 200 of "
 			     "A-Z a-z 0-9 . _ -, not starting with '.', without "
 			     "'..'", spec);
 	}
@@ -369,7 +369,7 @@ int check_queue(struct smq_window *w, unsigned queue)
 
 	smq_window_info(w, &wi);
 	if (queue >= wi.geometry.queues + wi.diag_queues)
-		return error("queue %u does not exist: the window has %u queue%s "
+		return say_error("queue %u does not exist: the window has %u queue%s "
 			     "(0 to %u) and %u diagnostic (%u to %u)", queue,
 			     wi.geometry.queues, wi.geometry.queues == 1 ? "" : "s",
 			     wi.geometry.queues - 1, wi.diag_queues,
