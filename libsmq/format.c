@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "format.h"
+#include "view.h"
 
 #define MAX_WINDOW (1ull << 46) /* 64 TiB: far past any BAR, no overflow */
 

@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "smq.h"
-#include "transport/transport.h"
+
+struct smq_view;
 
 #define SMQ_LINE 64
 #define SMQ_PAGE 4096
@@ -134,6 +135,30 @@ struct smq_ctl {
 	struct smq_notice notice;
 	struct smq_ctl_local local;
 	struct smq_handle_slot slot[SMQ_SLOTS];
+};
+
+/* ---- doorbells ----
+ * A waiter (a receiver about to sleep, a sender waiting for room) arms by
+ * writing its doorbell address where the other side looks, together with
+ * a word in its own region that the ringer changes.  The ringer stores a
+ * new value in that word and then rings the address.  The doorbell itself
+ * carries the wake: a ring that comes before the wait is not lost (a futex
+ * word that changed, an eventfd that counts), and a woken waiter always
+ * looks at its ring again, so a doorbell that overtakes the data costs a
+ * look, not a message. */
+enum smq_bell_kind {
+	SMQ_BELL_NONE = 0,      /* no doorbell: the waiter naps and looks */
+	SMQ_BELL_FUTEX = 1,     /* a futex on the word: one kernel (host) */
+	SMQ_BELL_IVSHMEM = 2,   /* an ivshmem peer's interrupt vector */
+};
+#define SMQ_BELL_BIT(kind) (1u << (kind))
+
+/* Stored in the window (16 bytes): how to ring one waiter. */
+struct smq_bell_addr {
+	uint16_t kind;          /* enum smq_bell_kind */
+	uint16_t vector;        /* ivshmem: the waiter's interrupt vector */
+	uint32_t peer;          /* ivshmem: the waiter's peer ID (0..65535) */
+	uint64_t host;          /* futex: smq_boot_hash() of the waiter's host */
 };
 
 /* ---- board table: lay_slot(b), in board 0's region, written by b ---- */
@@ -322,14 +347,6 @@ static inline uint64_t smq_notice_check(uint64_t gen, unsigned board)
 {
 	return ~smq_signature(gen, 0xffff, board, 0x4e4f54494345ull);
 }
-
-/* A read-only view of a window through its segments: what validation and
- * snapshots read.  at() is NULL for a range no segment holds. */
-struct smq_view {
-	const struct smq_segment *seg;
-	unsigned nseg;
-};
-const void *smq_view_at(const struct smq_view *v, uint64_t off, uint64_t len);
 
 /* validate.c: the superblock and queue table, and the layout they give */
 int smq_check_layout(const struct smq_view *v, struct smq_layout *l,

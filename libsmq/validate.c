@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "format.h"
+#include "view.h"
 
 static int fault(struct smq_fault *f, int err, const char *field,
 		 uint64_t offset, uint64_t value, uint64_t limit, int kind)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../format.h"
+#include "transport.h"
 #include "ivshmem_client.h"
 
 struct ivshmem {

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../format.h"
+#include "transport.h"
 #include "doorbell_dev.h"
 #include "vfio.h"
 

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "../format.h"
+#include "transport.h"
 
 static const struct smq_transport *const transports[] = {
 	&smq_transport_shm,

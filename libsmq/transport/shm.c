@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../format.h"
+#include "transport.h"
 
 /* A shm name stays inside /dev/shm: no '/', no leading '.', no ".." at
  * all (harmless without a '/', but never worth the doubt). */

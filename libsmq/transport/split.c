@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../format.h"
+#include "transport.h"
 
 struct split {
 	char name[201];

@@ -18,8 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include "../view.h"
 
 struct smq_layout;
+struct smq_bell_addr;
 
 /* ---- memory ordering ----
  * publish(): stores before it reach the other boards before stores after
@@ -59,29 +61,8 @@ const struct smq_order *smq_order_of_kernel(void);
  * kernel cannot send it. */
 int smq_marks_settle(void);
 
-/* ---- doorbells ----
- * A waiter (a receiver about to sleep, a sender waiting for room) arms by
- * writing its doorbell address where the other side looks, together with
- * a word in its own region that the ringer changes.  The ringer stores a
- * new value in that word and then rings the address.  The doorbell itself
- * carries the wake: a ring that comes before the wait is not lost (a futex
- * word that changed, an eventfd that counts), and a woken waiter always
- * looks at its ring again, so a doorbell that overtakes the data costs a
- * look, not a message. */
-enum smq_bell_kind {
-	SMQ_BELL_NONE = 0,      /* no doorbell: the waiter naps and looks */
-	SMQ_BELL_FUTEX = 1,     /* a futex on the word: one kernel (host) */
-	SMQ_BELL_IVSHMEM = 2,   /* an ivshmem peer's interrupt vector */
-};
-#define SMQ_BELL_BIT(kind) (1u << (kind))
-
-/* Stored in the window (16 bytes): how to ring one waiter. */
-struct smq_bell_addr {
-	uint16_t kind;          /* enum smq_bell_kind */
-	uint16_t vector;        /* ivshmem: the waiter's interrupt vector */
-	uint32_t peer;          /* ivshmem: the waiter's peer ID (0..65535) */
-	uint64_t host;          /* futex: smq_boot_hash() of the waiter's host */
-};
+/* Doorbells: how a waiter arms and how a ringer wakes it is told beside
+ * the doorbell address, which the window stores (format.h). */
 
 /* A pointer into another board's region.  It can only be written through
  * (smq_far_store*, smq_far_copy): the message path never reads across
@@ -93,16 +74,6 @@ static inline struct smq_far smq_far_offset(struct smq_far p, uint64_t off)
 {
 	return (struct smq_far){ p.far_ + off };
 }
-
-/* A canonical range [start, start + len) mapped at ptr, in board's region. */
-struct smq_segment {
-	uint64_t start, len;
-	uint8_t *ptr;
-	unsigned board;         /* whose region; SMQ_SEG_WINDOW: a single
-				   window that holds every region */
-};
-#define SMQ_SEG_WINDOW 0xffffu
-#define SMQ_MAX_SEGMENTS 200
 
 /* A mapped window, as a transport hands it over. */
 struct smq_map {
