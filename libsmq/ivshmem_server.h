@@ -1,0 +1,72 @@
+/* libsmq internals: the ivshmem server's state, shared by its files
+ * (ivshmem_server.c tells what the server is).  Not installed.  Like the
+ * server, only the public header and system headers. */
+#ifndef SMQ_IVSHMEM_SERVER_H
+#define SMQ_IVSHMEM_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include "smq.h"
+
+#define PROTOCOL_VERSION 0
+#define EPOLL_BATCH 8
+#define MAX_SIZE (1ull << 46)
+
+/* A message the client's socket had no room for yet; fd is our own
+ * duplicate, so the message stays valid after its peer leaves. */
+struct outmsg {
+	int64_t value;
+	int fd;
+};
+
+struct peer {
+	int sock;
+	unsigned id;
+	int pid;
+	int efd[SMQ_SERVER_MAX_VECTORS];  /* its vectors: it reads, others ring */
+	struct outmsg *q;                 /* a ring of unsent messages */
+	unsigned qhead, qlen, qcap;
+	bool want_out;                    /* EPOLLOUT armed */
+	bool dead;
+	int dead_err;                     /* 0: it closed; else why dropped */
+};
+
+struct smq_server {
+	int listen_fd;
+	int epoll_fd;
+	int mem_fd;
+	int reserve_fd;        /* given up to accept (and refuse) a client
+				  when we are out of file descriptors */
+	uint64_t size;
+	unsigned vectors;
+	char *socket_path;
+	dev_t sock_dev;        /* the socket we made, to remove only it */
+	ino_t sock_ino;
+	struct peer **slot;    /* by ID; NULL: free */
+	unsigned nslots, npeers;
+	unsigned next_id;      /* where free_id() looks first */
+	struct smq_server_event *ev;  /* a ring of events not yet taken */
+	unsigned evhead, evlen, evcap;
+	char created[256];     /* while opening: the memory we created, "shm"
+				  or "file" prefixed, to remove on failure */
+};
+
+/* ivshmem_server_setup.c: the memory and the socket */
+int smq_srv_open_memory(struct smq_server *s, const char *spec, uint64_t size);
+int smq_srv_size_memory(struct smq_server *s);
+int smq_srv_socket_address(const char *path, struct sockaddr_un *a);
+int smq_srv_probe_socket(const struct sockaddr_un *a, bool *stale);
+int smq_srv_make_socket(struct smq_server *s, const struct sockaddr_un *a,
+			unsigned mode);
+
+/* ivshmem_server_peers.c: peers, their IDs and messages, and events */
+void smq_srv_peer_flush(struct smq_server *s, struct peer *p);
+void smq_srv_peer_free(struct peer *p);
+int smq_srv_reserve_events(struct smq_server *s, unsigned n);
+int smq_srv_accept_client(struct smq_server *s);
+void smq_srv_client_input(struct peer *p, uint32_t events);
+void smq_srv_reap(struct smq_server *s);
+
+#endif

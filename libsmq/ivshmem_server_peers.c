@@ -1,0 +1,368 @@
+/* The ivshmem server's peers: their IDs, the messages queued for them,
+ * joining and leaving, and the events that report it. */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "ivshmem_server.h"
+
+/* ---- peers and their messages ---- */
+
+static void mark_dead(struct peer *p, int err)
+{
+	if (!p->dead) {
+		p->dead = true;
+		p->dead_err = err;
+	}
+}
+
+static int send_msg(int sock, int64_t value, int fd)
+{
+	uint64_t le = htole64((uint64_t)value);
+	struct iovec iov = { &le, sizeof(le) };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* 8 bytes on a stream socket go whole or not at all */
+	return n == (ssize_t)sizeof(le) ? 0 : -EIO;
+}
+
+/* Why a failed send ends a client: a closed connection is a peer that
+ * left, anything else a drop. */
+static int send_error(int err)
+{
+	return err == -EPIPE || err == -ECONNRESET ? 0 : err;
+}
+
+static void set_want_out(struct smq_server *s, struct peer *p, bool on)
+{
+	struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP |
+					   (on ? EPOLLOUT : 0),
+				 .data.ptr = p };
+
+	if (p->want_out == on)
+		return;
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, p->sock, &e) < 0)
+		mark_dead(p, -errno);
+	else
+		p->want_out = on;
+}
+
+/* A client that lets more than four times the whole picture (every
+ * peer's vectors) and a thousand more pile up unread is not reading: it
+ * is dropped.  Each waiting message can hold a descriptor of ours. */
+static unsigned backlog_limit(const struct smq_server *s)
+{
+	return 4 * (s->npeers + 1) * (s->vectors + 1) + 1024;
+}
+
+static void peer_send(struct smq_server *s, struct peer *p, int64_t value,
+		      int fd)
+{
+	if (p->dead)
+		return;
+	if (p->qlen == 0) {
+		int err = send_msg(p->sock, value, fd);
+		if (!err)
+			return;
+		if (err != -EAGAIN) {
+			mark_dead(p, send_error(err));
+			return;
+		}
+	}
+	if (p->qlen >= backlog_limit(s)) {
+		mark_dead(p, -ENOBUFS);
+		return;
+	}
+	if (p->qlen == p->qcap) {
+		unsigned cap = p->qcap ? 2 * p->qcap : 64;
+		struct outmsg *q = malloc(cap * sizeof(*q));
+		if (!q) {
+			mark_dead(p, -ENOMEM);
+			return;
+		}
+		for (unsigned i = 0; i < p->qlen; i++)
+			q[i] = p->q[(p->qhead + i) % p->qcap];
+		free(p->q);
+		p->q = q;
+		p->qcap = cap;
+		p->qhead = 0;
+	}
+	int dup_fd = -1;
+	if (fd >= 0 && (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		mark_dead(p, -errno);
+		return;
+	}
+	p->q[(p->qhead + p->qlen) % p->qcap] = (struct outmsg){ value, dup_fd };
+	p->qlen++;
+	set_want_out(s, p, true);
+}
+
+void smq_srv_peer_flush(struct smq_server *s, struct peer *p)
+{
+	while (p->qlen && !p->dead) {
+		struct outmsg *m = &p->q[p->qhead];
+		int err = send_msg(p->sock, m->value, m->fd);
+		if (err == -EAGAIN)
+			return;
+		if (err) {
+			mark_dead(p, send_error(err));
+			return;
+		}
+		if (m->fd >= 0)
+			close(m->fd);
+		p->qhead = (p->qhead + 1) % p->qcap;
+		p->qlen--;
+	}
+	if (!p->dead)
+		set_want_out(s, p, false);
+}
+
+void smq_srv_peer_free(struct peer *p)
+{
+	for (unsigned i = 0; i < p->qlen; i++) {
+		int fd = p->q[(p->qhead + i) % p->qcap].fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	free(p->q);
+	for (unsigned v = 0; v < SMQ_SERVER_MAX_VECTORS; v++)
+		if (p->efd[v] >= 0)
+			close(p->efd[v]);
+	if (p->sock >= 0)
+		close(p->sock);
+	free(p);
+}
+
+/* ---- events ---- */
+
+int smq_srv_reserve_events(struct smq_server *s, unsigned n)
+{
+	if (s->evcap >= n)
+		return 0;
+	struct smq_server_event *ev = malloc(n * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	for (unsigned i = 0; i < s->evlen; i++)
+		ev[i] = s->ev[(s->evhead + i) % s->evcap];
+	free(s->ev);
+	s->ev = ev;
+	s->evcap = n;
+	s->evhead = 0;
+	return 0;
+}
+
+/* Room is reserved before every round (smq_srv_reserve_events), so an
+ * event is never lost for want of memory. */
+static void push_event(struct smq_server *s, int type, unsigned peer, int pid,
+		       int err)
+{
+	if (s->evlen == s->evcap)
+		return;
+	s->ev[(s->evhead + s->evlen) % s->evcap] =
+		(struct smq_server_event){ type, peer, pid, err };
+	s->evlen++;
+}
+
+/* ---- joining and leaving ---- */
+
+/* The ID after the last one given, skipping those in use, wrapping after
+ * the highest: a freed ID comes back only after every other.  QEMU's
+ * ivshmem device frees a peer's table of eventfds when the peer leaves and
+ * writes into it when the same ID joins again (hw/misc/ivshmem.c,
+ * close_peer_eventfds() and process_msg_connect()): an ID given again at
+ * once corrupts the heap of every guest that saw it leave.  QEMU's own
+ * example server hands IDs out in this order too. */
+static int free_id(struct smq_server *s, unsigned *id)
+{
+	unsigned i = s->next_id;
+
+	if (s->npeers >= SMQ_SERVER_MAX_PEERS)
+		return -ENOSPC;
+	/* ends: an ID past the table is free, and one is free in it when
+	 * the table holds them all */
+	while (i < s->nslots && s->slot[i])
+		i = (i + 1) % SMQ_SERVER_MAX_PEERS;
+	if (i >= s->nslots) {
+		unsigned n = s->nslots ? 2 * s->nslots : 16;
+		while (n <= i)
+			n *= 2;
+		if (n > SMQ_SERVER_MAX_PEERS)
+			n = SMQ_SERVER_MAX_PEERS;
+		struct peer **slot = realloc(s->slot, n * sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		memset(slot + s->nslots, 0, (n - s->nslots) * sizeof(*slot));
+		s->slot = slot;
+		s->nslots = n;
+	}
+	*id = i;
+	s->next_id = (i + 1) % SMQ_SERVER_MAX_PEERS;
+	return 0;
+}
+
+static int peer_pid(int sock)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    cred.pid <= 0)
+		return -1;
+	return cred.pid;
+}
+
+/* Out of file descriptors: take the connection with the fd we kept for
+ * that, and refuse it, rather than see the listening socket stay ready
+ * for ever. */
+static int refuse_for_fds(struct smq_server *s, int err)
+{
+	int fd, pid = -1;
+
+	if (s->reserve_fd < 0 &&
+	    (s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		return err;   /* nothing to give up: the caller says so */
+	close(s->reserve_fd);
+	fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0) {
+		pid = peer_pid(fd);
+		close(fd);
+		push_event(s, SMQ_PEER_REFUSED, 0, pid, err);
+	}
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return 0;
+}
+
+/* The order of QEMU's ivshmem spec: version, ID, memory; the newcomer to
+ * the others; the others to the newcomer, by ID; its own vectors. */
+int smq_srv_accept_client(struct smq_server *s)
+{
+	struct peer *p;
+	unsigned id;
+	int fd, pid, err;
+
+	fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE)
+			return refuse_for_fds(s, -errno);
+		return 0;   /* EAGAIN, ECONNABORTED: nothing to take */
+	}
+	pid = peer_pid(fd);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		err = -ENOMEM;
+		goto refuse;
+	}
+	p->sock = -1;
+	for (unsigned v = 0; v < SMQ_SERVER_MAX_VECTORS; v++)
+		p->efd[v] = -1;
+	for (unsigned v = 0; v < s->vectors; v++)
+		if ((p->efd[v] = eventfd(0, EFD_CLOEXEC)) < 0) {
+			err = -errno;
+			goto refuse;
+		}
+	if ((err = free_id(s, &id)))
+		goto refuse;
+	struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = p };
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &e) < 0) {
+		err = -errno;
+		goto refuse;
+	}
+	p->sock = fd;
+	p->id = id;
+	p->pid = pid;
+	s->slot[id] = p;
+	s->npeers++;
+	push_event(s, SMQ_PEER_JOINED, id, pid, 0);
+
+	peer_send(s, p, PROTOCOL_VERSION, -1);
+	peer_send(s, p, id, -1);
+	peer_send(s, p, -1, s->mem_fd);
+	for (unsigned i = 0; i < s->nslots; i++) {
+		struct peer *o = s->slot[i];
+		if (o && o != p && !o->dead)
+			for (unsigned v = 0; v < s->vectors; v++)
+				peer_send(s, o, id, p->efd[v]);
+	}
+	for (unsigned i = 0; i < s->nslots; i++) {
+		struct peer *o = s->slot[i];
+		if (o && o != p && !o->dead)
+			for (unsigned v = 0; v < s->vectors; v++)
+				peer_send(s, p, o->id, o->efd[v]);
+	}
+	for (unsigned v = 0; v < s->vectors; v++)
+		peer_send(s, p, id, p->efd[v]);
+	return 0;
+refuse:
+	if (p)
+		smq_srv_peer_free(p);
+	close(fd);
+	push_event(s, SMQ_PEER_REFUSED, 0, pid, err);
+	return 0;
+}
+
+/* Anything a client sends breaks the one-way protocol; end of file is a
+ * client that left. */
+void smq_srv_client_input(struct peer *p, uint32_t events)
+{
+	char c;
+	ssize_t n = recv(p->sock, &c, 1, MSG_DONTWAIT);
+
+	if (n > 0)
+		mark_dead(p, -EPROTO);
+	else if (n == 0 || errno == ECONNRESET)
+		mark_dead(p, 0);
+	else if (errno != EAGAIN && errno != EINTR)
+		mark_dead(p, -errno);
+	else if (events & (EPOLLHUP | EPOLLERR))
+		mark_dead(p, 0);
+}
+
+/* Removes the dead, reports them, and tells the others; telling may kill
+ * more (a client that does not read), so until none is left. */
+void smq_srv_reap(struct smq_server *s)
+{
+	bool again = true;
+
+	while (again) {
+		again = false;
+		for (unsigned i = 0; i < s->nslots; i++) {
+			struct peer *p = s->slot[i];
+			if (!p || !p->dead)
+				continue;
+			s->slot[i] = NULL;
+			s->npeers--;
+			epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, p->sock, NULL);
+			push_event(s, SMQ_PEER_LEFT, p->id, p->pid, p->dead_err);
+			for (unsigned j = 0; j < s->nslots; j++)
+				if (s->slot[j])
+					peer_send(s, s->slot[j], p->id, -1);
+			smq_srv_peer_free(p);
+			again = true;
+		}
+	}
+}

@@ -1,0 +1,235 @@
+/* The ivshmem server's memory and its listening socket. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "ivshmem_server.h"
+
+/* ---- the memory ---- */
+
+/* The shm transport's rule for a name: it stays inside /dev/shm (1 to 200
+ * of A-Z a-z 0-9 . _ -, not starting with '.', no "..").  Kept in step
+ * with libsmq's shm transport. */
+static bool shm_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 200 || name[0] == '.' || strstr(name, ".."))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+		      c == '.'))
+			return false;
+	}
+	return true;
+}
+
+static uint64_t pow2_at_least(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static int grow(int fd, uint64_t size)
+{
+	int err = posix_fallocate(fd, 0, (off_t)size);
+
+	if (err == EOPNOTSUPP || err == EINVAL)
+		err = ftruncate(fd, (off_t)size) < 0 ? errno : 0;
+	return -err;
+}
+
+/* Opens or creates (O_EXCL first, so that we know which) a shm object or
+ * a file, never through a symbolic link. */
+static int open_named(const char *path, bool shm, bool *created)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC;
+		int fd = shm ? shm_open(path, flags | O_CREAT | O_EXCL, 0600)
+			     : open(path, flags | O_CREAT | O_EXCL, 0600);
+		if (fd >= 0) {
+			*created = true;
+			return fd;
+		}
+		if (errno != EEXIST)
+			return -errno;
+		fd = shm ? shm_open(path, flags, 0) : open(path, flags);
+		if (fd >= 0) {
+			*created = false;
+			return fd;
+		}
+		if (errno != ENOENT)   /* ENOENT: removed meanwhile, again */
+			return -errno;
+	}
+	return -EAGAIN;
+}
+
+/* The memory, sized to a power of two: QEMU maps it as a PCI BAR, and a
+ * BAR's size is a power of two. */
+int smq_srv_open_memory(struct smq_server *s, const char *spec, uint64_t size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t want = pow2_at_least(size > (uint64_t)page ? size :
+				      (uint64_t)page);
+	char path[256];
+	bool shm, created = false;
+	struct stat st;
+	int fd, err;
+
+	if (!spec) {
+		fd = memfd_create("smq-ivshmem", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (fd < 0)
+			return -errno;
+		err = grow(fd, want);
+		/* Nobody may resize it under the peers' mappings. */
+		if (!err && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+				  F_SEAL_SEAL) < 0)
+			err = -errno;
+		if (err) {
+			close(fd);
+			return err;
+		}
+		s->mem_fd = fd;
+		s->size = want;
+		return 0;
+	}
+	if (!strncmp(spec, "shm:", 4) || (!strchr(spec, ':') &&
+					  spec[0] != '/' && spec[0] != '.')) {
+		const char *name = strncmp(spec, "shm:", 4) ? spec : spec + 4;
+		if (!shm_name_ok(name))
+			return -EINVAL;
+		snprintf(path, sizeof(path), "/%s", name);
+		shm = true;
+	} else if (!strncmp(spec, "file:", 5) || spec[0] == '/' ||
+		   spec[0] == '.') {
+		const char *p = strncmp(spec, "file:", 5) ? spec : spec + 5;
+		if (!*p)
+			return -EINVAL;
+		if (strlen(p) >= sizeof(path))
+			return -ENAMETOOLONG;
+		strcpy(path, p);
+		shm = false;
+	} else {
+		return -EPROTONOSUPPORT;
+	}
+
+	fd = open_named(path, shm, &created);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	/* Never another user's object: its owner could resize or reuse it
+	 * under the peers. */
+	err = !S_ISREG(st.st_mode) ? -EINVAL : st.st_uid != geteuid() ? -EPERM : 0;
+	if (err)
+		goto fail;
+	if ((uint64_t)st.st_size > want)   /* never shrunk */
+		want = pow2_at_least((uint64_t)st.st_size);
+	if (want > MAX_SIZE) {
+		err = -EFBIG;
+		goto fail;
+	}
+	/* grown by smq_srv_size_memory(), once the socket is ours */
+	s->mem_fd = fd;
+	s->size = want;
+	if (created)
+		snprintf(s->created, sizeof(s->created), "%s:%s",
+			 shm ? "shm" : "file", path);
+	return 0;
+fail:
+	close(fd);
+	if (created && shm)
+		shm_unlink(path);
+	else if (created)
+		unlink(path);
+	return err;
+}
+
+int smq_srv_size_memory(struct smq_server *s)
+{
+	struct stat st;
+
+	if (fstat(s->mem_fd, &st) < 0)
+		return -errno;
+	return (uint64_t)st.st_size < s->size ? grow(s->mem_fd, s->size) : 0;
+}
+
+/* ---- the socket ---- */
+
+int smq_srv_socket_address(const char *path, struct sockaddr_un *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	if (!*path)
+		return -EINVAL;
+	if (strlen(path) >= sizeof(a->sun_path))
+		return -ENAMETOOLONG;
+	strcpy(a->sun_path, path);
+	return 0;
+}
+
+/* 0: nothing there, or a stale socket (*stale); -EADDRINUSE: a server
+ * answers on it; -EEXIST: something that is not a socket. */
+int smq_srv_probe_socket(const struct sockaddr_un *a, bool *stale)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	*stale = false;
+	if (lstat(a->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	/* non-blocking: a server too busy to take us (EAGAIN) is alive */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0 ||
+	    errno == EAGAIN)
+		err = -EADDRINUSE;
+	else if (errno == ECONNREFUSED)
+		*stale = true;
+	else
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int smq_srv_make_socket(struct smq_server *s, const struct sockaddr_un *a,
+			unsigned mode)
+{
+	struct stat st;
+	int fd, err;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (const struct sockaddr *)a, sizeof(*a)) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/* Nobody can connect before listen(): the mode is right first. */
+	if (chmod(a->sun_path, (mode_t)(mode & 07777)) < 0 ||
+	    lstat(a->sun_path, &st) < 0 || listen(fd, 64) < 0) {
+		err = -errno;
+		close(fd);
+		unlink(a->sun_path);
+		return err;
+	}
+	s->listen_fd = fd;
+	s->sock_dev = st.st_dev;
+	s->sock_ino = st.st_ino;
+	return 0;
+}
