@@ -5,8 +5,9 @@
  * come and go.  The connection is one-way: each message is an 8-byte
  * little-endian signed number, with at most one file descriptor.
  *
- * Self-contained on purpose: only the public header and system headers,
- * so that the window's internals can change under it.  One thread at a
+ * Self-contained on purpose: only the public header, system headers and
+ * the rule for shm names (shm_name.h), so that the window's internals can
+ * change under it.  One thread at a
  * time uses a server handle.
  *
  * This file is the API and its event loop; ivshmem_server_setup.c makes

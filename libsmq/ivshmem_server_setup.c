@@ -8,27 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "ivshmem_server.h"
+#include "shm_name.h"
 
 /* ---- the memory ---- */
-
-/* The shm transport's rule for a name: it stays inside /dev/shm (1 to 200
- * of A-Z a-z 0-9 . _ -, not starting with '.', no "..").  Kept in step
- * with libsmq's shm transport. */
-static bool shm_name_ok(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n == 0 || n > 200 || name[0] == '.' || strstr(name, ".."))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-		      c == '.'))
-			return false;
-	}
-	return true;
-}
 
 static uint64_t pow2_at_least(uint64_t v)
 {
@@ -105,7 +87,7 @@ int smq_srv_open_memory(struct smq_server *s, const char *spec, uint64_t size)
 	if (!strncmp(spec, "shm:", 4) || (!strchr(spec, ':') &&
 					  spec[0] != '/' && spec[0] != '.')) {
 		const char *name = strncmp(spec, "shm:", 4) ? spec : spec + 4;
-		if (!shm_name_ok(name))
+		if (!smq_shm_name_ok(name))
 			return -EINVAL;
 		snprintf(path, sizeof(path), "/%s", name);
 		shm = true;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../format.h"
+#include "../shm_name.h"
 #include "transport.h"
 
 /* A shm name stays inside /dev/shm: no '/', no leading '.', no ".." at

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../format.h"
+#include "../shm_name.h"
 #include "transport.h"
 
 struct split {

@@ -162,8 +162,8 @@ void smq_map_close(struct smq_map *m);
 /* A mapping that is replaced: unmapped at close (or now, if too many). */
 void smq_map_retire(struct smq_map *m, void *base, uint64_t size);
 
-/* shm.c: helpers for transports over files and shm objects */
-bool smq_shm_name_ok(const char *name);
+/* shm.c: helpers for transports over files and shm objects (and
+ * smq_shm_name_ok(), in shm_name.h) */
 /* Formatting takes the object over: ours and not writable by others, or
  * -SMQ_EFOREIGN; with force, made ours and 0600. */
 int smq_fd_claim(int fd, bool force);
