@@ -1,5 +1,6 @@
 /* The window format: layout, ranges of each region, checksum, signatures.
  * Nothing here touches a window. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "format.h"

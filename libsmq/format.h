@@ -4,7 +4,6 @@
 #ifndef SMQ_FORMAT_H
 #define SMQ_FORMAT_H
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

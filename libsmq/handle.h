@@ -8,7 +8,7 @@
 #ifndef SMQ_HANDLE_H
 #define SMQ_HANDLE_H
 
-#include <stdio.h>
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 #include "format.h"

@@ -5,6 +5,7 @@
  * took; clocks of different hosts are never compared. */
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>

@@ -1,5 +1,6 @@
 /* Snapshots for dump and top, and full validation.  They read the whole
  * window, across the bus: diagnostics, never a message path. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "handle.h"

@@ -2,6 +2,7 @@
  * a lane's ring and top live in the receiver's region, its bottom and flow
  * control in the sender's, so each side reads only its own memory and
  * only writes across the bus (the SimpleMessageQueue paper, section 6.1). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

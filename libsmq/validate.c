@@ -1,6 +1,7 @@
 /* Validation of a window: everything is checked before anything is
  * trusted (a window is memory that another board, a crash or a power-on
  * left in any state).  Reads only, through a view of the segments. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /* The futex doorbell: a word in the waiter's region that a ringer changes
  * and then wakes.  It reaches only processes of one kernel, so its
  * address carries the host's boot hash. */
+#include <errno.h>
 #include <limits.h>
 #include <poll.h>
 #include <linux/futex.h>

@@ -4,6 +4,7 @@
  * through the eventfds of the peers' interrupt vectors: a guest sees the
  * ring as an MSI-X interrupt, and its ring reaches us as an eventfd.  Host
  * processes of the same memory are reached by futex as well. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -11,6 +11,7 @@
  * device's memory BAR, else the largest prefetchable memory BAR, else the
  * largest.  Either way the window is device memory and takes the device
  * fences (order.c). */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* Transports are picked by the prefix of a window spec ("shm:NAME",
  * "file:PATH"); a bare path is a file, a bare name an shm object. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>

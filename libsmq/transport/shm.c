@@ -1,6 +1,7 @@
 /* The default transports: a POSIX shared memory object, or a plain file.
  * Both are one window, a file descriptor mapped shared; doorbells are
  * futexes, which reach the processes of this host. */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>

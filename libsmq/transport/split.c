@@ -4,6 +4,7 @@
  * regions are their own memory: a read of another board's region here is
  * a real read of another object, and the test builds count every one.
  * Doorbells are futexes: all objects live on this host. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
