@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "format.h"
+#include "view.h"
 #include "transport/transport.h"
 
 /* Why a far read happens (each one is a named exception). */

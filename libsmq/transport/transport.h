@@ -14,6 +14,7 @@
 #ifndef SMQ_TRANSPORT_H
 #define SMQ_TRANSPORT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -171,7 +172,6 @@ int smq_fd_grow(int fd, uint64_t size);         /* never shrinks */
 
 /* Interrupt vectors of a doorbell device, one per waiter (an eventfd is
  * read by one waiter only).  registry.c. */
-#include <pthread.h>
 struct smq_vector_pool {
 	pthread_mutex_t lock;
 	uint64_t used;          /* bit v: vector v is some waiter's */
