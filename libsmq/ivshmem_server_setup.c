@@ -55,6 +55,54 @@ static int open_named(const char *path, bool shm, bool *created)
 	return -EAGAIN;
 }
 
+/* No spec: memory of our own, sealed at its size. */
+static int open_anonymous(struct smq_server *s, uint64_t want)
+{
+	int fd, err;
+
+	fd = memfd_create("smq-ivshmem", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	err = grow(fd, want);
+	/* Nobody may resize it under the peers' mappings. */
+	if (!err && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+			  F_SEAL_SEAL) < 0)
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	s->mem_fd = fd;
+	s->size = want;
+	return 0;
+}
+
+/* Where a spec points: "shm:NAME" or a bare name is a shm object, and
+ * "file:PATH" or a path starting with '/' or '.' is a file. */
+static int spec_path(const char *spec, char *path, size_t size, bool *shm)
+{
+	if (!strncmp(spec, "shm:", 4) || (!strchr(spec, ':') &&
+					  spec[0] != '/' && spec[0] != '.')) {
+		const char *name = strncmp(spec, "shm:", 4) ? spec : spec + 4;
+		if (!smq_shm_name_ok(name))
+			return -EINVAL;
+		snprintf(path, size, "/%s", name);
+		*shm = true;
+	} else if (!strncmp(spec, "file:", 5) || spec[0] == '/' ||
+		   spec[0] == '.') {
+		const char *p = strncmp(spec, "file:", 5) ? spec : spec + 5;
+		if (!*p)
+			return -EINVAL;
+		if (strlen(p) >= size)
+			return -ENAMETOOLONG;
+		strcpy(path, p);
+		*shm = false;
+	} else {
+		return -EPROTONOSUPPORT;
+	}
+	return 0;
+}
+
 /* The memory, sized to a power of two: QEMU maps it as a PCI BAR, and a
  * BAR's size is a power of two. */
 int smq_srv_open_memory(struct smq_server *s, const char *spec, uint64_t size)
@@ -67,42 +115,11 @@ int smq_srv_open_memory(struct smq_server *s, const char *spec, uint64_t size)
 	struct stat st;
 	int fd, err;
 
-	if (!spec) {
-		fd = memfd_create("smq-ivshmem", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-		if (fd < 0)
-			return -errno;
-		err = grow(fd, want);
-		/* Nobody may resize it under the peers' mappings. */
-		if (!err && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-				  F_SEAL_SEAL) < 0)
-			err = -errno;
-		if (err) {
-			close(fd);
-			return err;
-		}
-		s->mem_fd = fd;
-		s->size = want;
-		return 0;
-	}
-	if (!strncmp(spec, "shm:", 4) || (!strchr(spec, ':') &&
-					  spec[0] != '/' && spec[0] != '.')) {
-		const char *name = strncmp(spec, "shm:", 4) ? spec : spec + 4;
-		if (!smq_shm_name_ok(name))
-			return -EINVAL;
-		snprintf(path, sizeof(path), "/%s", name);
-		shm = true;
-	} else if (!strncmp(spec, "file:", 5) || spec[0] == '/' ||
-		   spec[0] == '.') {
-		const char *p = strncmp(spec, "file:", 5) ? spec : spec + 5;
-		if (!*p)
-			return -EINVAL;
-		if (strlen(p) >= sizeof(path))
-			return -ENAMETOOLONG;
-		strcpy(path, p);
-		shm = false;
-	} else {
-		return -EPROTONOSUPPORT;
-	}
+	if (!spec)
+		return open_anonymous(s, want);
+	err = spec_path(spec, path, sizeof(path), &shm);
+	if (err)
+		return err;
 
 	fd = open_named(path, shm, &created);
 	if (fd < 0)
