@@ -44,7 +44,7 @@ uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
 		 uint32_t min, uint32_t max);
 /* "1.5", "30s", "200ms", "2m", "inf": milliseconds, or SMQ_WAIT_FOREVER */
 int arg_duration(struct argp_state *st, const char *opt, const char *arg);
-/* args.c, the one size parser: a number of bytes with an optional binary
+/* arg_size.c, the one size parser: a number of bytes with an optional binary
  * suffix K, M or G (KiB, MiB, GiB too), from min to max; anything else is
  * a usage error through argp that names the option. */
 uint64_t arg_size(struct argp_state *st, const char *opt, const char *arg,
