@@ -36,11 +36,6 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	return 0;
 }
 
-static const struct argp_child children[] = {
-	{ &queue_argp, 0, NULL, 0 },
-	{ 0 }
-};
-
 static const struct argp argp = {
 	options, parse, NULL,
 	"Empty every queue, or one, and bump the generation (system board "
@@ -48,7 +43,7 @@ static const struct argp argp = {
 	"not a timer): nothing of a call in flight lands in the cleared "
 	"queues.  Every attached board gets a stale error on its next call "
 	"and must attach and synchronise again.  It also finishes an init or "
-	"clear that was killed.", children, NULL, NULL
+	"clear that was killed.", queue_children, NULL, NULL
 };
 
 static int run(int argc, char **argv, struct ctx *ctx)

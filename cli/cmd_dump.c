@@ -33,11 +33,6 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	return 0;
 }
 
-static const struct argp_child children[] = {
-	{ &queue_argp, 0, NULL, 0 },
-	{ 0 }
-};
-
 static const struct argp argp = {
 	NULL, parse, NULL,
 	"Show the window: superblock, boards (state, generation, heartbeat, "
@@ -47,7 +42,7 @@ static const struct argp argp = {
 	"Exit 1, naming the field, its offset and what was expected, whenever "
 	"the window is corrupted or another command would refuse it (an init "
 	"or clear that did not finish).",
-	children, NULL, NULL
+	queue_children, NULL, NULL
 };
 
 static const char *const sys_states[] = { "formatting", "formatted", "ready" };

@@ -32,3 +32,8 @@ static char *queue_help(int key, const char *text, void *input)
 
 const struct argp queue_argp = { options, parse, NULL, NULL, NULL,
 				 queue_help, NULL };
+
+const struct argp_child queue_children[] = {
+	{ &queue_argp, 0, NULL, 0 },
+	{ 0 }
+};

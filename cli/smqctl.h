@@ -80,12 +80,14 @@ const char *window_file(const char *spec, char *buf, size_t n);
 int fault_error(struct ctx *ctx, int err, const struct smq_fault *f);
 
 /* --queue Q, shared by clear and dump: a child parser whose input is a
- * struct queue_opt; the command's parser passes it on ARGP_KEY_INIT. */
+ * struct queue_opt; the command's parser passes it on ARGP_KEY_INIT.
+ * queue_children is the children of such a command: queue_argp alone. */
 struct queue_opt {
 	int queue;              /* -1: not given */
 	const char *doc;        /* what --help says of --queue */
 };
 extern const struct argp queue_argp;
+extern const struct argp_child queue_children[];
 
 /* A small JSON writer: objects and arrays nest, commas are managed. */
 struct json {
