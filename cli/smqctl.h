@@ -44,9 +44,9 @@ uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
 		 uint32_t min, uint32_t max);
 /* "1.5", "30s", "200ms", "2m", "inf": milliseconds, or SMQ_WAIT_FOREVER */
 int arg_duration(struct argp_state *st, const char *opt, const char *arg);
-/* arg_size.c, the one size parser: a number of bytes with an optional binary
- * suffix K, M or G (KiB, MiB, GiB too), from min to max; anything else is
- * a usage error through argp that names the option. */
+/* arg_size.c, the one size parser: a number of bytes with an optional
+ * binary suffix K, M or G (KiB, MiB, GiB too), from min to max; anything
+ * else is a usage error through argp that names the option. */
 uint64_t arg_size(struct argp_state *st, const char *opt, const char *arg,
 		  uint64_t min, uint64_t max);
 /* "0,10,100,4K,1M" into out, each at most the largest entry; returns how
