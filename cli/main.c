@@ -177,13 +177,33 @@ struct main_args {
 	int cmd_index;  /* argv index of the command name, 0 if none */
 };
 
-static void list_options(const struct argp *argp)
+/* Calls fn on each option of argp and its children, hidden ones aside.  A
+ * child without a header (queue_argp) is one with its parent's options
+ * in --help, and it led the tables it was taken from: it comes first.
+ * One with a header (session_argp), a section of its own in --help,
+ * comes after them. */
+static void each_option(const struct argp *argp,
+			void (*fn)(const struct argp_option *o))
 {
+	for (const struct argp_child *c = argp->children; c && c->argp; c++)
+		if (!c->header)
+			each_option(c->argp, fn);
 	for (const struct argp_option *o = argp->options; o && (o->name || o->key || o->doc); o++)
 		if (o->name && !(o->flags & OPTION_HIDDEN))
-			printf("--%s\n", o->name);
+			fn(o);
 	for (const struct argp_child *c = argp->children; c && c->argp; c++)
-		list_options(c->argp);
+		if (c->header)
+			each_option(c->argp, fn);
+}
+
+static void print_name_line(const struct argp_option *o)
+{
+	printf("--%s\n", o->name);
+}
+
+static void list_options(const struct argp *argp)
+{
+	each_option(argp, print_name_line);
 }
 
 /* What the completions offer after an option, by the name of its argument:
@@ -213,13 +233,14 @@ static void print_arg_line(int key, const char *name, const char *arg)
 	printf(" --%s %s %s\n", name, arg ? arg : "-", kind);
 }
 
+static void print_option_line(const struct argp_option *o)
+{
+	print_arg_line(o->key, o->name, o->arg);
+}
+
 static void list_args(const struct argp *argp)
 {
-	for (const struct argp_option *o = argp->options; o && (o->name || o->key || o->doc); o++)
-		if (o->name && !(o->flags & OPTION_HIDDEN))
-			print_arg_line(o->key, o->name, o->arg);
-	for (const struct argp_child *c = argp->children; c && c->argp; c++)
-		list_args(c->argp);
+	each_option(argp, print_option_line);
 }
 
 /* The windows a completion offers: 'help', every transport's prefix, and

@@ -44,9 +44,9 @@ uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
 		 uint32_t min, uint32_t max);
 /* "1.5", "30s", "200ms", "2m", "inf": milliseconds, or SMQ_WAIT_FOREVER */
 int arg_duration(struct argp_state *st, const char *opt, const char *arg);
-/* args.c, the one size parser: a number of bytes with an optional binary
- * suffix K, M or G (KiB, MiB, GiB too), from min to max; anything else is
- * a usage error through argp that names the option. */
+/* arg_size.c, the one size parser: a number of bytes with an optional
+ * binary suffix K, M or G (KiB, MiB, GiB too), from min to max; anything
+ * else is a usage error through argp that names the option. */
 uint64_t arg_size(struct argp_state *st, const char *opt, const char *arg,
 		  uint64_t min, uint64_t max);
 /* "0,10,100,4K,1M" into out, each at most the largest entry; returns how
@@ -78,6 +78,16 @@ int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
 const char *window_file(const char *spec, char *buf, size_t n);
 /* Explains a fault smq_validate() found in the window; returns 1. */
 int fault_error(struct ctx *ctx, int err, const struct smq_fault *f);
+
+/* --queue Q, shared by clear and dump: a child parser whose input is a
+ * struct queue_opt; the command's parser passes it on ARGP_KEY_INIT.
+ * queue_children is the children of such a command: queue_argp alone. */
+struct queue_opt {
+	int queue;              /* -1: not given */
+	const char *doc;        /* what --help says of --queue */
+};
+extern const struct argp queue_argp;
+extern const struct argp_child queue_children[];
 
 /* A small JSON writer: objects and arrays nest, commas are managed. */
 struct json {

@@ -173,6 +173,47 @@ static int not_a_window(struct ctx *ctx, const struct smq_window_info *wi)
 		     wi->mapped_size, text_safe(text, shown, sizeof(shown)));
 }
 
+/* What init made: the window's geometry and its receivers. */
+static void print_formatted(struct ctx *ctx, const struct init_opts *o,
+			    struct smq_window *w)
+{
+	struct smq_window_info wi;
+	char size[32];
+
+	smq_window_info(w, &wi);
+	if (ctx->json) {
+		struct json j;
+		json_open(&j, stdout);
+		json_begin(&j, NULL, '{');
+		json_str(&j, "window", wi.name);
+		json_u64(&j, "version", wi.version);
+		json_u64(&j, "generation", wi.generation);
+		json_u64(&j, "boards", wi.geometry.boards);
+		json_u64(&j, "queues", wi.geometry.queues);
+		json_u64(&j, "entries", wi.geometry.entries);
+		json_u64(&j, "entry_size", wi.geometry.entry_size);
+		json_u64(&j, "window_size", wi.window_size);
+		json_begin(&j, "receivers", '[');
+		for (uint32_t q = 0; q < o->g.queues; q++)
+			json_u64(&j, NULL, o->receivers[q]);
+		json_end(&j, ']');
+		json_end(&j, '}');
+		json_close(&j);
+	} else {
+		printf("formatted %s: generation %" PRIu64 "\n", wi.name,
+		       wi.generation);
+		printf("  %u boards, %u queues, %u entries of %u bytes per "
+		       "sending board\n", wi.geometry.boards, wi.geometry.queues,
+		       wi.geometry.entries, wi.geometry.entry_size);
+		printf("  uses %s (%" PRIu64 " bytes)\n",
+		       human_bytes(wi.window_size, size), wi.window_size);
+		if (ctx->verbose || o->nassign)
+			for (uint32_t q = 0; q < o->g.queues; q++)
+				printf("  queue %u: received by board %u\n", q,
+				       o->receivers[q]);
+	}
+}
+
 static int run(int argc, char **argv, struct ctx *ctx)
 {
 	static struct init_opts o;
@@ -229,39 +270,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 			     err == -EOPNOTSUPP ? "this transport has no "
 			     "permission bits" : smq_strerror(err));
 	}
-	struct smq_window_info wi;
-	smq_window_info(w, &wi);
-	if (ctx->json) {
-		struct json j;
-		json_open(&j, stdout);
-		json_begin(&j, NULL, '{');
-		json_str(&j, "window", wi.name);
-		json_u64(&j, "version", wi.version);
-		json_u64(&j, "generation", wi.generation);
-		json_u64(&j, "boards", wi.geometry.boards);
-		json_u64(&j, "queues", wi.geometry.queues);
-		json_u64(&j, "entries", wi.geometry.entries);
-		json_u64(&j, "entry_size", wi.geometry.entry_size);
-		json_u64(&j, "window_size", wi.window_size);
-		json_begin(&j, "receivers", '[');
-		for (uint32_t q = 0; q < o.g.queues; q++)
-			json_u64(&j, NULL, o.receivers[q]);
-		json_end(&j, ']');
-		json_end(&j, '}');
-		json_close(&j);
-	} else {
-		printf("formatted %s: generation %" PRIu64 "\n", wi.name,
-		       wi.generation);
-		printf("  %u boards, %u queues, %u entries of %u bytes per "
-		       "sending board\n", wi.geometry.boards, wi.geometry.queues,
-		       wi.geometry.entries, wi.geometry.entry_size);
-		printf("  uses %s (%" PRIu64 " bytes)\n",
-		       human_bytes(wi.window_size, size), wi.window_size);
-		if (ctx->verbose || o.nassign)
-			for (uint32_t q = 0; q < o.g.queues; q++)
-				printf("  queue %u: received by board %u\n", q,
-				       o.receivers[q]);
-	}
+	print_formatted(ctx, &o, w);
 	smq_close(w);
 	return 0;
 }

@@ -13,12 +13,7 @@
 #define LIVENESS_LOOK_MS (SMQ_HEARTBEAT_TIMEOUT_MS + 100)
 
 struct dump_opts {
-	int queue;
-};
-
-static const struct argp_option options[] = {
-	{ "queue", 'q', "Q", 0, "Show only queue Q", 0 },
-	{ 0 }
+	struct queue_opt q;     /* --queue; -1: every queue */
 };
 
 static error_t parse(int key, char *arg, struct argp_state *st)
@@ -26,8 +21,8 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	struct dump_opts *o = st->input;
 
 	switch (key) {
-	case 'q':
-		o->queue = (int)arg_u32(st, "--queue", arg, 0, SMQ_MAX_QUEUES - 1);
+	case ARGP_KEY_INIT:
+		st->child_inputs[0] = &o->q;
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(st, "unexpected argument '%s'", arg);
@@ -39,7 +34,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 }
 
 static const struct argp argp = {
-	options, parse, NULL,
+	NULL, parse, NULL,
 	"Show the window: superblock, boards (state, generation, heartbeat, "
 	"how long since this command saw it move, doorbell) and queues "
 	"(receiving board, the fullest lane, counters, sleeping), the "
@@ -47,7 +42,7 @@ static const struct argp argp = {
 	"Exit 1, naming the field, its offset and what was expected, whenever "
 	"the window is corrupted or another command would refuse it (an init "
 	"or clear that did not finish).",
-	NULL, NULL, NULL
+	queue_children, NULL, NULL
 };
 
 static const char *const sys_states[] = { "formatting", "formatted", "ready" };
@@ -342,7 +337,7 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 
 static int run(int argc, char **argv, struct ctx *ctx)
 {
-	struct dump_opts o = { -1 };
+	struct dump_opts o = { { -1, "Show only queue Q" } };
 	struct smq_board_info bi[SMQ_MAX_BOARDS];
 	struct smq_window *w;
 	struct smq_window_info wi;
@@ -364,16 +359,16 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		return err == -SMQ_EUNFORMATTED ? window_error(ctx, "dump", err)
 						  : fault_error(ctx, err, &f);
 	}
-	if (o.queue >= 0 && check_queue(w, (unsigned)o.queue)) {
+	if (o.q.queue >= 0 && check_queue(w, (unsigned)o.q.queue)) {
 		smq_close(w);
 		return 1;
 	}
 	read_boards(w, wi.geometry.boards, bi);
 	err = smq_validate(w, &f);
 	if (ctx->json)
-		json_dump(w, &wi, bi, o.queue, ctx->verbose, err, &f);
+		json_dump(w, &wi, bi, o.q.queue, ctx->verbose, err, &f);
 	else
-		text_dump(w, &wi, bi, o.queue, ctx->verbose);
+		text_dump(w, &wi, bi, o.q.queue, ctx->verbose);
 	smq_close(w);
 	return err ? fault_error(ctx, err, &f) : 0;
 }

@@ -137,6 +137,35 @@ struct link_src {
 };
 
 /* Fills o->p's unset fields from the device named by -s. */
+/* The parameters of a link probed: what the options did not give, and
+ * whether the model takes them. */
+static int take_link(struct model_opts *o, struct link_src *src,
+		     const struct probe_link *l)
+{
+	if (!o->gen_set)
+		o->p.gen = l->sta_speed;
+	if (!o->width_set)
+		o->p.width = l->sta_width;
+	if (!o->mps_set)
+		o->p.mps = l->mps;
+	if (!o->mrrs_set)
+		o->p.mrrs = l->mrrs;
+	src->downgraded = l->downgraded;
+	src->cap_gen = l->cap_speed;
+	src->cap_width = l->cap_width;
+
+	const char *field, *why = pcie_params_why(&o->p, &field);
+	if (why) {
+		int v = !strcmp(field, "gen") ? o->p.gen
+			: !strcmp(field, "width") ? o->p.width
+			: !strcmp(field, "mps") ? o->p.mps : o->p.mrrs;
+		return say_error("%s reports %s %d, which the model does not take "
+			     "(%s); give --%s", src->device, field, v, why,
+			     field);
+	}
+	return 0;
+}
+
 static int probed_link(struct model_opts *o, struct link_src *src)
 {
 	struct probe_filter f = { .slot = o->slot };
@@ -199,28 +228,7 @@ static int probed_link(struct model_opts *o, struct link_src *src)
 		return say_error("%s: the link is down (status speed %d, width "
 			     "%d); give --gen and --width", src->device,
 			     l.sta_speed, l.sta_width);
-	if (!o->gen_set)
-		o->p.gen = l.sta_speed;
-	if (!o->width_set)
-		o->p.width = l.sta_width;
-	if (!o->mps_set)
-		o->p.mps = l.mps;
-	if (!o->mrrs_set)
-		o->p.mrrs = l.mrrs;
-	src->downgraded = l.downgraded;
-	src->cap_gen = l.cap_speed;
-	src->cap_width = l.cap_width;
-
-	const char *field, *why = pcie_params_why(&o->p, &field);
-	if (why) {
-		int v = !strcmp(field, "gen") ? o->p.gen
-			: !strcmp(field, "width") ? o->p.width
-			: !strcmp(field, "mps") ? o->p.mps : o->p.mrrs;
-		return say_error("%s reports %s %d, which the model does not take "
-			     "(%s); give --%s", src->device, field, v, why,
-			     field);
-	}
-	return 0;
+	return take_link(o, src, &l);
 }
 
 /* Which options were given, for the note: "--gen, --mps" */

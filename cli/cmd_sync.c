@@ -220,12 +220,47 @@ static uint64_t generation_now(struct ctx *ctx)
 	return wi.generation;
 }
 
+static void print_ready(const struct ctx *ctx, struct smq_window *w)
+{
+	if (ctx->json)
+		printf("{\"event\": \"ready\", \"board\": %u}\n",
+		       ctx->board);
+	else {
+		struct smq_window_info wi;
+		smq_window_info(w, &wi);
+		printf("board %u: system ready (generation %" PRIu64 ")\n",
+		       ctx->board, wi.generation);
+	}
+}
+
+/* Why sync gave up at the deadline: err is the last attempt's, pending
+ * the boards that had not come when it was -ETIMEDOUT.  Returns 1. */
+static int timed_out(const struct ctx *ctx, const struct sync_opts *o,
+		     int err, uint64_t pending)
+{
+	char list[256];
+
+	fprintf(stderr, "smqctl: sync timed out after ");
+	print_duration(stderr, o->timeout_ms);
+	if (err == -ETIMEDOUT)
+		fprintf(stderr, ": board 0 did not declare the system ready "
+			"(still missing: board%s %s)\n",
+			__builtin_popcountll(pending) == 1 ? "" : "s",
+			board_list(pending, list, sizeof(list)));
+	else if (err == -ENOENT)
+		fprintf(stderr, ": board 0 has not created window %s (has it run "
+			"smqctl init?)\n", window_spec(ctx));
+	else
+		fprintf(stderr, ": board 0 has not formatted window %s (%s)\n",
+			window_spec(ctx), smq_strerror(err));
+	return 1;
+}
+
 static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 		      int64_t deadline)
 {
 	struct smq_window *w = NULL;
 	uint64_t pending = 0, older = 0;
-	char list[256];
 	bool said = false, told = false;
 	int err;
 
@@ -267,16 +302,7 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 					return report_dead(1, w);
 			}
 			if (!err) {
-				if (ctx->json)
-					printf("{\"event\": \"ready\", \"board\": %u}\n",
-					       ctx->board);
-				else {
-					struct smq_window_info wi;
-					smq_window_info(w, &wi);
-					printf("board %u: system ready (generation %"
-					       PRIu64 ")\n", ctx->board,
-					       wi.generation);
-				}
+				print_ready(ctx, w);
 				smq_close(w);
 				return 0;
 			}
@@ -294,20 +320,7 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 		}
 		usleep((useconds_t)o->interval_ms * 1000);
 	}
-	fprintf(stderr, "smqctl: sync timed out after ");
-	print_duration(stderr, o->timeout_ms);
-	if (err == -ETIMEDOUT)
-		fprintf(stderr, ": board 0 did not declare the system ready "
-			"(still missing: board%s %s)\n",
-			__builtin_popcountll(pending) == 1 ? "" : "s",
-			board_list(pending, list, sizeof(list)));
-	else if (err == -ENOENT)
-		fprintf(stderr, ": board 0 has not created window %s (has it run "
-			"smqctl init?)\n", window_spec(ctx));
-	else
-		fprintf(stderr, ": board 0 has not formatted window %s (%s)\n",
-			window_spec(ctx), smq_strerror(err));
-	return 1;
+	return timed_out(ctx, o, err, pending);
 }
 
 static int run(int argc, char **argv, struct ctx *ctx)

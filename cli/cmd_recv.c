@@ -194,6 +194,63 @@ static void write_message(const struct ctx *ctx, const struct recv_opts *o,
 	}
 }
 
+/* Writes messages from q until --count or --timeout; each is taken
+ * from the queue only once it is written.  Returns the exit status. */
+static int receive(struct ctx *ctx, const struct recv_opts *o,
+		   struct smq_queue *q)
+{
+	uint32_t got = 0;
+	int err = 0, rc = 0;
+
+	while (o->count == 0 || got < o->count) {
+		const void *data;
+		size_t len;
+		unsigned from;
+		err = smq_peek(q, &data, &len, &from, o->timeout_ms);
+		if (err)
+			break;
+		if (o->format == NUL_FRAMED && !ctx->json && memchr(data, 0, len)) {
+			rc = say_error("the message from board %u on queue %d (%zu "
+				   "bytes) holds a NUL byte, which --null cannot "
+				   "frame: it stays queued (receive it with --json, "
+				   "--hex or --raw)", from, o->queue, len);
+			break;
+		}
+		/* written and flushed before it is taken: a recv killed here
+		 * leaves it queued, and the next recv writes it (again) */
+		write_message(ctx, o, data, len, from);
+		if (fflush(stdout) || ferror(stdout)) {
+			int e = errno;
+			/* said here, with what became of the message: nothing
+			 * is left for main to report */
+			__fpurge(stdout);
+			clearerr(stdout);
+			rc = say_error("cannot write to standard output: %s (the "
+				   "message stays queued)", strerror(e));
+			break;
+		}
+		if ((err = smq_commit(q))) {
+			rc = window_error(ctx, "recv", err);
+			break;
+		}
+		got++;
+	}
+	if (rc) {
+		/* said above */
+	} else if (err == -ETIMEDOUT || err == -EAGAIN) {
+		if (o->count) {
+			fprintf(stderr, "smqctl: no message on queue %d after ",
+				o->queue);
+			print_duration(stderr, o->timeout_ms);
+			fprintf(stderr, " (received %u of %u)\n", got, o->count);
+			rc = 1;
+		}
+	} else if (err) {
+		rc = window_error(ctx, "recv", err);
+	}
+	return rc;
+}
+
 static int run(int argc, char **argv, struct ctx *ctx)
 {
 	struct recv_opts o = { -1, SMQ_WAIT_FOREVER, 1, false, TEXT, NULL };
@@ -231,54 +288,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 				     o.queue, qi.receiver_pid);
 		return window_error(ctx, "recv", err);
 	}
-	uint32_t got = 0;
-	int rc = 0;
-	while (o.count == 0 || got < o.count) {
-		const void *data;
-		size_t len;
-		unsigned from;
-		err = smq_peek(q, &data, &len, &from, o.timeout_ms);
-		if (err)
-			break;
-		if (o.format == NUL_FRAMED && !ctx->json && memchr(data, 0, len)) {
-			rc = say_error("the message from board %u on queue %d (%zu "
-				   "bytes) holds a NUL byte, which --null cannot "
-				   "frame: it stays queued (receive it with --json, "
-				   "--hex or --raw)", from, o.queue, len);
-			break;
-		}
-		/* written and flushed before it is taken: a recv killed here
-		 * leaves it queued, and the next recv writes it (again) */
-		write_message(ctx, &o, data, len, from);
-		if (fflush(stdout) || ferror(stdout)) {
-			int e = errno;
-			/* said here, with what became of the message: nothing
-			 * is left for main to report */
-			__fpurge(stdout);
-			clearerr(stdout);
-			rc = say_error("cannot write to standard output: %s (the "
-				   "message stays queued)", strerror(e));
-			break;
-		}
-		if ((err = smq_commit(q))) {
-			rc = window_error(ctx, "recv", err);
-			break;
-		}
-		got++;
-	}
-	if (rc) {
-		/* said above */
-	} else if (err == -ETIMEDOUT || err == -EAGAIN) {
-		if (o.count) {
-			fprintf(stderr, "smqctl: no message on queue %d after ",
-				o.queue);
-			print_duration(stderr, o.timeout_ms);
-			fprintf(stderr, " (received %u of %u)\n", got, o.count);
-			rc = 1;
-		}
-	} else if (err) {
-		rc = window_error(ctx, "recv", err);
-	}
+	int rc = receive(ctx, &o, q);
 	smq_queue_close(q);
 	smq_close(w);
 	return rc;

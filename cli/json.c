@@ -1,0 +1,103 @@
+/* A small JSON writer: objects and arrays nest, commas are managed. */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include "smqctl.h"
+
+void json_open(struct json *j, FILE *f)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+	j->first[0] = true;
+}
+
+static void json_key(struct json *j, const char *key)
+{
+	if (!j->first[j->depth])
+		fputc(',', j->f);
+	j->first[j->depth] = false;
+	if (j->depth)
+		fprintf(j->f, "\n%*s", 2 * j->depth, "");
+	if (key) {
+		fputc('"', j->f);
+		fputs(key, j->f);
+		fputs("\": ", j->f);
+	}
+}
+
+static void json_escaped(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+void json_begin(struct json *j, const char *key, char brace)
+{
+	json_key(j, key);
+	fputc(brace, j->f);
+	if (j->depth < 15)
+		j->depth++;
+	j->first[j->depth] = true;
+}
+
+void json_end(struct json *j, char brace)
+{
+	bool empty = j->first[j->depth];
+	j->depth--;
+	if (!empty)
+		fprintf(j->f, "\n%*s", 2 * j->depth, "");
+	fputc(brace, j->f);
+}
+
+void json_str(struct json *j, const char *key, const char *val)
+{
+	json_key(j, key);
+	json_escaped(j->f, val);
+}
+
+void json_u64(struct json *j, const char *key, uint64_t val)
+{
+	json_key(j, key);
+	fprintf(j->f, "%" PRIu64, val);
+}
+
+void json_i64(struct json *j, const char *key, int64_t val)
+{
+	json_key(j, key);
+	fprintf(j->f, "%" PRId64, val);
+}
+
+void json_double(struct json *j, const char *key, double val, int decimals)
+{
+	json_key(j, key);
+	if (isfinite(val))
+		fprintf(j->f, "%.*f", decimals, val);
+	else
+		fputs("null", j->f);
+}
+
+void json_null(struct json *j, const char *key)
+{
+	json_key(j, key);
+	fputs("null", j->f);
+}
+
+void json_bool(struct json *j, const char *key, bool val)
+{
+	json_key(j, key);
+	fputs(val ? "true" : "false", j->f);
+}
+
+void json_close(struct json *j)
+{
+	fputc('\n', j->f);
+}

@@ -1,0 +1,92 @@
+/* smqctl probe: whether smq can use a device, and the commands that
+ * would make it usable. */
+#include <string.h>
+#include "report.h"
+
+/* "smq: ivshmem-doorbell: BAR0 registers (...), BAR2 shared memory" */
+static void print_roles(const struct probe_dev *d)
+{
+	const char *sep = ": ";
+	bool ivshmem = !strncmp(d->use.what, "ivshmem", 7), roles = false;
+
+	for (int i = 0; i < d->nbars; i++)
+		roles |= d->bars[i].role[0] != 0;
+	if (!roles && !ivshmem)
+		return;  /* "Non-transparent bridge:" has said what it is */
+	printf("\tsmq: %s", d->use.what);
+	for (int i = 0; i < d->nbars; i++)
+		if (d->bars[i].role[0]) {
+			printf("%sBAR%d %s", sep, d->bars[i].index,
+			       d->bars[i].role);
+			sep = ", ";
+		}
+	if (d->use.doorbell_capable)
+		printf("; MSI-X: doorbells through vfio-pci");
+	else if (ivshmem)
+		printf("; no MSI-X: no doorbell, receivers poll");
+	putchar('\n');
+}
+
+static void print_commands(const struct probe_dev *d, const struct probe_advice *a)
+{
+	if (!a->ncmds)
+		return;
+	if (a->to_vfio && d->use.access == PROBE_ACCESS_SYSFS)
+		printf("\tsmq: for doorbells, bind it to vfio-pci");
+	else if (a->to_vfio)
+		printf("\tsmq: to use it with doorbells, bind it to vfio-pci");
+	else
+		printf("\tsmq: to map it through sysfs, unbind its driver");
+	if (d->use.access == PROBE_ACCESS_UNKNOWN && a->to_vfio)
+		printf(" (on the machine the dump is from; skip the unbind if "
+		       "no driver holds it)");
+	else if (d->use.access == PROBE_ACCESS_UNKNOWN)
+		printf(" (on the machine the dump is from, if a driver holds "
+		       "it)");
+	printf(":\n");
+	for (int i = 0; i < a->ncmds; i++)
+		printf("\t\t%s\n", a->cmds[i]);
+	if (!a->to_vfio)
+		return;
+	printf("\tsmq: vfio-pci needs the device in an IOMMU group "
+	       "(/sys/bus/pci/devices/%s/iommu_group)", a->bdf);
+	if (d->iommu_group[0])
+		printf(": it is in group %s\n", d->iommu_group);
+	else if (d->use.access == PROBE_ACCESS_UNKNOWN)
+		printf("\n");
+	else
+		printf(": it is in none; turn the IOMMU on (intel_iommu=on or "
+		       "amd_iommu=on on the kernel's command line)\n");
+}
+
+/* Whether smq can use a candidate as it stands, and how it could. */
+void print_use(const struct probe_dev *d)
+{
+	const struct probe_use *u = &d->use;
+	const struct probe_bar *b = NULL;
+	struct probe_advice a;
+
+	probe_advise(d, &a);
+	print_roles(d);
+	for (int i = 0; i < d->nbars; i++)
+		if (d->bars[i].index == u->bar)
+			b = &d->bars[i];
+	if (!b)
+		printf("\tsmq: no memory BAR to map\n");
+	else if (u->access == PROBE_ACCESS_UNKNOWN)
+		printf("\tsmq: driver unknown (from a dump); smq would map %s "
+		       "when no driver holds it (receivers poll)%s\n", a.spec,
+		       a.to_vfio ? ", or with doorbells once it is bound to "
+		       "vfio-pci" : "");
+	else if (!u->fits)
+		printf("\tsmq: %s cannot carry a window: %s\n", a.spec, b->why);
+	else if (a.usable)
+		printf("\tsmq: usable as it is: %s, %s; %s\n", a.spec,
+		       u->access == PROBE_ACCESS_VFIO ? "through VFIO (vfio-pci)"
+		       : "mapped through sysfs (no driver)", a.doorbells
+		       ? "with doorbells (MSI-X)" : "receivers poll");
+	else
+		printf("\tsmq: not usable as it is: driver %s holds it\n",
+		       d->driver);
+	print_commands(d, &a);
+}

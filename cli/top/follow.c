@@ -1,0 +1,264 @@
+/* smqctl top: reading the window, and following it through a
+ * re-initialisation or a replacement. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "top.h"
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void *grow(void *p, unsigned *cap, unsigned want, size_t size)
+{
+	if (want <= *cap)
+		return p;
+	void *q = realloc(p, (size_t)want * size);
+	if (q)
+		*cap = want;
+	return q;
+}
+
+int read_snap(struct smq_window *w, struct snap *s)
+{
+	int err = smq_window_info(w, &s->wi);
+	if (err)
+		return err;
+	unsigned nb = s->wi.geometry.boards;
+	unsigned nq = s->wi.geometry.queues + s->wi.diag_queues;
+	unsigned bcap = s->board_cap, qcap = s->queue_cap;
+	void *p = grow(s->boards, &bcap, nb, sizeof(*s->boards));
+	if (!p)
+		return -ENOMEM;
+	s->boards = p;
+	s->board_cap = bcap;
+	p = grow(s->queues, &qcap, nq, sizeof(*s->queues));
+	if (!p)
+		return -ENOMEM;
+	s->queues = p;
+	s->queue_cap = qcap;
+	for (unsigned b = 0; b < nb; b++)
+		if ((err = smq_board_info(w, b, &s->boards[b])))
+			return err;
+	for (unsigned q = 0; q < nq; q++)
+		if ((err = smq_queue_info(w, q, &s->queues[q])))
+			return err;
+	s->nboards = nb;
+	s->nqueues = nq;
+	s->mono_ns = mono_ns();
+	s->real_ns = real_ns();
+	return 0;
+}
+
+/* ---- following the window ---- */
+
+static void note_attach(struct viewer *v, const struct snap *s)
+{
+	char when[16] = "";
+	time_t t = (time_t)(s->real_ns / NS_PER_S);
+	struct tm tm;
+
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	snprintf(v->note, sizeof(v->note), "re-attached %s: generation %"
+		 PRIu64, when, s->wi.generation);
+}
+
+/* The handle cannot tell that its window was removed, or replaced by
+ * another of the same name: a fresh attach can.  If the fresh one shows
+ * another window (generation or format time), it replaces ours. */
+static int probe(struct viewer *v, const struct snap *s, bool *replaced)
+{
+	struct smq_window *w;
+	struct smq_window_info wi;
+	int err = smq_open(&w, window_spec(v->ctx), v->ctx->board, 0);
+
+	if (err)
+		return err;
+	err = smq_window_info(w, &wi);
+	if (!err && (wi.generation != s->wi.generation ||
+		     wi.format_time_ns != s->wi.format_time_ns)) {
+		smq_close(v->w);
+		v->w = w;
+		*replaced = true;
+		return 0;
+	}
+	smq_close(w);
+	return err == -ESTALE ? 0 : err;
+}
+
+static void compute_rates(struct viewer *v, const struct snap *a,
+			  const struct snap *b)
+{
+	double secs = (double)(b->mono_ns - a->mono_ns) / 1e9;
+	struct totals *t = &v->tot;
+
+	if (secs <= 0)
+		secs = 1e-9;
+	memset(&t->rate, 0, sizeof(t->rate));
+	for (unsigned q = 0; q < b->nqueues; q++) {
+		const struct smq_queue_info *x = &a->queues[q], *y = &b->queues[q];
+#define DELTA(f) (y->f >= x->f ? y->f - x->f : 0)
+		uint64_t msgs = DELTA(sent), bytes = DELTA(bytes_sent);
+		uint64_t bells = DELTA(doorbells), waits = DELTA(full_waits);
+		t->received += DELTA(received);
+#undef DELTA
+		struct rate *r = &v->rates[q];
+		r->msgs = (double)msgs / secs;
+		r->bytes = (double)bytes / secs;
+		r->doorbells = (double)bells / secs;
+		r->full_waits = (double)waits / secs;
+		t->msgs += msgs;
+		t->bytes += bytes;
+		t->doorbells += bells;
+		t->full_waits += waits;
+		t->rate.msgs += r->msgs;
+		t->rate.bytes += r->bytes;
+		t->rate.doorbells += r->doorbells;
+		t->rate.full_waits += r->full_waits;
+	}
+}
+
+static int row_cmp(const void *x, const void *y)
+{
+	const struct row *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? 1 : -1;
+	return a->queue < b->queue ? -1 : a->queue > b->queue;
+}
+
+void sort_rows(struct viewer *v)
+{
+	const struct snap *s = v->cur;
+
+	for (unsigned q = 0; q < s->nqueues; q++) {
+		double key = 0;
+		switch (v->sort) {
+		case SORT_MSGS:
+			key = v->show_rates ? v->rates[q].msgs : 0;
+			break;
+		case SORT_BYTES:
+			key = v->show_rates ? v->rates[q].bytes : 0;
+			break;
+		case SORT_FILL:
+			key = (double)s->queues[q].fill;
+			break;
+		}
+		v->rows[q] = (struct row){ q, key };
+	}
+	if (v->sort != SORT_QUEUE)
+		qsort(v->rows, s->nqueues, sizeof(*v->rows), row_cmp);
+}
+
+static int ensure_rows(struct viewer *v, unsigned n)
+{
+	unsigned cap = v->rate_cap;
+	void *p;
+
+	if (n <= cap)
+		return 0;
+	if (!(p = grow(v->rates, &cap, n, sizeof(*v->rates))))
+		return -ENOMEM;
+	v->rates = p;
+	cap = v->rate_cap;
+	if (!(p = grow(v->rows, &cap, n, sizeof(*v->rows))))
+		return -ENOMEM;
+	v->rows = p;
+	v->rate_cap = cap;
+	return 0;
+}
+
+/* Takes a reading into v->cur.  Returns 0 with a new frame, 1 when the
+ * window cannot be read just now (v->trouble says why; the last frame
+ * stays), or a negative error once that has lasted GRACE_NS. */
+int take_frame(struct viewer *v)
+{
+	uint64_t now = mono_ns();
+	struct snap *s = v->next;
+	bool fresh = false;  /* a new handle: no deltas against the last frame */
+	int err = v->w ? guarded_snap(v->w, s) : -ESTALE;
+
+	v->trouble_open = false;
+	if (!err && (v->trouble_since || !v->probed_ns ||
+		     now - v->probed_ns >= PROBE_NS)) {
+		v->probed_ns = now;
+		if ((err = probe(v, s, &fresh)))
+			v->trouble_open = true;
+		else if (fresh)
+			err = guarded_snap(v->w, s);
+	}
+	if (err == -ESTALE || err == -SMQ_ETOOSMALL) {
+		if (v->w)
+			smq_close(v->w);
+		err = smq_open(&v->w, window_spec(v->ctx), v->ctx->board, 0);
+		if (err)
+			v->trouble_open = true;
+		else {
+			fresh = true;
+			err = guarded_snap(v->w, s);
+		}
+	}
+	if (!err)
+		err = ensure_rows(v, s->nqueues);
+	if (err) {
+		if (!v->trouble_since)
+			v->trouble_since = now;
+		v->trouble = err;
+		return now - v->trouble_since >= GRACE_NS ? err : 1;
+	}
+	v->trouble_since = 0;
+	if (fresh) {
+		note_attach(v, s);
+		v->prev_ok = false;
+	}
+	v->show_rates = v->prev_ok && v->have_frame &&
+			v->cur->nqueues == s->nqueues;
+	if (v->show_rates)
+		compute_rates(v, v->cur, s);
+	v->next = v->cur;
+	v->cur = s;
+	v->have_frame = v->prev_ok = true;
+	if (v->restart_rates) {
+		/* counted, but the rates span the pause: start them again */
+		v->show_rates = v->restart_rates = false;
+		memset(&v->tot.rate, 0, sizeof(v->tot.rate));
+	}
+	sort_rows(v);
+	return 0;
+}
+
+void reset_totals(struct viewer *v)
+{
+	memset(&v->tot, 0, sizeof(v->tot));
+	v->tot.since_mono_ns = mono_ns();
+	v->tot.since_real_ns = real_ns();
+}
+
+/* What the failure that ends top was. */
+int top_fail(struct viewer *v, int err)
+{
+	screen_end();
+	if (v->trouble_open)
+		return open_error(v->ctx, err);
+	return window_error(v->ctx, "cannot read window", err);
+}

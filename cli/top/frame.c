@@ -1,0 +1,173 @@
+/* smqctl top: the text of a frame, shared by the live view and
+ * --once. */
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include "top.h"
+
+const char *const sys_states[] = { "formatting", "formatted", "ready" };
+const char *const board_states[] = { "absent", "initialized", "ready" };
+
+static const char *fmt_rate(double r, bool valid, char buf[24])
+{
+	if (!valid)
+		return "-";
+	if (r < 999999.95)
+		snprintf(buf, 24, "%.1f", r);
+	else if (r < 999999.95e6)
+		snprintf(buf, 24, "%.2fM", r / 1e6);
+	else
+		snprintf(buf, 24, "%.2fG", r / 1e9);
+	return buf;
+}
+
+static const char *fmt_mb(double bytes, bool valid, char buf[24])
+{
+	if (!valid)
+		return "-";
+	snprintf(buf, 24, "%.2f", bytes / 1e6);
+	return buf;
+}
+
+static const char *fmt_time(uint64_t ns, const char *format, char buf[32])
+{
+	time_t t = (time_t)(ns / NS_PER_S);
+	struct tm tm;
+
+	buf[0] = 0;
+	if (localtime_r(&t, &tm))
+		strftime(buf, 32, format, &tm);
+	return buf;
+}
+
+void header_text(const struct snap *s, const char *timefmt, char *buf,
+		 size_t n)
+{
+	const struct smq_window_info *wi = &s->wi;
+	char when[32];
+
+	/* the time first: a long window name is what the width cuts */
+	snprintf(buf, n, "%s  %s  generation %" PRIu64 "  system %s  %u "
+		 "boards, %u queues, %u entries of %u B",
+		 fmt_time(s->real_ns, timefmt, when), wi->name, wi->generation,
+		 wi->system_state <= 2 ? sys_states[wi->system_state] : "?",
+		 wi->geometry.boards, wi->geometry.queues, wi->geometry.entries,
+		 wi->geometry.entry_size);
+}
+
+void board_head(char *buf, size_t n)
+{
+	snprintf(buf, n, "%5s %-11s %8s %-16s %10s %-7s %s", "BOARD", "STATE",
+		 "PID", "HOST", "MOVED", "ALIVE", "DOORBELL");
+}
+
+const char *alive_word(int alive)
+{
+	return alive > 0 ? "yes" : alive == 0 ? "no" : "unknown";
+}
+
+void board_text(const struct snap *s, unsigned b, char *buf, size_t n)
+{
+	const struct smq_board_info *bi = &s->boards[b];
+	const char *state = bi->state <= 2 ? board_states[bi->state] : "?";
+	char age[32] = "-", host[80], bell[24] = "-";
+
+	/* like dump: a board at work without having announced itself has a
+	 * pid and a heartbeat but no state */
+	if (!bi->pid) {
+		snprintf(buf, n, "%5u %-11s %8s %-16s %10s %-7s %s", b, state, "-",
+			 "-", "-", "-", "-");
+		return;
+	}
+	/* how long since top saw the heartbeat move, on this host's clock */
+	if (bi->heartbeat_age_ms >= 0)
+		snprintf(age, sizeof(age), "%.1fs ago",
+			 (double)bi->heartbeat_age_ms / 1000);
+	if (bi->doorbell.kind == 2)
+		snprintf(bell, sizeof(bell), "ivshmem %u", bi->doorbell.peer);
+	else if (bi->doorbell.kind == 1)
+		snprintf(bell, sizeof(bell), "futex");
+	snprintf(buf, n, "%5u %-11s %8u %-16.16s %10s %-7s %s", b, state,
+		 bi->pid, text_safe(bi->host, host, sizeof(host)), age,
+		 alive_word(bi->alive), bell);
+}
+
+/* The fill bar takes what the terminal leaves; 0: no terminal. */
+int bar_width(int cols)
+{
+	int w = cols - 99;
+	return cols <= 0 ? 20 : w < 8 ? 8 : w > 40 ? 40 : w;
+}
+
+void queue_head(int barw, char *buf, size_t n)
+{
+	snprintf(buf, n, "%5s %-7s %-5s %-*s %9s %9s %9s %8s %12s %12s", "QUEUE",
+		 "RCVR", "SLEEP", barw + 2 + 1 + 11, "FILL", "MSGS/S", "MB/S",
+		 "BELLS/S", "FULL/S", "SENT", "RECEIVED");
+}
+
+void queue_text(const struct viewer *v, unsigned q, int barw, char *buf,
+		size_t n)
+{
+	const struct smq_queue_info *qi = &v->cur->queues[q];
+	const struct rate *r = &v->rates[q];
+	bool ok = v->show_rates;
+	char rcv[24], bar[48], fill[48], a[24], b[24], c[24], d[24];
+	int full = 0;
+
+	/* diagnostic queues are marked: measurements run there */
+	snprintf(rcv, sizeof(rcv), "%u%s%s", qi->receiver,
+		 qi->receiver_pid ? "" : " (-)",
+		 qi->flags & SMQ_QUEUE_DIAGNOSTIC ? " d" : "");
+	if (qi->capacity)  /* rounded up: a queue that holds any shows it */
+		full = (int)((qi->fill * (uint64_t)barw + qi->capacity - 1) /
+			     qi->capacity);
+	if (full > barw)
+		full = barw;
+	bar[0] = '[';
+	memset(bar + 1, '#', (size_t)full);
+	memset(bar + 1 + full, ' ', (size_t)(barw - full));
+	bar[barw + 1] = ']';
+	bar[barw + 2] = 0;
+	snprintf(fill, sizeof(fill), "%" PRIu64 "/%" PRIu64, qi->fill,
+		 qi->capacity);
+	snprintf(buf, n, "%5u %-7s %-5s %s %11s %9s %9s %9s %8s %12" PRIu64
+		 " %12" PRIu64, q, rcv,
+		 qi->sleeping ? "yes" : qi->receiver_pid ? "no" : "-", bar, fill,
+		 fmt_rate(r->msgs, ok, a), fmt_mb(r->bytes, ok, b),
+		 fmt_rate(r->doorbells, ok, c), fmt_rate(r->full_waits, ok, d),
+		 qi->sent, qi->received);
+}
+
+void rates_text(const struct viewer *v, char *buf, size_t n)
+{
+	const struct snap *s = v->cur;
+	const struct rate *r = &v->tot.rate;
+	bool ok = v->show_rates;
+	unsigned receivers = 0, sleeping = 0;
+	char a[24], b[24], c[24], d[24];
+
+	for (unsigned q = 0; q < s->nqueues; q++) {
+		receivers += s->queues[q].receiver_pid != 0;
+		sleeping += s->queues[q].sleeping != 0;
+	}
+	snprintf(buf, n, "all queues: %s msgs/s, %s MB/s, %s doorbells/s, %s "
+		 "full waits/s; %u receivers, %u sleeping",
+		 fmt_rate(r->msgs, ok, a), fmt_mb(r->bytes, ok, b),
+		 fmt_rate(r->doorbells, ok, c), fmt_rate(r->full_waits, ok, d),
+		 receivers, sleeping);
+}
+
+void totals_text(const struct viewer *v, uint64_t now_mono, char *buf,
+		 size_t n)
+{
+	const struct totals *t = &v->tot;
+	char when[32], size[32];
+	double secs = (double)(now_mono - t->since_mono_ns) / 1e9;
+
+	snprintf(buf, n, "since %s (%.1f s): %" PRIu64 " msgs, %s sent, %"
+		 PRIu64 " received, %" PRIu64 " doorbells, %" PRIu64
+		 " full waits", fmt_time(t->since_real_ns, "%H:%M:%S", when),
+		 secs, t->msgs, human_bytes(t->bytes, size), t->received,
+		 t->doorbells, t->full_waits);
+}

@@ -1,0 +1,114 @@
+/* smqctl top, in parts: following the window (follow.c), the signals
+ * that must not leave the terminal raw (signals.c), the text of a frame
+ * (frame.c), the live view (live.c) and --once (once.c).  cmd_top.c
+ * holds the options and the command. */
+#ifndef SMQCTL_TOP_H
+#define SMQCTL_TOP_H
+
+#include <signal.h>
+#include "../smqctl.h"
+
+#define NS_PER_MS 1000000ull
+#define NS_PER_S 1000000000ull
+/* A fresh attach this often tells a removed or replaced window. */
+#define PROBE_NS NS_PER_S
+/* A window that cannot be read for this long is gone, not being
+ * formatted. */
+#define GRACE_NS (3 * NS_PER_S)
+#define RETRY_MS 200
+
+enum sort_key { SORT_QUEUE, SORT_MSGS, SORT_BYTES, SORT_FILL, SORT_KEYS };
+/* the words for smq_window_info's system_state and smq_board_info's
+ * state */
+extern const char *const sys_states[3];
+extern const char *const board_states[3];
+
+/* ---- one reading of the window ---- */
+
+struct snap {
+	struct smq_window_info wi;
+	struct smq_board_info *boards;
+	struct smq_queue_info *queues;
+	unsigned nboards, nqueues;     /* valid entries */
+	unsigned board_cap, queue_cap; /* allocated */
+	uint64_t mono_ns, real_ns;     /* when it was taken */
+};
+
+struct rate {
+	double msgs, bytes, doorbells, full_waits;
+};
+
+struct row {
+	unsigned queue;
+	double key;
+};
+
+struct totals {
+	uint64_t msgs, bytes, received, doorbells, full_waits;
+	uint64_t since_mono_ns, since_real_ns;
+	struct rate rate;  /* all queues, over the last interval */
+};
+
+struct viewer {
+	struct ctx *ctx;
+	int interval_ms;
+	struct smq_window *w;
+	struct snap snaps[2];
+	struct snap *cur, *next;
+	bool have_frame;  /* cur holds a reading */
+	bool prev_ok;     /* cur may serve as the base of the next deltas */
+	bool show_rates;  /* rates[] were measured up to cur */
+	bool restart_rates; /* the next frame starts the rates again */
+	struct rate *rates;
+	struct row *rows;
+	unsigned rate_cap;
+	struct totals tot;
+	int sort;
+	bool paused;
+	unsigned first_row, page;  /* scrolling of the queue list */
+	uint64_t probed_ns;
+	uint64_t trouble_since;  /* since when the window cannot be read */
+	int trouble;
+	bool trouble_open;       /* it is attaching that fails */
+	char note[160];          /* re-attached, in the header */
+};
+
+/* ---- follow.c ---- */
+
+uint64_t mono_ns(void);
+uint64_t real_ns(void);
+void sleep_ms(int ms);
+int read_snap(struct smq_window *w, struct snap *s);
+void sort_rows(struct viewer *v);
+int take_frame(struct viewer *v);
+void reset_totals(struct viewer *v);
+int top_fail(struct viewer *v, int err);
+
+/* ---- signals.c ---- */
+
+extern volatile sig_atomic_t screen_on;
+void screen_end(void);
+void catch_signals(void);
+int guarded_snap(struct smq_window *w, struct snap *s);
+
+/* ---- frame.c: the text of a frame, shared by the live view and --once */
+
+void header_text(const struct snap *s, const char *timefmt, char *buf,
+		 size_t n);
+void board_head(char *buf, size_t n);
+const char *alive_word(int alive);
+void board_text(const struct snap *s, unsigned b, char *buf, size_t n);
+int bar_width(int cols);
+void queue_head(int barw, char *buf, size_t n);
+void queue_text(const struct viewer *v, unsigned q, int barw, char *buf,
+		size_t n);
+void rates_text(const struct viewer *v, char *buf, size_t n);
+void totals_text(const struct viewer *v, uint64_t now_mono, char *buf,
+		 size_t n);
+
+/* ---- live.c and once.c ---- */
+
+int run_live(struct viewer *v);
+int run_once(struct viewer *v);
+
+#endif

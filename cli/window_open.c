@@ -1,0 +1,30 @@
+/* The window the common options name: its spec, opening it, and the
+ * queues it has. */
+#include "smqctl.h"
+
+const char *window_spec(const struct ctx *ctx)
+{
+	return ctx->window && *ctx->window ? ctx->window : smq_default_window();
+}
+
+int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w)
+{
+	int err = smq_open(w, window_spec(ctx), ctx->board, flags);
+
+	return err ? open_error(ctx, err) : 0;
+}
+
+int check_queue(struct smq_window *w, unsigned queue)
+{
+	struct smq_window_info wi;
+
+	smq_window_info(w, &wi);
+	if (queue >= wi.geometry.queues + wi.diag_queues)
+		return say_error("queue %u does not exist: the window has %u queue%s "
+			     "(0 to %u) and %u diagnostic (%u to %u)", queue,
+			     wi.geometry.queues, wi.geometry.queues == 1 ? "" : "s",
+			     wi.geometry.queues - 1, wi.diag_queues,
+			     wi.geometry.queues,
+			     wi.geometry.queues + wi.diag_queues - 1);
+	return 0;
+}
