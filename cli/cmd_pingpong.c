@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "session.h"
+#include "measure/session.h"
 
 struct pingpong_opts {
 	struct session_opts s;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "session.h"
+#include "measure/session.h"
 
 struct bench_opts {
 	struct session_opts s;

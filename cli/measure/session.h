@@ -6,7 +6,7 @@
 #define SMQ_SESSION_H
 
 #include "measure.h"
-#include "smqctl.h"
+#include "../smqctl.h"
 
 enum session_op {
 	OP_HELLO = 1, OP_READY, OP_PING, OP_STREAM, OP_STOP, OP_REPORT, OP_QUIT,
