@@ -70,11 +70,13 @@ $(SHLIB): $(LIB_OBJ) libsmq/libsmq.map
 
 
 # t_baseline runs the baselines themselves: it links the cli objects they need.
+BASELINE_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard cli/measure/baseline_*.c)) \
+		$(B)/cli/measure/measure.o
 $(B)/tests/t_baseline: tests/t_baseline.c tests/testlib.c tests/testlib.h cli/measure/measure.h \
-		$(B)/cli/measure/baseline.o $(B)/cli/measure/measure.o $(STLIB)
+		$(BASELINE_OBJ) $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
-		$(B)/cli/measure/baseline.o $(B)/cli/measure/measure.o $(STLIB) $(LDFLAGS)
+		$(BASELINE_OBJ) $(STLIB) $(LDFLAGS)
 
 # The split test runs on a library that counts every read across regions
 # (SMQ_COUNT_FAR): built apart, never installed.
