@@ -71,7 +71,7 @@ $(SHLIB): $(LIB_OBJ) libsmq/libsmq.map
 
 # t_baseline runs the baselines themselves: it links the cli objects they need.
 BASELINE_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard cli/measure/baseline_*.c)) \
-		$(B)/cli/measure/measure.o
+		$(B)/cli/measure/stats.o $(B)/cli/measure/machine.o
 $(B)/tests/t_baseline: tests/t_baseline.c tests/testlib.c tests/testlib.h cli/measure/measure.h \
 		$(BASELINE_OBJ) $(STLIB)
 	@mkdir -p $(@D)

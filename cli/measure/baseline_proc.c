@@ -21,7 +21,7 @@ int fail(const char **why, const char *reason, int err)
 	return err;
 }
 
-/* shared_page() memory is an anonymous shared mapping (measure.c). */
+/* shared_page() memory is an anonymous shared mapping (machine.c). */
 struct shared *shared_get(void)
 {
 	void *p = shared_page(sizeof(struct shared));
