@@ -2,9 +2,6 @@
  * SimpleMessageQueue paper measured over the Intel 21554 bridge (its
  * figures 7 and 10): messages per second per direction, half round trip
  * latency, CPU time of each side. */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 #include "measure/session.h"
 
@@ -87,105 +84,6 @@ static const struct argp argp = {
 	"against the same command on the peer board.  Ctrl-C stops and prints "
 	"what was measured.", children, NULL, NULL
 };
-
-/* One size: warm up, then time each round trip; count round trips, or
- * for duration_ms.  The result is named after the session's mode. */
-int pingpong_size(struct session *s, size_t size, uint64_t count,
-		  int duration_ms, bool histogram, struct result *r)
-{
-	uint64_t warm = 1000, cap = count;
-	uint64_t *samples;
-	uint64_t n = 0, errors = 0;
-	int err;
-
-	if (duration_ms)
-		cap = 1u << 20;
-	samples = malloc(cap * sizeof(*samples));
-	if (!samples)
-		return say_error("out of memory for %" PRIu64 " samples", cap);
-	memset(s->buf, 0x5a, size);
-	err = session_round(s, OP_PING, size, duration_ms ? 0 : warm + count,
-			    warm);
-	if (err) {
-		free(samples);
-		return window_error(s->ctx, "pingpong", err);
-	}
-	uint64_t start = 0, end_by = 0, i;
-	struct cpu_window win;
-	double cpu = -1, wall = 0;
-	cpu_window_start(&win);
-	for (i = 0; !duration_ms ? i < warm + count : true; i++) {
-		if (i == warm) {
-			cpu_window_start(&win);
-			start = now_ns();
-			end_by = start + (uint64_t)duration_ms * 1000000ull;
-		}
-		if (measure_interrupted || (duration_ms && i > warm &&
-					    now_ns() >= end_by))
-			break;
-		size_t len;
-		session_fill(s->buf, size, i);
-		uint64_t t0 = now_ns();
-		if ((err = smq_send(s->tx, s->buf, size, s->timeout_ms)) ||
-		    (err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
-				       &len, NULL, s->timeout_ms)))
-			break;
-		uint64_t t1 = now_ns();
-		uint64_t seq = i;
-		if (size >= sizeof(seq))
-			memcpy(&seq, s->buf, sizeof(seq));
-		if (len != size || seq != i)
-			errors++;
-		if (i < warm)
-			continue;
-		if (n == cap) {
-			uint64_t *more = realloc(samples, 2 * cap * sizeof(*samples));
-			if (!more)
-				break;
-			samples = more;
-			cap *= 2;
-		}
-		samples[n++] = (t1 - t0) / 2;
-		if ((n & 0xffff) == 0)
-			progress("pingpong", n, count);
-	}
-	uint64_t stop = now_ns();
-	cpu_window_stop(&win, &cpu, &wall);
-	progress_end();
-	struct session_msg rep;
-	if (!err && (duration_ms || i < warm + count))
-		err = session_stop(s);
-	if (!err)
-		err = session_report(s, &rep);
-	if (err) {
-		free(samples);
-		return window_error(s->ctx, "pingpong", err);
-	}
-	if (errors || rep.errors) {
-		free(samples);
-		return say_error("pingpong of %zu bytes: %" PRIu64 " messages came "
-			     "back wrong", size, errors + rep.errors);
-	}
-	memset(r, 0, sizeof(*r));
-	snprintf(r->name, sizeof(r->name), "smq %s", mode_name(s->mode));
-	r->size = size;
-	r->messages = n;
-	r->seconds = n ? (double)(stop - start) / 1e9 : 0;
-	r->msgs_per_s = r->seconds > 0 ? (double)n / r->seconds : 0;
-	r->mb_per_s = r->msgs_per_s * (double)size / 1e6;
-	r->has_latency = true;
-	r->cpu_a = n ? cpu : -1;
-	r->wall_a = wall;
-	r->cpu_b = rep.count > warm ? rep.cpu : -1;
-	r->wall_b = rep.wall;
-	if (histogram) {
-		r->has_histogram = true;
-		lat_histogram(samples, n, r->histogram);
-	}
-	lat_compute(samples, n, &r->half_rtt);
-	free(samples);
-	return 0;
-}
 
 static int rounds(struct session *s, void *arg)
 {

@@ -2,6 +2,8 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+#include "compare.h"
 #include "session.h"
 
 const char *cpu_name(int cpu, char buf[16])
@@ -240,4 +242,133 @@ void histogram_print(const uint64_t counts[HIST_BUCKETS])
 		       counts[k], counts[k] ? bar : 0,
 		       "##################################################");
 	}
+}
+
+/* ---- bench --baseline ---- */
+
+static double row_ratio(const struct row *r)
+{
+	return r->base > 0 ? r->smq / r->base : NAN;
+}
+
+/* 1 holds, 0 does not, -1 no target */
+static int row_holds(const struct row *r)
+{
+	double ratio = row_ratio(r);
+
+	if (isnan(r->target))
+		return -1;
+	return r->lower_better ? ratio <= r->target : ratio >= r->target;
+}
+
+static const char *const compare_keys[] = {
+	"measure", "unit", "smq", "baseline", "baseline_value", "ratio",
+	"better", "target", "holds",
+};
+
+void rows_json(int a, int b, bool interrupted,
+	       const struct result *const *m, int nm,
+	       const struct row *r, int n)
+{
+	struct json j;
+
+	json_open(&j, stdout);
+	json_begin(&j, NULL, '{');
+	json_str(&j, "command", "bench");
+	json_bool(&j, "baseline", true);
+	if (a >= 0)
+		json_i64(&j, "cpu_a", a);
+	else
+		json_double(&j, "cpu_a", NAN, 0);
+	if (b >= 0)
+		json_i64(&j, "cpu_b", b);
+	else
+		json_double(&j, "cpu_b", NAN, 0);
+	json_bool(&j, "interrupted", interrupted);
+	json_begin(&j, "measurements", '[');
+	for (int i = 0; i < nm; i++)
+		result_row(&j, m[i], m[i]->has_latency);
+	json_end(&j, ']');
+	json_begin(&j, "comparisons", '[');
+	for (int i = 0; i < n; i++) {
+		int holds = row_holds(&r[i]);
+		json_begin(&j, NULL, '{');
+		json_str(&j, compare_keys[0], r[i].what);
+		json_str(&j, compare_keys[1], r[i].unit);
+		json_double(&j, compare_keys[2], r[i].smq, 3);
+		json_str(&j, compare_keys[3], r[i].base_name);
+		json_double(&j, compare_keys[4], r[i].base, 3);
+		json_double(&j, compare_keys[5], row_ratio(&r[i]), 6);
+		json_str(&j, compare_keys[6], r[i].lower_better ? "lower" : "higher");
+		json_double(&j, compare_keys[7], r[i].target, 2);
+		if (holds < 0)
+			json_double(&j, compare_keys[8], NAN, 0);
+		else
+			json_bool(&j, compare_keys[8], holds);
+		json_end(&j, '}');
+	}
+	json_end(&j, ']');
+	json_end(&j, '}');
+	json_close(&j);
+}
+
+/* A CSV field: quoted when it holds a comma or a quote ("memcpy, one
+ * core"). */
+static void csv_str(const char *sep, const char *s)
+{
+	fputs(sep, stdout);
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+void rows_csv(const struct row *r, int n)
+{
+	for (size_t k = 0; k < sizeof(compare_keys) / sizeof(compare_keys[0]); k++)
+		printf("%s%s", k ? "," : "", compare_keys[k]);
+	putchar('\n');
+	for (int i = 0; i < n; i++) {
+		int holds = row_holds(&r[i]);
+		csv_str("", r[i].what);
+		csv_str(",", r[i].unit);
+		csv_double(r[i].smq, 3);
+		csv_str(",", r[i].base_name);
+		csv_double(r[i].base, 3);
+		csv_double(row_ratio(&r[i]), 6);
+		printf(",%s", r[i].lower_better ? "lower" : "higher");
+		csv_double(r[i].target, 2);
+		printf(",%s\n", holds < 0 ? "" : holds ? "true" : "false");
+	}
+}
+
+void rows_text(const struct row *r, int n)
+{
+	printf("\n%-30s %12s  %-24s %12s %8s %8s %5s\n", "MEASURE", "SMQ",
+	       "BASELINE", "VALUE", "RATIO", "TARGET", "HOLDS");
+	for (int i = 0; i < n; i++) {
+		int holds = row_holds(&r[i]);
+		char target[16] = "-";
+		if (holds >= 0)
+			snprintf(target, sizeof(target), "%s%.2gx",
+				 r[i].lower_better ? "<=" : ">=", r[i].target);
+		/* rounded toward missing the target, so that a ratio of
+		 * 0.7996 shows 0.79x beside its NO, not 0.80x */
+		double ratio = row_ratio(&r[i]);
+		ratio = r[i].lower_better ? ceil(ratio * 100) / 100
+					  : floor(ratio * 100) / 100;
+		printf("%-30s %12.2f  %-24s %12.2f %7.2fx %8s %5s\n", r[i].what,
+		       r[i].smq, r[i].base_name, r[i].base, ratio, target,
+		       holds < 0 ? "-" : holds ? "yes" : "NO");
+	}
+	printf("latencies are median half round trips in ns; rates in "
+	       "messages/s per direction or MB/s; rows without a target are "
+	       "for information\n");
 }

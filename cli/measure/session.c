@@ -370,12 +370,19 @@ static int pin_error(int cpu, const char *who)
 		     strerror(-err), cpu_allowed_list(list, sizeof(list)));
 }
 
-int session_main(struct ctx *ctx, struct session_opts *o,
-		 int (*run_rounds)(struct session *s, void *arg), void *arg)
+/* The two boards of a session and the queue each receives on. */
+struct pairing {
+	unsigned self, peer;
+	unsigned q_self, q_peer;
+};
+
+/* Checks the window for a session between this board and its peer, and
+ * picks the queues: 0, or the exit status. */
+static int session_pair(struct ctx *ctx, const struct session_opts *o,
+			struct pairing *p)
 {
 	struct smq_window *w;
 	struct smq_window_info wi;
-	struct session s;
 	unsigned self = ctx->board;
 	unsigned peer = o->peer_board >= 0 ? (unsigned)o->peer_board
 					   : self == 0 ? 1 : 0;
@@ -420,76 +427,89 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 	if ((!o->peer_mode || self < peer) &&
 	    (rc = sizes_check(o, limit, wi.name)))
 		return rc;
-	unsigned q_self = (unsigned)(self == lo ? qlo : qhi);
-	unsigned q_peer = (unsigned)(self == lo ? qhi : qlo);
-	/* With --peer the other half pins itself; on one host both halves
-	 * would pick the same first CPU, so a peer half pins only if told. */
-	if (!o->cpu_set && !o->peer_mode) {
-		o->cpu[0] = cpu_pick(0);
-		o->cpu[1] = cpu_pick(1);
-	}
-	if (o->peer_mode)
-		o->cpu[1] = -1;
-	if (!o->cpu_checked && (rc = session_cpu_check(o, o->mode == SMQ_POLL)))
-		return rc;
-	measure_signals();
+	*p = (struct pairing){ self, peer, (unsigned)(self == lo ? qlo : qhi),
+			       (unsigned)(self == lo ? qhi : qlo) };
+	return 0;
+}
 
-	if (o->peer_mode) {
-		if ((rc = pin_error(o->cpu[0], "this board")))
-			return rc;
-		if (session_open(&s, ctx, self, peer, q_self, q_peer, o->mode,
-				 60000, o->drain))
-			return 1;
-		if (self > peer) {
-			/* the driving board prints how its receiver is woken
-			 * with the results; this is the only word of ours */
-			if (!ctx->json)
-				fprintf(stderr, "smqctl: board %u serving board %u "
-					"(queues %u and %u; notification: %s)\n",
-					self, peer, q_self, q_peer, s.notify);
-			int err = serve(&s, 0);
-			session_close(&s);
-			return err ? window_error(ctx, "peer", err) : 0;
-		}
-		s.id = new_id();
-		int err = hello(&s, 60000, true);
-		if (err) {
-			session_close(&s);
-			return err == -EINTR ? say_error("interrupted")
-			       : err == -ETIMEDOUT
-				? say_error("board %u did not answer within 60 s", peer)
-				: window_error(ctx, "hello", err);
-		}
-		rc = run_rounds(&s, arg);
-		send_msg(&s, OP_QUIT, 0, 0, 0, 0, 0);
+/* With --peer: only this board's half, serving or driving the rounds. */
+static int session_peer_half(struct ctx *ctx, const struct session_opts *o,
+			     const struct pairing *p,
+			     int (*run_rounds)(struct session *s, void *arg),
+			     void *arg)
+{
+	struct session s;
+	int rc;
+
+	if ((rc = pin_error(o->cpu[0], "this board")))
+		return rc;
+	if (session_open(&s, ctx, p->self, p->peer, p->q_self, p->q_peer,
+			 o->mode, 60000, o->drain))
+		return 1;
+	if (p->self > p->peer) {
+		/* the driving board prints how its receiver is woken
+		 * with the results; this is the only word of ours */
+		if (!ctx->json)
+			fprintf(stderr, "smqctl: board %u serving board %u "
+				"(queues %u and %u; notification: %s)\n",
+				p->self, p->peer, p->q_self, p->q_peer, s.notify);
+		int err = serve(&s, 0);
 		session_close(&s);
-		return rc;
+		return err ? window_error(ctx, "peer", err) : 0;
 	}
+	s.id = new_id();
+	int err = hello(&s, 60000, true);
+	if (err) {
+		session_close(&s);
+		return err == -EINTR ? say_error("interrupted")
+		       : err == -ETIMEDOUT
+			? say_error("board %u did not answer within 60 s", p->peer)
+			: window_error(ctx, "hello", err);
+	}
+	rc = run_rounds(&s, arg);
+	send_msg(&s, OP_QUIT, 0, 0, 0, 0, 0);
+	session_close(&s);
+	return rc;
+}
 
-	/* Both halves here: the peer is a child process, pinned apart. */
+/* The forked peer's half: serves until told to quit, then leaves. */
+static void session_child(struct ctx *ctx, const struct session_opts *o,
+			  const struct pairing *p, uint64_t id, pid_t parent)
+{
+	signal(SIGINT, SIG_IGN);
+	if (pin_error(o->cpu[1], "the peer board"))
+		_exit(1);
+	struct session ps;
+	if (session_open(&ps, ctx, p->peer, p->self, p->q_peer, p->q_self,
+			 o->mode, CTL_TIMEOUT_MS, o->drain))
+		_exit(1);
+	ps.id = id;
+	int err = serve(&ps, parent);
+	session_close(&ps);
+	_exit(err ? 1 : 0);
+}
+
+/* Both halves here: the peer is a child process, pinned apart. */
+static int session_both_halves(struct ctx *ctx, const struct session_opts *o,
+			       const struct pairing *p,
+			       int (*run_rounds)(struct session *s, void *arg),
+			       void *arg)
+{
+	struct session s;
 	uint64_t id = new_id();
 	pid_t parent = getpid();
+	int rc;
+
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
 		return say_error("fork: %s", strerror(errno));
-	if (pid == 0) {
-		signal(SIGINT, SIG_IGN);
-		if (pin_error(o->cpu[1], "the peer board"))
-			_exit(1);
-		struct session ps;
-		if (session_open(&ps, ctx, peer, self, q_peer, q_self, o->mode,
-				 CTL_TIMEOUT_MS, o->drain))
-			_exit(1);
-		ps.id = id;
-		int err = serve(&ps, parent);
-		session_close(&ps);
-		_exit(err ? 1 : 0);
-	}
+	if (pid == 0)
+		session_child(ctx, o, p, id, parent);
 	rc = 1;
 	if (!pin_error(o->cpu[0], "this board") &&
-	    !session_open(&s, ctx, self, peer, q_self, q_peer, o->mode,
-			  CTL_TIMEOUT_MS, o->drain)) {
+	    !session_open(&s, ctx, p->self, p->peer, p->q_self, p->q_peer,
+			  o->mode, CTL_TIMEOUT_MS, o->drain)) {
 		s.id = id;
 		int err = hello(&s, CTL_TIMEOUT_MS, false);
 		if (err == -EINTR)
@@ -511,5 +531,30 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 		waitpid(pid, &status, 0);
 	}
 	return rc;
+}
+
+int session_main(struct ctx *ctx, struct session_opts *o,
+		 int (*run_rounds)(struct session *s, void *arg), void *arg)
+{
+	struct pairing p;
+	int rc;
+
+	if ((rc = session_pair(ctx, o, &p)))
+		return rc;
+	/* With --peer the other half pins itself; on one host both halves
+	 * would pick the same first CPU, so a peer half pins only if told. */
+	if (!o->cpu_set && !o->peer_mode) {
+		o->cpu[0] = cpu_pick(0);
+		o->cpu[1] = cpu_pick(1);
+	}
+	if (o->peer_mode)
+		o->cpu[1] = -1;
+	if (!o->cpu_checked && (rc = session_cpu_check(o, o->mode == SMQ_POLL)))
+		return rc;
+	measure_signals();
+
+	if (o->peer_mode)
+		return session_peer_half(ctx, o, &p, run_rounds, arg);
+	return session_both_halves(ctx, o, &p, run_rounds, arg);
 }
 

@@ -94,12 +94,19 @@ void session_predict(const struct session *s, struct result *r, int n,
 /* "3", or "-" for a side left unpinned (or pinned by itself, --peer) */
 const char *cpu_name(int cpu, char buf[16]);
 
-/* pingpong.c: one size of a ping-pong (for pingpong and bench --baseline) */
+/* rounds.c: one size of a ping-pong (for pingpong and bench --baseline) */
 int pingpong_size(struct session *s, size_t size, uint64_t count,
 		  int duration_ms, bool histogram, struct result *r);
-/* bench.c: one size of a stream */
+/* rounds.c: one size of a stream */
 int stream_size(struct session *s, size_t size, uint64_t count,
 		struct result *r);
+/* Messages of a stream of size bytes when no count is given: 256 MiB
+ * worth, 500 to 1000000. */
+uint64_t stream_auto_count(size_t size);
+/* bench --baseline (compare.c): smq beside the baselines on scratch
+ * windows of its own, count round trips or messages of each (0: the
+ * defaults).  Returns the exit status. */
+int baseline_compare(struct ctx *ctx, struct session_opts *o, uint64_t count);
 
 /* What a run was, for its output. */
 struct run_info {
