@@ -108,37 +108,112 @@ static void child_pingpong(struct shared *sh, bool sleeping, uint64_t count,
 	_exit(0);
 }
 
+static int ping(struct shared *sh, bool sleeping, uint64_t seq,
+		struct peer *p)
+{
+	return sleeping ? ping_sleep(sh, seq, p) : ping_spin(sh, seq, p);
+}
+
+/* A's side of a ping-pong: what it measured. */
+struct pingpong_run {
+	uint64_t *samples;      /* half round trips, ns */
+	uint64_t seq, done;     /* rounds made, rounds timed */
+	uint64_t t0, t_end;     /* the timed rounds, now_ns() */
+	double cpu, wall;       /* see cpu_window_stop() */
+	bool shown;             /* progress was shown */
+};
+
+/* A: waits for B, warms up, then times count rounds (fewer when
+ * interrupted).  0, -EINTR or -ECHILD. */
+static int pingpong_drive(struct shared *sh, bool sleeping, uint64_t count,
+			  struct peer *peer, const char *name,
+			  struct pingpong_run *pr)
+{
+	struct cpu_window win;
+	int err;
+
+	if ((err = wait_flag(&sh->ctl.ready, peer)) || sh->ctl.err)
+		return err;
+	while (pr->seq < WARMUP_ROUNDS)
+		if ((err = ping(sh, sleeping, ++pr->seq, peer)))
+			return err;
+	if ((err = wait_flag(&sh->ctl.timed, peer)))
+		return err;
+
+	cpu_window_start(&win);
+	pr->t0 = pr->t_end = now_ns();
+	while (pr->done < count && !measure_interrupted) {
+		if ((err = ping(sh, sleeping, ++pr->seq, peer)))
+			break;
+		uint64_t t = now_ns();
+		pr->samples[pr->done++] = (t - pr->t_end) / 2;
+		pr->t_end = t;
+		if (pr->done % PROGRESS_EVERY == 0) {
+			progress(name, pr->done, count);
+			pr->shown = true;
+		}
+	}
+	cpu_window_stop(&win, &pr->cpu, &pr->wall);
+	return err;
+}
+
+/* A: tells B to stop, waits for it to leave, and makes the result of what
+ * was measured.  0, or a negative errno with *why set. */
+static int pingpong_finish(struct shared *sh, bool sleeping, int err,
+			   struct peer *peer, struct pingpong_run *pr,
+			   struct result *r, const char **why)
+{
+	if (sleeping) {
+		__atomic_store_n(&sh->fping, STOP32, __ATOMIC_RELEASE);
+		futex_wake(&sh->fping);
+	} else {
+		__atomic_store_n(&sh->ping, STOP64, __ATOMIC_RELEASE);
+	}
+	peer_reap(peer, false);
+	if (pr->shown)
+		progress_end();
+	if (err == -ECHILD || sh->ctl.err || !peer_exited_ok(peer))
+		return peer_error(&sh->ctl, why);
+	if (!pr->done)
+		return fail(why, "interrupted before anything was measured",
+			    -EINTR);
+	if (pr->t_end == pr->t0)
+		return fail(why, "the clock did not advance", -EIO);
+	result_rates(r, pr->done, pr->t_end - pr->t0);
+	r->cpu_a = pr->cpu;
+	r->wall_a = pr->wall;
+	r->cpu_b = sh->ctl.cpu;
+	r->wall_b = sh->ctl.wall;
+	r->has_latency = true;
+	lat_compute(pr->samples, pr->done, &r->half_rtt);
+	return 0;
+}
+
 static int pingpong(bool sleeping, int cpu_a, int cpu_b, uint64_t count,
 		    struct result *r, const char **why)
 {
 	struct shared *sh = NULL;
 	struct peer peer = { -1, false, 0 };
 	struct affinity aff;
-	uint64_t *samples = NULL, seq = 0, done = 0, t0 = 0, t_end = 0;
-	struct cpu_window win;
-	double cpu = -1, wall = 0;
-	bool shown = false;
+	struct pingpong_run pr = { .cpu = -1 };
 	int err;
 
 	result_init(r, sleeping ? "futex" : "cache line",
 		    sleeping ? sizeof(uint32_t) : sizeof(uint64_t));
 	if (!count)
 		return fail(why, "no round trips to measure", -EINVAL);
-	if (!sleeping && cpu_a >= 0 && cpu_a == cpu_b)
-		return fail(why, "a spinning ping-pong needs two different CPUs",
-			    -EINVAL);
-	if (!sleeping && (cpu_a < 0 || cpu_b < 0)) {
-		cpu_set_t set;
-		if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) < 2)
-			return fail(why, "a spinning ping-pong needs two CPUs; "
-				    "this process may run on one", -EINVAL);
-	}
-	if (count > SIZE_MAX / sizeof(*samples) ||
-	    !(samples = malloc(count * sizeof(*samples))))
+	if (!sleeping && (err = two_cpus_check(cpu_a, cpu_b,
+			"a spinning ping-pong needs two different CPUs",
+			"a spinning ping-pong needs two CPUs; this process may "
+			"run on one", why)))
+		return err;
+	if (count > SIZE_MAX / sizeof(*pr.samples) ||
+	    !(pr.samples = malloc(count * sizeof(*pr.samples))))
 		return fail(why, "no memory for the latency samples", -ENOMEM);
-	memset(samples, 0, count * sizeof(*samples));  /* fault in before timing */
+	/* fault in before timing */
+	memset(pr.samples, 0, count * sizeof(*pr.samples));
 	if (!(sh = shared_get())) {
-		free(samples);
+		free(pr.samples);
 		return fail(why, "no shared memory page", -ENOMEM);
 	}
 	sh->ctl.cpu = -1;
@@ -147,69 +222,15 @@ static int pingpong(bool sleeping, int cpu_a, int cpu_b, uint64_t count,
 	if ((err = start_peer(cpu_a, &aff, &peer, why)))
 		goto out;
 	if (peer.pid == 0) {
-		free(samples);  /* the parent's; the peer keeps none */
+		free(pr.samples);  /* the parent's; the peer keeps none */
 		child_pingpong(sh, sleeping, count, parent, cpu_b, &aff);
 	}
-
-	if ((err = wait_flag(&sh->ctl.ready, &peer)) || sh->ctl.err)
-		goto stop;
-	while (seq < WARMUP_ROUNDS)
-		if ((err = sleeping ? ping_sleep(sh, ++seq, &peer)
-				    : ping_spin(sh, ++seq, &peer)))
-			goto stop;
-	if ((err = wait_flag(&sh->ctl.timed, &peer)))
-		goto stop;
-
-	cpu_window_start(&win);
-	t0 = t_end = now_ns();
-	while (done < count && !measure_interrupted) {
-		if ((err = sleeping ? ping_sleep(sh, ++seq, &peer)
-				    : ping_spin(sh, ++seq, &peer)))
-			break;
-		uint64_t t = now_ns();
-		samples[done++] = (t - t_end) / 2;
-		t_end = t;
-		if (done % PROGRESS_EVERY == 0) {
-			progress(r->name, done, count);
-			shown = true;
-		}
-	}
-	cpu_window_stop(&win, &cpu, &wall);
-
-stop:
-	if (sleeping) {
-		__atomic_store_n(&sh->fping, STOP32, __ATOMIC_RELEASE);
-		futex_wake(&sh->fping);
-	} else {
-		__atomic_store_n(&sh->ping, STOP64, __ATOMIC_RELEASE);
-	}
-	peer_reap(&peer, false);
-	if (shown)
-		progress_end();
-	if (err == -ECHILD || sh->ctl.err || !peer_exited_ok(&peer)) {
-		err = peer_error(&sh->ctl, why);
-		goto out;
-	}
-	if (!done) {
-		err = fail(why, "interrupted before anything was measured", -EINTR);
-		goto out;
-	}
-	if (t_end == t0) {
-		err = fail(why, "the clock did not advance", -EIO);
-		goto out;
-	}
-	err = 0;
-	result_rates(r, done, t_end - t0);
-	r->cpu_a = cpu;
-	r->wall_a = wall;
-	r->cpu_b = sh->ctl.cpu;
-	r->wall_b = sh->ctl.wall;
-	r->has_latency = true;
-	lat_compute(samples, done, &r->half_rtt);
+	err = pingpong_drive(sh, sleeping, count, &peer, r->name, &pr);
+	err = pingpong_finish(sh, sleeping, err, &peer, &pr, r, why);
 out:
 	affinity_restore(&aff);
 	shared_put(sh);
-	free(samples);
+	free(pr.samples);
 	return err;
 }
 

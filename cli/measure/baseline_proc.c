@@ -179,3 +179,19 @@ void result_rates(struct result *r, uint64_t messages, uint64_t ns)
 	r->msgs_per_s = (double)messages / r->seconds;
 	r->mb_per_s = r->msgs_per_s * (double)r->size / 1e6;
 }
+
+/* A busy-polling baseline needs two CPUs: cpu_a and cpu_b apart, and when
+ * either is left unpinned, a process that may run on two.  0, or -EINVAL
+ * with *why set to same (the two are one) or one (it may run on one). */
+int two_cpus_check(int cpu_a, int cpu_b, const char *same, const char *one,
+		   const char **why)
+{
+	if (cpu_a >= 0 && cpu_a == cpu_b)
+		return fail(why, same, -EINVAL);
+	if (cpu_a < 0 || cpu_b < 0) {
+		cpu_set_t set;
+		if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) < 2)
+			return fail(why, one, -EINVAL);
+	}
+	return 0;
+}

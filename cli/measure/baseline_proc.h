@@ -116,5 +116,7 @@ void child_setup(pid_t parent, int cpu, const struct affinity *before,
 		 struct control *ctl);
 void result_init(struct result *r, const char *name, size_t size);
 void result_rates(struct result *r, uint64_t messages, uint64_t ns);
+int two_cpus_check(int cpu_a, int cpu_b, const char *same, const char *one,
+		   const char **why);
 
 #endif

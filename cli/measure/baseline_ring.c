@@ -170,6 +170,121 @@ static int ring_map(struct ring *rg, const struct ring_params *rp,
 	return 0;
 }
 
+/* What a ring cannot carry: 0, or a negative errno with *why set. */
+static int ring_check(const struct ring_params *rp, const char **why)
+{
+	if (!rp->count)
+		return fail(why, "no messages to measure", -EINVAL);
+	if (!rp->slots)
+		return fail(why, "a ring needs slots", -EINVAL);
+	if (rp->size > rp->slot_size)
+		return fail(why, "messages larger than the slots", -EINVAL);
+	return two_cpus_check(rp->cpu_a, rp->cpu_b,
+			      "a busy-polling ring needs two different CPUs",
+			      "a busy-polling ring needs two CPUs; this process "
+			      "may run on one", why);
+}
+
+/* The writer's side of a ring: what it measured. */
+struct ring_run {
+	uint64_t seq, sent;     /* messages published, messages timed */
+	uint64_t t0;            /* the timed part began, now_ns(); 0: not */
+	double cpu, wall;       /* see cpu_window_stop() */
+	bool shown;             /* progress was shown */
+};
+
+/* Waits until the reader has taken the untimed lap: 0 or -ECHILD. */
+static int ring_wait_lap(struct ring *rg, uint64_t warm, struct peer *peer)
+{
+	unsigned spins = 0;
+
+	while (__atomic_load_n(&rg->ix->tail, __ATOMIC_ACQUIRE) < warm) {
+		cpu_relax();
+		if (++spins % SPIN_PEER == 0 && !peer_alive(peer))
+			return -ECHILD;
+	}
+	return 0;
+}
+
+/* The writer: warm + count messages (fewer when interrupted), timing
+ * those after the warm-up.  0, or the error that stopped it. */
+static int ring_write(struct ring *rg, const struct ring_params *rp,
+		      uint64_t warm, uint8_t *src, struct peer *peer,
+		      const char *name, struct ring_run *rr)
+{
+	struct cpu_window win;
+	uint64_t tail_seen = 0;
+	uint32_t idx = 0;
+	int err = 0;
+
+	/* one untimed lap and more, so no page fault is timed; then wait
+	 * until the reader has taken it all */
+	for (; rr->seq < warm + rp->count && !measure_interrupted; rr->seq++) {
+		uint64_t seq = rr->seq;
+		if (seq == warm) {
+			if ((err = ring_wait_lap(rg, warm, peer)))
+				break;
+			cpu_window_start(&win);
+			rr->t0 = now_ns();
+		}
+		if (rp->check_all)
+			ring_pattern(src, rp->size, seq);
+		else if (rp->size >= sizeof(seq))
+			memcpy(src, &seq, sizeof(seq));
+		if ((err = ring_put(rg, src, rp->size, seq, idx, &tail_seen,
+				    peer)))
+			break;
+		if (++idx == rg->slots)
+			idx = 0;
+		if (seq >= warm && ++rr->sent % PROGRESS_EVERY == 0) {
+			progress(name, rr->sent, rp->count);
+			rr->shown = true;
+		}
+	}
+	if (rr->t0)
+		cpu_window_stop(&win, &rr->cpu, &rr->wall);
+	/* stopped early: the reader takes what was published, then leaves */
+	__atomic_store_n(&rg->ix->stop_at, rr->seq, __ATOMIC_RELEASE);
+	return err == -EINTR ? 0 : err;
+}
+
+/* Waits for the reader to leave and makes the result of what was
+ * measured.  0, or a negative errno with *why set. */
+static int ring_finish(struct shared *sh, int err, struct peer *peer,
+		       const struct ring_run *rr, struct result *r,
+		       const char **why)
+{
+	peer_reap(peer, err != 0);
+	if (rr->shown)
+		progress_end();
+	if (err == -EINTR)
+		return err;
+	if (err == -ECHILD || sh->ctl.err || (!err && !peer_exited_ok(peer)))
+		return peer_error(&sh->ctl, why);
+	if (err)
+		return fail(why, "the ring failed", err);
+	if (sh->ctl.wrong) {
+		snprintf(why_buf, sizeof(why_buf), "%llu of the messages came out "
+			 "of the ring wrong, the first message %llu",
+			 (unsigned long long)sh->ctl.wrong,
+			 (unsigned long long)sh->ctl.first_wrong);
+		return fail(why, why_buf, -EIO);
+	}
+	if (!rr->sent || !sh->ctl.received)
+		return fail(why, "interrupted before anything was measured",
+			    -EINTR);
+	if (sh->ctl.received != rr->sent)
+		return fail(why, "the reader did not get every message", -EIO);
+	if (sh->ctl.end_ns <= rr->t0)
+		return fail(why, "the clock did not advance", -EIO);
+	result_rates(r, rr->sent, sh->ctl.end_ns - rr->t0);
+	r->cpu_a = rr->cpu;
+	r->wall_a = rr->wall;
+	r->cpu_b = sh->ctl.cpu;
+	r->wall_b = sh->ctl.wall;
+	return 0;
+}
+
 int baseline_ring(const struct ring_params *rp, struct result *r,
 		  const char **why)
 {
@@ -177,30 +292,14 @@ int baseline_ring(const struct ring_params *rp, struct result *r,
 	struct peer peer = { -1, false, 0 };
 	struct shared *sh = NULL;
 	struct affinity aff = { 0 };
-	struct cpu_window win;
+	struct ring_run rr = { .cpu = -1 };
 	uint8_t *src = NULL;
-	uint64_t warm, seq = 0, tail_seen = 0, sent = 0, t0 = 0;
-	double cpu = -1, wall = 0;
-	uint32_t idx = 0;
-	bool shown = false;
+	uint64_t warm;
 	int err;
 
 	result_init(r, "ring", rp->size);
-	if (!rp->count)
-		return fail(why, "no messages to measure", -EINVAL);
-	if (!rp->slots)
-		return fail(why, "a ring needs slots", -EINVAL);
-	if (rp->size > rp->slot_size)
-		return fail(why, "messages larger than the slots", -EINVAL);
-	if (rp->cpu_a >= 0 && rp->cpu_a == rp->cpu_b)
-		return fail(why, "a busy-polling ring needs two different CPUs",
-			    -EINVAL);
-	if (rp->cpu_a < 0 || rp->cpu_b < 0) {
-		cpu_set_t set;
-		if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) < 2)
-			return fail(why, "a busy-polling ring needs two CPUs; "
-				    "this process may run on one", -EINVAL);
-	}
+	if ((err = ring_check(rp, why)))
+		return err;
 	warm = 2ull * rp->slots;
 	if (rp->count > UINT64_MAX - warm - 1)
 		return fail(why, "too many messages", -EINVAL);
@@ -226,84 +325,10 @@ int baseline_ring(const struct ring_params *rp, struct result *r,
 	if ((err = wait_flag(&sh->ctl.ready, &peer)) || sh->ctl.err) {
 		if (err == -EINTR)
 			fail(why, "interrupted before anything was measured", err);
-		goto stop;
+	} else {
+		err = ring_write(&rg, rp, warm, src, &peer, r->name, &rr);
 	}
-
-	/* one untimed lap and more, so no page fault is timed; then wait
-	 * until the reader has taken it all */
-	for (; seq < warm + rp->count && !measure_interrupted; seq++) {
-		if (seq == warm) {
-			unsigned spins = 0;
-			while (__atomic_load_n(&rg.ix->tail, __ATOMIC_ACQUIRE) < warm &&
-			       !err) {
-				cpu_relax();
-				if (++spins % SPIN_PEER == 0 && !peer_alive(&peer))
-					err = -ECHILD;
-			}
-			if (err)
-				break;
-			cpu_window_start(&win);
-			t0 = now_ns();
-		}
-		if (rp->check_all)
-			ring_pattern(src, rp->size, seq);
-		else if (rp->size >= sizeof(seq))
-			memcpy(src, &seq, sizeof(seq));
-		if ((err = ring_put(&rg, src, rp->size, seq, idx, &tail_seen, &peer)))
-			break;
-		if (++idx == rg.slots)
-			idx = 0;
-		if (seq >= warm && ++sent % PROGRESS_EVERY == 0) {
-			progress(r->name, sent, rp->count);
-			shown = true;
-		}
-	}
-	if (t0)
-		cpu_window_stop(&win, &cpu, &wall);
-	/* stopped early: the reader takes what was published, then leaves */
-	__atomic_store_n(&rg.ix->stop_at, seq, __ATOMIC_RELEASE);
-	if (err == -EINTR)
-		err = 0;
-
-stop:
-	peer_reap(&peer, err != 0);
-	if (shown)
-		progress_end();
-	if (err == -EINTR)
-		goto out;
-	if (err == -ECHILD || sh->ctl.err || (!err && !peer_exited_ok(&peer))) {
-		err = peer_error(&sh->ctl, why);
-		goto out;
-	}
-	if (err) {
-		fail(why, "the ring failed", err);
-		goto out;
-	}
-	if (sh->ctl.wrong) {
-		snprintf(why_buf, sizeof(why_buf), "%llu of the messages came out "
-			 "of the ring wrong, the first message %llu",
-			 (unsigned long long)sh->ctl.wrong,
-			 (unsigned long long)sh->ctl.first_wrong);
-		err = fail(why, why_buf, -EIO);
-		goto out;
-	}
-	if (!sent || !sh->ctl.received) {
-		err = fail(why, "interrupted before anything was measured", -EINTR);
-		goto out;
-	}
-	if (sh->ctl.received != sent) {
-		err = fail(why, "the reader did not get every message", -EIO);
-		goto out;
-	}
-	if (sh->ctl.end_ns <= t0) {
-		err = fail(why, "the clock did not advance", -EIO);
-		goto out;
-	}
-	result_rates(r, sent, sh->ctl.end_ns - t0);
-	r->cpu_a = cpu;
-	r->wall_a = wall;
-	r->cpu_b = sh->ctl.cpu;
-	r->wall_b = sh->ctl.wall;
+	err = ring_finish(sh, err, &peer, &rr, r, why);
 out:
 	affinity_restore(&aff);
 	munmap(rg.ix, rg.map_len);

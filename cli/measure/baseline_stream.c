@@ -264,22 +264,92 @@ static const char *const stream_names[] = {
 	[STREAM_MQUEUE] = "mqueue",
 };
 
-int baseline_stream(enum stream_kind kind, size_t size, uint64_t count,
-		    int cpu_a, int cpu_b, struct result *r, const char **why)
-{
-	struct stream s = { kind, size, -1, -1, (mqd_t)-1, 0 };
-	struct peer peer = { -1, false, 0 };
-	struct shared *sh = NULL;
-	struct affinity aff;
-	struct sigaction ign, old_pipe;
-	struct timespec deadline;
-	uint64_t sent = 0, t0 = 0;
-	struct cpu_window win;
-	double cpu = -1, wall = 0;
-	char *buf = NULL;
-	bool shown = false;
-	int err;
+/* The writer's side of a stream: what it measured. */
+struct stream_run {
+	uint64_t sent, t0;      /* messages written; when, now_ns() */
+	double cpu, wall;       /* see cpu_window_stop() */
+	bool shown;             /* progress was shown */
+};
 
+/* The writer: count messages of size bytes (fewer when interrupted, and
+ * then the end of the stream), timed.  0, or the error that stopped it. */
+static int stream_write(struct stream *s, const char *buf, uint64_t count,
+			struct peer *peer, const char *name,
+			struct stream_run *sr)
+{
+	struct timespec deadline;
+	struct cpu_window win;
+	size_t size = s->size;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 1;
+	cpu_window_start(&win);
+	sr->t0 = now_ns();
+	while (sr->sent < count && !measure_interrupted) {
+		if ((err = send_msg(s, buf, size, peer, &deadline)))
+			break;
+		if (++sr->sent % PROGRESS_EVERY == 0) {
+			progress(name, sr->sent, count);
+			sr->shown = true;
+		}
+	}
+	if (!err && sr->sent < count && s->kind != STREAM_PIPE)
+		err = send_msg(s, buf, size ? 0 : 1, peer, &deadline);
+	cpu_window_stop(&win, &sr->cpu, &sr->wall);
+	if (s->wfd >= 0) {
+		close(s->wfd);
+		s->wfd = -1;
+	}
+	return err;
+}
+
+/* Waits for the reader to leave and makes the result of what was
+ * measured.  0, or a negative errno with *why set. */
+static int stream_finish(struct shared *sh, enum stream_kind kind, int err,
+			 struct peer *peer, const struct stream_run *sr,
+			 struct result *r, const char **why)
+{
+	/* On a writer's error the reader waits for more: kill it. */
+	peer_reap(peer, err && err != -ECHILD);
+	if (sr->shown)
+		progress_end();
+	if (err == -EINTR)
+		return err;
+	/* a pipe or socket with no reader: the reader left */
+	if (err == -ECHILD || err == -EPIPE || err == -ECONNRESET ||
+	    sh->ctl.err || (!err && !peer_exited_ok(peer)))
+		return peer_error(&sh->ctl, why);
+	if (err == -EMSGSIZE && kind == STREAM_UNIX) {
+		fail(why, "the socket refused a message this large", err);
+		return err;
+	}
+	if (err) {
+		fail(why, kind == STREAM_PIPE ? "writing to the pipe failed" :
+			  kind == STREAM_UNIX ? "sending on the socket failed" :
+			  "mq_send failed", err);
+		return err;
+	}
+	if (!sh->ctl.received)
+		return fail(why, "interrupted before anything was measured",
+			    -EINTR);
+	if (sh->ctl.received != sr->sent)
+		return fail(why, "the reader did not get every message", -EIO);
+	if (sh->ctl.end_ns <= sr->t0)
+		return fail(why, "the clock did not advance", -EIO);
+	result_rates(r, sh->ctl.received, sh->ctl.end_ns - sr->t0);
+	r->cpu_a = sr->cpu;
+	r->wall_a = sr->wall;
+	r->cpu_b = sh->ctl.cpu;
+	r->wall_b = sh->ctl.wall;
+	return 0;
+}
+
+/* What a stream of this kind cannot carry: 0, or a negative errno with
+ * *why set.  Names the result after the kind. */
+static int stream_check(enum stream_kind kind, size_t size, uint64_t count,
+			struct result *r, const char **why)
+{
 	if ((unsigned)kind > STREAM_MQUEUE) {
 		result_init(r, "stream", size);
 		return fail(why, "unknown stream kind", -EINVAL);
@@ -291,6 +361,23 @@ int baseline_stream(enum stream_kind kind, size_t size, uint64_t count,
 		return fail(why, "a pipe carries no 0-byte messages", -EINVAL);
 	if (size > SIZE_MAX - 2)
 		return fail(why, "messages too large", -EINVAL);
+	return 0;
+}
+
+int baseline_stream(enum stream_kind kind, size_t size, uint64_t count,
+		    int cpu_a, int cpu_b, struct result *r, const char **why)
+{
+	struct stream s = { kind, size, -1, -1, (mqd_t)-1, 0 };
+	struct peer peer = { -1, false, 0 };
+	struct shared *sh = NULL;
+	struct affinity aff;
+	struct sigaction ign, old_pipe;
+	struct stream_run sr = { .cpu = -1 };
+	char *buf = NULL;
+	int err;
+
+	if ((err = stream_check(kind, size, count, r, why)))
+		return err;
 	s.bufsize = (size ? size : 1) + 1;
 	if (!(buf = malloc(s.bufsize)))
 		return fail(why, "no memory for the writer's buffer", -ENOMEM);
@@ -325,68 +412,10 @@ int baseline_stream(enum stream_kind kind, size_t size, uint64_t count,
 	if ((err = wait_flag(&sh->ctl.ready, &peer)) || sh->ctl.err) {
 		if (err == -EINTR)
 			fail(why, "interrupted before anything was measured", err);
-		goto stop;
+	} else {
+		err = stream_write(&s, buf, count, &peer, r->name, &sr);
 	}
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += 1;
-	cpu_window_start(&win);
-	t0 = now_ns();
-	while (sent < count && !measure_interrupted) {
-		if ((err = send_msg(&s, buf, size, &peer, &deadline)))
-			break;
-		if (++sent % PROGRESS_EVERY == 0) {
-			progress(r->name, sent, count);
-			shown = true;
-		}
-	}
-	if (!err && sent < count && kind != STREAM_PIPE)
-		err = send_msg(&s, buf, size ? 0 : 1, &peer, &deadline);
-	cpu_window_stop(&win, &cpu, &wall);
-	if (s.wfd >= 0) {
-		close(s.wfd);
-		s.wfd = -1;
-	}
-
-stop:
-	/* On a writer's error the reader waits for more: kill it. */
-	peer_reap(&peer, err && err != -ECHILD);
-	if (shown)
-		progress_end();
-	if (err == -EINTR)
-		goto out;
-	/* a pipe or socket with no reader: the reader left */
-	if (err == -ECHILD || err == -EPIPE || err == -ECONNRESET || sh->ctl.err ||
-	    (!err && !peer_exited_ok(&peer))) {
-		err = peer_error(&sh->ctl, why);
-		goto out;
-	}
-	if (err == -EMSGSIZE && kind == STREAM_UNIX) {
-		fail(why, "the socket refused a message this large", err);
-		goto out;
-	}
-	if (err) {
-		fail(why, kind == STREAM_PIPE ? "writing to the pipe failed" :
-			  kind == STREAM_UNIX ? "sending on the socket failed" :
-			  "mq_send failed", err);
-		goto out;
-	}
-	if (!sh->ctl.received) {
-		err = fail(why, "interrupted before anything was measured", -EINTR);
-		goto out;
-	}
-	if (sh->ctl.received != sent) {
-		err = fail(why, "the reader did not get every message", -EIO);
-		goto out;
-	}
-	if (sh->ctl.end_ns <= t0) {
-		err = fail(why, "the clock did not advance", -EIO);
-		goto out;
-	}
-	result_rates(r, sh->ctl.received, sh->ctl.end_ns - t0);
-	r->cpu_a = cpu;
-	r->wall_a = wall;
-	r->cpu_b = sh->ctl.cpu;
-	r->wall_b = sh->ctl.wall;
+	err = stream_finish(sh, kind, err, &peer, &sr, r, why);
 out:
 	affinity_restore(&aff);
 	sigaction(SIGPIPE, &old_pipe, NULL);
