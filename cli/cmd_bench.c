@@ -5,23 +5,23 @@
 
 struct bench_opts {
 	struct session_opts s;
-	size_t sizes[MAX_SIZES];
-	int nsizes;
-	uint64_t count;
+	struct size_opts sz;
 	bool baseline;
 	struct result results[MAX_SIZES];
 	int nresults;
 };
 
-enum { OPT_SIZE = 'z', OPT_COUNT = 'c', OPT_BASELINE = 0x400 };
+enum { OPT_BASELINE = 0x400 };
+
+/* the help of --size and --count, which size_argp parses */
+static const char size_doc[] =
+	"Message sizes, e.g. 64,4K,1M (default 0, then doubling from 1 byte "
+	"to 1 MiB or the window's entry size)";
+static const char count_doc[] =
+	"Messages per size (default: 256 MiB worth, 500 to 1000000); with "
+	"--baseline, the round trips or messages of every measurement";
 
 static const struct argp_option options[] = {
-	{ "size", OPT_SIZE, "LIST", 0,
-	  "Message sizes, e.g. 64,4K,1M (default 0, then doubling from 1 byte "
-	  "to 1 MiB or the window's entry size)", 0 },
-	{ "count", OPT_COUNT, "N", 0,
-	  "Messages per size (default: 256 MiB worth, 500 to 1000000); with "
-	  "--baseline, the round trips or messages of every measurement", 0 },
 	{ "baseline", OPT_BASELINE, NULL, 0,
 	  "Measure smq beside the baselines on this machine (a bare two-core "
 	  "ring, cache-line and futex ping-pong, POSIX message queues, pipes, "
@@ -30,44 +30,41 @@ static const struct argp_option options[] = {
 	{ 0 }
 };
 
+static error_t parse_own(int key, char *arg, struct argp_state *st)
+{
+	struct bench_opts *o = st->input;
+
+	(void)arg;
+	if (key != OPT_BASELINE)
+		return ARGP_ERR_UNKNOWN;
+	o->baseline = true;
+	return 0;
+}
+
+/* bench's own options: the children list them after --size and --count,
+ * where --list-opts has always had them */
+static const struct argp own_argp = { options, parse_own, NULL, NULL, NULL,
+				      NULL, NULL };
+
 static error_t parse(int key, char *arg, struct argp_state *st)
 {
 	struct bench_opts *o = st->input;
 
-	switch (key) {
-	case ARGP_KEY_INIT:
-		st->child_inputs[0] = &o->s;
-		break;
-	case OPT_SIZE:
-		o->nsizes = arg_sizes(st, "--size", arg, o->sizes, MAX_SIZES);
-		break;
-	case OPT_COUNT:
-		o->count = arg_u32(st, "--count", arg, 1, UINT32_MAX);
-		break;
-	case OPT_BASELINE:
-		o->baseline = true;
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(st, "unexpected argument '%s'", arg);
-		break;
-	case ARGP_KEY_END:
-		if (o->baseline && o->s.peer_mode)
-			argp_error(st, "--baseline runs both halves on scratch "
-				   "windows of its own; not with --peer");
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
+	if (key == ARGP_KEY_END && o->baseline && o->s.peer_mode)
+		argp_error(st, "--baseline runs both halves on scratch "
+			   "windows of its own; not with --peer");
+	return measure_cmd_parse(key, arg, st, &o->sz, o, &o->s);
 }
 
 static const struct argp_child children[] = {
+	{ &size_argp, 0, NULL, 0 },
+	{ &own_argp, 0, NULL, 0 },
 	{ &session_argp, 0, "Measurement options:", 2 },
 	{ 0 }
 };
 
 static const struct argp argp = {
-	options, parse, NULL,
+	NULL, parse, NULL,
 	"Stream messages from this board (--board) to a peer board, which "
 	"drains and checks them, for each size: messages and MB per second and "
 	"the CPU time of each side.  Both boards run here unless --peer.  "
@@ -81,25 +78,21 @@ static int rounds(struct session *s, void *arg)
 			       "" };
 	int rc = 0;
 
-	if (!o->nsizes) {
-		o->sizes[o->nsizes++] = 0;
+	if (!o->sz.nsizes) {
+		o->sz.sizes[o->sz.nsizes++] = 0;
 		for (size_t z = 1; z <= (1u << 20) && z <= s->entry_size;
 		     z *= 2)
-			o->sizes[o->nsizes++] = z;
+			o->sz.sizes[o->sz.nsizes++] = z;
 	}
-	for (int k = 0; k < o->nsizes && !measure_interrupted; k++) {
-		size_t z = o->sizes[k];
-		uint64_t n = o->count ? o->count : stream_auto_count(z);
+	for (int k = 0; k < o->sz.nsizes && !measure_interrupted; k++) {
+		size_t z = o->sz.sizes[k];
+		uint64_t n = o->sz.count ? o->sz.count : stream_auto_count(z);
 		if ((rc = stream_size(s, z, n, &o->results[o->nresults])))
 			break;
 		o->nresults++;
 	}
-	ri.interrupted = measure_interrupted;
-	session_predict(s, o->results, o->nresults, ri.prediction,
-			sizeof(ri.prediction));
-	if (o->nresults)
-		results_print(s->ctx, &o->s, &ri, o->results, o->nresults, false);
-	return rc ? rc : measure_interrupted ? 1 : 0;
+	return rounds_report(s, &o->s, &ri, o->results, o->nresults, false,
+			     rc);
 }
 
 static int run(int argc, char **argv, struct ctx *ctx)
@@ -109,13 +102,15 @@ static int run(int argc, char **argv, struct ctx *ctx)
 
 	session_opts_init(&o.s);
 	o.s.mode = 0;  /* streaming: spin, then sleep */
+	o.sz.size_doc = size_doc;
+	o.sz.count_doc = count_doc;
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	if ((rc = session_opts_check(ctx, &o.s)))
 		return rc;
 	if (o.baseline)
-		return baseline_compare(ctx, &o.s, o.count);
-	o.s.sizes = o.sizes;
-	o.s.nsizes = o.nsizes;
+		return baseline_compare(ctx, &o.s, o.sz.count);
+	o.s.sizes = o.sz.sizes;
+	o.s.nsizes = o.sz.nsizes;
 	return session_main(ctx, &o.s, rounds, &o);
 }
 

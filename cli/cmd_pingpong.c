@@ -7,22 +7,22 @@
 
 struct pingpong_opts {
 	struct session_opts s;
-	size_t sizes[MAX_SIZES];
-	int nsizes;
-	uint64_t count;
+	struct size_opts sz;
 	int duration_ms;
 	struct result results[MAX_SIZES];
 	int nresults;
 };
 
-enum { OPT_SIZE = 'z', OPT_COUNT = 'c', OPT_DURATION = 0x300, OPT_HIST };
+enum { OPT_DURATION = 0x300, OPT_HIST };
+
+/* the help of --size and --count, which size_argp parses */
+static const char size_doc[] =
+	"Message sizes in bytes, e.g. 0,64,4K (default 0,10,100,1000, the "
+	"sizes of the SimpleMessageQueue paper's ping-pong over the Intel "
+	"21554)";
+static const char count_doc[] = "Round trips per size (default 100000)";
 
 static const struct argp_option options[] = {
-	{ "size", OPT_SIZE, "LIST", 0,
-	  "Message sizes in bytes, e.g. 0,64,4K (default 0,10,100,1000, the "
-	  "sizes of the SimpleMessageQueue paper's ping-pong over the Intel "
-	  "21554)", 0 },
-	{ "count", OPT_COUNT, "N", 0, "Round trips per size (default 100000)", 0 },
 	{ "duration", OPT_DURATION, "TIME", 0,
 	  "Bounce each size for TIME instead of a count", 0 },
 	{ "histogram", OPT_HIST, NULL, 0,
@@ -31,20 +31,11 @@ static const struct argp_option options[] = {
 	{ 0 }
 };
 
-static error_t parse(int key, char *arg, struct argp_state *st)
+static error_t parse_own(int key, char *arg, struct argp_state *st)
 {
 	struct pingpong_opts *o = st->input;
 
 	switch (key) {
-	case ARGP_KEY_INIT:
-		st->child_inputs[0] = &o->s;
-		break;
-	case OPT_SIZE:
-		o->nsizes = arg_sizes(st, "--size", arg, o->sizes, MAX_SIZES);
-		break;
-	case OPT_COUNT:
-		o->count = arg_u32(st, "--count", arg, 1, UINT32_MAX);
-		break;
 	case OPT_DURATION:
 		o->duration_ms = arg_duration(st, "--duration", arg);
 		if (o->duration_ms <= 0)
@@ -53,29 +44,38 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case OPT_HIST:
 		o->s.histogram = true;
 		break;
-	case ARGP_KEY_ARG:
-		argp_error(st, "unexpected argument '%s'", arg);
-		break;
-	case ARGP_KEY_END:
-		if (o->count && o->duration_ms)
-			argp_error(st, "--count and --duration exclude each other");
-		if (o->s.histogram && o->s.csv)
-			argp_error(st, "--histogram is drawn in the table or given "
-				   "in --json; CSV has one line per size");
-		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }
 
+/* pingpong's own options: the children list them after --size and
+ * --count, where --list-opts has always had them */
+static const struct argp own_argp = { options, parse_own, NULL, NULL, NULL,
+				      NULL, NULL };
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct pingpong_opts *o = st->input;
+
+	if (key == ARGP_KEY_END && o->sz.count && o->duration_ms)
+		argp_error(st, "--count and --duration exclude each other");
+	if (key == ARGP_KEY_END && o->s.histogram && o->s.csv)
+		argp_error(st, "--histogram is drawn in the table or given "
+			   "in --json; CSV has one line per size");
+	return measure_cmd_parse(key, arg, st, &o->sz, o, &o->s);
+}
+
 static const struct argp_child children[] = {
+	{ &size_argp, 0, NULL, 0 },
+	{ &own_argp, 0, NULL, 0 },
 	{ &session_argp, 0, "Measurement options:", 2 },
 	{ 0 }
 };
 
 static const struct argp argp = {
-	options, parse, NULL,
+	NULL, parse, NULL,
 	"Bounce messages between this board (--board) and a peer board, for "
 	"each size: messages per second per direction, half round trip latency "
 	"(min, mean, median, p95, p99, p99.9, max) and the CPU time of each "
@@ -93,10 +93,10 @@ static int rounds(struct session *s, void *arg)
 			       false, "" };
 	int rc = 0;
 
-	for (int k = 0; k < o->nsizes && !measure_interrupted; k++) {
+	for (int k = 0; k < o->sz.nsizes && !measure_interrupted; k++) {
 		struct result *r = &o->results[o->nresults];
-		if ((rc = pingpong_size(s, o->sizes[k], o->count, o->duration_ms,
-					o->s.histogram, r)))
+		if ((rc = pingpong_size(s, o->sz.sizes[k], o->sz.count,
+					o->duration_ms, o->s.histogram, r)))
 			break;
 		if (table && r->has_histogram) {
 			printf("%zu bytes: ", r->size);
@@ -104,12 +104,7 @@ static int rounds(struct session *s, void *arg)
 		}
 		o->nresults++;
 	}
-	ri.interrupted = measure_interrupted;
-	session_predict(s, o->results, o->nresults, ri.prediction,
-			sizeof(ri.prediction));
-	if (o->nresults)
-		results_print(s->ctx, &o->s, &ri, o->results, o->nresults, true);
-	return rc ? rc : measure_interrupted ? 1 : 0;
+	return rounds_report(s, &o->s, &ri, o->results, o->nresults, true, rc);
 }
 
 static int run(int argc, char **argv, struct ctx *ctx)
@@ -120,17 +115,19 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	int rc;
 
 	session_opts_init(&o.s);
+	o.sz.size_doc = size_doc;
+	o.sz.count_doc = count_doc;
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	if ((rc = session_opts_check(ctx, &o.s)))
 		return rc;
-	if (!o.nsizes) {
-		memcpy(o.sizes, paper_sizes, sizeof(paper_sizes));
-		o.nsizes = 4;
+	if (!o.sz.nsizes) {
+		memcpy(o.sz.sizes, paper_sizes, sizeof(paper_sizes));
+		o.sz.nsizes = 4;
 	}
-	if (!o.count && !o.duration_ms)
-		o.count = 100000;
-	o.s.sizes = o.sizes;
-	o.s.nsizes = o.nsizes;
+	if (!o.sz.count && !o.duration_ms)
+		o.sz.count = 100000;
+	o.s.sizes = o.sz.sizes;
+	o.s.nsizes = o.sz.nsizes;
 	return session_main(ctx, &o.s, rounds, &o);
 }
 

@@ -158,3 +158,69 @@ int session_cpu_check(const struct session_opts *o, bool polls)
 
 const struct argp session_argp = { session_options, session_parse, NULL,
 				   NULL, NULL, NULL, NULL };
+
+/* ---- --size and --count ---- */
+
+enum { OPT_SIZE = 'z', OPT_COUNT = 'c' };
+
+/* Their help is the command's own (size_help): a count is of round trips
+ * for one command and of messages for the other. */
+static const struct argp_option size_options[] = {
+	{ "size", OPT_SIZE, "LIST", 0, NULL, 0 },
+	{ "count", OPT_COUNT, "N", 0, NULL, 0 },
+	{ 0 }
+};
+
+static error_t size_parse(int key, char *arg, struct argp_state *st)
+{
+	struct size_opts *o = st->input;
+
+	switch (key) {
+	case OPT_SIZE:
+		o->nsizes = arg_sizes(st, "--size", arg, o->sizes, MAX_SIZES);
+		break;
+	case OPT_COUNT:
+		o->count = arg_u32(st, "--count", arg, 1, UINT32_MAX);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* argp frees what a filter returns when it is not text. */
+static char *size_help(int key, const char *text, void *input)
+{
+	const struct size_opts *o = input;
+	const char *doc = NULL;
+
+	if (o && key == OPT_SIZE)
+		doc = o->size_doc;
+	else if (o && key == OPT_COUNT)
+		doc = o->count_doc;
+	return doc ? strdup(doc) : (char *)text;
+}
+
+const struct argp size_argp = { size_options, size_parse, NULL, NULL, NULL,
+				size_help, NULL };
+
+error_t measure_cmd_parse(int key, char *arg, struct argp_state *st,
+			  struct size_opts *sz, void *own,
+			  struct session_opts *s)
+{
+	switch (key) {
+	case ARGP_KEY_INIT:
+		st->child_inputs[0] = sz;
+		st->child_inputs[1] = own;
+		st->child_inputs[2] = s;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(st, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}

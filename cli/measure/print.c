@@ -219,6 +219,17 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 		       "one core used by each side\n");
 }
 
+int rounds_report(struct session *s, const struct session_opts *o,
+		  struct run_info *ri, struct result *r, int n, bool latency,
+		  int rc)
+{
+	ri->interrupted = measure_interrupted;
+	session_predict(s, r, n, ri->prediction, sizeof(ri->prediction));
+	if (n)
+		results_print(s->ctx, o, ri, r, n, latency);
+	return rc ? rc : measure_interrupted ? 1 : 0;
+}
+
 void histogram_print(const uint64_t counts[HIST_BUCKETS])
 {
 	uint64_t most = 0, n = 0;

@@ -70,6 +70,24 @@ int session_cpu_check(const struct session_opts *o, bool polls);
 /* The option parser both commands include as a child. */
 extern const struct argp session_argp;
 
+/* --size and --count, which both commands take: a child parser of its own
+ * whose help texts each command gives (size_doc, count_doc), as a count
+ * means round trips to one and messages to the other. */
+struct size_opts {
+	const char *size_doc, *count_doc;
+	size_t sizes[MAX_SIZES];
+	int nsizes;
+	uint64_t count;         /* 0: not given */
+};
+extern const struct argp size_argp;
+/* What the parsers of both commands share: ARGP_KEY_INIT gives their
+ * children, in this order, size_argp, the command's own options and
+ * session_argp their inputs (sz, own, s); ARGP_KEY_ARG refuses the
+ * argument.  ARGP_ERR_UNKNOWN for the keys it does not take. */
+error_t measure_cmd_parse(int key, char *arg, struct argp_state *st,
+			  struct size_opts *sz, void *own,
+			  struct session_opts *s);
+
 /* Sets everything up and runs: in the default mode, forks the peer; with
  * --peer, serves if this board is not the initiator.  Calls run_rounds on
  * the initiator.  Returns the exit status. */
@@ -123,6 +141,11 @@ struct run_info {
 void results_print(struct ctx *ctx, const struct session_opts *o,
 		   const struct run_info *ri, const struct result *r, int n,
 		   bool latency);
+/* The end of a command's rounds: predicts (session_predict), prints what
+ * was measured, and returns rc, or 1 when interrupted. */
+int rounds_report(struct session *s, const struct session_opts *o,
+		  struct run_info *ri, struct result *r, int n, bool latency,
+		  int rc);
 /* A result's row, for JSON (j) or, when j is NULL, as CSV; header: the
  * CSV header instead.  Shared with bench --baseline. */
 void result_row(struct json *j, const struct result *r, bool latency);
