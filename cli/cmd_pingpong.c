@@ -67,12 +67,8 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	return measure_cmd_parse(key, arg, st, &o->sz, o, &o->s);
 }
 
-static const struct argp_child children[] = {
-	{ &size_argp, 0, NULL, 0 },
-	{ &own_argp, 0, NULL, 0 },
-	{ &session_argp, 0, "Measurement options:", 2 },
-	{ 0 }
-};
+static const struct argp_child children[] =
+	MEASURE_CMD_CHILDREN(own_argp);
 
 static const struct argp argp = {
 	NULL, parse, NULL,

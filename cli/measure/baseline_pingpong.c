@@ -11,20 +11,12 @@
 static int ping_spin(struct shared *sh, uint64_t seq, struct peer *p)
 {
 	unsigned spins = 0;
+	int err;
 
 	__atomic_store_n(&sh->ping, seq, __ATOMIC_RELEASE);
-	while (__atomic_load_n(&sh->pong, __ATOMIC_ACQUIRE) != seq) {
-		cpu_relax();
-		if (++spins % SPIN_CHECK)
-			continue;
-		if (measure_interrupted)
-			return -EINTR;
-		if (spins % SPIN_PEER == 0) {
-			if (!peer_alive(p))
-				return -ECHILD;
-			sched_yield();  /* unpinned, the child may share our CPU */
-		}
-	}
+	while (__atomic_load_n(&sh->pong, __ATOMIC_ACQUIRE) != seq)
+		if ((err = spin_wait(&spins, p)))
+			return err;
 	return 0;
 }
 

@@ -195,3 +195,18 @@ int two_cpus_check(int cpu_a, int cpu_b, const char *same, const char *one,
 	}
 	return 0;
 }
+
+int reader_result(const struct shared *sh, uint64_t sent, uint64_t t0,
+		  double cpu, double wall, struct result *r, const char **why)
+{
+	if (sh->ctl.received != sent)
+		return fail(why, "the reader did not get every message", -EIO);
+	if (sh->ctl.end_ns <= t0)
+		return fail(why, "the clock did not advance", -EIO);
+	result_rates(r, sent, sh->ctl.end_ns - t0);
+	r->cpu_a = cpu;
+	r->wall_a = wall;
+	r->cpu_b = sh->ctl.cpu;
+	r->wall_b = sh->ctl.wall;
+	return 0;
+}

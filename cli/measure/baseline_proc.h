@@ -71,7 +71,8 @@ static inline void cpu_relax(void)
 }
 
 /* Shared futexes (not _PRIVATE): the two sides are separate processes. */
-static inline long futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+static inline long futex(uint32_t *word, int op, uint32_t val,
+			 const struct timespec *ts)
 {
 	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
 }
@@ -109,6 +110,26 @@ void peer_reap(struct peer *p, bool kill_now);
 bool peer_exited_ok(const struct peer *p);
 int peer_error(const struct control *ctl, const char **why);
 int wait_flag(uint32_t *flag, struct peer *p);
+
+/* One spin of a busy wait for the other process: relaxes, and every
+ * SPIN_CHECK spins looks at measure_interrupted, every SPIN_PEER at the
+ * other process.  0, -EINTR or -ECHILD.  Inline: it is the hot loop of the
+ * busy-polling measurements. */
+static inline int spin_wait(unsigned *spins, struct peer *p)
+{
+	cpu_relax();
+	if (++*spins % SPIN_CHECK)
+		return 0;
+	if (measure_interrupted)
+		return -EINTR;
+	if (*spins % SPIN_PEER == 0) {
+		if (!peer_alive(p))
+			return -ECHILD;
+		sched_yield();  /* unpinned, the other may share our CPU */
+	}
+	return 0;
+}
+
 void affinity_restore(const struct affinity *a);
 int start_peer(int cpu_a, struct affinity *aff, struct peer *peer,
 	       const char **why);
@@ -116,6 +137,11 @@ void child_setup(pid_t parent, int cpu, const struct affinity *before,
 		 struct control *ctl);
 void result_init(struct result *r, const char *name, size_t size);
 void result_rates(struct result *r, uint64_t messages, uint64_t ns);
+/* A stream's result, once the reader (B) took sent messages, the last at
+ * sh->ctl.end_ns, from t0 on: 0, or -EIO with *why set when it missed
+ * some or the clock did not advance.  cpu and wall: the writer's. */
+int reader_result(const struct shared *sh, uint64_t sent, uint64_t t0,
+		  double cpu, double wall, struct result *r, const char **why);
 int two_cpus_check(int cpu_a, int cpu_b, const char *same, const char *one,
 		   const char **why);
 

@@ -53,21 +53,14 @@ static int ring_put(struct ring *rg, const uint8_t *src, size_t size,
 		    struct peer *p)
 {
 	unsigned spins = 0;
+	int err;
 
 	while (seq - *tail_seen >= rg->slots) {
 		*tail_seen = __atomic_load_n(&rg->ix->tail, __ATOMIC_ACQUIRE);
 		if (seq - *tail_seen < rg->slots)
 			break;
-		cpu_relax();
-		if (++spins % SPIN_CHECK)
-			continue;
-		if (measure_interrupted)
-			return -EINTR;
-		if (spins % SPIN_PEER == 0) {
-			if (!peer_alive(p))
-				return -ECHILD;
-			sched_yield();  /* unpinned, the reader may share our CPU */
-		}
+		if ((err = spin_wait(&spins, p)))
+			return err;
 	}
 	uint8_t *slot = rg->slot0 + (size_t)idx * rg->stride;
 	uint64_t len = size;
@@ -181,8 +174,8 @@ static int ring_check(const struct ring_params *rp, const char **why)
 		return fail(why, "messages larger than the slots", -EINVAL);
 	return two_cpus_check(rp->cpu_a, rp->cpu_b,
 			      "a busy-polling ring needs two different CPUs",
-			      "a busy-polling ring needs two CPUs; this process "
-			      "may run on one", why);
+			      "a busy-polling ring needs two CPUs; this "
+			      "process may run on one", why);
 }
 
 /* The writer's side of a ring: what it measured. */
@@ -273,16 +266,7 @@ static int ring_finish(struct shared *sh, int err, struct peer *peer,
 	if (!rr->sent || !sh->ctl.received)
 		return fail(why, "interrupted before anything was measured",
 			    -EINTR);
-	if (sh->ctl.received != rr->sent)
-		return fail(why, "the reader did not get every message", -EIO);
-	if (sh->ctl.end_ns <= rr->t0)
-		return fail(why, "the clock did not advance", -EIO);
-	result_rates(r, rr->sent, sh->ctl.end_ns - rr->t0);
-	r->cpu_a = rr->cpu;
-	r->wall_a = rr->wall;
-	r->cpu_b = sh->ctl.cpu;
-	r->wall_b = sh->ctl.wall;
-	return 0;
+	return reader_result(sh, rr->sent, rr->t0, rr->cpu, rr->wall, r, why);
 }
 
 int baseline_ring(const struct ring_params *rp, struct result *r,

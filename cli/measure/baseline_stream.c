@@ -333,16 +333,7 @@ static int stream_finish(struct shared *sh, enum stream_kind kind, int err,
 	if (!sh->ctl.received)
 		return fail(why, "interrupted before anything was measured",
 			    -EINTR);
-	if (sh->ctl.received != sr->sent)
-		return fail(why, "the reader did not get every message", -EIO);
-	if (sh->ctl.end_ns <= sr->t0)
-		return fail(why, "the clock did not advance", -EIO);
-	result_rates(r, sh->ctl.received, sh->ctl.end_ns - sr->t0);
-	r->cpu_a = sr->cpu;
-	r->wall_a = sr->wall;
-	r->cpu_b = sh->ctl.cpu;
-	r->wall_b = sh->ctl.wall;
-	return 0;
+	return reader_result(sh, sr->sent, sr->t0, sr->cpu, sr->wall, r, why);
 }
 
 /* What a stream of this kind cannot carry: 0, or a negative errno with

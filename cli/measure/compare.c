@@ -196,19 +196,22 @@ static int compare_rows(const struct figures *f, struct row *rows)
 
 	for (int i = 0; i < 2; i++)
 		rows[nr++] = (struct row){ "", "ns", f->poll[i].half_rtt.median,
-			f->cl.half_rtt.median, "cache-line ping-pong", true, 2.0 };
+			f->cl.half_rtt.median, "cache-line ping-pong", true,
+			2.0 };
 	snprintf(rows[nr - 2].what, sizeof(rows[0].what), "poll half RTT, 0 B");
 	snprintf(rows[nr - 1].what, sizeof(rows[0].what), "poll half RTT, 64 B");
 	for (int i = 0; i < 2; i++)
-		rows[nr++] = (struct row){ "", "ns", f->sleep_[i].half_rtt.median,
-			f->fx.half_rtt.median, "futex ping-pong", true, 1.3 };
+		rows[nr++] = (struct row){ "", "ns",
+			f->sleep_[i].half_rtt.median, f->fx.half_rtt.median,
+			"futex ping-pong", true, 1.3 };
 	snprintf(rows[nr - 2].what, sizeof(rows[0].what), "sleep half RTT, 0 B");
 	snprintf(rows[nr - 1].what, sizeof(rows[0].what), "sleep half RTT, 64 B");
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
 				   f->rg64.msgs_per_s, "two-core ring", false,
 				   0.8 };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
-				   f->mq.msgs_per_s, "POSIX mqueue", false, 10 };
+				   f->mq.msgs_per_s, "POSIX mqueue", false,
+				   10 };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
 				   f->ux.msgs_per_s, "Unix socket", false, 5 };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
@@ -250,8 +253,8 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 		&f->poll[0], &f->poll[1], &f->poll[2], &f->poll[3], &f->poll[4],
 		&f->sleep_[0], &f->sleep_[1], &f->st64, &f->stbig[0],
 		&f->stbig[1], &f->stbig[2], &f->cl, &f->fx, &f->rg64,
-		&f->rgbig[0], &f->rgbig[1], &f->rgbig[2], &f->mq, &f->ux, &f->pp,
-		&f->mc[0], &f->mc[1], &f->mc[2],
+		&f->rgbig[0], &f->rgbig[1], &f->rgbig[2], &f->mq, &f->ux,
+		&f->pp, &f->mc[0], &f->mc[1], &f->mc[2],
 	};
 	int nm = (int)(sizeof(m) / sizeof(m[0]));
 
@@ -295,7 +298,8 @@ int baseline_compare(struct ctx *ctx, struct session_opts *so, uint64_t n)
 	f.b = so->cpu[1];
 	measure_signals();
 
-	if ((rc = measure_small(ctx, so, &f)) || (rc = measure_big(ctx, so, &f)))
+	if ((rc = measure_small(ctx, so, &f)) ||
+	    (rc = measure_big(ctx, so, &f)))
 		return rc;
 	if (isatty(2))
 		fputs("\r\033[K", stderr);

@@ -310,7 +310,8 @@ void rows_json(int a, int b, bool interrupted,
 		json_str(&j, compare_keys[3], r[i].base_name);
 		json_double(&j, compare_keys[4], r[i].base, 3);
 		json_double(&j, compare_keys[5], row_ratio(&r[i]), 6);
-		json_str(&j, compare_keys[6], r[i].lower_better ? "lower" : "higher");
+		json_str(&j, compare_keys[6],
+			 r[i].lower_better ? "lower" : "higher");
 		json_double(&j, compare_keys[7], r[i].target, 2);
 		if (holds < 0)
 			json_double(&j, compare_keys[8], NAN, 0);
@@ -343,7 +344,7 @@ static void csv_str(const char *sep, const char *s)
 
 void rows_csv(const struct row *r, int n)
 {
-	for (size_t k = 0; k < sizeof(compare_keys) / sizeof(compare_keys[0]); k++)
+	for (size_t k = 0; k < NKEYS(compare_keys); k++)
 		printf("%s%s", k ? "," : "", compare_keys[k]);
 	putchar('\n');
 	for (int i = 0; i < n; i++) {

@@ -82,7 +82,8 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 		pr.cap = 1u << 20;
 	pr.samples = malloc(pr.cap * sizeof(*pr.samples));
 	if (!pr.samples)
-		return say_error("out of memory for %" PRIu64 " samples", pr.cap);
+		return say_error("out of memory for %" PRIu64 " samples",
+				 pr.cap);
 	memset(s->buf, 0x5a, size);
 	err = session_round(s, OP_PING, size, duration_ms ? 0 : warm + count,
 			    warm);

@@ -452,7 +452,8 @@ static int session_peer_half(struct ctx *ctx, const struct session_opts *o,
 		if (!ctx->json)
 			fprintf(stderr, "smqctl: board %u serving board %u "
 				"(queues %u and %u; notification: %s)\n",
-				p->self, p->peer, p->q_self, p->q_peer, s.notify);
+				p->self, p->peer, p->q_self, p->q_peer,
+				s.notify);
 		int err = serve(&s, 0);
 		session_close(&s);
 		return err ? window_error(ctx, "peer", err) : 0;
@@ -463,7 +464,8 @@ static int session_peer_half(struct ctx *ctx, const struct session_opts *o,
 		session_close(&s);
 		return err == -EINTR ? say_error("interrupted")
 		       : err == -ETIMEDOUT
-			? say_error("board %u did not answer within 60 s", p->peer)
+			? say_error("board %u did not answer within 60 s",
+				    p->peer)
 			: window_error(ctx, "hello", err);
 	}
 	rc = run_rounds(&s, arg);

@@ -87,6 +87,14 @@ extern const struct argp size_argp;
 error_t measure_cmd_parse(int key, char *arg, struct argp_state *st,
 			  struct size_opts *sz, void *own,
 			  struct session_opts *s);
+/* The children of both commands, in the order of measure_cmd_parse's
+ * inputs; own: the argp of the command's own options. */
+#define MEASURE_CMD_CHILDREN(own) {					\
+	{ &size_argp, 0, NULL, 0 },					\
+	{ &(own), 0, NULL, 0 },						\
+	{ &session_argp, 0, "Measurement options:", 2 },		\
+	{ 0 }								\
+}
 
 /* Sets everything up and runs: in the default mode, forks the peer; with
  * --peer, serves if this board is not the initiator.  Calls run_rounds on
