@@ -70,11 +70,13 @@ $(SHLIB): $(LIB_OBJ) libsmq/libsmq.map
 
 
 # t_baseline runs the baselines themselves: it links the cli objects they need.
-$(B)/tests/t_baseline: tests/t_baseline.c tests/testlib.c tests/testlib.h cli/measure.h \
-		$(B)/cli/baseline.o $(B)/cli/measure.o $(STLIB)
+BASELINE_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard cli/measure/baseline_*.c)) \
+		$(B)/cli/measure/stats.o $(B)/cli/measure/machine.o
+$(B)/tests/t_baseline: tests/t_baseline.c tests/testlib.c tests/testlib.h cli/measure/measure.h \
+		$(BASELINE_OBJ) $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
-		$(B)/cli/baseline.o $(B)/cli/measure.o $(STLIB) $(LDFLAGS)
+		$(BASELINE_OBJ) $(STLIB) $(LDFLAGS)
 
 # The split test runs on a library that counts every read across regions
 # (SMQ_COUNT_FAR): built apart, never installed.

@@ -13,7 +13,7 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include "testlib.h"
-#include "../cli/measure.h"
+#include "../cli/measure/measure.h"
 
 #define ROUNDS 20000
 #define MESSAGES 20000

@@ -82,7 +82,7 @@ void measure_signals(void);
 void progress(const char *label, uint64_t done, uint64_t total);
 void progress_end(void);
 
-/* The baselines (baseline.c): each measures one thing on this machine in
+/* The baselines (baseline_*.c): each measures one thing on this machine in
  * this run.  Ping-pongs fill half_rtt and msgs_per_s per direction; streams
  * fill msgs_per_s and mb_per_s.  Return 0, or a negative errno with *why
  * set to a short reason when the baseline cannot run here. */

@@ -6,7 +6,7 @@
 #define SMQ_SESSION_H
 
 #include "measure.h"
-#include "smqctl.h"
+#include "../smqctl.h"
 
 enum session_op {
 	OP_HELLO = 1, OP_READY, OP_PING, OP_STREAM, OP_STOP, OP_REPORT, OP_QUIT,
@@ -70,6 +70,32 @@ int session_cpu_check(const struct session_opts *o, bool polls);
 /* The option parser both commands include as a child. */
 extern const struct argp session_argp;
 
+/* --size and --count, which both commands take: a child parser of its own
+ * whose help texts each command gives (size_doc, count_doc), as a count
+ * means round trips to one and messages to the other. */
+struct size_opts {
+	const char *size_doc, *count_doc;
+	size_t sizes[MAX_SIZES];
+	int nsizes;
+	uint64_t count;         /* 0: not given */
+};
+extern const struct argp size_argp;
+/* What the parsers of both commands share: ARGP_KEY_INIT gives their
+ * children, in this order, size_argp, the command's own options and
+ * session_argp their inputs (sz, own, s); ARGP_KEY_ARG refuses the
+ * argument.  ARGP_ERR_UNKNOWN for the keys it does not take. */
+error_t measure_cmd_parse(int key, char *arg, struct argp_state *st,
+			  struct size_opts *sz, void *own,
+			  struct session_opts *s);
+/* The children of both commands, in the order of measure_cmd_parse's
+ * inputs; own: the argp of the command's own options. */
+#define MEASURE_CMD_CHILDREN(own) {					\
+	{ &size_argp, 0, NULL, 0 },					\
+	{ &(own), 0, NULL, 0 },						\
+	{ &session_argp, 0, "Measurement options:", 2 },		\
+	{ 0 }								\
+}
+
 /* Sets everything up and runs: in the default mode, forks the peer; with
  * --peer, serves if this board is not the initiator.  Calls run_rounds on
  * the initiator.  Returns the exit status. */
@@ -94,12 +120,19 @@ void session_predict(const struct session *s, struct result *r, int n,
 /* "3", or "-" for a side left unpinned (or pinned by itself, --peer) */
 const char *cpu_name(int cpu, char buf[16]);
 
-/* pingpong.c: one size of a ping-pong (for pingpong and bench --baseline) */
+/* rounds.c: one size of a ping-pong (for pingpong and bench --baseline) */
 int pingpong_size(struct session *s, size_t size, uint64_t count,
 		  int duration_ms, bool histogram, struct result *r);
-/* bench.c: one size of a stream */
+/* rounds.c: one size of a stream */
 int stream_size(struct session *s, size_t size, uint64_t count,
 		struct result *r);
+/* Messages of a stream of size bytes when no count is given: 256 MiB
+ * worth, 500 to 1000000. */
+uint64_t stream_auto_count(size_t size);
+/* bench --baseline (compare.c): smq beside the baselines on scratch
+ * windows of its own, count round trips or messages of each (0: the
+ * defaults).  Returns the exit status. */
+int baseline_compare(struct ctx *ctx, struct session_opts *o, uint64_t count);
 
 /* What a run was, for its output. */
 struct run_info {
@@ -116,6 +149,11 @@ struct run_info {
 void results_print(struct ctx *ctx, const struct session_opts *o,
 		   const struct run_info *ri, const struct result *r, int n,
 		   bool latency);
+/* The end of a command's rounds: predicts (session_predict), prints what
+ * was measured, and returns rc, or 1 when interrupted. */
+int rounds_report(struct session *s, const struct session_opts *o,
+		  struct run_info *ri, struct result *r, int n, bool latency,
+		  int rc);
 /* A result's row, for JSON (j) or, when j is NULL, as CSV; header: the
  * CSV header instead.  Shared with bench --baseline. */
 void result_row(struct json *j, const struct result *r, bool latency);

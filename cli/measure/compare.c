@@ -1,0 +1,308 @@
+/* bench --baseline: smq measured beside the baselines, on scratch windows
+ * of its own and the same two CPUs, and the ratios against the targets. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "compare.h"
+#include "session.h"
+
+/* What a scratch session measures: a list of (kind, size, count). */
+struct job {
+	bool stream;
+	size_t size;
+	uint64_t count;
+	struct result *out;
+};
+struct jobs {
+	struct job *job;
+	int n;
+};
+
+static int run_jobs(struct session *s, void *arg)
+{
+	struct jobs *js = arg;
+
+	for (int i = 0; i < js->n && !measure_interrupted; i++) {
+		struct job *j = &js->job[i];
+		int rc = j->stream ? stream_size(s, j->size, j->count, j->out)
+				   : pingpong_size(s, j->size, j->count, 0, false,
+						   j->out);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Formats a scratch window of its own, runs the jobs on it, removes it. */
+static int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
+		       uint32_t entries, uint32_t entry_size, struct jobs *js)
+{
+	char path[128], spec[160];
+	struct smq_geometry g = { 2, 2, entries, entry_size, NULL };
+	struct smq_window *w;
+	int err;
+
+	snprintf(path, sizeof(path), "/dev/shm/smq-bench-%d-%u-%u", (int)getpid(),
+		 entries, entry_size);
+	snprintf(spec, sizeof(spec), "file:%s", path);
+	unlink(path);
+	err = smq_open(&w, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW);
+	if (!err) {
+		err = smq_init(w, &g);
+		smq_close(w);
+	}
+	if (err) {
+		unlink(path);
+		return say_error("scratch window %s: %s", spec, smq_strerror(err));
+	}
+	if (isatty(2))
+		fprintf(stderr, "\r\033[Kbench --baseline: smq, %s, %u entries of %u "
+			"bytes", mode_name(mode), entries, entry_size);
+	struct ctx sc = *ctx;
+	struct session_opts o = *so;
+	sc.window = spec;
+	sc.board = 0;
+	o.mode = mode;
+	o.peer_mode = false;
+	o.peer_board = 1;
+	/* its own window: its application queues, of the size measured */
+	o.queues[0] = 0;
+	o.queues[1] = 1;
+	o.force = true;
+	o.sizes = NULL;
+	o.nsizes = 0;
+	int rc = session_main(&sc, &o, run_jobs, js);
+	unlink(path);
+	return rc;
+}
+
+/* Same slots as smq's scratch windows: 256 of 1 KiB for small messages;
+ * for big ones, slots of their own size, 2 MiB of them, at least 4. */
+#define SMALL_ENTRIES 256
+#define SMALL_ENTRY_SIZE 1024
+static uint32_t big_entries(size_t size)
+{
+	uint32_t n = (uint32_t)((2u << 20) / size);
+	return n < 4 ? 4 : n;
+}
+
+
+/* The SimpleMessageQueue paper's busy-polling ping-pong over the Intel
+ * 21554 bridge (its figure 10), messages/s per direction. */
+enum { NP = 4 };
+static const size_t paper_size[NP] = { 0, 10, 100, 1000 };
+static const double paper_rate[NP] = { 45400, 43150, 36750, 14450 };
+enum { NB = 3 };
+static const size_t big[NB] = { 65536, 262144, 1048576 };
+/* poll ping-pongs: 0 and 64 B against the cache line, and the paper's
+ * sizes (0 B is measured once, for both) */
+static const size_t poll_size[] = { 0, 64, 10, 100, 1000 };
+enum { NPOLL = sizeof(poll_size) / sizeof(poll_size[0]) };
+
+/* Every figure of a comparison, smq's and the baselines'. */
+struct figures {
+	struct result poll[NPOLL], sleep_[2], st64, stbig[NB];
+	struct result cl, fx, rg64, rgbig[NB], mq, ux, pp, mc[NB];
+	uint64_t n;             /* --count, or 0 */
+	uint64_t pp_count, sl_count, st_count, sys_count, big_count[NB];
+	int a, b;               /* the two CPUs */
+};
+
+/* Runs call, a baseline called name, saying so on a terminal; returns
+ * from the caller with the exit status when it fails. */
+#define BASE(call, name) do { why = NULL; \
+		if (isatty(2)) \
+			fprintf(stderr, "\r\033[Kbench --baseline: %s", name); \
+		if ((rc = (call))) \
+			return say_error("baseline %s: %s", name, why ? why : strerror(-rc)); \
+	} while (0)
+
+/* The small messages: smq's ping-pongs and 64-byte stream, each followed
+ * by the baselines it is compared with. */
+static int measure_small(struct ctx *ctx, struct session_opts *so,
+			 struct figures *f)
+{
+	const char *why = NULL;
+	int a = f->a, b = f->b, rc;
+
+	/* Each baseline right after the smq figure it is compared with, so
+	 * that the load of a shared machine, which drifts, is about the same
+	 * for both.  smq: small entries for small messages, big ones for big. */
+	struct job pj[NPOLL], sj[2], tj[1];
+	for (int i = 0; i < NPOLL; i++)
+		pj[i] = (struct job){ false, poll_size[i], f->pp_count,
+				      &f->poll[i] };
+	for (int i = 0; i < 2; i++)
+		sj[i] = (struct job){ false, i ? 64 : 0, f->sl_count,
+				      &f->sleep_[i] };
+	tj[0] = (struct job){ true, 64, f->st_count, &f->st64 };
+	struct jobs jp = { pj, NPOLL }, js = { sj, 2 }, jt = { tj, 1 };
+	if ((rc = scratch_run(ctx, so, SMQ_POLL, SMALL_ENTRIES,
+			      SMALL_ENTRY_SIZE, &jp)))
+		return rc;
+	BASE(baseline_cacheline_pingpong(a, b, f->pp_count, &f->cl, &why),
+	     "cache line");
+	if ((rc = scratch_run(ctx, so, SMQ_SLEEP, SMALL_ENTRIES,
+			      SMALL_ENTRY_SIZE, &js)))
+		return rc;
+	BASE(baseline_futex_pingpong(a, b, f->sl_count, &f->fx, &why), "futex");
+	if ((rc = scratch_run(ctx, so, 0, SMALL_ENTRIES, SMALL_ENTRY_SIZE,
+			      &jt)))
+		return rc;
+	struct ring_params rp = { .size = 64, .slot_size = SMALL_ENTRY_SIZE,
+				  .slots = SMALL_ENTRIES, .count = f->st_count,
+				  .cpu_a = a, .cpu_b = b };
+	BASE(baseline_ring(&rp, &f->rg64, &why), "two-core ring");
+	BASE(baseline_stream(STREAM_MQUEUE, 64, f->sys_count, a, b, &f->mq,
+			     &why), "POSIX message queue");
+	BASE(baseline_stream(STREAM_UNIX, 64, f->sys_count, a, b, &f->ux,
+			     &why), "Unix socket");
+	BASE(baseline_stream(STREAM_PIPE, 64, f->sys_count, a, b, &f->pp,
+			     &why), "pipe");
+	return 0;
+}
+
+/* The big messages: smq's stream of each, then the ring and memcpy. */
+static int measure_big(struct ctx *ctx, struct session_opts *so,
+		       struct figures *f)
+{
+	const char *why = NULL;
+	int rc;
+
+	for (int i = 0; i < NB; i++) {
+		struct job bj = { true, big[i], f->big_count[i], &f->stbig[i] };
+		struct jobs one = { &bj, 1 };
+		if ((rc = scratch_run(ctx, so, 0, big_entries(big[i]),
+				      (uint32_t)big[i], &one)))
+			return rc;
+		struct ring_params rp = {
+			.size = big[i], .slot_size = big[i],
+			.slots = big_entries(big[i]), .count = f->big_count[i],
+			.cpu_a = f->a, .cpu_b = f->b };
+		BASE(baseline_ring(&rp, &f->rgbig[i], &why), "two-core ring");
+		BASE(baseline_memcpy(big[i], f->n ? f->n * big[i] : 1ull << 30,
+				     &f->mc[i], &why), "memcpy");
+	}
+	return 0;
+}
+#undef BASE
+
+/* The comparisons of the figures, with their targets; returns how many. */
+static int compare_rows(const struct figures *f, struct row *rows)
+{
+	int nr = 0;
+
+	for (int i = 0; i < 2; i++)
+		rows[nr++] = (struct row){ "", "ns", f->poll[i].half_rtt.median,
+			f->cl.half_rtt.median, "cache-line ping-pong", true,
+			2.0 };
+	snprintf(rows[nr - 2].what, sizeof(rows[0].what), "poll half RTT, 0 B");
+	snprintf(rows[nr - 1].what, sizeof(rows[0].what), "poll half RTT, 64 B");
+	for (int i = 0; i < 2; i++)
+		rows[nr++] = (struct row){ "", "ns",
+			f->sleep_[i].half_rtt.median, f->fx.half_rtt.median,
+			"futex ping-pong", true, 1.3 };
+	snprintf(rows[nr - 2].what, sizeof(rows[0].what), "sleep half RTT, 0 B");
+	snprintf(rows[nr - 1].what, sizeof(rows[0].what), "sleep half RTT, 64 B");
+	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
+				   f->rg64.msgs_per_s, "two-core ring", false,
+				   0.8 };
+	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
+				   f->mq.msgs_per_s, "POSIX mqueue", false,
+				   10 };
+	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
+				   f->ux.msgs_per_s, "Unix socket", false, 5 };
+	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
+				   f->pp.msgs_per_s, "pipe", false, 1 };
+	for (int i = 0; i < NB; i++) {
+		struct row *r = &rows[nr++];
+		*r = (struct row){ "", "MB/s", f->stbig[i].mb_per_s,
+				   f->rgbig[i].mb_per_s, "two-core ring", false,
+				   0.8 };
+		snprintf(r->what, sizeof(r->what), "stream %zu KiB", big[i] / 1024);
+	}
+	for (int i = 0; i < NB; i++) {
+		struct row *r = &rows[nr++];
+		*r = (struct row){ "", "MB/s", f->stbig[i].mb_per_s,
+				   f->mc[i].mb_per_s, "memcpy, one core", false,
+				   NAN };
+		snprintf(r->what, sizeof(r->what), "stream %zu KiB", big[i] / 1024);
+	}
+	for (int i = 0; i < NP; i++) {
+		struct row *r = &rows[nr++];
+		const struct result *p = &f->poll[0];
+		for (int k = 0; k < NPOLL; k++)
+			if (poll_size[k] == paper_size[i])
+				p = &f->poll[k];
+		*r = (struct row){ "", "msgs/s", p->msgs_per_s, paper_rate[i],
+				   "SMQ over 21554, fig. 10", false, 30 };
+		snprintf(r->what, sizeof(r->what), "poll ping-pong %zu B",
+			 paper_size[i]);
+	}
+	return nr;
+}
+
+static void compare_print(const struct ctx *ctx, const struct session_opts *so,
+			  const struct figures *f)
+{
+	struct row rows[32];
+	int nr = compare_rows(f, rows);
+	const struct result *m[] = {
+		&f->poll[0], &f->poll[1], &f->poll[2], &f->poll[3], &f->poll[4],
+		&f->sleep_[0], &f->sleep_[1], &f->st64, &f->stbig[0],
+		&f->stbig[1], &f->stbig[2], &f->cl, &f->fx, &f->rg64,
+		&f->rgbig[0], &f->rgbig[1], &f->rgbig[2], &f->mq, &f->ux,
+		&f->pp, &f->mc[0], &f->mc[1], &f->mc[2],
+	};
+	int nm = (int)(sizeof(m) / sizeof(m[0]));
+
+	if (ctx->json) {
+		rows_json(f->a, f->b, measure_interrupted, m, nm, rows, nr);
+	} else if (so->csv) {
+		rows_csv(rows, nr);
+	} else {
+		char c0[16], c1[16];
+		printf("smq against baselines measured in this run, CPUs %s and %s\n",
+		       cpu_name(f->a, c0), cpu_name(f->b, c1));
+		printf("cache-line ping-pong %.0f ns half RTT (%.0f/s per "
+		       "direction); futex ping-pong %.0f ns\n",
+		       f->cl.half_rtt.median, f->cl.msgs_per_s,
+		       f->fx.half_rtt.median);
+		rows_text(rows, nr);
+	}
+}
+
+int baseline_compare(struct ctx *ctx, struct session_opts *so, uint64_t n)
+{
+	struct figures f = { .n = n };
+	int rc;
+
+	f.pp_count = n ? n : 200000;
+	f.sl_count = n ? n : 20000;
+	f.st_count = n ? n : 1000000;
+	f.sys_count = n ? n : 200000;
+	for (int i = 0; i < NB; i++)
+		f.big_count[i] = n ? n : stream_auto_count(big[i]) * 2;
+	if (!so->cpu_set) {
+		so->cpu[0] = cpu_pick(0);
+		so->cpu[1] = cpu_pick(1);
+		so->cpu_set = true;
+	}
+	/* the busy-polling measurements decide */
+	if ((rc = session_cpu_check(so, true)))
+		return rc;
+	so->cpu_checked = true;
+	f.a = so->cpu[0];
+	f.b = so->cpu[1];
+	measure_signals();
+
+	if ((rc = measure_small(ctx, so, &f)) ||
+	    (rc = measure_big(ctx, so, &f)))
+		return rc;
+	if (isatty(2))
+		fputs("\r\033[K", stderr);
+	compare_print(ctx, so, &f);
+	return measure_interrupted ? 1 : 0;
+}
