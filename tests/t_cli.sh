@@ -19,8 +19,8 @@ S=$T/smqctl
 # SMQCTL_WRAP, shell words put before every smqctl invocation (valgrind
 # and its options: tests/valgrind.sh).  The wrapper execs, so the pid,
 # stdin and exit status are smqctl's own.  A wrapped smqctl is slow: the
-# timeouts of the commands that wait while others run are then 6 times
-# longer (slow).
+# timeouts of the commands that wait while others run, and the bounds on
+# how soon a command gives up, are then 6 times longer (slow).
 slow=1
 if [ -n "${SMQCTL_WRAP:-}" ]; then
 	slow=6
@@ -240,7 +240,7 @@ run -b 1 recv --count 0 --timeout 0.1
 want_rc 0
 want_no_out
 [ ! -s "$T/err" ] || no "stderr not empty"
-[ $(($(date +%s) - start)) -le 2 ] || no "took more than 2 s"
+[ $(($(date +%s) - start)) -le $((2 * slow)) ] || no "took more than $((2 * slow)) s"
 verdict "-b 1 recv --count 0 --timeout 0.1 on an empty queue"
 
 run -b 1 send world
@@ -478,7 +478,7 @@ want_rc 1
 want_no_out
 want_err "timed out"
 want_err "boards 1 and 2"
-[ $(($(date +%s) - start)) -le 3 ] || no "took more than 3 s"
+[ $(($(date +%s) - start)) -le $((3 * slow)) ] || no "took more than $((3 * slow)) s"
 verdict "sync --timeout 0.3 on board 0, 3 boards, none came: names boards 1 and 2"
 
 bg_start "$T/b1" -w "file:$W3" -b 1 sync --timeout 1
