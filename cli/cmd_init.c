@@ -252,16 +252,19 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	err = smq_init(w, &o.g);
 	if (err) {
 		struct smq_window_info before;
+		int rc;
 		smq_window_info(w, &before);
-		smq_close(w);
 		if (err == -ENOSPC || err == -EFBIG)
-			return say_error("window %s cannot grow to %s: it has %" PRIu64
-				     " bytes (%s)", window_spec(ctx),
-				     human_bytes(bytes, size), before.mapped_size,
-				     smq_strerror(err));
-		if (err == -SMQ_ENOTWINDOW)
-			return not_a_window(ctx, &before);
-		return maint_error(ctx, w, "init", err, o.timeout_ms);
+			rc = say_error("window %s cannot grow to %s: it has %" PRIu64
+				       " bytes (%s)", window_spec(ctx),
+				       human_bytes(bytes, size),
+				       before.mapped_size, smq_strerror(err));
+		else if (err == -SMQ_ENOTWINDOW)
+			rc = not_a_window(ctx, &before);
+		else  /* it reads who holds the window through w */
+			rc = maint_error(ctx, w, "init", err, o.timeout_ms);
+		smq_close(w);
+		return rc;
 	}
 	if (o.mode >= 0 && (err = smq_set_mode(w, (unsigned)o.mode))) {
 		smq_close(w);
