@@ -149,7 +149,7 @@ double pcie_write_bandwidth(const struct pcie_link_params *p, uint64_t sz)
 }
 
 /* What smq_send writes into the receiver's region per message (see
- * libsmq/queue.c and smq(7)): the entry, header and payload, which a
+ * libsmq/send.c and smq(7)): the entry, header and payload, which a
  * write-combining mapping moves as whole 64-byte lines, and then the top of
  * the sender's lane_in line; both are posted writes.  Each is counted as one
  * write of its bytes, split at MPS: the best case, as a DMA engine or a

@@ -1,4 +1,4 @@
-/* The baselines (cli/baseline.c) run with small counts and report numbers
+/* The baselines (cli/measure/baseline_*.c) run with small counts and report numbers
  * that agree with each other; the two-core ring delivers every byte of
  * every message and catches one flipped byte; CPU time never exceeds the
  * wall time it was measured over, however short the run; stopped runs
