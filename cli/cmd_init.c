@@ -95,9 +95,6 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		o->mode = (int)v;
 		break;
 	}
-	case ARGP_KEY_ARG:
-		argp_error(st, "unexpected argument '%s'", arg);
-		break;
 	case ARGP_KEY_END:
 		if (!o->queues_set)
 			o->g.queues = o->g.boards;
@@ -115,7 +112,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		}
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return no_operands(key, arg, st);
 	}
 	return 0;
 }

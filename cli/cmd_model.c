@@ -98,15 +98,12 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case OPT_SIZE:
 		o->nsizes = arg_sizes(st, "--size", arg, o->sizes, MAX_SIZES);
 		break;
-	case ARGP_KEY_ARG:
-		argp_error(st, "unexpected argument '%s'", arg);
-		break;
 	case ARGP_KEY_END:
 		if (o->dump && !o->slot)
 			argp_error(st, "--dump needs -s: which device of the dump");
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return no_operands(key, arg, st);
 	}
 	return 0;
 }

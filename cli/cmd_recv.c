@@ -70,9 +70,6 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case OPT_RAW:
 		set_format(st, o, RAW, "--raw");
 		break;
-	case ARGP_KEY_ARG:
-		argp_error(st, "unexpected argument '%s'", arg);
-		break;
 	case ARGP_KEY_END:
 		if (o->count == 0 && o->timeout_ms < 0)
 			argp_error(st, "--count 0 needs a --timeout to end");
@@ -82,7 +79,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 				   "use --null, --json or --hex");
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return no_operands(key, arg, st);
 	}
 	return 0;
 }

@@ -76,15 +76,12 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		o->mode = (unsigned)v;
 		break;
 	}
-	case ARGP_KEY_ARG:
-		argp_error(st, "unexpected argument '%s'", arg);
-		break;
 	case ARGP_KEY_END:
 		if (!o->socket)
 			argp_error(st, "--socket PATH is required");
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return no_operands(key, arg, st);
 	}
 	return 0;
 }

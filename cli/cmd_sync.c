@@ -45,11 +45,8 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case OPT_NEW_GENERATION:
 		o->new_generation = true;
 		break;
-	case ARGP_KEY_ARG:
-		argp_error(st, "unexpected argument '%s'", arg);
-		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return no_operands(key, arg, st);
 	}
 	return 0;
 }

@@ -44,16 +44,13 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case OPT_ONCE:
 		o->once = true;
 		break;
-	case ARGP_KEY_ARG:
-		argp_error(st, "unexpected argument '%s'", arg);
-		break;
 	case ARGP_KEY_END:
 		if (o->ctx->json && !o->once)
 			argp_error(st, "--json needs --once (the live view is "
 				   "for a terminal)");
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return no_operands(key, arg, st);
 	}
 	return 0;
 }

@@ -149,6 +149,14 @@ static error_t wrap_parse(int key, char *arg, struct argp_state *st)
 	return ARGP_ERR_UNKNOWN;
 }
 
+error_t no_operands(int key, char *arg, struct argp_state *st)
+{
+	if (key != ARGP_KEY_ARG)
+		return ARGP_ERR_UNKNOWN;
+	argp_error(st, "unexpected argument '%s'", arg);
+	return 0;
+}
+
 void parse_cmd(const struct argp *argp, int argc, char **argv, void *input,
 	       struct ctx *ctx)
 {

@@ -31,6 +31,9 @@ extern const struct cmd *const smqctl_cmds[];
 extern const struct argp common_argp;
 
 /* Parses a command's own arguments: argv[0] becomes "smqctl CMD". */
+/* The end of a command's argp parser: an operand is an error (no command
+ * takes one), any other key is not ours. */
+error_t no_operands(int key, char *arg, struct argp_state *st);
 void parse_cmd(const struct argp *argp, int argc, char **argv, void *input,
 	       struct ctx *ctx);
 

@@ -214,13 +214,8 @@ error_t measure_cmd_parse(int key, char *arg, struct argp_state *st,
 		st->child_inputs[1] = own;
 		st->child_inputs[2] = s;
 		break;
-	case ARGP_KEY_ARG:
-		argp_error(st, "unexpected argument '%s'", arg);
-		break;
-	case ARGP_KEY_END:
-		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return no_operands(key, arg, st);
 	}
 	return 0;
 }
