@@ -304,8 +304,10 @@ int baseline_ring(const struct ring_params *rp, struct result *r,
 	pid_t parent = getpid();
 	if ((err = start_peer(rp->cpu_a, &aff, &peer, why)))
 		goto out;
-	if (peer.pid == 0)
+	if (peer.pid == 0) {
+		free(src);  /* the writer's; the reader has its own */
 		child_ring(&rg, rp, warm, sh, parent, &aff);
+	}
 	if ((err = wait_flag(&sh->ctl.ready, &peer)) || sh->ctl.err) {
 		if (err == -EINTR)
 			fail(why, "interrupted before anything was measured", err);

@@ -393,8 +393,10 @@ int baseline_stream(enum stream_kind kind, size_t size, uint64_t count,
 	pid_t parent = getpid();
 	if ((err = start_peer(cpu_a, &aff, &peer, why)))
 		goto out;
-	if (peer.pid == 0)
+	if (peer.pid == 0) {
+		free(buf);  /* the writer's; the reader has its own */
 		child_stream(&s, sh, count, parent, cpu_b, &aff);
+	}
 	if (s.rfd >= 0) {
 		close(s.rfd);
 		s.rfd = -1;
