@@ -36,10 +36,12 @@ trap 'exit 1' INT TERM HUP
 # Memory errors and definite leaks are errors.  Possible and reachable
 # leaks are not (a pointer into a block, or memory held at exit, is not a
 # lost block), and are not shown, so that a log holds errors only.
-# Nothing is suppressed.
+# Nothing is suppressed.  No gdbserver: its pipes in /tmp, named by pid,
+# outlive a process the tests kill, and a later process of another user
+# with that pid could not create its own (valgrind then fails it).
 VG_OPTS="--quiet --error-exitcode=86 --leak-check=full \
 --show-leak-kinds=definite --errors-for-leak-kinds=definite \
---track-fds=no --num-callers=30"
+--track-fds=no --num-callers=30 --vgdb=no"
 
 # start SCRIPT: runs it in the background, its files in $top/N/
 n=0
