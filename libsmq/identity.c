@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "handle.h"
+#include "transport/common.h"
 
 static uint64_t mix64(uint64_t z)
 {

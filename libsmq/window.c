@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "handle.h"
+#include "transport/common.h"
 
 #define DEFAULT_HANDSHAKE_MS 5000
 

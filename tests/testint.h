@@ -5,6 +5,7 @@
 
 #include "handle.h"
 #include "queue.h"
+#include "transport/common.h"
 
 /* A pointer to canonical offset off of the window w maps. */
 static inline void *at(const struct smq_window *w, uint64_t off)

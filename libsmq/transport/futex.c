@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "../format.h"
-#include "transport.h"
+#include "common.h"
 
 int smq_futex_bell_open(struct smq_map *m, struct smq_bell_addr *a)
 {

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../format.h"
-#include "transport.h"
+#include "common.h"
 #include "ivshmem_client.h"
 
 struct ivshmem {

@@ -5,7 +5,7 @@
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "transport.h"
+#include "order.h"
 
 static void c11_publish(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
 static void c11_consume(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }

@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "../format.h"
-#include "transport.h"
+#include "common.h"
 
 static const struct smq_transport *const transports[] = {
 	&smq_transport_shm,

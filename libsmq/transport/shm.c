@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "../format.h"
 #include "../shm_name.h"
-#include "transport.h"
+#include "common.h"
 
 /* A shm name stays inside /dev/shm: no '/', no leading '.', no ".." at
  * all (harmless without a '/', but never worth the doubt). */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "../format.h"
 #include "../shm_name.h"
-#include "transport.h"
+#include "common.h"
 
 struct split {
 	char name[201];

@@ -10,57 +10,21 @@
  * BAR windows).
  *
  * Transports are picked by the prefix of a window spec ("shm:NAME"); each
- * is a table of operations, as pciutils' access methods are. */
+ * is a table of operations, as pciutils' access methods are.  This header
+ * is the table and the map it fills; the barriers are in order.h, what
+ * transports share among themselves in common.h. */
 #ifndef SMQ_TRANSPORT_H
 #define SMQ_TRANSPORT_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 #include "../view.h"
+#include "order.h"
 
 struct smq_layout;
 struct smq_bell_addr;
-
-/* ---- memory ordering ----
- * publish(): stores before it reach the other boards before stores after
- *            it (x86 write-combining: sfence; arm64: dmb oshst);
- * consume(): loads before it complete before loads after it (x86 WC:
- *            lfence; arm64: dmb oshld);
- * full():    stores before it are visible before loads after it (x86:
- *            mfence; arm64: dmb osh);
- * mark():    a call's in-flight mark before its read of the notice: full(),
- *            or, where every process that maps the window runs under this
- *            kernel, a compiler barrier that board 0's maintenance pairs
- *            with a barrier on every CPU (smq_marks_settle);
- * light:     mark() is the compiler barrier.
- * A fence orders; it does not deliver: a posted write across PCIe still
- * arrives at no promised time. */
-struct smq_order {
-	const char *name;
-	void (*publish)(void);
-	void (*consume)(void);
-	void (*full)(void);
-	void (*mark)(void);
-	bool light;
-};
-/* Plain C11 fences: memory that every board reaches coherently (a file,
- * which may also back a virtual machine's memory; an ivshmem peer). */
-extern const struct smq_order smq_order_c11;
-/* ...and marks set with a compiler barrier: memory only processes of this
- * kernel can map (shm:, split:), where membarrier(2) reaches them all. */
-extern const struct smq_order smq_order_local;
-/* Device memory: a BAR mapped uncached or write-combining. */
-extern const struct smq_order smq_order_device;
-/* The order for a transport of this kernel's memory: smq_order_local when
- * this kernel can send a barrier to every CPU, else smq_order_c11. */
-const struct smq_order *smq_order_of_kernel(void);
-/* Board 0, between invalidating the notices and reading the marks: the
- * system-wide barrier that light marks rely on.  0, or -errno when this
- * kernel cannot send it. */
-int smq_marks_settle(void);
 
 /* Doorbells: how a waiter arms and how a ringer wakes it is told beside
  * the doorbell address, which the window stores (format.h). */
@@ -152,50 +116,4 @@ extern const struct smq_transport smq_transport_ivshmem;
 
 /* registry.c */
 int smq_transport_open(struct smq_map *m, const char *spec, unsigned flags);
-/* A single window: one segment over [0, size) at base. */
-void smq_map_single(struct smq_map *m);
-/* map_layout for a single window of fixed size (a BAR, an ivshmem
- * memory): -SMQ_ETOOSMALL if the layout does not fit. */
-int smq_map_fixed_layout(struct smq_map *m, const struct smq_layout *l,
-			 bool grow);
-/* Unmaps base/size and closes fd: every single-window transport's close. */
-void smq_map_close(struct smq_map *m);
-/* A mapping that is replaced: unmapped at close (or now, if too many). */
-void smq_map_retire(struct smq_map *m, void *base, uint64_t size);
-
-/* shm.c: helpers for transports over files and shm objects (and
- * smq_shm_name_ok(), in shm_name.h) */
-/* Formatting takes the object over: ours and not writable by others, or
- * -SMQ_EFOREIGN; with force, made ours and 0600. */
-int smq_fd_claim(int fd, bool force);
-int smq_fd_grow(int fd, uint64_t size);         /* never shrinks */
-
-/* Interrupt vectors of a doorbell device, one per waiter (an eventfd is
- * read by one waiter only).  registry.c. */
-struct smq_vector_pool {
-	pthread_mutex_t lock;
-	uint64_t used;          /* bit v: vector v is some waiter's */
-	unsigned n;             /* vectors there are, at most 64 */
-};
-void smq_vectors_init(struct smq_vector_pool *p, unsigned n);
-/* A free vector, or -EBUSY. */
-int smq_vectors_take(struct smq_vector_pool *p);
-void smq_vectors_give(struct smq_vector_pool *p, unsigned v);
-
-/* identity.c: a 64-bit hash of this kernel's boot id (changes at every
- * boot; equal for every process of one host). */
-uint64_t smq_boot_hash(void);
-
-/* The futex doorbell, for transports whose memory one kernel maps. */
-void smq_futex_ring(struct smq_map *m, const struct smq_bell_addr *a,
-		    struct smq_far word, uint32_t value);
-int smq_futex_wait(struct smq_map *m, const struct smq_bell_addr *a,
-		   const uint32_t *word, uint32_t seen,
-		   const struct timespec *deadline);
-int smq_futex_bell_open(struct smq_map *m, struct smq_bell_addr *a);
-uint32_t smq_futex_ring_kinds(struct smq_map *m);
-/* Waits for a ring on an eventfd (a doorbell's interrupt): 0 or
- * -ETIMEDOUT; takes the rings. */
-int smq_wait_eventfd(int fd, const struct timespec *deadline);
-
 #endif

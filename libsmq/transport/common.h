@@ -1,0 +1,60 @@
+/* libsmq internals: what transports share -- single-window maps, files
+ * and shm objects, vector pools, the futex doorbell -- beside the
+ * operations table of transport.h, which is what the rest of the library
+ * sees of a transport. */
+#ifndef SMQ_TRANSPORT_COMMON_H
+#define SMQ_TRANSPORT_COMMON_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include "transport.h"
+
+/* A single window: one segment over [0, size) at base. */
+void smq_map_single(struct smq_map *m);
+/* map_layout for a single window of fixed size (a BAR, an ivshmem
+ * memory): -SMQ_ETOOSMALL if the layout does not fit. */
+int smq_map_fixed_layout(struct smq_map *m, const struct smq_layout *l,
+			 bool grow);
+/* Unmaps base/size and closes fd: every single-window transport's close. */
+void smq_map_close(struct smq_map *m);
+/* A mapping that is replaced: unmapped at close (or now, if too many). */
+void smq_map_retire(struct smq_map *m, void *base, uint64_t size);
+
+/* shm.c: helpers for transports over files and shm objects (and
+ * smq_shm_name_ok(), in shm_name.h) */
+/* Formatting takes the object over: ours and not writable by others, or
+ * -SMQ_EFOREIGN; with force, made ours and 0600. */
+int smq_fd_claim(int fd, bool force);
+int smq_fd_grow(int fd, uint64_t size);         /* never shrinks */
+
+/* Interrupt vectors of a doorbell device, one per waiter (an eventfd is
+ * read by one waiter only).  registry.c. */
+struct smq_vector_pool {
+	pthread_mutex_t lock;
+	uint64_t used;          /* bit v: vector v is some waiter's */
+	unsigned n;             /* vectors there are, at most 64 */
+};
+void smq_vectors_init(struct smq_vector_pool *p, unsigned n);
+/* A free vector, or -EBUSY. */
+int smq_vectors_take(struct smq_vector_pool *p);
+void smq_vectors_give(struct smq_vector_pool *p, unsigned v);
+
+/* identity.c: a 64-bit hash of this kernel's boot id (changes at every
+ * boot; equal for every process of one host). */
+uint64_t smq_boot_hash(void);
+
+/* The futex doorbell, for transports whose memory one kernel maps. */
+void smq_futex_ring(struct smq_map *m, const struct smq_bell_addr *a,
+		    struct smq_far word, uint32_t value);
+int smq_futex_wait(struct smq_map *m, const struct smq_bell_addr *a,
+		   const uint32_t *word, uint32_t seen,
+		   const struct timespec *deadline);
+int smq_futex_bell_open(struct smq_map *m, struct smq_bell_addr *a);
+uint32_t smq_futex_ring_kinds(struct smq_map *m);
+/* Waits for a ring on an eventfd (a doorbell's interrupt): 0 or
+ * -ETIMEDOUT; takes the rings. */
+int smq_wait_eventfd(int fd, const struct timespec *deadline);
+
+#endif
