@@ -1,6 +1,6 @@
 /* Two boards as two processes over one window (default: $SMQ_WINDOW, else
  * shm:smq).  Board 0 formats the window and waits for board 1; then they
- * bounce messages, as seed 000's ping-pong test does.
+ * bounce messages, as the SimpleMessageQueue paper's ping-pong test does.
  *   usage: smq-example [COUNT [SIZE]] */
 #include <errno.h>
 #include <stdio.h>
