@@ -201,7 +201,7 @@ static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 static bool not_yet(int err)
 {
 	return err == -ENOENT || err == -SMQ_EUNFORMATTED || err == -ESTALE ||
-	       err == -SMQ_ETOOSMALL;
+	       err == -EBUSY || err == -SMQ_ETOOSMALL;
 }
 
 /* The window's generation, or 0 if it has none yet. */

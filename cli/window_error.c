@@ -196,6 +196,8 @@ int window_error(struct ctx *ctx, const char *what, int err)
 	case ESTALE:
 		return say_error("%s: window %s was re-initialised meanwhile: "
 			     "attach again", what, spec);
+	case EBUSY:  /* says nothing of a fault */
+		return fault_error(ctx, err, NULL);
 	case SMQ_EUNFORMATTED:
 		return say_error("window %s is not formatted (run smqctl init on "
 			     "board 0)", spec);

@@ -122,6 +122,8 @@ enum smq_hook {
 					   its bottom read, not its top; no
 					   mark */
 	SMQ_HOOK_OPEN_LOOK,             /* the same, opening a receiver */
+	SMQ_HOOK_ATTACH_LOOK,           /* an attach: the superblock read,
+					   the tables not yet; no mark */
 };
 #ifdef SMQ_COUNT_FAR
 extern void (*smq_test_hook)(enum smq_hook where);
@@ -270,6 +272,14 @@ struct smq_handle_slot *smq_slot_claim(struct smq_window *w,
 void smq_slot_release(struct smq_window *w, struct smq_handle_slot *s);
 /* Attach to the layout the window holds now (fills lay, ctl, generation). */
 int smq_attach(struct smq_window *w);
+/* Whether the process holding the maintenance lock runs: 1 yes, 0 no, -1
+ * unknown (another boot: another host, or before a reboot). */
+int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb);
+/* err, a fault found with no mark up, if it is the window's; else -ESTALE
+ * (a maintenance finished since gen was read), -EBUSY (one runs) or
+ * -SMQ_EINCOMPLETE (one whose process died or is elsewhere). */
+int smq_confirm_fault(struct smq_window *w, const struct smq_sb *sb,
+		      uint64_t gen, int err);
 
 /* startup.c: write this board's heartbeat (inside a call: entered) */
 void smq_beat(struct smq_window *w);

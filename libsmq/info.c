@@ -10,14 +10,6 @@ static const struct smq_sb *sb_at(struct smq_window *w)
 	return smq_snapshot_at(w, 0, SMQ_SB_SIZE);
 }
 
-static int maint_alive(struct smq_window *w, const struct smq_sb *sb)
-{
-	uint64_t owner = LOAD(&sb->maint_owner);
-	if (LOAD(&sb->maint_boot) != w->boot)
-		return -1;
-	return smq_tag_alive(owner);
-}
-
 int smq_window_info(struct smq_window *w, struct smq_window_info *info)
 {
 	if (!w || !info)
@@ -55,7 +47,7 @@ int smq_window_info(struct smq_window *w, struct smq_window_info *info)
 	info->maint_phase = LOAD(&sb->maint_phase);
 	if (info->maint_phase) {
 		info->maint_pid = smq_tag_pid(LOAD(&sb->maint_owner));
-		info->maint_alive = maint_alive(w, sb);
+		info->maint_alive = smq_maint_alive(w, sb);
 	}
 	info->format_time_ns = LOAD(&sb->format_time_ns);
 	return smq_stale(w);
@@ -164,7 +156,7 @@ static int check_usable(struct smq_window *w, const struct smq_view *v,
 	uint32_t phase = LOAD(&sb->maint_phase);
 
 	if (phase != SMQ_MAINT_NONE)
-		return fault(f, maint_alive(w, sb) == 1 ? -EBUSY
+		return fault(f, smq_maint_alive(w, sb) == 1 ? -EBUSY
 			     : -SMQ_EINCOMPLETE, "maint_phase",
 			     offsetof(struct smq_sb, maint_phase), phase, 0);
 	if (LOAD(&sb->system_state) == SMQ_SYS_FORMATTING)
@@ -181,31 +173,63 @@ static int check_usable(struct smq_window *w, const struct smq_view *v,
 	return 0;
 }
 
-int smq_validate(struct smq_window *w, struct smq_fault *f)
+/* A fault seen while an init or clear rewrote the window is not the
+ * window's (smq_confirm_fault): say what ran instead. */
+static int confirm(struct smq_window *w, const struct smq_sb *sb, uint64_t gen,
+		   int err, struct smq_fault *f)
+{
+	int c = smq_confirm_fault(w, sb, gen, err);
+
+	if (c == err)
+		return err;
+	if (f)
+		memset(f, 0, sizeof(*f));
+	if (c == -ESTALE)
+		return fault(f, c, "generation", offsetof(struct smq_sb, generation),
+			     LOAD(&sb->generation), gen);
+	return fault(f, c, "maint_phase", offsetof(struct smq_sb, maint_phase),
+		     LOAD(&sb->maint_phase), SMQ_MAINT_NONE);
+}
+
+static int validate_once(struct smq_window *w, struct smq_fault *f)
 {
 	struct smq_layout l;
 	int err;
 
-	if (!w)
-		return -EINVAL;
 	if (f)
 		memset(f, 0, sizeof(*f));
 	struct smq_view v = smq_window_view(w);
+	const struct smq_sb *sb = smq_view_at(&v, 0, SMQ_SB_SIZE);
+	uint64_t gen = sb ? LOAD_ACQ(&sb->generation) : 0;
 	if ((err = smq_check_layout(&v, &l, f)))
-		return err;
+		return confirm(w, sb, gen, err, f);
 	/* the window may have grown since we attached (if it is too small,
 	 * the static checks say how much) */
 	w->map.tp->map_layout(&w->map, &l, false);
 	smq_layout_free(&l);
 	v = smq_window_view(w);
+	sb = smq_view_at(&v, 0, SMQ_SB_SIZE);
 	if ((err = smq_check_static(&v, &l, f)))
-		return err;
+		return confirm(w, sb, gen, err, f);
 #ifdef SMQ_COUNT_FAR
 	__atomic_fetch_add(&w->far_loads[SMQ_FAR_SNAPSHOT], 1, __ATOMIC_RELAXED);
 #endif
-	err = smq_check_dynamic(&v, &l, f);
-	if (!err)
+	if ((err = smq_check_dynamic(&v, &l, f)))
+		err = confirm(w, sb, gen, err, f);
+	else
 		err = check_usable(w, &v, &l, f);
 	smq_layout_free(&l);
+	return err;
+}
+
+/* A maintenance that finished while we read: read the window it left. */
+int smq_validate(struct smq_window *w, struct smq_fault *f)
+{
+	int err = -ESTALE;
+
+	if (!w)
+		return -EINVAL;
+	for (int tries = 0; tries < 3 && err == -ESTALE; tries++)
+		err = validate_once(w, f);
 	return err;
 }

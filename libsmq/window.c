@@ -142,10 +142,45 @@ void smq_leave(struct smq_window *w)
 
 /* ---- attaching ---- */
 
+int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb)
+{
+	uint64_t owner = LOAD(&sb->maint_owner);
+	if (LOAD(&sb->maint_boot) != w->boot)
+		return -1;
+	return smq_tag_alive(owner);
+}
+
+/* A fault found with no mark up may be an init or clear rewriting what we
+ * read.  It is the window's only if, read after a consume barrier, the
+ * superblock shows no maintenance and the generation read before the
+ * checks.  A maintenance sets its phase, fences, and only then writes; it
+ * stores the new generation before it sets the phase back: so a check
+ * that read any of its writes finds here a phase under way or a newer
+ * generation.  -EBUSY: a maintenance runs, in a live process of this
+ * host; -ESTALE: one finished meanwhile (attach again); -SMQ_EINCOMPLETE:
+ * one whose process died or is elsewhere.  An unformatted window stays so
+ * unless a live init formats it (a killed one left it for the next). */
+int smq_confirm_fault(struct smq_window *w, const struct smq_sb *sb,
+		      uint64_t gen, int err)
+{
+	if (!err || !sb || err == -SMQ_EMAGIC || err == -SMQ_EVERSION)
+		return err;  /* not a window of ours: there is no phase to read */
+	w->map.order->consume();
+	uint32_t phase = LOAD_ACQ(&sb->maint_phase);
+	bool under_way = phase == SMQ_MAINT_WAITING ||
+			 phase == SMQ_MAINT_WRITING;
+	int alive = under_way ? smq_maint_alive(w, sb) : 0;
+	if (alive == 1)
+		return -EBUSY;
+	if (LOAD(&sb->generation) != gen)
+		return -ESTALE;
+	return under_way && err != -SMQ_EUNFORMATTED ? -SMQ_EINCOMPLETE : err;
+}
+
 /* The layout the window holds now: read it, map every region of it,
  * validate all of it.  The generation is read before the layout: if a
  * re-init slips in between, the notice shows a newer one and the handle
- * reads stale. */
+ * reads stale; if it makes the checks fail, smq_confirm_fault says so. */
 int smq_attach(struct smq_window *w)
 {
 	struct smq_view v = smq_window_view(w);
@@ -155,14 +190,15 @@ int smq_attach(struct smq_window *w)
 	int err = smq_check_layout(&v, &l, NULL);
 
 	if (err)
-		return err;
+		return smq_confirm_fault(w, sb, gen, err);
 	err = w->map.tp->map_layout(&w->map, &l, false);
 	smq_layout_free(&l);
 	if (err)
 		return err;
+	TEST_HOOK(SMQ_HOOK_ATTACH_LOOK);
 	v = smq_window_view(w);
 	if ((err = smq_check_static(&v, &l, NULL)))
-		return err;
+		return smq_confirm_fault(w, sb, gen, err);
 	if (w->board >= l.boards) {
 		smq_layout_free(&l);
 		return -EINVAL;

@@ -198,8 +198,8 @@ static int take_all(const char *spec, unsigned board, unsigned queue,
 			OK(smq_close(w));
 		if (!err)
 			break;
-		/* stale, or an init still writing (the magic not yet there) */
-		if ((err != -ESTALE && err != -SMQ_EUNFORMATTED) || tries == 1000)
+		/* stale, or an init still writing */
+		if ((err != -ESTALE && err != -EBUSY) || tries == 1000)
 			FAIL("take_all: %s", smq_strerror(err));
 		nap_ms(5);
 	}
@@ -743,9 +743,10 @@ static void holder_killed(void)
 
 /* One maintenance at a time: a second one while the first writes. */
 static struct shared *maint_sh;
+static enum smq_hook maint_hold_at = SMQ_HOOK_MAINT_WRITING;
 static void hold_maint(enum smq_hook where)
 {
-	if (where != SMQ_HOOK_MAINT_WRITING || atomic_load(&maint_sh->held))
+	if (where != maint_hold_at || atomic_load(&maint_sh->held))
 		return;
 	atomic_store(&maint_sh->held, 1);
 	while (!atomic_load(&maint_sh->release))
@@ -765,6 +766,90 @@ static int held_clear(void *p)
 	atomic_store(&j->sh->result, smq_clear(w, -1));
 	OK(smq_close(w));
 	return 0;
+}
+
+/* A board attaching, held between the superblock's layout and the tables
+ * (an attach has no mark: it writes nothing), while board 0 re-formats to
+ * another geometry, to the end or held while it writes.  What the attach
+ * reads after is not the window it began to read: -ESTALE (attach again)
+ * or -EBUSY (an init under way), never a fault of the window. */
+static int attaching(void *p)
+{
+	struct job *j = p;
+	struct smq_window *w;
+
+	die_with_test();
+
+	hook_sh = j->sh;
+	hold_at = SMQ_HOOK_ATTACH_LOOK;
+	smq_test_hook = hold_here;
+	int err = smq_open(&w, j->spec, j->board, 0);
+	smq_test_hook = NULL;
+	atomic_store(&j->sh->result, err);
+	atomic_store(&j->sh->returned, 1);
+	if (!err)
+		smq_close(w);
+	return 0;
+}
+
+static int init_held_writing(void *p)
+{
+	struct job *j = p;
+	struct smq_window *w;
+
+	die_with_test();
+
+	OK(smq_open(&w, j->spec, 0, 0));
+	maint_sh = j->sh;
+	maint_hold_at = SMQ_HOOK_MAINT_FORMATTED;
+	smq_test_hook = hold_maint;
+	atomic_store(&j->sh->result, smq_init(w, &G_OTHER));
+	OK(smq_close(w));
+	return 0;
+}
+
+static void attach_looking(bool to_the_end, const char *what)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size);
+	struct shared *sh = shared_new(), *msh = shared_new();
+	struct job j = { spec, 1, 0, NULL, sh }, jm = { spec, 0, 0, NULL, msh };
+	struct smq_window_info wi;
+	pid_t mpid = 0;
+
+	pid_t pid = test_fork(attaching, &j);
+	wait_for(&sh->held, "the attach held");
+	if (to_the_end) {
+		OK(smq_init(w, &G_OTHER));
+	} else {
+		mpid = test_fork(init_held_writing, &jm);
+		wait_for(&msh->held, "the init held while it writes");
+	}
+	atomic_store(&sh->release, 1);
+	wait_for(&sh->returned, "the attach");
+	test_wait_ok(pid, "attaching board");
+	int err = atomic_load(&sh->result), want = to_the_end ? -ESTALE : -EBUSY;
+	if (err != want)
+		FAIL("%s: smq_open returned %d (%s), not %d (%s)", what, err,
+		     smq_strerror(err), want, smq_strerror(want));
+	if (mpid) {
+		atomic_store(&msh->release, 1);
+		test_wait_ok(mpid, "held init");
+		OK(atomic_load(&msh->result));
+	}
+	OK(smq_close(w));
+	/* attached again, the board finds the new geometry whole */
+	OK(smq_open(&w, spec, 1, 0));
+	OK(smq_window_info(w, &wi));
+	CHECK(wi.geometry.boards == G_OTHER.boards &&
+	      wi.geometry.queues == G_OTHER.queues);
+	OK(smq_validate(w, NULL));
+	printf("%s: %s, then attached to the new layout\n", what,
+	       to_the_end ? "-ESTALE" : "-EBUSY");
+	OK(smq_close(w));
+	munmap(sh, sizeof(*sh));
+	munmap(msh, sizeof(*msh));
 }
 
 static void one_maintenance(void)
@@ -837,6 +922,10 @@ int main(void)
 			 "held between a lane's bottom and top, init");
 	receiver_looking(SMQ_HOOK_OPEN_LOOK, false, 1, "a receiver opening, "
 			 "held between a lane's bottom and top, init");
+	attach_looking(true, "an attach held between the superblock and the "
+		       "tables, init to the end");
+	attach_looking(false, "an attach held between the superblock and the "
+		       "tables, init held while it writes");
 	one_maintenance();
 	sender_beside_half_take();
 	light_marks();
