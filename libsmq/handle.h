@@ -122,6 +122,8 @@ enum smq_hook {
 					   its bottom read, not its top; no
 					   mark */
 	SMQ_HOOK_OPEN_LOOK,             /* the same, opening a receiver */
+	SMQ_HOOK_ATTACH_MAPPED,         /* an open: the window mapped as it
+					   is, nothing read yet */
 	SMQ_HOOK_ATTACH_LOOK,           /* an attach: the superblock read,
 					   the tables not yet; no mark */
 };

@@ -430,20 +430,32 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 }
 
 /* The window as it is now, not as we attached to it: its layout, mapped
- * whole, validated.  0, or why not. */
-static int reread(struct smq_window *w, struct smq_layout *l)
+ * whole, validated.  0, or why not: -EBUSY if another process of board 0
+ * is re-formatting it (we hold no lock yet). */
+static int reread_once(struct smq_window *w, struct smq_layout *l)
 {
 	struct smq_view v = smq_window_view(w);
+	const struct smq_sb *sb = smq_view_at(&v, 0, sizeof(*sb));
+	uint64_t gen = sb ? LOAD_ACQ(&sb->generation) : 0;
 	int err = smq_check_layout(&v, l, NULL);
 
 	if (err)
-		return err;
+		return smq_confirm_fault(w, sb, gen, err);
 	err = w->map.tp->map_layout(&w->map, l, false);
 	smq_layout_free(l);
 	if (err)
-		return err;
+		return smq_confirm_fault(w, sb_of(w), gen, err);
 	v = smq_window_view(w);
-	return smq_check_static(&v, l, NULL);
+	return smq_confirm_fault(w, sb_of(w), gen, smq_check_static(&v, l, NULL));
+}
+
+static int reread(struct smq_window *w, struct smq_layout *l)
+{
+	int err = -ESTALE;
+
+	for (int tries = 0; tries < 3 && err == -ESTALE; tries++)
+		err = reread_once(w, l);
+	return err;
 }
 
 /* No handle of ours can be attached to what is not our format: its
@@ -546,8 +558,13 @@ int smq_clear(struct smq_window *w, int queue)
 		return -EPERM;
 	/* The window as it is now: a clear or init that was killed left the
 	 * notices stale, which is what this one finishes. */
-	if ((err = reread(w, &l)))
-		return err;
+	if ((err = reread(w, &l))) {
+		if (err != -EBUSY)
+			return err;
+		/* an init under way: say whose, as the lock would */
+		holdout_from(w, 0, LOAD(&sb_of(w)->maint_owner), true);
+		return -EALREADY;
+	}
 	if (queue >= (int)l.queues) {
 		smq_layout_free(&l);
 		return -EINVAL;

@@ -183,6 +183,7 @@ int smq_confirm_fault(struct smq_window *w, const struct smq_sb *sb,
  * reads stale; if it makes the checks fail, smq_confirm_fault says so. */
 int smq_attach(struct smq_window *w)
 {
+	TEST_HOOK(SMQ_HOOK_ATTACH_MAPPED);
 	struct smq_view v = smq_window_view(w);
 	const struct smq_sb *sb = smq_view_at(&v, 0, sizeof(*sb));
 	struct smq_layout l;
@@ -193,8 +194,10 @@ int smq_attach(struct smq_window *w)
 		return smq_confirm_fault(w, sb, gen, err);
 	err = w->map.tp->map_layout(&w->map, &l, false);
 	smq_layout_free(&l);
-	if (err)
-		return err;
+	/* the mapping may have moved: the superblock from it again */
+	sb = smq_map_at(&w->map, 0, sizeof(*sb));
+	if (err)  /* too small for a geometry half rewritten, perhaps */
+		return smq_confirm_fault(w, sb, gen, err);
 	TEST_HOOK(SMQ_HOOK_ATTACH_LOOK);
 	v = smq_window_view(w);
 	if ((err = smq_check_static(&v, &l, NULL)))

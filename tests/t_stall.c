@@ -781,7 +781,7 @@ static int attaching(void *p)
 	die_with_test();
 
 	hook_sh = j->sh;
-	hold_at = SMQ_HOOK_ATTACH_LOOK;
+	hold_at = j->text ? SMQ_HOOK_ATTACH_MAPPED : SMQ_HOOK_ATTACH_LOOK;
 	smq_test_hook = hold_here;
 	int err = smq_open(&w, j->spec, j->board, 0);
 	smq_test_hook = NULL;
@@ -834,6 +834,12 @@ static void attach_looking(bool to_the_end, const char *what)
 		FAIL("%s: smq_open returned %d (%s), not %d (%s)", what, err,
 		     smq_strerror(err), want, smq_strerror(want));
 	if (mpid) {
+		/* a clear meanwhile reads the same half-written window: it is
+		 * refused as a second maintenance, naming the init */
+		struct smq_holdout ho;
+		EXPECT(smq_clear(w, -1), -EALREADY);
+		OK(smq_holdout(w, &ho));
+		CHECK(ho.board == 0 && ho.pid == (uint32_t)mpid && ho.same_host);
 		atomic_store(&msh->release, 1);
 		test_wait_ok(mpid, "held init");
 		OK(atomic_load(&msh->result));
@@ -845,11 +851,45 @@ static void attach_looking(bool to_the_end, const char *what)
 	CHECK(wi.geometry.boards == G_OTHER.boards &&
 	      wi.geometry.queues == G_OTHER.queues);
 	OK(smq_validate(w, NULL));
-	printf("%s: %s, then attached to the new layout\n", what,
-	       to_the_end ? "-ESTALE" : "-EBUSY");
+	printf("%s: %s%s, then attached to the new layout\n", what,
+	       to_the_end ? "-ESTALE" : "-EBUSY",
+	       to_the_end ? "" : " (a clear meanwhile: -EALREADY)");
 	OK(smq_close(w));
 	munmap(sh, sizeof(*sh));
 	munmap(msh, sizeof(*msh));
+}
+
+/* A board that mapped the window before board 0 grew it for a larger
+ * geometry, and reads the superblock after: the window is whole, only
+ * larger than the mapping.  It attaches to the new layout; a handle of the
+ * old one validates the window as it is now. */
+static void attach_after_growth(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size), *old;
+	struct shared *sh = shared_new();
+	struct job j = { spec, 1, 0, "mapped", sh };
+	struct smq_window_info wi;
+
+	OK(smq_open(&old, spec, 1, 0));
+	pid_t pid = test_fork(attaching, &j);
+	wait_for(&sh->held, "the open held, the window mapped");
+	OK(smq_init(w, &G_OTHER));
+	atomic_store(&sh->release, 1);
+	wait_for(&sh->returned, "the open");
+	test_wait_ok(pid, "opening board");
+	int err = atomic_load(&sh->result);
+	if (err)
+		FAIL("open of a window grown since it was mapped: %d (%s)", err,
+		     smq_strerror(err));
+	OK(smq_validate(old, NULL));
+	EXPECT(smq_window_info(old, &wi), -ESTALE);
+	OK(smq_close(old));
+	printf("an open that mapped the window before an init grew it: "
+	       "attached; an old handle validates it\n");
+	OK(smq_close(w));
+	munmap(sh, sizeof(*sh));
 }
 
 static void one_maintenance(void)
@@ -926,6 +966,7 @@ int main(void)
 		       "tables, init to the end");
 	attach_looking(false, "an attach held between the superblock and the "
 		       "tables, init held while it writes");
+	attach_after_growth();
 	one_maintenance();
 	sender_beside_half_take();
 	light_marks();

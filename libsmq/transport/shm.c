@@ -135,15 +135,21 @@ int smq_fd_grow(int fd, uint64_t size)
 	return -err;
 }
 
+/* The object may have grown since we mapped it (board 0 formatted it for
+ * a larger geometry): what it holds now is mapped, not only what it held
+ * at open. */
 static int fd_map_layout(struct smq_map *m, const struct smq_layout *l,
 			 bool grow)
 {
 	if (l->size > m->size) {
-		if (!grow)
-			return -SMQ_ETOOSMALL;
-		int err = smq_fd_grow(m->fd, l->size);
+		int err = grow ? smq_fd_grow(m->fd, l->size) : 0;
+		struct stat st;
+		if (!err && fstat(m->fd, &st) < 0)
+			err = -errno;
 		if (err)
 			return err;
+		if ((uint64_t)st.st_size < l->size)
+			return -SMQ_ETOOSMALL;
 		smq_map_retire(m, m->base, m->size);
 		m->base = NULL;
 		if ((err = map_fd(m)))
