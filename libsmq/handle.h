@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "format.h"
+#include "hook.h"
 #include "view.h"
 #include "transport/transport.h"
 
@@ -102,37 +103,6 @@ struct smq_queue {
 	uint64_t sleep_epoch;
 	uint64_t owner_tag;
 };
-
-/* Test builds (SMQ_COUNT_FAR) may hold a call at a named point, to run
- * maintenance against it deterministically; release builds have none. */
-enum smq_hook {
-	SMQ_HOOK_COMMIT = 1,            /* a take, its mark up */
-	SMQ_HOOK_COMMIT_FAR,            /* a take between our bottom and the
-					   sender's copy of it */
-	SMQ_HOOK_MAINT_LOCKED,          /* init, clear: the lock taken */
-	SMQ_HOOK_MAINT_TOLD,            /* the notices invalidated */
-	SMQ_HOOK_MAINT_WRITING,         /* the handshake done */
-	SMQ_HOOK_MAINT_FORMATTED,       /* the new layout written, not yet
-					   published */
-	SMQ_HOOK_MAINT_SETTLE,          /* the handshake waits for light marks
-					   membarrier cannot reach */
-	SMQ_HOOK_PEEK,                  /* a signature matched, the entry's
-					   header not yet read; no mark */
-	SMQ_HOOK_LANE_LOOK,             /* a waiting receiver checks a lane:
-					   its bottom read, not its top; no
-					   mark */
-	SMQ_HOOK_OPEN_LOOK,             /* the same, opening a receiver */
-	SMQ_HOOK_ATTACH_MAPPED,         /* an open: the window mapped as it
-					   is, nothing read yet */
-	SMQ_HOOK_ATTACH_LOOK,           /* an attach: the superblock read,
-					   the tables not yet; no mark */
-};
-#ifdef SMQ_COUNT_FAR
-extern void (*smq_test_hook)(enum smq_hook where);
-#define TEST_HOOK(where) do { if (smq_test_hook) smq_test_hook(where); } while (0)
-#else
-#define TEST_HOOK(where) ((void)0)
-#endif
 
 /* ---- reaching memory ---- */
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "format.h"
+#include "hook.h"
 #include "view.h"
 
 static int fault(struct smq_fault *f, int err, const char *field,
@@ -41,9 +42,9 @@ static const struct smq_sb *sb_view(const struct smq_view *v)
 
 /* Over the geometry fields (bytes 8..59 of the superblock: version
  * through diag_entry_size) and the queue table. */
-uint32_t smq_geometry_checksum(const struct smq_view *v, uint32_t queues)
+static uint32_t checksum_of(const struct smq_sb *sb, const struct smq_view *v,
+			    uint32_t queues)
 {
-	const struct smq_sb *sb = sb_view(v);
 	const void *qt = smq_view_at(v, SMQ_QUEUE_TABLE,
 				     (uint64_t)queues * sizeof(struct smq_qdesc));
 	if (!sb || !qt)
@@ -53,8 +54,15 @@ uint32_t smq_geometry_checksum(const struct smq_view *v, uint32_t queues)
 	return smq_crc32c(crc, qt, (size_t)queues * sizeof(struct smq_qdesc));
 }
 
-/* The magic, version and constants of the superblock. */
-static int check_header(const struct smq_view *v, struct smq_fault *f)
+uint32_t smq_geometry_checksum(const struct smq_view *v, uint32_t queues)
+{
+	return checksum_of(sb_view(v), v, queues);
+}
+
+/* The magic, version and constants of the superblock; its line 0 copied
+ * into *sb. */
+static int check_header(const struct smq_view *v, struct smq_sb *sb,
+			struct smq_fault *f)
 {
 	const uint64_t *magic = smq_view_at(v, 0, 8);
 	uint64_t want;
@@ -69,10 +77,18 @@ static int check_header(const struct smq_view *v, struct smq_fault *f)
 		return fault(f, SMQ_EUNFORMATTED, "magic", 0, 0, want, EXPECTED);
 	if (m != want)
 		return fault(f, SMQ_EMAGIC, "magic", 0, m, want, EXPECTED);
-	const struct smq_sb *sb = sb_view(v);
-	if (!sb)
+	const struct smq_sb *live = sb_view(v);
+	if (!live)
 		return fault(f, SMQ_ETOOSMALL, "window_size", SB_AT(window_size),
 			     view_size(v), SMQ_SB_SIZE, SMQ_FAULT_AT_LEAST);
+	/* line 0 once: every bound below comes from this copy, so an init
+	 * rewriting the window meanwhile can make the checks fail (and
+	 * smq_confirm_fault say why), never read or write past what they
+	 * checked */
+	const uint64_t *from = (const uint64_t *)live;
+	uint64_t *to = (uint64_t *)sb;
+	for (unsigned i = 0; i < SMQ_LINE / sizeof(*to); i++)
+		to[i] = LOAD(&from[i]);
 	if (LOAD(&sb->version) != SMQ_FORMAT_VERSION)
 		return fault(f, SMQ_EVERSION, "version", SB_AT(version),
 			     LOAD(&sb->version), SMQ_FORMAT_VERSION, EXPECTED);
@@ -243,10 +259,10 @@ static int check_mapped(const struct smq_view *v, const struct smq_layout *l,
 int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 		     struct smq_fault *f)
 {
-	int err = check_header(v, f);
+	struct smq_sb copy, *sb = &copy;  /* line 0 only */
+	int err = check_header(v, sb, f);
 	if (err)
 		return err;
-	const struct smq_sb *sb = sb_view(v);
 	if ((err = check_geometry(sb, f)))
 		return err;
 	uint32_t queues = LOAD(&sb->queues), diag = LOAD(&sb->diag_queues);
@@ -254,8 +270,9 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 		return fault(f, SMQ_ETOOSMALL, "window_size", SB_AT(window_size),
 			     view_size(v), LOAD(&sb->window_size),
 			     SMQ_FAULT_AT_LEAST);
-	/* The checksum covers the queue table: check it before using it. */
-	uint32_t sum = smq_geometry_checksum(v, queues);
+	/* The checksum covers the queue table: check it before using it.
+	 * It sums the geometry we copied, the one we go on with. */
+	uint32_t sum = checksum_of(sb, v, queues);
 	if (sum != LOAD(&sb->checksum))
 		return fault(f, SMQ_ECHECKSUM, "checksum", SB_AT(checksum),
 			     LOAD(&sb->checksum), sum, EXPECTED);
@@ -273,6 +290,7 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 	uint16_t *receivers = calloc(queues, sizeof(*receivers));
 	if (!receivers)
 		return -ENOMEM;
+	TEST_HOOK(SMQ_HOOK_GEOMETRY_READ);
 	err = check_queue_table(v, sb, receivers, f);
 	struct smq_geometry g = {
 		.boards = LOAD(&sb->boards), .queues = queues - diag,

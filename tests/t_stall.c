@@ -768,11 +768,13 @@ static int held_clear(void *p)
 	return 0;
 }
 
-/* A board attaching, held between the superblock's layout and the tables
- * (an attach has no mark: it writes nothing), while board 0 re-formats to
- * another geometry, to the end or held while it writes.  What the attach
- * reads after is not the window it began to read: -ESTALE (attach again)
- * or -EBUSY (an init under way), never a fault of the window. */
+/* A board attaching, held at where (between the superblock's layout and
+ * the tables, or between the geometry and the queue table; an attach has
+ * no mark: it writes nothing), while board 0 re-formats to another
+ * geometry, to the end or held while it writes.  What the attach reads
+ * after is not the window it began to read: -ESTALE (attach again) or
+ * -EBUSY (an init under way), never a fault of the window, and never a
+ * read or write beyond what it checked (AddressSanitizer's build). */
 static int attaching(void *p)
 {
 	struct job *j = p;
@@ -780,8 +782,7 @@ static int attaching(void *p)
 
 	die_with_test();
 
-	hook_sh = j->sh;
-	hold_at = j->text ? SMQ_HOOK_ATTACH_MAPPED : SMQ_HOOK_ATTACH_LOOK;
+	hook_sh = j->sh;  /* hold_at: set before the fork */
 	smq_test_hook = hold_here;
 	int err = smq_open(&w, j->spec, j->board, 0);
 	smq_test_hook = NULL;
@@ -808,7 +809,8 @@ static int init_held_writing(void *p)
 	return 0;
 }
 
-static void attach_looking(bool to_the_end, const char *what)
+static void attach_looking(enum smq_hook where, bool to_the_end,
+			   const char *what)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
@@ -818,7 +820,9 @@ static void attach_looking(bool to_the_end, const char *what)
 	struct smq_window_info wi;
 	pid_t mpid = 0;
 
+	hold_at = where;
 	pid_t pid = test_fork(attaching, &j);
+	hold_at = SMQ_HOOK_COMMIT;
 	wait_for(&sh->held, "the attach held");
 	if (to_the_end) {
 		OK(smq_init(w, &G_OTHER));
@@ -869,11 +873,13 @@ static void attach_after_growth(void)
 	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
 					 G.entry_size), *old;
 	struct shared *sh = shared_new();
-	struct job j = { spec, 1, 0, "mapped", sh };
+	struct job j = { spec, 1, 0, NULL, sh };
 	struct smq_window_info wi;
 
 	OK(smq_open(&old, spec, 1, 0));
+	hold_at = SMQ_HOOK_ATTACH_MAPPED;
 	pid_t pid = test_fork(attaching, &j);
+	hold_at = SMQ_HOOK_COMMIT;
 	wait_for(&sh->held, "the open held, the window mapped");
 	OK(smq_init(w, &G_OTHER));
 	atomic_store(&sh->release, 1);
@@ -962,10 +968,13 @@ int main(void)
 			 "held between a lane's bottom and top, init");
 	receiver_looking(SMQ_HOOK_OPEN_LOOK, false, 1, "a receiver opening, "
 			 "held between a lane's bottom and top, init");
-	attach_looking(true, "an attach held between the superblock and the "
-		       "tables, init to the end");
-	attach_looking(false, "an attach held between the superblock and the "
-		       "tables, init held while it writes");
+	attach_looking(SMQ_HOOK_ATTACH_LOOK, true, "an attach held between "
+		       "the superblock and the tables, init to the end");
+	attach_looking(SMQ_HOOK_ATTACH_LOOK, false, "an attach held between "
+		       "the superblock and the tables, init held while it "
+		       "writes");
+	attach_looking(SMQ_HOOK_GEOMETRY_READ, true, "an attach held between "
+		       "the geometry and the queue table, init of more queues");
 	attach_after_growth();
 	one_maintenance();
 	sender_beside_half_take();
