@@ -743,7 +743,7 @@ static void holder_killed(void)
 
 /* One maintenance at a time: a second one while the first writes. */
 static struct shared *maint_sh;
-static enum smq_hook maint_hold_at = SMQ_HOOK_MAINT_WRITING;
+static enum smq_hook maint_hold_at;
 static void hold_maint(enum smq_hook where)
 {
 	if (where != maint_hold_at || atomic_load(&maint_sh->held))
@@ -753,19 +753,31 @@ static void hold_maint(enum smq_hook where)
 		nap_ms(1);
 }
 
-static int held_clear(void *p)
+/* Board 0 runs op, held at the hook at; its result goes to j->sh. */
+static int held_maint(struct job *j, enum smq_hook at,
+		      int (*op)(struct smq_window *w))
 {
-	struct job *j = p;
 	struct smq_window *w;
 
 	die_with_test();
 
 	OK(smq_open(&w, j->spec, 0, 0));
 	maint_sh = j->sh;
+	maint_hold_at = at;
 	smq_test_hook = hold_maint;
-	atomic_store(&j->sh->result, smq_clear(w, -1));
+	atomic_store(&j->sh->result, op(w));
 	OK(smq_close(w));
 	return 0;
+}
+
+static int clear_all(struct smq_window *w)
+{
+	return smq_clear(w, -1);
+}
+
+static int held_clear(void *p)
+{
+	return held_maint(p, SMQ_HOOK_MAINT_WRITING, clear_all);
 }
 
 /* A board attaching, held at where (between the superblock's layout and
@@ -793,20 +805,14 @@ static int attaching(void *p)
 	return 0;
 }
 
+static int init_other(struct smq_window *w)
+{
+	return smq_init(w, &G_OTHER);
+}
+
 static int init_held_writing(void *p)
 {
-	struct job *j = p;
-	struct smq_window *w;
-
-	die_with_test();
-
-	OK(smq_open(&w, j->spec, 0, 0));
-	maint_sh = j->sh;
-	maint_hold_at = SMQ_HOOK_MAINT_FORMATTED;
-	smq_test_hook = hold_maint;
-	atomic_store(&j->sh->result, smq_init(w, &G_OTHER));
-	OK(smq_close(w));
-	return 0;
+	return held_maint(p, SMQ_HOOK_MAINT_FORMATTED, init_other);
 }
 
 static void attach_looking(enum smq_hook where, bool to_the_end,
