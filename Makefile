@@ -1,8 +1,11 @@
 # smq: libsmq and smqctl.  `make`, `make check`, `make install`.
 # make SAN=address,undefined check   (or SAN=thread) builds into build-SAN/.
 
-VERSION   := 0.2.0
-SOMAJOR   := 0
+# The version is smq.h's (SMQ_VERSION_MAJOR, _MINOR, _PATCH); the soname
+# follows the major version, which moves when the ABI breaks.
+smq_h_version = $(shell sed -n 's/^\#define SMQ_VERSION_$(1) \([0-9]*\)$$/\1/p' libsmq/smq.h)
+SOMAJOR   := $(call smq_h_version,MAJOR)
+VERSION   := $(SOMAJOR).$(call smq_h_version,MINOR).$(call smq_h_version,PATCH)
 PREFIX    ?= /usr/local
 BINDIR    ?= $(PREFIX)/bin
 LIBDIR    ?= $(PREFIX)/lib
@@ -11,9 +14,11 @@ MANDIR    ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 UNITDIR   ?= $(PREFIX)/lib/systemd/system
+EXAMPLEDIR ?= $(PREFIX)/share/doc/libsmq/examples
 DESTDIR   ?=
 
 CC        ?= cc
+OBJCOPY   ?= objcopy
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ifdef WERROR
@@ -38,6 +43,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
 SONAME    := libsmq.so.$(SOMAJOR)
 SHLIB     := $(B)/libsmq.so.$(VERSION)
 STLIB     := $(B)/libsmq.a
+INTLIB    := $(B)/libsmq-internal.a
 
 TEST_SRC  := $(filter-out tests/testlib.c,$(wildcard tests/t_*.c))
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
@@ -58,7 +64,21 @@ $(B)/%.o: %.c $(wildcard libsmq/*.h libsmq/transport/*.h cli/*.h cli/*/*.h probe
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-$(STLIB): $(LIB_OBJ)
+# The static library a user links shows only the public API, as the
+# shared one does: its objects are linked into one and every global name
+# but the exported ones made local, so that our internals can never clash
+# with a name of the user's.  Tests and the test programs reach internals
+# through libsmq-internal.a, which is never installed.
+$(B)/libsmq.syms: libsmq/libsmq.map
+	@mkdir -p $(@D)
+	sed -n 's/^[[:space:]]*\(smq_[a-z0-9_]*\);/\1/p' $< >$@
+$(STLIB): $(LIB_OBJ) $(B)/libsmq.syms
+	$(LD) -r -o $(B)/libsmq-all.o $(LIB_OBJ)
+	$(OBJCOPY) --keep-global-symbols=$(B)/libsmq.syms $(B)/libsmq-all.o \
+		$(B)/libsmq-api.o
+	rm -f $@
+	$(AR) rcs $@ $(B)/libsmq-api.o
+$(INTLIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
@@ -73,10 +93,10 @@ $(SHLIB): $(LIB_OBJ) libsmq/libsmq.map
 BASELINE_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard cli/measure/baseline_*.c)) \
 		$(B)/cli/measure/stats.o $(B)/cli/measure/machine.o
 $(B)/tests/t_baseline: tests/t_baseline.c tests/testlib.c tests/testlib.h cli/measure/measure.h \
-		$(BASELINE_OBJ) $(STLIB)
+		$(BASELINE_OBJ) $(INTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
-		$(BASELINE_OBJ) $(STLIB) $(LDFLAGS)
+		$(BASELINE_OBJ) $(INTLIB) $(LDFLAGS)
 
 # The split test runs on a library that counts every read across regions
 # (SMQ_COUNT_FAR): built apart, never installed.
@@ -92,28 +112,38 @@ $(COUNT_TESTS): $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h tests/te
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
 		$(B)/libsmq-count.a $(LDFLAGS)
+# smqctl on that library, held at the hook SMQ_TEST_HOLD names
+# (tests/hold_hook.c), for t_cli_held.sh: never installed.
+SMQCTL_HOOKED := $(B)/tests/smqctl-hooked
+$(B)/tests/hold_hook.o: tests/hold_hook.c libsmq/hook.h Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) -c -o $@ $<
+$(SMQCTL_HOOKED): $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o $(B)/libsmq-count.a
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o \
+		$(B)/libsmq-count.a $(LDFLAGS) $(PCI_LIBS) -lncursesw -lm
+all: $(SMQCTL_HOOKED)
 
 # Probe and model tests link the probes (and libpci).
-$(B)/tests/t_probe_%: tests/t_probe_%.c tests/testlib.c tests/testlib.h $(PROBE_OBJ) $(STLIB)
+$(B)/tests/t_probe_%: tests/t_probe_%.c tests/testlib.c tests/testlib.h $(PROBE_OBJ) $(INTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
-		$(PROBE_OBJ) $(STLIB) $(LDFLAGS) $(PCI_LIBS) -lm
+		$(PROBE_OBJ) $(INTLIB) $(LDFLAGS) $(PCI_LIBS) -lm
 
-# Tests link the static library: they may reach internals (format tests
+# Tests link libsmq-internal.a: they may reach internals (format tests
 # corrupt windows field by field), which the shared library does not export.
-$(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(STLIB)
+$(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(INTLIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c $(STLIB) $(LDFLAGS)
+	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c $(INTLIB) $(LDFLAGS)
 
 # t_qemu_vfio.sh: the guest side drives libsmq's VFIO and doorbell modules
 # in a QEMU guest (copied into its initramfs with its shared libraries); the
 # host side is a peer through the ivshmem client module.
-$(VFIO_CHECK): tests/qemu/vfio_check.c tests/qemu/vfio_mailbox.h $(STLIB)
+$(VFIO_CHECK): tests/qemu/vfio_check.c tests/qemu/vfio_mailbox.h $(INTLIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(STLIB) $(LDFLAGS)
-$(IVSHMEM_HOST): tests/qemu/ivshmem_host.c tests/qemu/vfio_mailbox.h $(STLIB)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(INTLIB) $(LDFLAGS)
+$(IVSHMEM_HOST): tests/qemu/ivshmem_host.c tests/qemu/vfio_mailbox.h $(INTLIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(STLIB) $(LDFLAGS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(INTLIB) $(LDFLAGS)
 
 # smqctl links libsmq statically: one binary to copy onto a board.
 $(SMQCTL): $(CLI_OBJ) $(PROBE_OBJ) $(STLIB)
@@ -128,7 +158,7 @@ ALL_SCRIPTS := $(filter-out tests/run.sh tests/check-all.sh tests/valgrind.sh te
 		$(wildcard tests/*.sh))
 # under a sanitizer: the scripts that drive smqctl itself
 SAN_SCRIPTS := tests/t_cli.sh tests/t_recv.sh tests/t_measure.sh tests/t_top.sh tests/t_security.sh \
-		tests/t_server.sh
+		tests/t_server.sh tests/t_cli_held.sh
 SCRIPTS   := $(if $(TESTS),,$(if $(SAN),$(SAN_SCRIPTS),$(ALL_SCRIPTS)))
 RUN_BIN   := $(if $(TESTS),$(addprefix $(B)/tests/,$(subst $(comma), ,$(TESTS))),$(TEST_BIN))
 
@@ -148,13 +178,14 @@ check-all:
 # compilers and sanitizer runtimes, groff for the man pages, bash and zsh
 # for the completions, tmux for top's live view, libpci and pciutils for
 # the probes and lspci, QEMU, busybox and cpio for the guest with a PCI
-# BAR, valgrind, faketime, and a cross compiler for the aarch64 build.
+# BAR, valgrind, faketime, a cross compiler for the aarch64 build, and
+# abidiff for the ABI check.
 # .ci/run installs through this target, so the two never disagree.
 DEPS := gcc make libc6-dev binutils pkgconf groff-base \
 	clang libclang-rt-14-dev \
 	python3 zsh util-linux libncurses-dev tmux \
 	libpci-dev pciutils qemu-system-x86 busybox-static cpio valgrind \
-	faketime gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	faketime gcc-aarch64-linux-gnu libc6-dev-arm64-cross abigail-tools
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 deps:
 	$(SUDO) apt-get update -q
@@ -210,6 +241,9 @@ install: $(STLIB) $(SHLIB) $(SMQCTL)
 	    libsmq/libsmq.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libsmq.pc
 	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 man/*.7 $(DESTDIR)$(MANDIR)/man7/
+	install -d $(DESTDIR)$(EXAMPLEDIR)
+	install -m 644 libsmq/examples/*.c $(DESTDIR)$(EXAMPLEDIR)/
+	install -m 644 libsmq/examples/Makefile.examples $(DESTDIR)$(EXAMPLEDIR)/Makefile
 
 clean:
 	rm -rf build build-*

@@ -63,7 +63,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, o.timeout_ms);
 	err = smq_clear(w, o.q.queue);
 	struct smq_window_info wi;
-	smq_window_info(w, &wi);
+	smq_window_info(w, &wi, sizeof(wi));
 	if (err) {
 		int rc = maint_error(ctx, w, "clear", err, o.timeout_ms);
 		smq_close(w);

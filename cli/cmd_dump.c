@@ -64,7 +64,7 @@ static void read_boards(struct smq_window *w, unsigned boards,
 	for (int waited = 0;; waited += 100) {
 		bool unknown = false;
 		for (unsigned b = 0; b < boards; b++) {
-			smq_board_info(w, b, &bi[b]);
+			smq_board_info(w, b, &bi[b], sizeof(bi[b]));
 			unknown |= bi[b].alive < 0;
 		}
 		if (!unknown || waited >= LIVENESS_LOOK_MS)
@@ -112,7 +112,7 @@ static void json_lanes(struct json *j, struct smq_window *w, unsigned q,
 	json_begin(j, "lanes", '[');
 	for (unsigned s = 0; s < boards; s++) {
 		struct smq_lane_info li;
-		smq_lane_info(w, q, s, &li);
+		smq_lane_info(w, q, s, &li, sizeof(li));
 		json_begin(j, NULL, '{');
 		json_u64(j, "sender", s);
 		json_u64(j, "top", li.top);
@@ -134,7 +134,7 @@ static void json_queue(struct json *j, struct smq_window *w, unsigned q,
 {
 	struct smq_queue_info qi;
 
-	smq_queue_info(w, q, &qi);
+	smq_queue_info(w, q, &qi, sizeof(qi));
 	json_begin(j, NULL, '{');
 	json_u64(j, "queue", q);
 	json_bool(j, "diagnostic", qi.flags & SMQ_QUEUE_DIAGNOSTIC);
@@ -255,7 +255,7 @@ static void text_queue(struct smq_window *w, unsigned q, unsigned boards,
 	struct smq_queue_info qi;
 	char fill[32], rcv[32];
 
-	smq_queue_info(w, q, &qi);
+	smq_queue_info(w, q, &qi, sizeof(qi));
 	snprintf(fill, sizeof(fill), "%" PRIu64 "/%" PRIu64, qi.fill,
 		 qi.capacity);
 	snprintf(rcv, sizeof(rcv), qi.receiver_pid ? "%u" : "%u (-)",
@@ -273,7 +273,7 @@ static void text_queue(struct smq_window *w, unsigned q, unsigned boards,
 	       qi.bottom, qi.sleeps, qi.wakeups);
 	for (unsigned s = 0; s < boards; s++) {
 		struct smq_lane_info li;
-		smq_lane_info(w, q, s, &li);
+		smq_lane_info(w, q, s, &li, sizeof(li));
 		printf("       lane of board %u: fill %" PRIu64 "/%" PRIu64
 		       ", top %" PRIu64 ", bottom %" PRIu64 ", %" PRIu64
 		       " messages, %" PRIu64 " bytes, %" PRIu64 " full waits, %"
@@ -342,15 +342,20 @@ static int run(int argc, char **argv, struct ctx *ctx)
 
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	/* raw: a window that fails its checks is shown as far as it can be,
-	 * its fault in the JSON too */
-	int err = smq_open(&w, window_spec(ctx), ctx->board, SMQ_OPEN_RAW);
+	 * its fault in the JSON too; read-only: watching never writes, and
+	 * claims none of the board's handle slots */
+	int err = smq_open(window_spec(ctx), ctx->board,
+			   SMQ_OPEN_RAW | SMQ_OPEN_READONLY, &w);
 	if (err)
 		return open_error(ctx, err);
-	if (smq_window_info(w, &wi) == -SMQ_EUNFORMATTED) {
-		err = smq_validate(w, &f);
+	int ierr = smq_window_info(w, &wi, sizeof(wi));
+	if (!ierr && ctx->board >= wi.geometry.boards) {
+		smq_close(w);  /* a valid window without this board */
+		return open_error(ctx, -EINVAL);
+	}
+	if (ierr == -SMQ_EUNFORMATTED) {
+		err = smq_validate(w, &f, sizeof(f));
 		smq_close(w);
-		if (!err)  /* a valid window without this board */
-			return open_error(ctx, -EINVAL);
 		if (ctx->json)
 			json_unusable(&wi, err, &f);
 		return err == -SMQ_EUNFORMATTED ? window_error(ctx, "dump", err)
@@ -361,7 +366,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		return 1;
 	}
 	read_boards(w, wi.geometry.boards, bi);
-	err = smq_validate(w, &f);
+	err = smq_validate(w, &f, sizeof(f));
 	if (ctx->json)
 		json_dump(w, &wi, bi, o.q.queue, ctx->verbose, err, &f);
 	else

@@ -133,11 +133,11 @@ static int attached_boards(struct smq_window *w, char *list, size_t n)
 	int count = 0;
 
 	*list = 0;
-	if (smq_window_info(w, &wi) && !wi.geometry.boards)
+	if (smq_window_info(w, &wi, sizeof(wi)) && !wi.geometry.boards)
 		return 0;
 	for (unsigned b = 1; b < wi.geometry.boards; b++) {
 		struct smq_board_info bi;
-		if (smq_board_info(w, b, &bi) == 0 && bi.alive > 0 &&
+		if (smq_board_info(w, b, &bi, sizeof(bi)) == 0 && bi.alive > 0 &&
 		    bi.state != SMQ_BOARD_INITIALIZED) {
 			size_t len = strlen(list);
 			char host[80];
@@ -177,7 +177,7 @@ static void print_formatted(struct ctx *ctx, const struct init_opts *o,
 	struct smq_window_info wi;
 	char size[32];
 
-	smq_window_info(w, &wi);
+	smq_window_info(w, &wi, sizeof(wi));
 	if (ctx->json) {
 		struct json j;
 		json_open(&j, stdout);
@@ -231,13 +231,15 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	for (uint32_t i = 0; i < o.nassign; i++)
 		o.receivers[o.assign_q[i]] = (uint16_t)o.assign_b[i];
 	o.g.receivers = o.receivers;
-	if ((err = smq_layout_size(&o.g, &bytes)))
+	if ((err = smq_layout_size(&o.g, sizeof(o.g), &bytes)))
 		return say_error("a window of %u boards, %u queues, %u entries of %u "
 			     "bytes is too large", o.g.boards, o.g.queues,
 			     o.g.entries, o.g.entry_size);
 
-	err = smq_open(&w, window_spec(ctx), 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW |
-		       (o.force ? SMQ_OPEN_FORCE : 0));
+	err = smq_open(window_spec(ctx), 0,
+		       SMQ_OPEN_CREATE | SMQ_OPEN_RAW |
+		       (o.force ? SMQ_OPEN_FORCE : 0),
+		       &w);
 	if (err)
 		return open_error(ctx, err);
 	smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, o.timeout_ms);
@@ -246,11 +248,11 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		return say_error("boards are attached to %s: %s; stop them first or "
 			     "use --force", window_spec(ctx), list);
 	}
-	err = smq_init(w, &o.g);
+	err = smq_init(w, &o.g, sizeof(o.g));
 	if (err) {
 		struct smq_window_info before;
 		int rc;
-		smq_window_info(w, &before);
+		smq_window_info(w, &before, sizeof(before));
 		if (err == -ENOSPC || err == -EFBIG)
 			rc = say_error("window %s cannot grow to %s: it has %" PRIu64
 				       " bytes (%s)", window_spec(ctx),

@@ -448,7 +448,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		struct smq_window_info wi;
 		if (open_window(ctx, 0, &w))
 			return 1;
-		smq_window_info(w, &wi);
+		smq_window_info(w, &wi, sizeof(wi));
 		entry_size = wi.geometry.entry_size;
 		smq_close(w);
 		window = window_spec(ctx);

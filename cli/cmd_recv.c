@@ -99,10 +99,10 @@ static int first_received_queue(struct smq_window *w, unsigned board)
 {
 	struct smq_window_info wi;
 
-	smq_window_info(w, &wi);
+	smq_window_info(w, &wi, sizeof(wi));
 	for (unsigned q = 0; q < wi.geometry.queues; q++) {
 		struct smq_queue_info qi;
-		if (!smq_queue_info(w, q, &qi) && qi.receiver == board)
+		if (!smq_queue_info(w, q, &qi, sizeof(qi)) && qi.receiver == board)
 			return (int)q;
 	}
 	return -1;
@@ -263,7 +263,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	}
 	if (open_window(ctx, 0, &w))
 		return 1;
-	smq_window_info(w, &wi);
+	smq_window_info(w, &wi, sizeof(wi));
 	if (o.queue < 0 && (o.queue = first_received_queue(w, ctx->board)) < 0) {
 		smq_close(w);
 		return say_error("board %u receives no queue of %s", ctx->board, wi.name);
@@ -275,7 +275,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	err = smq_queue_open(w, (unsigned)o.queue, SMQ_RECEIVER, 0, &q);
 	if (err) {
 		struct smq_queue_info qi;
-		smq_queue_info(w, (unsigned)o.queue, &qi);
+		smq_queue_info(w, (unsigned)o.queue, &qi, sizeof(qi));
 		smq_close(w);
 		if (err == -EPERM)
 			return say_error("queue %d is received by board %u, not board %u",

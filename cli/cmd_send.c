@@ -91,7 +91,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		smq_close(w);
 		return 1;
 	}
-	smq_window_info(w, &wi);
+	smq_window_info(w, &wi, sizeof(wi));
 	if (o.text && strcmp(o.text, "-")) {
 		len = strlen(o.text);
 		data = strdup(o.text);

@@ -304,19 +304,19 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		return say_error("cannot watch for signals: %s", strerror(errno));
 	raise_fd_limit();
 
-	err = smq_server_open(&s, &c);
+	err = smq_server_open(&c, sizeof(c), &s);
 	if (err) {
 		close(sigfd);
 		return open_error_msg(&o, memory, err);
 	}
-	smq_server_info(s, &si);
+	smq_server_info(s, &si, sizeof(si));
 	print_listening(ctx, o.socket, memory, &si);
 	notify_ready();
 
 	struct pollfd pf[2] = { { smq_server_fd(s), POLLIN, 0 },
 				{ sigfd, POLLIN, 0 } };
 	for (;;) {
-		while ((err = smq_server_next(s, 0, &ev)) == 0)
+		while ((err = smq_server_next(s, 0, &ev, sizeof(ev))) == 0)
 			print_event(ctx, &ev);
 		if (err != -ETIMEDOUT) {
 			rc = say_error("server on %s: %s", o.socket, smq_strerror(err));

@@ -98,7 +98,7 @@ static void print_arrivals(struct ctx *ctx, struct smq_window *w,
 {
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
 		struct smq_board_info bi;
-		if (!(arrived & (1ull << b)) || smq_board_info(w, b, &bi))
+		if (!(arrived & (1ull << b)) || smq_board_info(w, b, &bi, sizeof(bi)))
 			continue;
 		char host[80];
 		if (ctx->json)
@@ -119,7 +119,7 @@ static uint64_t dead_boards(struct smq_window *w, unsigned boards)
 
 	for (unsigned b = 0; b < boards; b++) {
 		struct smq_board_info bi;
-		if (!smq_board_info(w, b, &bi) && bi.state != SMQ_BOARD_ABSENT &&
+		if (!smq_board_info(w, b, &bi, sizeof(bi)) && bi.state != SMQ_BOARD_ABSENT &&
 		    bi.alive == 0)
 			dead |= 1ull << b;
 	}
@@ -132,7 +132,7 @@ static int report_dead(uint64_t dead, struct smq_window *w)
 	struct smq_board_info bi;
 	unsigned first = (unsigned)__builtin_ctzll(dead);
 
-	smq_board_info(w, first, &bi);
+	smq_board_info(w, first, &bi, sizeof(bi));
 	board_list(dead, list, sizeof(list));
 	smq_close(w);
 	return say_error("sync: board%s %s announced %s and then died (board %u "
@@ -152,14 +152,14 @@ static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 
 	if (open_window(ctx, 0, &w))
 		return 1;
-	smq_window_info(w, &wi);
+	smq_window_info(w, &wi, sizeof(wi));
 	before = (wi.geometry.boards == 64 ? ~0ull
 		  : (1ull << wi.geometry.boards) - 1) & ~1ull;
 	for (;;) {
 		int slice = remaining(deadline);
 		if (slice < 0 || slice > o->interval_ms)
 			slice = o->interval_ms;
-		err = smq_synchronize(w, slice, o->interval_ms, &pending);
+		err = smq_synchronize(w, 0, slice, o->interval_ms, &pending);
 		if (err && err != -ETIMEDOUT)
 			break;
 		if (err == 0)
@@ -210,10 +210,19 @@ static uint64_t generation_now(struct ctx *ctx)
 	struct smq_window *w;
 	struct smq_window_info wi;
 
-	if (smq_open(&w, window_spec(ctx), ctx->board, 0))
+	if (smq_open(window_spec(ctx), ctx->board, 0, &w))
 		return 0;
-	smq_window_info(w, &wi);
+	smq_window_info(w, &wi, sizeof(wi));
 	smq_close(w);
+	return wi.generation;
+}
+
+/* The generation a handle is attached under (or, stale, the window's). */
+static uint64_t generation_of(struct smq_window *w)
+{
+	struct smq_window_info wi;
+
+	smq_window_info(w, &wi, sizeof(wi));
 	return wi.generation;
 }
 
@@ -224,7 +233,7 @@ static void print_ready(const struct ctx *ctx, struct smq_window *w)
 		       ctx->board);
 	else {
 		struct smq_window_info wi;
-		smq_window_info(w, &wi);
+		smq_window_info(w, &wi, sizeof(wi));
 		printf("board %u: system ready (generation %" PRIu64 ")\n",
 		       ctx->board, wi.generation);
 	}
@@ -264,23 +273,7 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 	if (o->new_generation)
 		older = generation_now(ctx);
 	for (;;) {
-		err = smq_open(&w, window_spec(ctx), ctx->board, 0);
-		if (!err && older) {
-			/* the generation that was there when we started is an
-			 * earlier boot's: wait for board 0 to format anew */
-			struct smq_window_info wi;
-			smq_window_info(w, &wi);
-			if (wi.generation <= older) {
-				smq_close(w);
-				err = -ESTALE;
-				if (!told && !ctx->json)
-					fprintf(stderr, "smqctl: board %u: waiting for "
-						"board 0 to format %s anew (it has "
-						"generation %" PRIu64 ")\n", ctx->board,
-						window_spec(ctx), wi.generation);
-				told = true;
-			}
-		}
+		err = smq_open(window_spec(ctx), ctx->board, 0, &w);
 		if (!err) {
 			/* in slices of a second, to notice a system board that
 			 * announced itself and died */
@@ -288,14 +281,28 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 				int slice = remaining(deadline);
 				if (slice < 0 || slice > 1000)
 					slice = 1000;
-				err = smq_synchronize(w, slice, o->interval_ms,
-						      &pending);
+				/* the generation that was there when we started
+				 * is an earlier boot's: the library waits for
+				 * board 0 to format anew, and attaches to it */
+				unsigned flags = older && generation_of(w) <= older
+						 ? SMQ_SYNC_NEW_GENERATION : 0;
+				if (flags && !told && !ctx->json)
+					fprintf(stderr, "smqctl: board %u: waiting for "
+						"board 0 to format %s anew (it has "
+						"generation %" PRIu64 ")\n", ctx->board,
+						window_spec(ctx), older);
+				told = told || flags;
+				err = smq_synchronize(w, flags, slice,
+						      o->interval_ms, &pending);
 				if (err != -ETIMEDOUT ||
 				    (deadline >= 0 && now_ms() >= deadline))
 					break;
+				/* a board 0 that is gone matters only in the
+				 * generation we wait in, not in an earlier
+				 * boot's */
 				struct smq_window_info wi;
-				smq_window_info(w, &wi);
-				if (dead_boards(w, wi.geometry.boards) & 1)
+				smq_window_info(w, &wi, sizeof(wi));
+				if (!flags && dead_boards(w, wi.geometry.boards) & 1)
 					return report_dead(1, w);
 			}
 			if (!err) {

@@ -1,3 +1,4 @@
+/* Words for every code the library returns, and its version. */
 #include <string.h>
 #include "handle.h"
 
@@ -5,7 +6,8 @@ static const char *const messages[] = {
 	[SMQ_EUNFORMATTED - SMQ_EUNFORMATTED] =
 		"window is not formatted (run init on board 0)",
 	[SMQ_EMAGIC - SMQ_EUNFORMATTED] = "not an smq window (bad magic)",
-	[SMQ_EVERSION - SMQ_EUNFORMATTED] = "unsupported window format version",
+	[SMQ_EVERSION - SMQ_EUNFORMATTED] =
+		"window format version is not the one this library reads",
 	[SMQ_ECHECKSUM - SMQ_EUNFORMATTED] = "window geometry checksum mismatch",
 	[SMQ_EGEOMETRY - SMQ_EUNFORMATTED] = "window geometry out of range",
 	[SMQ_ETOOSMALL - SMQ_EUNFORMATTED] = "window too small for its geometry",
@@ -22,19 +24,82 @@ static const char *const messages[] = {
 		"the window belongs to another user or others may write it",
 };
 
+/* What an errno value means when this library returns it: libc's words
+ * are for sockets and System V IPC ("Connection timed out", "Too many
+ * users"), not for a window. */
+static const struct {
+	int err;
+	const char *words;
+} errno_words[] = {
+	{ ESTALE, "window was re-initialised since this handle attached "
+		  "(stale): open it again" },
+	{ ETIMEDOUT, "timed out" },
+	{ EAGAIN, "nothing to do without waiting (queue empty, or full)" },
+	{ EUSERS, "too many handles on this board's window (62 at most per "
+		  "board)" },
+	{ ENOMSG, "no message" },
+	{ EMSGSIZE, "message larger than the buffer or the queue's entry "
+		    "size" },
+	{ EALREADY, "another init or clear is under way" },
+	{ EBUSY, "busy: an init or clear is under way, or the resource is "
+		 "held by another process" },
+	{ EIDRM, "window was removed" },
+	{ EROFS, "handle is read-only (a monitor): it does not write" },
+	{ EPROTONOSUPPORT, "unknown transport in window spec" },
+	{ EPERM, "not permitted (only board 0 formats and clears; a queue is "
+		 "received only by its receiving board)" },
+	{ ENOENT, "window does not exist (yet)" },
+	{ ELOOP, "window is a symbolic link" },
+	{ E2BIG, "struct has fields this library does not know (built "
+		 "against a newer smq.h?)" },
+	{ EINVAL, "invalid argument" },
+};
+
 const char *smq_strerror(int err)
 {
 	if (err < 0)
 		err = -err;
 	if (err >= SMQ_EUNFORMATTED && err < SMQ_ERRNO_END)
 		return messages[err - SMQ_EUNFORMATTED];
-	if (err == ESTALE)
-		return "window was re-initialised since this board attached "
-		       "(stale)";
+	for (size_t i = 0; i < sizeof(errno_words) / sizeof(errno_words[0]); i++)
+		if (errno_words[i].err == err)
+			return errno_words[i].words;
 	return strerror(err);
+}
+
+int smq_transient(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case ENOENT:            /* board 0 creates it */
+	case SMQ_EUNFORMATTED:  /* board 0 formats it */
+	case EBUSY:             /* an init or clear under way */
+	case EALREADY:
+	case ESTALE:            /* formatted anew: open again */
+	case SMQ_EINCOMPLETE:   /* board 0's next init or clear finishes it */
+	case EAGAIN:
+	case ETIMEDOUT:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 const char *smq_version(void)
 {
 	return SMQ_VERSION;
+}
+
+int smq_version_major(void)
+{
+	return SMQ_VERSION_MAJOR;
+}
+
+int smq_version_minor(void)
+{
+	return SMQ_VERSION_MINOR;
+}
+
+int smq_version_check(int major, int minor)
+{
+	return major == SMQ_VERSION_MAJOR && minor <= SMQ_VERSION_MINOR;
 }

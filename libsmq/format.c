@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "abi.h"
 #include "format.h"
 #include "view.h"
 
@@ -124,13 +125,18 @@ int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g)
 	return err;
 }
 
-int smq_layout_size(const struct smq_geometry *g, uint64_t *bytes)
+int smq_layout_size(const struct smq_geometry *gin, size_t size,
+		    uint64_t *bytes)
 {
+	struct smq_geometry g;
 	struct smq_layout l;
+	int err;
 
-	if (!g || !bytes)
+	if (!bytes)
 		return -EINVAL;
-	int err = smq_layout_compute(&l, g);
+	if ((err = smq_struct_in(&g, sizeof(g), gin, size)))
+		return err;
+	err = smq_layout_compute(&l, &g);
 	if (err)
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
 	*bytes = l.size;

@@ -145,11 +145,7 @@ struct smq_ctl {
  * word that changed, an eventfd that counts), and a woken waiter always
  * looks at its ring again, so a doorbell that overtakes the data costs a
  * look, not a message. */
-enum smq_bell_kind {
-	SMQ_BELL_NONE = 0,      /* no doorbell: the waiter naps and looks */
-	SMQ_BELL_FUTEX = 1,     /* a futex on the word: one kernel (host) */
-	SMQ_BELL_IVSHMEM = 2,   /* an ivshmem peer's interrupt vector */
-};
+/* enum smq_bell_kind (smq.h) names the kinds. */
 #define SMQ_BELL_BIT(kind) (1u << (kind))
 
 /* Stored in the window (16 bytes): how to ring one waiter. */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include "abi.h"
 #include "format.h"
 #include "hook.h"
 #include "view.h"
@@ -40,8 +41,10 @@ struct smq_observation {
 
 struct smq_window {
 	struct smq_map map;
-	unsigned board;
+	unsigned board;         /* a monitor's is 0: it reads as board 0 */
 	bool valid;             /* attached to a validated layout */
+	bool readonly;          /* a monitor (SMQ_OPEN_READONLY): no board,
+				   no slot, no control block, never writes */
 	uint64_t generation;    /* the generation we attached under */
 	uint64_t check;         /* smq_notice_check(generation, board) */
 	struct smq_layout lay;
@@ -50,6 +53,7 @@ struct smq_window {
 	uint64_t tag, boot;     /* this process */
 	uint64_t host_written;  /* generation whose board slot has our name */
 	int handshake_ms;
+	unsigned queues_open;   /* queue handles on this window handle */
 	struct smq_holdout holdout;
 	struct smq_observation obs[SMQ_MAX_BOARDS];
 	char host[64];
@@ -176,8 +180,13 @@ static inline int smq_stale_gen(const struct smq_window *w, uint64_t gen,
 	       ? -ESTALE : 0;
 }
 
+/* A monitor has no notice of its own: it reads the superblock's. */
+int smq_monitor_stale(const struct smq_window *w);
+
 static inline int smq_stale(const struct smq_window *w)
 {
+	if (w->readonly)
+		return smq_monitor_stale(w);
 	return smq_stale_gen(w, w->generation, w->check);
 }
 
@@ -244,6 +253,12 @@ struct smq_handle_slot *smq_slot_claim(struct smq_window *w,
 void smq_slot_release(struct smq_window *w, struct smq_handle_slot *s);
 /* Attach to the layout the window holds now (fills lay, ctl, generation). */
 int smq_attach(struct smq_window *w);
+/* The board whose region holds canonical offset off, -1 none (l: NULL
+ * when no layout is known). */
+int smq_owner_of(const struct smq_layout *l, uint64_t off);
+/* A monitor's snapshots first follow the window (window.c): -EIDRM once
+ * it was removed; attached again after an init or clear; 0 for others. */
+int smq_monitor_follow(struct smq_window *w);
 /* Whether the process holding the maintenance lock runs: 1 yes, 0 no, -1
  * unknown (another boot: another host, or before a reboot). */
 int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb);

@@ -10,15 +10,13 @@ static const struct smq_sb *sb_at(struct smq_window *w)
 	return smq_snapshot_at(w, 0, SMQ_SB_SIZE);
 }
 
-int smq_window_info(struct smq_window *w, struct smq_window_info *info)
+static int window_info(struct smq_window *w, struct smq_window_info *info)
 {
-	if (!w || !info)
-		return -EINVAL;
 	memset(info, 0, sizeof(*info));
 	snprintf(info->transport, sizeof(info->transport), "%s",
 		 w->map.tp->name);
 	snprintf(info->name, sizeof(info->name), "%s", w->map.name);
-	info->board = w->board;
+	info->board = w->readonly ? SMQ_NO_BOARD : w->board;
 	info->mapped_size = w->map.size;
 	const uint8_t *first = smq_map_at(&w->map, 0, 1);
 	if (first)
@@ -53,11 +51,24 @@ int smq_window_info(struct smq_window *w, struct smq_window_info *info)
 	return smq_stale(w);
 }
 
-int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
-		  struct smq_lane_info *info)
+int smq_window_info(struct smq_window *w, struct smq_window_info *out,
+		    size_t size)
 {
-	if (!w || !info)
+	struct smq_window_info info;
+
+	if (!w || !out || !size)
 		return -EINVAL;
+	int err = smq_monitor_follow(w);
+	if (err == -EIDRM)
+		return err;
+	int ierr = window_info(w, &info);
+	smq_struct_out(out, size, &info, sizeof(info));
+	return err && !ierr ? err : ierr;
+}
+
+static int lane_info(struct smq_window *w, unsigned queue, unsigned sender,
+		     struct smq_lane_info *info)
+{
 	if (!w->valid)
 		return -SMQ_EUNFORMATTED;
 	const struct smq_layout *l = &w->lay;
@@ -88,11 +99,9 @@ int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
 	return smq_stale(w);
 }
 
-int smq_queue_info(struct smq_window *w, unsigned queue,
-		   struct smq_queue_info *info)
+static int queue_info(struct smq_window *w, unsigned queue,
+		      struct smq_queue_info *info)
 {
-	if (!w || !info)
-		return -EINVAL;
 	if (!w->valid)
 		return -SMQ_EUNFORMATTED;
 	const struct smq_layout *l = &w->lay;
@@ -119,7 +128,7 @@ int smq_queue_info(struct smq_window *w, unsigned queue,
 	info->wakeups = LOAD(&rx->wakeups);
 	for (unsigned s = 0; s < l->boards; s++) {
 		struct smq_lane_info li;
-		smq_lane_info(w, queue, s, &li);
+		lane_info(w, queue, s, &li);
 		info->top += li.top;
 		info->bottom += li.bottom;
 		info->queued += li.fill;
@@ -130,6 +139,39 @@ int smq_queue_info(struct smq_window *w, unsigned queue,
 		info->doorbells += li.doorbells;
 	}
 	return smq_stale(w);
+}
+
+/* A monitor's snapshots follow the window first (-EIDRM: removed). */
+int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
+		  struct smq_lane_info *out, size_t size)
+{
+	struct smq_lane_info info;
+
+	if (!w || !out || !size)
+		return -EINVAL;
+	memset(&info, 0, sizeof(info));  /* what an error leaves: zeros */
+	int err = smq_monitor_follow(w);
+	if (err == -EIDRM)
+		return err;
+	err = lane_info(w, queue, sender, &info);
+	smq_struct_out(out, size, &info, sizeof(info));
+	return err;
+}
+
+int smq_queue_info(struct smq_window *w, unsigned queue,
+		   struct smq_queue_info *out, size_t size)
+{
+	struct smq_queue_info info;
+
+	if (!w || !out || !size)
+		return -EINVAL;
+	memset(&info, 0, sizeof(info));  /* what an error leaves: zeros */
+	int err = smq_monitor_follow(w);
+	if (err == -EIDRM)
+		return err;
+	err = queue_info(w, queue, &info);
+	smq_struct_out(out, size, &info, sizeof(info));
+	return err;
 }
 
 static int fault(struct smq_fault *f, int err, const char *field,
@@ -223,13 +265,19 @@ static int validate_once(struct smq_window *w, struct smq_fault *f)
 }
 
 /* A maintenance that finished while we read: read the window it left. */
-int smq_validate(struct smq_window *w, struct smq_fault *f)
+int smq_validate(struct smq_window *w, struct smq_fault *out, size_t size)
 {
+	struct smq_fault f;
 	int err = -ESTALE;
 
-	if (!w)
+	if (!w || (out && !size))
 		return -EINVAL;
+	if (w->readonly && w->map.tp->removed && w->map.tp->removed(&w->map))
+		return -EIDRM;
 	for (int tries = 0; tries < 3 && err == -ESTALE; tries++)
-		err = validate_once(w, f);
+		err = validate_once(w, &f);
+	f.board = err ? smq_owner_of(w->valid ? &w->lay : NULL, f.offset) : -1;
+	if (out)
+		smq_struct_out(out, size, &f, sizeof(f));
 	return err;
 }

@@ -22,12 +22,15 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "abi.h"
 #include "ivshmem_server.h"
 
 /* ---- the API ---- */
 
-int smq_server_open(struct smq_server **sp, const struct smq_server_config *c)
+int smq_server_open(const struct smq_server_config *config, size_t size,
+		    struct smq_server **sp)
 {
+	struct smq_server_config conf, *c = &conf;
 	struct smq_server *s;
 	struct sockaddr_un addr;
 	bool stale;
@@ -36,7 +39,9 @@ int smq_server_open(struct smq_server **sp, const struct smq_server_config *c)
 	if (!sp)
 		return -EINVAL;
 	*sp = NULL;
-	if (!c || !c->socket_path || c->vectors < 1 ||
+	if ((err = smq_struct_in(&conf, sizeof(conf), config, size)))
+		return err;
+	if (!c->socket_path || c->vectors < 1 ||
 	    c->vectors > SMQ_SERVER_MAX_VECTORS || c->size == 0 ||
 	    c->size > MAX_SIZE || (c->mode & ~07777u))
 		return -EINVAL;
@@ -101,13 +106,11 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int smq_server_next(struct smq_server *s, int timeout_ms,
-		    struct smq_server_event *ev)
+static int server_next(struct smq_server *s, int timeout_ms,
+		       struct smq_server_event *ev)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 
-	if (!s || !ev)
-		return -EINVAL;
 	for (;;) {
 		struct epoll_event e[EPOLL_BATCH];
 		int wait_ms = -1, n, err;
@@ -155,6 +158,19 @@ int smq_server_next(struct smq_server *s, int timeout_ms,
 	}
 }
 
+int smq_server_next(struct smq_server *s, int timeout_ms,
+		    struct smq_server_event *out, size_t size)
+{
+	struct smq_server_event ev;
+
+	if (!s || !out || !size)
+		return -EINVAL;
+	int err = server_next(s, timeout_ms, &ev);
+	if (!err)
+		smq_struct_out(out, size, &ev, sizeof(ev));
+	return err;
+}
+
 int smq_server_peers(struct smq_server *s, unsigned *ids, unsigned max)
 {
 	unsigned n = 0;
@@ -170,15 +186,18 @@ int smq_server_peers(struct smq_server *s, unsigned *ids, unsigned max)
 	return (int)n;
 }
 
-int smq_server_info(struct smq_server *s, struct smq_server_info *info)
+int smq_server_info(struct smq_server *s, struct smq_server_info *out,
+		    size_t size)
 {
-	if (!s || !info)
+	struct smq_server_info info;
+
+	if (!s)
 		return -EINVAL;
-	memset(info, 0, sizeof(*info));
-	info->memory_size = s->size;
-	info->vectors = s->vectors;
-	info->peers = s->npeers;
-	return 0;
+	memset(&info, 0, sizeof(info));
+	info.memory_size = s->size;
+	info.vectors = s->vectors;
+	info.peers = s->npeers;
+	return smq_struct_out(out, size, &info, sizeof(info));
 }
 
 int smq_server_close(struct smq_server *s)

@@ -477,15 +477,25 @@ static void tidy_control_area(struct smq_window *w, bool ours_before)
 	}
 }
 
-int smq_init(struct smq_window *w, const struct smq_geometry *g)
+int smq_init(struct smq_window *w, const struct smq_geometry *gin,
+	     size_t size)
 {
 	struct smq_layout lay, old;
+	struct smq_geometry geo, *g = &geo;
 	int err;
 
-	if (!w || !g)
+	if (!w)
 		return -EINVAL;
+	if ((err = smq_struct_in(&geo, sizeof(geo), gin, size)))
+		return err;
+	if (w->readonly)
+		return -EROFS;
 	if (w->board != 0)
 		return -EPERM;
+	/* a window whose queues carry only empty messages is a mistake:
+	 * the format reads one (smq(7)), init does not make one */
+	if (!g->entry_size)
+		return -EINVAL;
 	if ((err = smq_layout_compute(&lay, g)))
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
 	if (w->map.user_data && !w->map.force && foreign_data(w)) {
@@ -554,6 +564,8 @@ int smq_clear(struct smq_window *w, int queue)
 
 	if (!w)
 		return -EINVAL;
+	if (w->readonly)
+		return -EROFS;
 	if (w->board != 0)
 		return -EPERM;
 	/* The window as it is now: a clear or init that was killed left the

@@ -187,6 +187,8 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 	*qp = NULL;
 	if (!w)
 		return -EINVAL;
+	if (w->readonly)
+		return -EROFS;
 	if (!w->valid)
 		return -SMQ_EUNFORMATTED;
 	if (index >= w->lay.queues || (role != SMQ_SENDER && role != SMQ_RECEIVER) ||
@@ -237,6 +239,7 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 		free_queue(q);
 		return err;
 	}
+	__atomic_fetch_add(&w->queues_open, 1, __ATOMIC_RELAXED);
 	*qp = q;
 	return 0;
 }
@@ -252,6 +255,7 @@ int smq_queue_close(struct smq_queue *q)
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 		smq_queue_leave(q);
 	}
+	__atomic_fetch_sub(&q->w->queues_open, 1, __ATOMIC_RELAXED);
 	free_queue(q);
 	return 0;
 }

@@ -17,6 +17,27 @@
 extern "C" {
 #endif
 
+/* The library's version.  A program built against one version runs with
+ * a library of the same major version and the same or a later minor one:
+ * smq_version_check() says so at run time, SMQ_VERSION_AT_LEAST() at
+ * compile time. */
+#define SMQ_VERSION_MAJOR 1
+#define SMQ_VERSION_MINOR 0
+#define SMQ_VERSION_PATCH 0
+#define SMQ_VERSION_AT_LEAST(major, minor) \
+	(SMQ_VERSION_MAJOR > (major) || \
+	 (SMQ_VERSION_MAJOR == (major) && SMQ_VERSION_MINOR >= (minor)))
+
+/* The conventions of every call (libsmq(3), CONVENTIONS):
+ * - it returns 0 (or a count, where its page says so) or a negative errno
+ *   value, or a negated SMQ_E* code; it never prints and never exits;
+ * - the handle it acts on comes first, output parameters come last;
+ * - a struct crosses the interface with its size beside it: the caller
+ *   passes sizeof() of the struct it was built with.  An output struct is
+ *   zeroed to that size and filled as far as both sides know it; in an
+ *   input struct, bytes past what the library knows must be zero
+ *   (-E2BIG otherwise).  Structs only ever grow at their end. */
+
 #define SMQ_FORMAT_VERSION 2
 #define SMQ_MAX_BOARDS 64
 #define SMQ_MAX_QUEUES 65535
@@ -25,27 +46,31 @@ extern "C" {
 #define SMQ_DEFAULT_WINDOW "shm:smq"
 #define SMQ_WAIT_FOREVER (-1)
 
-/* Codes of our own, returned negated like errno values. */
-enum {
+/* Codes of our own, returned negated like errno values; smq_strerror()
+ * words them and every errno value the library returns. */
+enum smq_error {
 	SMQ_EUNFORMATTED = 2000, /* the window was never formatted (all zero) */
-	SMQ_EMAGIC,              /* the window does not start with the magic */
-	SMQ_EVERSION,            /* a format version this library does not read */
-	SMQ_ECHECKSUM,           /* the geometry checksum does not match */
-	SMQ_EGEOMETRY,           /* a geometry field is out of range */
-	SMQ_ETOOSMALL,           /* the geometry does not fit in the window */
-	SMQ_ECORRUPT,            /* a table, queue or entry field is out of bounds */
-	SMQ_ESIGNATURE,          /* an entry's sequence signature is wrong */
-	SMQ_EINCOMPLETE,         /* an init or clear did not finish: run
+	SMQ_EMAGIC = 2001,       /* the window does not start with the magic */
+	SMQ_EVERSION = 2002,     /* a format version this library does not
+				    read (it reads SMQ_FORMAT_VERSION) */
+	SMQ_ECHECKSUM = 2003,    /* the geometry checksum does not match */
+	SMQ_EGEOMETRY = 2004,    /* a geometry field is out of range */
+	SMQ_ETOOSMALL = 2005,    /* the geometry does not fit in the window */
+	SMQ_ECORRUPT = 2006,     /* a table, queue or entry field is out of
+				    bounds */
+	SMQ_ESIGNATURE = 2007,   /* an entry's sequence signature is wrong */
+	SMQ_EINCOMPLETE = 2008,  /* an init or clear did not finish: run
 				    clear or init on board 0 */
-	SMQ_EHELD,               /* init or clear: a board did not leave a
-				    call begun under the old generation
+	SMQ_EHELD = 2009,        /* init, clear: a board did not leave a call
+				    begun under the old generation
 				    (smq_holdout() says which) */
-	SMQ_ENOTWINDOW,          /* init: the target holds data that is not an
-				    smq window (SMQ_OPEN_FORCE overwrites) */
-	SMQ_EFOREIGN,            /* init: the window's object belongs to
-				    another user or others may write it
-				    (SMQ_OPEN_FORCE makes it ours, 0600) */
-	SMQ_ERRNO_END
+	SMQ_ENOTWINDOW = 2010,   /* init, smq_remove: the target holds data
+				    that is not an smq window
+				    (SMQ_OPEN_FORCE lets init overwrite it) */
+	SMQ_EFOREIGN = 2011      /* smq_open with SMQ_OPEN_CREATE, init: the
+				    window's object belongs to another user
+				    or others may write it (SMQ_OPEN_FORCE
+				    makes it ours, 0600) */
 };
 
 struct smq_window;
@@ -56,29 +81,54 @@ struct smq_queue;
  * SimpleMessageQueue paper).  Besides these queues, init reserves one
  * diagnostic queue for each board (smq_window_info().diag_queues). */
 struct smq_geometry {
-	uint32_t boards;
-	uint32_t queues;
-	uint32_t entries;    /* per sending board and queue; a power of two */
-	uint32_t entry_size; /* largest payload in bytes */
+	uint32_t boards;     /* 1 to SMQ_MAX_BOARDS */
+	uint32_t queues;     /* 1 to SMQ_MAX_QUEUES - boards */
+	uint32_t entries;    /* per sending board and queue; a power of two,
+				1 to SMQ_MAX_ENTRIES */
+	uint32_t entry_size; /* largest payload in bytes, at most
+				SMQ_MAX_ENTRY_SIZE; smq_init refuses 0 (a
+				window of empty messages only), which
+				smq_layout_size and a reader accept */
 	const uint16_t *receivers;
 };
 
 /* smq_open() flags */
 #define SMQ_OPEN_CREATE 0x1 /* create the window if it does not exist */
 #define SMQ_OPEN_RAW 0x2    /* attach even if the window fails validation:
-			       then only smq_init, smq_clear, smq_validate
-			       and the snapshots, smq_close */
+			       then smq_init (board 0), smq_validate,
+			       smq_window_info (what is known) and
+			       smq_close; the other calls return the fault
+			       (-SMQ_EUNFORMATTED on an unformatted window) */
 #define SMQ_OPEN_FORCE 0x4  /* with CREATE: take a window object that is
 			       owned by another user or writable by others
 			       (made ours, 0600), and let smq_init overwrite
 			       data that is not an smq window */
+#define SMQ_OPEN_READONLY 0x8 /* a monitor: maps the window read-only (where
+			       the transport can), claims no board and no
+			       handle slot (board is ignored), never writes;
+			       the snapshots and smq_validate follow every
+			       init and clear, and return -EIDRM once the
+			       window was removed.  Calls that write return
+			       -EROFS. */
+#define SMQ_NO_BOARD 0xffffffffu /* smq_window_info().board of a monitor */
 
-int smq_open(struct smq_window **w, const char *spec, unsigned board,
-	     unsigned flags);
+/* Attach to the window named by spec ("shm:NAME", "file:PATH",
+ * "split:NAME", "pci:BDF/BAR", "ivshmem:SOCKET"; NULL: smq_default_window())
+ * as board.  A handle may be used by many threads of one process; it does
+ * not survive fork() (the child opens its own) nor exec().  Errors that
+ * go away by themselves (the window not created or not formatted yet,
+ * being formatted now) are those smq_transient() accepts. */
+int smq_open(const char *spec, unsigned board, unsigned flags,
+	     struct smq_window **w);
 /* Permission bits of the window's object (shm, file); -EOPNOTSUPP on a
  * transport without them (pci).  Windows are created 0600. */
 int smq_set_mode(struct smq_window *w, unsigned mode);
 int smq_close(struct smq_window *w);
+/* Remove the window's objects (the shm object, the file, every region of
+ * a split window).  Handles open on it keep their memory until closed;
+ * monitors see -EIDRM.  -SMQ_ENOTWINDOW: the object holds data that is
+ * not an smq window (left alone); -EOPNOTSUPP: a device (pci, ivshmem). */
+int smq_remove(const char *spec);
 
 /* How long init and clear wait for every board to leave the calls it
  * began under the old generation (default 5000 ms; SMQ_WAIT_FOREVER). */
@@ -93,30 +143,40 @@ int smq_set_timeout(struct smq_window *w, unsigned what, int timeout_ms);
  * let go within the handshake timeout makes it fail with -SMQ_EHELD and
  * leave the window as it was; another init or clear in progress gives
  * -EALREADY.  An init or clear that was killed is finished by the next. */
-int smq_init(struct smq_window *w, const struct smq_geometry *g);
+int smq_init(struct smq_window *w, const struct smq_geometry *g,
+	     size_t size);
 /* Empty one queue, or all with queue < 0; bumps the generation. */
 int smq_clear(struct smq_window *w, int queue);
 /* Bytes of window a geometry needs. */
-int smq_layout_size(const struct smq_geometry *g, uint64_t *bytes);
+int smq_layout_size(const struct smq_geometry *g, size_t size,
+		    uint64_t *bytes);
 
 /* After -SMQ_EHELD or -EALREADY: who held on. */
 struct smq_holdout {
 	unsigned board;
 	uint32_t pid;
 	int same_host;           /* pid is of this host */
-	char host[64];           /* the board's host name, if known */
+	char host[64];           /* the board's host name, if known; always
+				    NUL-terminated */
 };
-int smq_holdout(struct smq_window *w, struct smq_holdout *h);
+int smq_holdout(struct smq_window *w, struct smq_holdout *h, size_t size);
 
 /* Startup: a board announces itself (the SimpleMessageQueue paper's
  * boardInitialized); every board then synchronises.  On board 0 this
  * waits for all boards and then declares the system ready; on another
  * board it waits for that.  poll_ms is the paper's "nice".  On
  * -ETIMEDOUT, *pending (if not NULL) has bit b set for each board that
- * was still missing. */
+ * was still missing.  With SMQ_SYNC_NEW_GENERATION the generation this
+ * handle attached under is taken as an earlier start's, even if board 0
+ * made it a moment before (open before board 0 may format, as at boot):
+ * it first waits for board 0 to format the window anew, then attaches to
+ * the new generation (the handle must have no queue open: -EBUSY),
+ * announces and waits as above.  A board's process that restarts opens, and
+ * synchronises again (a cheap no-op on a ready window). */
+#define SMQ_SYNC_NEW_GENERATION 0x1
 int smq_announce(struct smq_window *w);
-int smq_synchronize(struct smq_window *w, int timeout_ms, int poll_ms,
-		    uint64_t *pending);
+int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
+		    int poll_ms, uint64_t *pending);
 /* A board is alive while its heartbeat moves: waits beat by themselves;
  * an application that does not wait or send for a while should call this
  * at least once a second. */
@@ -132,8 +192,9 @@ int smq_queue_open(struct smq_window *w, unsigned queue, enum smq_role role,
 int smq_queue_close(struct smq_queue *q);
 /* Spin this long before sleeping (receiver; default 20 us). */
 int smq_queue_set_spin(struct smq_queue *q, unsigned spin_ns);
-/* How this handle waits: "futex doorbell", "ivshmem doorbell (MSI-X,
- * peer 3 vector 1)", or "polling: " and why. */
+/* How this handle waits, in words for a person: the doorbell it sleeps on
+ * (a futex, an ivshmem or MSI-X vector and its peer ID), or that it polls
+ * and why.  The words are not an interface: do not parse them. */
 int smq_queue_notify(struct smq_queue *q, char *buf, size_t len);
 
 /* timeout_ms: 0 returns -EAGAIN at once, SMQ_WAIT_FOREVER waits forever. */
@@ -155,11 +216,18 @@ enum smq_system_state { SMQ_SYS_FORMATTING = 0, SMQ_SYS_FORMATTED = 1,
 			SMQ_SYS_READY = 2 };
 enum smq_board_state { SMQ_BOARD_ABSENT = 0, SMQ_BOARD_INITIALIZED = 1,
 		       SMQ_BOARD_READY = 2 };
+/* How a board's waiters are woken. */
+enum smq_bell_kind {
+	SMQ_BELL_NONE = 0,       /* no doorbell: the waiter naps and looks */
+	SMQ_BELL_FUTEX = 1,      /* a futex on a word: one host's kernel */
+	SMQ_BELL_IVSHMEM = 2     /* an ivshmem peer's interrupt vector */
+};
 
 struct smq_window_info {
-	char transport[16];
+	char transport[16];      /* NUL-terminated, as every string here */
 	char name[256];
-	unsigned board;          /* the board this handle is */
+	unsigned board;          /* the board this handle is; SMQ_NO_BOARD
+				    for a monitor */
 	uint32_t version;
 	struct smq_geometry geometry; /* application queues; receivers NULL */
 	uint32_t diag_queues;    /* diagnostic queues, after the application
@@ -169,7 +237,7 @@ struct smq_window_info {
 	uint64_t window_size;    /* bytes the layout uses */
 	uint64_t mapped_size;    /* bytes mapped */
 	uint64_t generation;
-	uint32_t system_state;
+	uint32_t system_state;   /* enum smq_system_state */
 	uint32_t maint_phase;    /* 0, or an init or clear under way (1:
 				    waiting for boards, 2: writing) */
 	uint32_t maint_pid;      /* its process */
@@ -180,12 +248,13 @@ struct smq_window_info {
 };
 
 struct smq_bell_info {
-	unsigned kind;           /* 0 none, 1 futex, 2 ivshmem */
-	unsigned peer, vector;   /* ivshmem: the doorbell's ID and vector */
+	unsigned kind;           /* enum smq_bell_kind */
+	unsigned peer, vector;   /* SMQ_BELL_IVSHMEM: the doorbell's peer ID
+				    and vector; 0 otherwise */
 };
 
 struct smq_board_info {
-	uint32_t state;
+	uint32_t state;          /* enum smq_board_state */
 	uint32_t pid;            /* the process that last announced or beat */
 	uint64_t generation;     /* the generation it joined under */
 	uint64_t heartbeat;      /* heartbeat count: moves while it lives */
@@ -224,13 +293,19 @@ struct smq_queue_info {
 	uint64_t received, bytes_received, sleeps, wakeups; /* the receiver */
 };
 
-int smq_window_info(struct smq_window *w, struct smq_window_info *info);
+/* Each returns 0, -ESTALE with the snapshot filled (the window was formatted
+ * anew since this handle attached; a monitor's handle attaches to the new
+ * layout at its next snapshot, and says -ESTALE only while an init or
+ * clear is under way), -EIDRM (a monitor's window was removed), or another
+ * error. */
+int smq_window_info(struct smq_window *w, struct smq_window_info *info,
+		    size_t size);
 int smq_board_info(struct smq_window *w, unsigned board,
-		   struct smq_board_info *info);
+		   struct smq_board_info *info, size_t size);
 int smq_queue_info(struct smq_window *w, unsigned queue,
-		   struct smq_queue_info *info);
+		   struct smq_queue_info *info, size_t size);
 int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
-		  struct smq_lane_info *info);
+		  struct smq_lane_info *info, size_t size);
 
 /* Full validation: the format, the dynamic fields, and whether the window
  * is usable (an init or clear left unfinished, notices that disagree with
@@ -245,8 +320,11 @@ struct smq_fault {
 	uint64_t value;
 	uint64_t limit;
 	int kind;               /* enum smq_fault_kind: what limit is */
+	int board;              /* the board whose region holds the field
+				   (board 0's holds the superblock and the
+				   tables too); -1 not known */
 };
-int smq_validate(struct smq_window *w, struct smq_fault *fault);
+int smq_validate(struct smq_window *w, struct smq_fault *fault, size_t size);
 
 /* An ivshmem server, for QEMU's ivshmem-doorbell device and host peers
  * (QEMU's ivshmem protocol, version 0): it owns the shared memory, gives
@@ -270,7 +348,7 @@ struct smq_server_config {
 enum smq_server_event_type {
 	SMQ_PEER_JOINED = 1,
 	SMQ_PEER_LEFT = 2,
-	SMQ_PEER_REFUSED = 3,   /* a client that got no ID */
+	SMQ_PEER_REFUSED = 3    /* a client that got no ID */
 };
 
 struct smq_server_event {
@@ -288,26 +366,53 @@ struct smq_server_info {
 	unsigned peers;      /* connected now */
 };
 
-int smq_server_open(struct smq_server **s, const struct smq_server_config *c);
+int smq_server_open(const struct smq_server_config *c, size_t size,
+		    struct smq_server **s);
 /* poll() it for POLLIN: smq_server_next() has something to do. */
 int smq_server_fd(struct smq_server *s);
 /* Serves the socket up to timeout_ms (SMQ_WAIT_FOREVER, 0: only what is
  * ready) and returns 0 with the next event, or -ETIMEDOUT. */
 int smq_server_next(struct smq_server *s, int timeout_ms,
-		    struct smq_server_event *ev);
+		    struct smq_server_event *ev, size_t size);
 /* The IDs connected now, lowest first: returns how many there are and
  * stores up to max of them. */
 int smq_server_peers(struct smq_server *s, unsigned *ids, unsigned max);
-int smq_server_info(struct smq_server *s, struct smq_server_info *info);
+int smq_server_info(struct smq_server *s, struct smq_server_info *info,
+		    size_t size);
 /* Closes every connection and removes the socket; the memory stays. */
 int smq_server_close(struct smq_server *s);
 
+/* Words for any code a call of this library returned (negative or not). */
 const char *smq_strerror(int err);
+/* Words for err as it came from opening or using the window spec names:
+ * the transport says its cause where it knows it (a VFIO group another
+ * process holds, a directory that does not exist, an object of another
+ * user), else smq_strerror()'s words.  Returns buf. */
+const char *smq_explain(const char *spec, int err, char *buf, size_t len);
+/* 1 if err may go away with no change on the caller's side, so that the
+ * same call is worth trying again after a pause: the window not created
+ * or not formatted yet (-ENOENT, -SMQ_EUNFORMATTED), an init or clear
+ * under way or left for board 0 to finish (-EBUSY, -EALREADY,
+ * -SMQ_EINCOMPLETE), a handle made stale by one (-ESTALE: open again), a
+ * queue empty or full for now (-EAGAIN, -ETIMEDOUT); 0 otherwise. */
+int smq_transient(int err);
+
 /* Transports, for "--window help": NULL past the last one. */
 const char *smq_transport_name(unsigned i);
 const char *smq_transport_help(unsigned i);
 const char *smq_default_window(void); /* $SMQ_WINDOW or SMQ_DEFAULT_WINDOW */
+/* The windows of this host that a transport can list (shm and split
+ * objects that begin with the magic of smq(7)): fn is called with each
+ * spec; a non-zero return of fn stops the walk and is returned. */
+int smq_list_windows(int (*fn)(const char *spec, void *arg), void *arg);
+
+/* The running library's version: "1.0.0", and its parts. */
 const char *smq_version(void);
+int smq_version_major(void);
+int smq_version_minor(void);
+/* 1 if the running library serves a program built against major.minor
+ * (the same major version, the same or a later minor one), else 0. */
+int smq_version_check(int major, int minor);
 
 #ifdef __cplusplus
 }

@@ -142,21 +142,65 @@ static int sync_step(struct smq_window *w, uint64_t *missing)
 	return 0;
 }
 
-int smq_synchronize(struct smq_window *w, int timeout_ms, int poll_ms,
-		    uint64_t *pending)
+/* The handle attached under an earlier start's generation: wait until
+ * board 0 formats the window anew, then attach to that.  The slot of our
+ * in-flight mark is given back first: it holds the old generation. */
+static int await_new_generation(struct smq_window *w, int timeout_ms,
+				const struct timespec *deadline, int poll_ms)
+{
+	uint64_t old = w->generation;
+
+	for (;;) {
+		if (smq_stale(w)) {
+			smq_slot_release(w, w->slot);
+			w->slot = NULL;
+			w->valid = false;
+			int err = smq_attach(w);
+			/* an init that has told the boards but not yet written
+			 * leaves the old layout to attach to: not yet */
+			if (!err && w->generation != old && !smq_stale(w)) {
+				w->host_written = 0;
+				return 0;
+			}
+			if (err && err != -EBUSY && err != -ESTALE &&
+			    err != -SMQ_EUNFORMATTED &&
+			    err != -SMQ_EINCOMPLETE)
+				return err;
+		}
+		if (timeout_ms >= 0 && smq_past(deadline))
+			return -ETIMEDOUT;
+		smq_sleep_ms(poll_ms);
+	}
+}
+
+int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
+		    int poll_ms, uint64_t *pending)
 {
 	struct timespec deadline;
 	uint64_t missing = 0;
-	int err = smq_announce(w);
+	int err;
 
 	if (pending)
 		*pending = 0;
-	if (err)
-		return err;
+	if (!w || (flags & ~(unsigned)SMQ_SYNC_NEW_GENERATION))
+		return -EINVAL;
+	if (w->readonly)
+		return -EROFS;
 	if (poll_ms <= 0)
 		poll_ms = 10;
 	if (timeout_ms >= 0)
 		smq_deadline(&deadline, timeout_ms);
+	if (flags & SMQ_SYNC_NEW_GENERATION) {
+		if (LOAD(&w->queues_open))
+			return -EBUSY;
+		err = await_new_generation(w, timeout_ms, &deadline, poll_ms);
+		if (err == -ETIMEDOUT && pending)
+			*pending = 1;  /* board 0 has not formatted anew */
+		if (err)
+			return err;
+	}
+	if ((err = smq_announce(w)))
+		return err;
 	for (;;) {
 		if ((err = sync_step(w, &missing)))
 			return err;
@@ -213,11 +257,9 @@ static void observe(struct smq_window *w, unsigned b, uint64_t count,
 	}
 }
 
-int smq_board_info(struct smq_window *w, unsigned board,
-		   struct smq_board_info *info)
+static int board_info(struct smq_window *w, unsigned board,
+		      struct smq_board_info *info)
 {
-	if (!w || !info)
-		return -EINVAL;
 	if (!w->valid)
 		return -SMQ_EUNFORMATTED;
 	if (board >= w->lay.boards)
@@ -250,4 +292,20 @@ int smq_board_info(struct smq_window *w, unsigned board,
 			info->alive = smq_tag_alive(tag);
 	}
 	return smq_stale(w);
+}
+
+int smq_board_info(struct smq_window *w, unsigned board,
+		   struct smq_board_info *out, size_t size)
+{
+	struct smq_board_info info;
+
+	if (!w || !out || !size)
+		return -EINVAL;
+	memset(&info, 0, sizeof(info));  /* what an error leaves: zeros */
+	int err = smq_monitor_follow(w);
+	if (err == -EIDRM)
+		return err;
+	err = board_info(w, board, &info);
+	smq_struct_out(out, size, &info, sizeof(info));
+	return err;
 }

@@ -8,10 +8,15 @@
 
 #define DEFAULT_HANDSHAKE_MS 5000
 
-#ifdef SMQ_COUNT_FAR
-/* The board whose region holds canonical offset off (-1: none). */
-static int owner_of(const struct smq_layout *l, uint64_t off)
+/* The board whose region holds canonical offset off (-1: none).  The
+ * control blocks are where every geometry keeps them; the bodies need a
+ * layout (l may be NULL). */
+int smq_owner_of(const struct smq_layout *l, uint64_t off)
 {
+	if (off >= SMQ_CTL_OFF && off < SMQ_BOARD_TABLE)
+		return (int)((off - SMQ_CTL_OFF) / SMQ_CTL_SIZE);
+	if (!l)
+		return -1;
 	for (unsigned b = 0; b < l->boards; b++) {
 		struct smq_range r[SMQ_MAX_RANGES];
 		int n = smq_layout_ranges(l, b, r);
@@ -19,15 +24,13 @@ static int owner_of(const struct smq_layout *l, uint64_t off)
 			if (off >= r[i].start && off - r[i].start < r[i].len)
 				return (int)b;
 	}
-	return off >= SMQ_CTL_OFF && off < SMQ_BOARD_TABLE
-	       ? (int)((off - SMQ_CTL_OFF) / SMQ_CTL_SIZE) : -1;
+	return -1;
 }
-#endif
 
 void *smq_near(struct smq_window *w, uint64_t off, uint64_t len)
 {
 #ifdef SMQ_COUNT_FAR
-	if (owner_of(&w->lay, off) != (int)w->board)
+	if (smq_owner_of(&w->lay, off) != (int)w->board)
 		__atomic_fetch_add(&w->near_misses, 1, __ATOMIC_RELAXED);
 #endif
 	return smq_map_at(&w->map, off, len);
@@ -36,7 +39,7 @@ void *smq_near(struct smq_window *w, uint64_t off, uint64_t len)
 const void *smq_snapshot_at(struct smq_window *w, uint64_t off, uint64_t len)
 {
 #ifdef SMQ_COUNT_FAR
-	if (owner_of(&w->lay, off) != (int)w->board)
+	if (smq_owner_of(&w->lay, off) != (int)w->board)
 		__atomic_fetch_add(&w->far_loads[SMQ_FAR_SNAPSHOT], 1,
 				   __ATOMIC_RELAXED);
 #endif
@@ -128,6 +131,8 @@ int smq_enter(struct smq_window *w)
 {
 	if (!w)
 		return -EINVAL;
+	if (w->readonly)
+		return -EROFS;
 	if (!w->valid)
 		return -SMQ_EUNFORMATTED;
 	if (!w->slot && !(w->slot = smq_slot_claim(w, SMQ_SLOT_WINDOW)))
@@ -208,15 +213,59 @@ int smq_attach(struct smq_window *w)
 	}
 	smq_layout_free(&w->lay);
 	w->lay = l;
-	w->ctl = smq_map_at(&w->map, lay_ctl(w->board), SMQ_CTL_SIZE);
+	if (!w->readonly)
+		w->ctl = smq_map_at(&w->map, lay_ctl(w->board), SMQ_CTL_SIZE);
 	w->generation = gen;
 	w->check = smq_notice_check(gen, w->board);
 	w->valid = true;
 	return 0;
 }
 
-int smq_open(struct smq_window **wp, const char *spec, unsigned board,
-	     unsigned flags)
+/* A monitor's handle: stale when the superblock's generation moved or a
+ * maintenance is under way (its tables may be half written). */
+int smq_monitor_stale(const struct smq_window *w)
+{
+	const struct smq_sb *sb = smq_map_at(&w->map, 0, sizeof(*sb));
+
+	if (!sb)
+		return -ESTALE;
+	w->map.order->consume();
+	return LOAD_ACQ(&sb->generation) != w->generation ||
+	       LOAD(&sb->maint_phase) != SMQ_MAINT_NONE ? -ESTALE : 0;
+}
+
+/* A monitor follows the window: removed (-EIDRM), or formatted anew since
+ * it last looked (attach again: it holds nothing a new layout moves). */
+int smq_monitor_follow(struct smq_window *w)
+{
+	if (!w->readonly)
+		return 0;
+	if (w->map.tp->removed && w->map.tp->removed(&w->map))
+		return -EIDRM;
+	if (w->valid && !smq_monitor_stale(w))
+		return 0;
+	if (!w->valid) {
+		/* mapped before it was formatted, when it may have been
+		 * empty: map what it holds now */
+		struct smq_map now;
+		if (!smq_transport_open(&now, w->map.name, SMQ_OPEN_READONLY)) {
+			w->map.tp->close(&w->map);
+			w->map = now;
+		}
+	}
+	int err = smq_attach(w);
+	if (err == -EBUSY || err == -ESTALE)
+		return 0;  /* being formatted: the next look attaches */
+	if (err)
+		w->valid = false;
+	return err == -SMQ_EUNFORMATTED || err == -SMQ_EINCOMPLETE ? 0 : err;
+}
+
+#define OPEN_FLAGS (SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE | \
+		    SMQ_OPEN_READONLY)
+
+int smq_open(const char *spec, unsigned board, unsigned flags,
+	     struct smq_window **wp)
 {
 	struct smq_window *w;
 	int err;
@@ -224,14 +273,19 @@ int smq_open(struct smq_window **wp, const char *spec, unsigned board,
 	if (!wp)
 		return -EINVAL;
 	*wp = NULL;
-	if (board >= SMQ_MAX_BOARDS ||
-	    (flags & ~(unsigned)(SMQ_OPEN_CREATE | SMQ_OPEN_RAW |
-				 SMQ_OPEN_FORCE)))
+	if (flags & SMQ_OPEN_READONLY) {
+		/* a monitor is no board, creates and forces nothing */
+		if (flags & (SMQ_OPEN_CREATE | SMQ_OPEN_FORCE))
+			return -EINVAL;
+		board = 0;
+	}
+	if (board >= SMQ_MAX_BOARDS || (flags & ~(unsigned)OPEN_FLAGS))
 		return -EINVAL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->board = board;
+	w->readonly = flags & SMQ_OPEN_READONLY;
 	w->tag = smq_tag_self();
 	w->boot = smq_boot_hash();
 	w->handshake_ms = DEFAULT_HANDSHAKE_MS;
@@ -242,12 +296,19 @@ int smq_open(struct smq_window **wp, const char *spec, unsigned board,
 		return err;
 	}
 	err = smq_attach(w);
+	if (w->readonly && (err == -SMQ_EUNFORMATTED ||
+			    err == -SMQ_EINCOMPLETE || err == -EBUSY)) {
+		/* a monitor waits for a window being formatted: its
+		 * snapshots say -SMQ_EUNFORMATTED until then */
+		w->valid = false;
+		err = 0;
+	}
 	if (err && !(flags & SMQ_OPEN_RAW)) {
 		w->map.tp->close(&w->map);
 		free(w);
 		return err;
 	}
-	if (w->valid)
+	if (w->valid && !w->readonly)
 		release_dead_slots(w);
 	*wp = w;
 	return 0;
@@ -257,6 +318,8 @@ int smq_set_mode(struct smq_window *w, unsigned mode)
 {
 	if (!w || (mode & ~07777u))
 		return -EINVAL;
+	if (w->readonly)
+		return -EROFS;
 	if (!w->map.tp->chmod)
 		return -EOPNOTSUPP;
 	return w->map.tp->chmod(&w->map, mode);
@@ -270,12 +333,11 @@ int smq_set_timeout(struct smq_window *w, unsigned what, int timeout_ms)
 	return 0;
 }
 
-int smq_holdout(struct smq_window *w, struct smq_holdout *h)
+int smq_holdout(struct smq_window *w, struct smq_holdout *h, size_t size)
 {
-	if (!w || !h)
+	if (!w)
 		return -EINVAL;
-	*h = w->holdout;
-	return 0;
+	return smq_struct_out(h, size, &w->holdout, sizeof(w->holdout));
 }
 
 int smq_close(struct smq_window *w)

@@ -18,12 +18,12 @@ int main(void)
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
 
 	struct smq_queue_info qi;
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.sent == 1 && qi.received == 1 && qi.fill == 0 &&
 	      qi.bytes_sent == 5 && qi.receiver_pid == (uint32_t)getpid());
 	OK(smq_queue_close(tx));
 	OK(smq_queue_close(rx));
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
 	return 0;
 }

@@ -78,7 +78,7 @@ static int sender(void *p)
 	struct smq_queue *q = NULL;
 	uint8_t buf[ESIZE];
 	uint64_t rng = a->seed;
-	int err = smq_open(&w, a->spec, a->board, 0);
+	int err = smq_open(a->spec, a->board, 0, &w);
 
 	if (!err)
 		err = smq_queue_open(w, 0, SMQ_SENDER, 0, &q);
@@ -408,7 +408,7 @@ static int lock_child(void *p)
 	struct smq_window *w;
 	struct smq_queue *q;
 
-	OK(smq_open(&w, a->spec, 1, 0));
+	OK(smq_open(a->spec, 1, 0, &w));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &q));
 	/* bit 32 of the free lock: now it names pid 1, init, which is alive,
 	 * but not the process the rest of the tag says: a flipped lock is a

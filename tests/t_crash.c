@@ -193,7 +193,7 @@ static struct smq_lane_out *lane_out(struct smq_window *w, unsigned s)
 static bool sender_waiting(struct smq_window *w)
 {
 	struct smq_lane_info li;
-	return smq_lane_info(w, 0, 1, &li) == 0 && li.sender_waiting;
+	return smq_lane_info(w, 0, 1, &li, sizeof(li)) == 0 && li.sender_waiting;
 }
 
 /* Whether lane s of queue 0 has an entry signed at its top: a sender died
@@ -247,7 +247,7 @@ static int sender_life(void *arg)
 	uint8_t buf[ESIZE];
 	int err;
 
-	if ((err = smq_open(&w, c->spec, 1, 0)) ||
+	if ((err = smq_open(c->spec, 1, 0, &w)) ||
 	    (err = smq_queue_open(w, 0, SMQ_SENDER, 0, &q))) {
 		AS(&c->sender_err, err);
 		return 2;
@@ -300,7 +300,7 @@ static int sender_campaign_rx(void *arg)
 	uint32_t last_k = 0;
 	int idle = 0;
 
-	OK(smq_open(&w, c->spec, 0, 0));
+	OK(smq_open(c->spec, 0, 0, &w));
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &q));
 	AS(&c->rx_ready, 1);
 	for (;;) {
@@ -450,7 +450,7 @@ static int sender_campaign(unsigned kills, uint64_t seed)
 		died[ph]++;
 		if (ph == S_SEND) {
 			struct smq_lane_info li;
-			OK(smq_lane_info(w, 0, 1, &li));
+			OK(smq_lane_info(w, 0, 1, &li, sizeof(li)));
 			blocked += li.sender_waiting;
 		}
 		lock_held += LOAD(&lane_out(w, 1)->lock) != 0;
@@ -465,9 +465,9 @@ static int sender_campaign(unsigned kills, uint64_t seed)
 		FAIL("last sender: %s", smq_strerror(AL(&c->sender_err)));
 
 	struct smq_queue_info qi;
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.fill == 0);
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
 
 	double secs = (double)(now_ns() - t0) / 1e9;
@@ -553,7 +553,7 @@ static int rc_sender(void *arg)
 	uint64_t rng = c->seed ^ 0x5e4d;
 	int err;
 
-	OK(smq_open(&w, c->spec, 1, 0));
+	OK(smq_open(c->spec, 1, 0, &w));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &q));
 	for (uint64_t n = 0; !AL(&c->stop); n++) {
 		while (AL(&c->sender_pause) && !AL(&c->stop)) {
@@ -680,7 +680,7 @@ static int rc_receiver(void *arg)
 	uint64_t rng = c->seed ^ (0x77ull * (AL(&c->r) + 1));
 	int err, idle = 0;
 
-	if ((err = smq_open(&w, c->spec, 0, 0)) ||
+	if ((err = smq_open(c->spec, 0, 0, &w)) ||
 	    (err = smq_queue_open(w, 0, SMQ_RECEIVER, AL(&c->flags), &q))) {
 		AS(&c->rx_err, err);
 		return 2;
@@ -691,7 +691,7 @@ static int rc_receiver(void *arg)
 	/* Resume.  The one before us is dead: the lane's bottom says how many
 	 * messages the library has handed out, which is where we resume. */
 	struct smq_lane_info li;
-	OK(smq_lane_info(w, 0, 1, &li));
+	OK(smq_lane_info(w, 0, 1, &li, sizeof(li)));
 	uint64_t count = AL(&c->count), want = rc_expected(c, count);
 	const struct slot *s = &c->log[count % LOGN];
 	bool whole = msg_ok(s->data, s->len) &&
@@ -819,7 +819,7 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek)
 			/* the sender pauses: the receiver goes to sleep */
 			AS(&c->sender_pause, 1);
 			WAIT_FOR(AL(&c->phase) >= R_RECEIVE &&
-				 smq_queue_info(w, 0, &qi) == 0 && qi.sleeping,
+				 smq_queue_info(w, 0, &qi, sizeof(qi)) == 0 && qi.sleeping,
 				 2000);
 			nap_us((unsigned)(test_rand(&rng) % 300));
 			break;
@@ -849,7 +849,7 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek)
 		uint32_t ph = AL(&c->phase);
 		died[ph]++;
 		if (ph == R_RECEIVE) {
-			OK(smq_queue_info(w, 0, &qi));
+			OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 			if (qi.sleeping)
 				asleep++;
 			else if (flags == SMQ_POLL)
@@ -863,9 +863,9 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek)
 		FAIL("sender: %s", smq_strerror(AL(&c->sender_err)));
 
 	struct smq_queue_info qi;
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.fill == 0);
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
 
 	uint64_t count = AL(&c->count), sent = AL(&c->sent);

@@ -61,9 +61,9 @@ static void format(const char *spec, const struct smq_geometry *g)
 	struct smq_window_info wi;
 
 	unlink(test_path(spec));
-	OK(smq_open(&w, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
-	OK(smq_init(w, g));
-	OK(smq_window_info(w, &wi));
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
+	OK(smq_init(w, g, sizeof(*g)));
+	OK(smq_window_info(w, &wi, sizeof(wi)));
 	CHECK(wi.generation == 1);
 	OK(smq_close(w));
 }
@@ -98,7 +98,7 @@ static uint64_t layout_size(const struct smq_geometry *g)
 {
 	uint64_t n = 0;
 
-	OK(smq_layout_size(g, &n));
+	OK(smq_layout_size(g, sizeof(*g), &n));
 	return n;
 }
 
@@ -113,10 +113,10 @@ static void round_trip(const char *spec, const struct smq_geometry *g)
 	format(spec, g);
 	for (unsigned b = 0; b < g->boards; b++) {
 		w = NULL;
-		OK(smq_open(&w, spec, b, 0));
+		OK(smq_open(spec, b, 0, &w));
 		CHECK(w != NULL);
 		memset(&wi, 0xff, sizeof(wi));
-		OK(smq_window_info(w, &wi));
+		OK(smq_window_info(w, &wi, sizeof(wi)));
 		CHECK(!strncmp(wi.transport, spec, strlen(wi.transport)) &&
 		      spec[strlen(wi.transport)] == ':');
 		CHECK(!strcmp(wi.name, spec));
@@ -133,7 +133,7 @@ static void round_trip(const char *spec, const struct smq_geometry *g)
 		CHECK(wi.generation == 1);
 		CHECK(wi.system_state == SMQ_SYS_FORMATTED);
 		CHECK(wi.format_time_ns != 0);
-		OK(smq_validate(w, NULL));
+		OK(smq_validate(w, NULL, 0));
 		/* the application queues, then one diagnostic queue for
 		 * each board */
 		for (unsigned q = 0; q < g->queues + g->boards; q++) {
@@ -142,7 +142,7 @@ static void round_trip(const char *spec, const struct smq_geometry *g)
 			unsigned r = diag ? q - g->queues
 				   : g->receivers ? g->receivers[q]
 				   : q % g->boards;
-			OK(smq_queue_info(w, q, &qi));
+			OK(smq_queue_info(w, q, &qi, sizeof(qi)));
 			CHECK(qi.index == q && qi.receiver == r);
 			CHECK(qi.flags == (diag ? SMQ_QUEUE_DIAGNOSTIC : 0u));
 			CHECK(qi.receiver_pid == 0 && qi.fill == 0);
@@ -156,28 +156,30 @@ static void round_trip(const char *spec, const struct smq_geometry *g)
 		}
 		for (unsigned o = 0; o < g->boards; o++) {
 			struct smq_board_info bi;
-			OK(smq_board_info(w, o, &bi));
+			OK(smq_board_info(w, o, &bi, sizeof(bi)));
 			CHECK(bi.state == SMQ_BOARD_ABSENT && bi.generation == 0);
 		}
-		EXPECT(smq_board_info(w, g->boards, &(struct smq_board_info){0}),
+		EXPECT(smq_board_info(w, g->boards, &(struct smq_board_info){0},
+				      sizeof(struct smq_board_info)),
 		       -EINVAL);
 		EXPECT(smq_queue_info(w, g->queues + g->boards,
-				      &(struct smq_queue_info){0}), -EINVAL);
+				      &(struct smq_queue_info){0},
+				      sizeof(struct smq_queue_info)), -EINVAL);
 		OK(smq_close(w));
 	}
 
 	/* Re-init bumps the generation by exactly one each time. */
-	OK(smq_open(&w, spec, 0, 0));
+	OK(smq_open(spec, 0, 0, &w));
 	for (uint64_t gen = 2; gen <= 4; gen++) {
-		OK(smq_init(w, g));
-		OK(smq_window_info(w, &wi));
+		OK(smq_init(w, g, sizeof(*g)));
+		OK(smq_window_info(w, &wi, sizeof(wi)));
 		CHECK(wi.generation == gen);
 		CHECK(wi.system_state == SMQ_SYS_FORMATTED);
-		OK(smq_validate(w, NULL));
+		OK(smq_validate(w, NULL, 0));
 	}
 	OK(smq_close(w));
-	OK(smq_open(&w, spec, g->boards - 1, 0));
-	OK(smq_window_info(w, &wi));
+	OK(smq_open(spec, g->boards - 1, 0, &w));
+	OK(smq_window_info(w, &wi, sizeof(wi)));
 	CHECK(wi.generation == 4 && wi.window_size == size);
 	OK(smq_close(w));
 }
@@ -187,7 +189,7 @@ static void test_round_trips(const char *spec)
 	static const uint16_t recv6[6] = { 3, 3, 0, 1, 3, 2 };
 	static const uint16_t recv2[2] = { 2, 2 }; /* boards 0, 1 receive none */
 	const struct smq_geometry gs[] = {
-		{ 1, 1, 1, 0, NULL },
+		{ 1, 1, 1, 1, NULL },
 		{ 2, 2, 64, 1024, NULL },
 		{ 8, 16, 8, 100, NULL },
 		{ 4, 6, 4, 200, recv6 },
@@ -204,16 +206,16 @@ static void test_round_trips(const char *spec)
 	struct smq_window *w;
 	struct smq_window_info wi;
 	format(spec, &gs[1]);
-	OK(smq_open(&w, spec, 0, 0));
-	OK(smq_init(w, &gs[2]));
+	OK(smq_open(spec, 0, 0, &w));
+	OK(smq_init(w, &gs[2], sizeof(gs[2])));
 	OK(smq_close(w));
-	OK(smq_open(&w, spec, 7, 0));
-	OK(smq_window_info(w, &wi));
+	OK(smq_open(spec, 7, 0, &w));
+	OK(smq_window_info(w, &wi, sizeof(wi)));
 	CHECK(wi.generation == 2 && wi.geometry.boards == 8 &&
 	      wi.geometry.queues == 16 && wi.geometry.entries == 8 &&
 	      wi.geometry.entry_size == 100 &&
 	      wi.window_size == layout_size(&gs[2]));
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
 }
 
@@ -273,7 +275,7 @@ static void try_corruption(const char *spec, const struct corruption *c)
 	/* Rejected, with the specific code, as every board. */
 	for (unsigned b = 0; b < G2.boards; b++) {
 		w = (void *)1;
-		if (smq_open(&w, spec, b, 0) != c->err)
+		if (smq_open(spec, b, 0, &w) != c->err)
 			FAIL("%s: smq_open as board %u: expected %d (%s)",
 			     c->what, b, c->err, smq_strerror(c->err));
 		CHECK(w == NULL);
@@ -281,10 +283,10 @@ static void try_corruption(const char *spec, const struct corruption *c)
 	test_same(snap, len, spec, c->what);
 
 	/* Attached raw, validation names the field. */
-	OK(smq_open(&w, spec, 0, SMQ_OPEN_RAW));
+	OK(smq_open(spec, 0, SMQ_OPEN_RAW, &w));
 	CHECK(w != NULL);
 	memset(&f, 0, sizeof(f));
-	int r = smq_validate(w, &f);
+	int r = smq_validate(w, &f, sizeof(f));
 	if (r != c->err)
 		FAIL("%s: smq_validate returned %d (%s), expected %d (%s)",
 		     c->what, r, smq_strerror(r), c->err, smq_strerror(c->err));
@@ -297,12 +299,12 @@ static void try_corruption(const char *spec, const struct corruption *c)
 	if (c->check_value && f.value != c->fvalue)
 		FAIL("%s: fault value %llu, expected %llu", c->what,
 		     (unsigned long long)f.value, (unsigned long long)c->fvalue);
-	EXPECT(smq_validate(w, NULL), c->err);
+	EXPECT(smq_validate(w, NULL, 0), c->err);
 
 	/* A raw handle writes nothing. */
 	EXPECT(smq_announce(w), -SMQ_EUNFORMATTED);
 	EXPECT(smq_heartbeat(w), -SMQ_EUNFORMATTED);
-	EXPECT(smq_synchronize(w, 0, 1, &pending), -SMQ_EUNFORMATTED);
+	EXPECT(smq_synchronize(w, 0, 0, 1, &pending), -SMQ_EUNFORMATTED);
 	CHECK(pending == 0);
 	EXPECT(smq_queue_open(w, 0, SMQ_SENDER, 0, &q), -SMQ_EUNFORMATTED);
 	CHECK(q == NULL);
@@ -312,20 +314,21 @@ static void try_corruption(const char *spec, const struct corruption *c)
 	/* clear reads the window as it is, and says what is wrong */
 	EXPECT(smq_clear(w, -1), c->err);
 	EXPECT(smq_clear(w, 0), c->err);
-	EXPECT(smq_window_info(w, &wi), -SMQ_EUNFORMATTED);
-	EXPECT(smq_board_info(w, 0, &(struct smq_board_info){0}),
+	EXPECT(smq_window_info(w, &wi, sizeof(wi)), -SMQ_EUNFORMATTED);
+	EXPECT(smq_board_info(w, 0, &(struct smq_board_info){0},
+				      sizeof(struct smq_board_info)),
 	       -SMQ_EUNFORMATTED);
 	OK(smq_close(w));
 	test_same(snap, len, spec, c->what);
 	free(snap);
 
 	/* And a re-init from a raw handle repairs it. */
-	OK(smq_open(&w, spec, 0, SMQ_OPEN_RAW));
-	OK(smq_init(w, &G2));
-	OK(smq_validate(w, NULL));
+	OK(smq_open(spec, 0, SMQ_OPEN_RAW, &w));
+	OK(smq_init(w, &G2, sizeof(G2)));
+	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
-	OK(smq_open(&w, spec, 1, 0));
-	OK(smq_validate(w, NULL));
+	OK(smq_open(spec, 1, 0, &w));
+	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
 }
 
@@ -482,10 +485,10 @@ static void test_corruptions(const char *spec)
 	struct smq_fault f;
 	struct stat st;
 	unlink(test_path(spec));
-	EXPECT(smq_open(&w, spec, 0, SMQ_OPEN_CREATE), -SMQ_EUNFORMATTED);
+	EXPECT(smq_open(spec, 0, SMQ_OPEN_CREATE, &w), -SMQ_EUNFORMATTED);
 	CHECK(w == NULL);
-	OK(smq_open(&w, spec, 0, SMQ_OPEN_RAW));
-	EXPECT(smq_validate(w, &f), -SMQ_EUNFORMATTED);
+	OK(smq_open(spec, 0, SMQ_OPEN_RAW, &w));
+	EXPECT(smq_validate(w, &f, sizeof(f)), -SMQ_EUNFORMATTED);
 	CHECK(!strcmp(f.field, "magic") && f.offset == 0);
 	EXPECT(smq_announce(w), -SMQ_EUNFORMATTED);
 	EXPECT(smq_clear(w, -1), -SMQ_EUNFORMATTED);
@@ -509,9 +512,9 @@ static void test_dynamic(const char *spec)
 	/* lane.top past bottom + entries */
 	format(spec, &G2);
 	put(spec, lay_lane_in(&L, 0, 1), 8, 65);
-	OK(smq_open(&w0, spec, 0, 0));
+	OK(smq_open(spec, 0, 0, &w0));
 	snap = test_snapshot(spec, &len);
-	EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
+	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
 	CHECK(!strcmp(f.field, "lane.top"));
 	CHECK(f.offset == lay_lane_in(&L, 0, 1) && f.value == 65 && f.limit == 64 &&
 	      f.kind == SMQ_FAULT_AT_MOST);
@@ -525,8 +528,8 @@ static void test_dynamic(const char *spec)
 	/* lane.flow_bottom: the sender's copy of bottom ahead of the receiver's */
 	format(spec, &G2);
 	put(spec, lay_lane_fc(&L, 1, 0), 8, 5);
-	OK(smq_open(&w0, spec, 0, 0));
-	EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
+	OK(smq_open(spec, 0, 0, &w0));
+	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
 	CHECK(!strcmp(f.field, "lane.flow_bottom"));
 	CHECK(f.offset == lay_lane_fc(&L, 1, 0) && f.value == 5);
 	OK(smq_close(w0));
@@ -534,21 +537,21 @@ static void test_dynamic(const char *spec)
 	/* lane.sender_top: the sender's top two ahead of the published one */
 	format(spec, &G2);
 	put(spec, lay_lane_out(&L, 1, 1), 8, 2);
-	OK(smq_open(&w0, spec, 0, 0));
-	EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
+	OK(smq_open(spec, 0, 0, &w0));
+	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
 	CHECK(!strcmp(f.field, "lane.sender_top"));
 	CHECK(f.offset == lay_lane_out(&L, 1, 1) && f.value == 2);
 	OK(smq_close(w0));
 
 	/* A flipped signature in a queued message: refused, not skipped. */
 	format(spec, &G2);
-	OK(smq_open(&w0, spec, 0, 0));
-	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_open(spec, 0, 0, &w0));
+	OK(smq_open(spec, 1, 0, &w1));
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "m0", 2, 0));
 	OK(smq_send(tx, "m1", 2, 0));
 	OK(smq_send(tx, "m2", 2, 0));
-	OK(smq_validate(w0, NULL));
+	OK(smq_validate(w0, NULL, 0));
 	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
 	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 0));
 	CHECK(n == 2 && !memcmp(buf, "m0", 2) && from == 1);
@@ -557,7 +560,7 @@ static void test_dynamic(const char *spec)
 	CHECK(sig == smq_signature(1, 0, 1, 1));
 	put(spec, e1 + 8, 8, sig ^ (1ull << 17));
 	snap = test_snapshot(spec, &len);
-	EXPECT(smq_validate(w0, &f), -SMQ_ESIGNATURE);
+	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ESIGNATURE);
 	CHECK(!strcmp(f.field, "entry.signature"));
 	CHECK(f.offset == e1 + 8 && f.value == (sig ^ (1ull << 17)) &&
 	      f.limit == sig && f.kind == SMQ_FAULT_EXPECTED);
@@ -571,10 +574,10 @@ static void test_dynamic(const char *spec)
 		for (size_t k = 0; k < sizeof(buf); k++)
 			CHECK((uint8_t)buf[k] == 0xa5);
 	}
-	OK(smq_queue_info(w0, 0, &qi));
+	OK(smq_queue_info(w0, 0, &qi, sizeof(qi)));
 	CHECK(qi.fill == 2 && qi.queued == 2 && qi.received == 1 &&
 	      qi.sent == 3);
-	OK(smq_lane_info(w0, 0, 1, &li));
+	OK(smq_lane_info(w0, 0, 1, &li, sizeof(li)));
 	CHECK(li.bottom == 1 && li.top == 3);
 	/* the receiver's rotating cursor may pass the turn on */
 	same_except(snap, len, spec, "receive of a bad signature",
@@ -582,7 +585,7 @@ static void test_dynamic(const char *spec)
 	free(snap);
 	/* put it back: the message is still there, in order */
 	put(spec, e1 + 8, 8, sig);
-	OK(smq_validate(w0, NULL));
+	OK(smq_validate(w0, NULL, 0));
 	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 0));
 	CHECK(n == 2 && !memcmp(buf, "m1", 2) && from == 1);
 	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 0));
@@ -598,7 +601,7 @@ static void test_dynamic(const char *spec)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		put(spec, e3, 4, sizes[i]);
 		snap = test_snapshot(spec, &len);
-		EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
+		EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
 		CHECK(!strcmp(f.field, "entry.size"));
 		CHECK(f.offset == e3 && f.value == sizes[i] && f.limit == 1024 &&
 		      f.kind == SMQ_FAULT_AT_MOST);
@@ -616,7 +619,7 @@ static void test_dynamic(const char *spec)
 	}
 	/* within entry_size but over cap: -EMSGSIZE, stays queued */
 	put(spec, e3, 4, 200);
-	OK(smq_validate(w0, NULL));
+	OK(smq_validate(w0, NULL, 0));
 	memset(buf, 0xa5, sizeof(buf));
 	EXPECT(smq_receive(rx, buf, cap, &n, &from, 0), -EMSGSIZE);
 	CHECK(n == 200);
@@ -625,16 +628,16 @@ static void test_dynamic(const char *spec)
 	/* a wrong sender in the entry */
 	put(spec, e3, 4, 3);
 	put(spec, e3 + 4, 2, 0);
-	EXPECT(smq_validate(w0, &f), -SMQ_ECORRUPT);
+	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
 	CHECK(!strcmp(f.field, "entry.sender") && f.offset == e3 + 4 &&
 	      f.value == 0 && f.limit == 1);
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -SMQ_ECORRUPT);
 	put(spec, e3 + 4, 2, 1);
 	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 0));
 	CHECK(n == 3 && !memcmp(buf, "abc", 3) && from == 1);
-	OK(smq_queue_info(w0, 0, &qi));
+	OK(smq_queue_info(w0, 0, &qi, sizeof(qi)));
 	CHECK(qi.fill == 0 && qi.received == 4 && qi.sent == 4);
-	OK(smq_validate(w0, NULL));
+	OK(smq_validate(w0, NULL, 0));
 
 	OK(smq_queue_close(tx));
 	OK(smq_queue_close(rx));
@@ -655,16 +658,16 @@ static void unusable(const char *spec, const char *what, uint64_t off,
 
 	format(spec, &G2);
 	put(spec, off, width, value);
-	OK(smq_open(&w, spec, 1, 0));
-	EXPECT(smq_validate(w, &f), err);
+	OK(smq_open(spec, 1, 0, &w));
+	EXPECT(smq_validate(w, &f, sizeof(f)), err);
 	if (strcmp(f.field, field) || f.offset != off || f.value != fvalue)
 		FAIL("%s: fault %s at %llu holds %llu", what, f.field,
 		     (unsigned long long)f.offset, (unsigned long long)f.value);
 	OK(smq_close(w));
-	OK(smq_open(&w, spec, 0, 0));
+	OK(smq_open(spec, 0, 0, &w));
 	OK(smq_clear(w, -1));
-	OK(smq_validate(w, NULL));
-	OK(smq_window_info(w, &wi));
+	OK(smq_validate(w, NULL, 0));
+	OK(smq_window_info(w, &wi, sizeof(wi)));
 	CHECK(wi.generation >= 2 && wi.maint_phase == 0);
 	OK(smq_close(w));
 	printf("%s: refused as unfinished; the next clear finishes it\n", what);
@@ -691,8 +694,8 @@ static void test_unusable(const char *spec)
 	put(spec, SB(maint_phase), 4, 2);
 	put(spec, SB(maint_owner), 8, smq_tag_self());
 	put(spec, SB(maint_boot), 8, smq_boot_hash());
-	OK(smq_open(&w, spec, 0, 0));
-	EXPECT(smq_validate(w, &f), -EBUSY);
+	OK(smq_open(spec, 0, 0, &w));
+	EXPECT(smq_validate(w, &f, sizeof(f)), -EBUSY);
 	CHECK(!strcmp(f.field, "maint_phase"));
 	EXPECT(smq_clear(w, -1), -EALREADY);
 	OK(smq_close(w));
@@ -715,16 +718,16 @@ static void test_layout_size(void)
 	uint64_t n;
 
 	/* A bad geometry given by the caller is -EINVAL, as for smq_init. */
-	int bad_code = smq_layout_size(&bad[0], &n);
+	int bad_code = smq_layout_size(&bad[0], sizeof(bad[0]), &n);
 	CHECK(bad_code == -EINVAL);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		n = 0x5555;
-		EXPECT(smq_layout_size(&bad[i], &n), bad_code);
+		EXPECT(smq_layout_size(&bad[i], sizeof(bad[i]), &n), bad_code);
 		CHECK(n == 0x5555);
 	}
 	struct smq_geometry g = { 2, 2, 1, 0, bad_recv };
 	n = 0x5555;
-	EXPECT(smq_layout_size(&g, &n), -EINVAL);
+	EXPECT(smq_layout_size(&g, sizeof(g), &n), -EINVAL);
 	CHECK(n == 0x5555);
 
 	/* Monotone in every dimension (page rounding may make steps equal). */
@@ -752,7 +755,7 @@ static void test_layout_size(void)
 	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 2, 8, 64, NULL };
 	CHECK(layout_size(&g) >= prev && prev > first);
 	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 1, 8, 64, NULL };
-	EXPECT(smq_layout_size(&g, &n), -EINVAL);
+	EXPECT(smq_layout_size(&g, sizeof(g), &n), -EINVAL);
 	prev = 0;
 	first = 0;
 	for (uint32_t e = 1; e <= SMQ_MAX_ENTRIES; e *= 2) {
@@ -794,7 +797,7 @@ static void test_layout_size(void)
 	};
 	for (size_t i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
 		n = 0x5555;
-		int r = smq_layout_size(&huge[i], &n);
+		int r = smq_layout_size(&huge[i], sizeof(huge[i]), &n);
 		if (r >= 0 || n != 0x5555)
 			FAIL("huge geometry %zu: returned %d, size %llu", i, r,
 			     (unsigned long long)n);
@@ -817,6 +820,7 @@ static void test_init_errors(const char *spec)
 		{ 2, 2, 0, 1024, NULL }, { 2, 2, 3, 1024, NULL },
 		{ 2, 2, 1u << 21, 1024, NULL },
 		{ 2, 2, 64, (16u << 20) + 1, NULL },
+		{ 2, 2, 64, 0, NULL },  /* queues only empty messages fit */
 		{ 2, 2, 64, 1024, bad_recv },
 		{ 4, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
 	};
@@ -827,27 +831,27 @@ static void test_init_errors(const char *spec)
 
 	format(spec, &G2);
 	snap = test_snapshot(spec, &len);
-	OK(smq_open(&w, spec, 0, 0));
+	OK(smq_open(spec, 0, 0, &w));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT(smq_init(w, &bad[i]), -EINVAL);
+		EXPECT(smq_init(w, &bad[i], sizeof(bad[i])), -EINVAL);
 		test_same(snap, len, spec, "smq_init of a bad geometry");
 	}
-	EXPECT(smq_init(w, NULL), -EINVAL);
-	EXPECT(smq_init(NULL, &G2), -EINVAL);
+	EXPECT(smq_init(w, NULL, 0), -EINVAL);
+	EXPECT(smq_init(NULL, &G2, sizeof(G2)), -EINVAL);
 	test_same(snap, len, spec, "smq_init(NULL)");
 	/* the handle is still attached and current */
-	OK(smq_validate(w, NULL));
-	OK(smq_window_info(w, &wi));
+	OK(smq_validate(w, NULL, 0));
+	OK(smq_window_info(w, &wi, sizeof(wi)));
 	CHECK(wi.generation == 1);
 
 	/* Only the system board formats. */
-	OK(smq_open(&w1, spec, 1, 0));
-	EXPECT(smq_init(w1, &G2), -EPERM);
-	EXPECT(smq_init(w1, &bad[0]), -EPERM);
+	OK(smq_open(spec, 1, 0, &w1));
+	EXPECT(smq_init(w1, &G2, sizeof(G2)), -EPERM);
+	EXPECT(smq_init(w1, &bad[0], sizeof(bad[0])), -EPERM);
 	test_same(snap, len, spec, "smq_init from board 1");
 	OK(smq_close(w1));
-	OK(smq_open(&w1, spec, 1, SMQ_OPEN_RAW));
-	EXPECT(smq_init(w1, &G2), -EPERM);
+	OK(smq_open(spec, 1, SMQ_OPEN_RAW, &w1));
+	EXPECT(smq_init(w1, &G2, sizeof(G2)), -EPERM);
 	OK(smq_close(w1));
 	test_same(snap, len, spec, "smq_init from raw board 1");
 	free(snap);
@@ -856,11 +860,11 @@ static void test_init_errors(const char *spec)
 	/* Not on a new, empty file either. */
 	struct stat st;
 	unlink(test_path(spec));
-	OK(smq_open(&w1, spec, 1, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
-	EXPECT(smq_init(w1, &G2), -EPERM);
+	OK(smq_open(spec, 1, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w1));
+	EXPECT(smq_init(w1, &G2, sizeof(G2)), -EPERM);
 	OK(smq_close(w1));
-	OK(smq_open(&w, spec, 0, SMQ_OPEN_RAW));
-	EXPECT(smq_init(w, &bad[3]), -EINVAL);
+	OK(smq_open(spec, 0, SMQ_OPEN_RAW, &w));
+	EXPECT(smq_init(w, &bad[3], sizeof(bad[3])), -EINVAL);
 	OK(smq_close(w));
 	CHECK(stat(test_path(spec), &st) == 0 && st.st_size == 0);
 }
@@ -873,17 +877,17 @@ static void test_open_errors(const char *spec)
 	char missing[160];
 
 	w = (void *)1;
-	EXPECT(smq_open(&w, "nosuch:x", 0, SMQ_OPEN_CREATE), -EPROTONOSUPPORT);
+	EXPECT(smq_open("nosuch:x", 0, SMQ_OPEN_CREATE, &w), -EPROTONOSUPPORT);
 	CHECK(w == NULL);
-	EXPECT(smq_open(&w, "nosuch:x", 0, SMQ_OPEN_RAW), -EPROTONOSUPPORT);
-	EXPECT(smq_open(&w, "shm:../etc", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW),
+	EXPECT(smq_open("nosuch:x", 0, SMQ_OPEN_RAW, &w), -EPROTONOSUPPORT);
+	EXPECT(smq_open("shm:../etc", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w),
 	       -EINVAL);
-	EXPECT(smq_open(&w, "shm:a/b", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW),
+	EXPECT(smq_open("shm:a/b", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w),
 	       -EINVAL);
-	EXPECT(smq_open(&w, "shm:", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW), -EINVAL);
-	EXPECT(smq_open(&w, "shm:.hidden", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW),
+	EXPECT(smq_open("shm:", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w), -EINVAL);
+	EXPECT(smq_open("shm:.hidden", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w),
 	       -EINVAL);
-	EXPECT(smq_open(&w, "file:", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW), -EINVAL);
+	EXPECT(smq_open("file:", 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w), -EINVAL);
 	CHECK(w == NULL);
 	CHECK(access("/dev/shm/a", F_OK) != 0 || errno == ENOENT);
 
@@ -891,24 +895,24 @@ static void test_open_errors(const char *spec)
 		 (int)getpid());
 	unlink(test_path(missing));
 	w = (void *)1;
-	EXPECT(smq_open(&w, missing, 0, 0), -ENOENT);
+	EXPECT(smq_open(missing, 0, 0, &w), -ENOENT);
 	CHECK(w == NULL);
-	EXPECT(smq_open(&w, missing, 0, SMQ_OPEN_RAW), -ENOENT);
+	EXPECT(smq_open(missing, 0, SMQ_OPEN_RAW, &w), -ENOENT);
 	CHECK(access(test_path(missing), F_OK) != 0);
 	snprintf(missing, sizeof(missing), "shm:smq-test-%d-missing",
 		 (int)getpid());
-	EXPECT(smq_open(&w, missing, 0, SMQ_OPEN_RAW), -ENOENT);
+	EXPECT(smq_open(missing, 0, SMQ_OPEN_RAW, &w), -ENOENT);
 
 	format(spec, &G2);
 	w = (void *)1;
-	EXPECT(smq_open(&w, spec, SMQ_MAX_BOARDS, 0), -EINVAL);
+	EXPECT(smq_open(spec, SMQ_MAX_BOARDS, 0, &w), -EINVAL);
 	CHECK(w == NULL);
-	EXPECT(smq_open(&w, spec, SMQ_MAX_BOARDS, SMQ_OPEN_RAW), -EINVAL);
-	EXPECT(smq_open(&w, spec, 1000, 0), -EINVAL);
-	EXPECT(smq_open(&w, spec, 2, 0), -EINVAL);
-	EXPECT(smq_open(&w, spec, 63, 0), -EINVAL);
+	EXPECT(smq_open(spec, SMQ_MAX_BOARDS, SMQ_OPEN_RAW, &w), -EINVAL);
+	EXPECT(smq_open(spec, 1000, 0, &w), -EINVAL);
+	EXPECT(smq_open(spec, 2, 0, &w), -EINVAL);
+	EXPECT(smq_open(spec, 63, 0, &w), -EINVAL);
 	CHECK(w == NULL);
-	OK(smq_open(&w, spec, 1, 0));
+	OK(smq_open(spec, 1, 0, &w));
 	OK(smq_close(w));
 }
 

@@ -84,7 +84,7 @@ static void serve(struct smq_server_config c, int events, int stop)
 	struct smq_server *s;
 	int before = count_fds();
 
-	r.status = smq_server_open(&s, &c);
+	r.status = smq_server_open(&c, sizeof(c), &s);
 	write_record(events, &r);
 	if (r.status)
 		_exit(0);
@@ -92,7 +92,7 @@ static void serve(struct smq_server_config c, int events, int stop)
 				{ stop, POLLIN, 0 } };
 	for (;;) {
 		int err;
-		while ((err = smq_server_next(s, 0, &r.ev)) == 0) {
+		while ((err = smq_server_next(s, 0, &r.ev, sizeof(r.ev))) == 0) {
 			r.status = 1;
 			r.npeers = smq_server_peers(s, r.ids, 16);
 			write_record(events, &r);
@@ -580,24 +580,24 @@ static void socket_rules(void)
 	struct smq_server *s;
 	struct smq_server_config cfg = { path, NULL, 4096, 1, 0 };
 	cfg.vectors = 0;
-	EXPECT(smq_server_open(&s, &cfg), -EINVAL);
+	EXPECT(smq_server_open(&cfg, sizeof(cfg), &s), -EINVAL);
 	cfg.vectors = SMQ_SERVER_MAX_VECTORS + 1;
-	EXPECT(smq_server_open(&s, &cfg), -EINVAL);
+	EXPECT(smq_server_open(&cfg, sizeof(cfg), &s), -EINVAL);
 	cfg.vectors = 1;
 	cfg.size = 0;
-	EXPECT(smq_server_open(&s, &cfg), -EINVAL);
+	EXPECT(smq_server_open(&cfg, sizeof(cfg), &s), -EINVAL);
 	cfg.size = 4096;
 	cfg.memory = "pci:00:01.0";
-	EXPECT(smq_server_open(&s, &cfg), -EPROTONOSUPPORT);
+	EXPECT(smq_server_open(&cfg, sizeof(cfg), &s), -EPROTONOSUPPORT);
 	cfg.memory = "shm:../escape";
-	EXPECT(smq_server_open(&s, &cfg), -EINVAL);
+	EXPECT(smq_server_open(&cfg, sizeof(cfg), &s), -EINVAL);
 	cfg.memory = NULL;
 	char longpath[200];
 	memset(longpath, 'x', sizeof(longpath) - 1);
 	longpath[0] = '/';
 	longpath[sizeof(longpath) - 1] = 0;
 	cfg.socket_path = longpath;
-	EXPECT(smq_server_open(&s, &cfg), -ENAMETOOLONG);
+	EXPECT(smq_server_open(&cfg, sizeof(cfg), &s), -ENAMETOOLONG);
 	CHECK(s == NULL);
 	CHECK(access(path, F_OK) < 0);
 
@@ -680,7 +680,7 @@ static void memory_rules(void)
 	snprintf(link, sizeof(link), "%s/no/such/dir", dir);
 	struct smq_server *s;
 	struct smq_server_config cfg = { link, spec, 4096, 1, 0 };
-	EXPECT(smq_server_open(&s, &cfg), -ENOENT);
+	EXPECT(smq_server_open(&cfg, sizeof(cfg), &s), -ENOENT);
 	CHECK(access(file, F_OK) < 0);
 }
 

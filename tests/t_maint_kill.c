@@ -40,15 +40,15 @@ static int maintain(void *p)
 	struct job *j = p;
 	struct smq_window *w;
 
-	if (smq_open(&w, j->spec, 0, SMQ_OPEN_RAW))
+	if (smq_open(j->spec, 0, SMQ_OPEN_RAW, &w))
 		_exit(3);
 	die_at = j->die_at;
 	smq_test_hook = die_here;
 	switch (j->kind) {
 	case 0: smq_clear(w, -1); break;
 	case 1: smq_clear(w, 3); break;
-	case 2: smq_init(w, &G); break;
-	default: smq_init(w, &G_OTHER); break;
+	case 2: smq_init(w, &G, sizeof(G)); break;
+	default: smq_init(w, &G_OTHER, sizeof(G_OTHER)); break;
 	}
 	smq_close(w);
 	return 0;
@@ -67,7 +67,7 @@ static uint64_t time_one(const char *spec, int kind)
 static int board_verdict(const char *spec)
 {
 	struct smq_window *w;
-	int err = smq_open(&w, spec, 1, 0);
+	int err = smq_open(spec, 1, 0, &w);
 
 	if (err)
 		return err;
@@ -120,9 +120,9 @@ int main(void)
 		/* dump's verdict against every board's */
 		struct smq_fault f;
 		int v, b;
-		if (smq_open(&w, spec, 0, SMQ_OPEN_RAW))
+		if (smq_open(spec, 0, SMQ_OPEN_RAW, &w))
 			FAIL("kill %d: cannot attach raw", i);
-		v = smq_validate(w, &f);
+		v = smq_validate(w, &f, sizeof(f));
 		smq_close(w);
 		b = board_verdict(spec);
 		if (v == 0) {
@@ -148,11 +148,11 @@ int main(void)
 		}
 		/* the next maintenance, plainly, finishes it */
 		if (v) {
-			OK(smq_open(&w, spec, 0, SMQ_OPEN_RAW));
+			OK(smq_open(spec, 0, SMQ_OPEN_RAW, &w));
 			bool clear = v == -SMQ_EINCOMPLETE;
-			OK(clear ? smq_clear(w, -1) : smq_init(w, &G));
+			OK(clear ? smq_clear(w, -1) : smq_init(w, &G, sizeof(G)));
 			finished_by[clear]++;
-			OK(smq_validate(w, NULL));
+			OK(smq_validate(w, NULL, 0));
 			smq_close(w);
 			OK(board_verdict(spec));
 		}
@@ -162,8 +162,8 @@ int main(void)
 	struct smq_window *w1;
 	char buf[16];
 	size_t n;
-	OK(smq_open(&w, spec, 0, 0));
-	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_open(spec, 0, 0, &w));
+	OK(smq_open(spec, 1, 0, &w1));
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
 	OK(smq_send(tx, "after", 5, 0));

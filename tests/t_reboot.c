@@ -28,7 +28,7 @@ int main(void)
 	size_t n;
 	unsigned from;
 
-	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_open(spec, 1, 0, &w1));
 	const struct smq_layout *l = &w0->lay;
 	struct smq_rx *r = at(w0, l->rx[0]);
 	struct smq_rx_info *ri = at(w0, lay_rx_info(l, 0));
@@ -37,10 +37,10 @@ int main(void)
 	/* a receiver of queue 0 from before the reboot, with our very pid */
 	STORE(&r->owner, stale_tag(pid, 1));
 	STORE(&ri->owner_boot, smq_boot_hash() ^ 0x5a5a);
-	OK(smq_queue_info(w0, 0, &qi));
+	OK(smq_queue_info(w0, 0, &qi, sizeof(qi)));
 	CHECK(qi.receiver_pid == pid && qi.receiver_alive == -1);
 	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
-	OK(smq_queue_info(w0, 0, &qi));
+	OK(smq_queue_info(w0, 0, &qi, sizeof(qi)));
 	CHECK(qi.receiver_pid == pid && qi.receiver_alive == 1);
 	printf("a receiver claim of our pid from another boot: taken back\n");
 
@@ -48,7 +48,7 @@ int main(void)
 	OK(smq_queue_close(rx));
 	STORE(&r->owner, stale_tag(pid, 2));
 	STORE(&ri->owner_boot, smq_boot_hash());
-	OK(smq_queue_info(w0, 0, &qi));
+	OK(smq_queue_info(w0, 0, &qi, sizeof(qi)));
 	CHECK(qi.receiver_pid == pid && qi.receiver_alive == 0);
 	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
 	printf("a receiver claim of a reused pid: taken back\n");
@@ -60,12 +60,12 @@ int main(void)
 	/* a lane lock held by a thread of our tid from before the reboot */
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
 	STORE(&out->lock, stale_tag(tid, 3));
-	OK(smq_lane_info(w0, 0, 1, &li));
+	OK(smq_lane_info(w0, 0, 1, &li, sizeof(li)));
 	CHECK(li.lock_pid == tid);
 	OK(smq_send(tx, "back", 4, 1000));
 	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 1000));
 	CHECK(n == 4 && !memcmp(buf, "back", 4) && from == 1);
-	OK(smq_lane_info(w0, 0, 1, &li));
+	OK(smq_lane_info(w0, 0, 1, &li, sizeof(li)));
 	CHECK(li.lock_pid == 0);
 	printf("a lane lock of our tid from another boot: taken back, the "
 	       "message delivered\n");
@@ -83,7 +83,7 @@ int main(void)
 	OK(smq_clear(w0, -1));
 	CHECK(LOAD(&c1->slot[5].busy) == 0);
 	printf("a mark left busy by a process that is gone: not waited for\n");
-	OK(smq_validate(w0, NULL));
+	OK(smq_validate(w0, NULL, 0));
 	OK(smq_close(w1));
 	OK(smq_close(w0));
 	return 0;

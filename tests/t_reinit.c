@@ -157,7 +157,7 @@ static void stale_loop(struct ctl *c, struct child *ch, struct smq_window *w,
 static int attach(struct ctl *c, struct child *ch, unsigned board,
 		  struct smq_window **w)
 {
-	int err = smq_open(w, c->spec, board, 0);
+	int err = smq_open(c->spec, board, 0, w);
 	if (err) {
 		saw(ch, err, W_OPEN);
 		return 2;
@@ -398,8 +398,8 @@ static void check_fresh(const uint8_t *snap, size_t len,
 	if (!ref_spec)
 		ref_spec = test_window();
 	unlink(test_path(ref_spec));
-	OK(smq_open(&ref, ref_spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
-	OK(smq_init(ref, g));
+	OK(smq_open(ref_spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &ref));
+	OK(smq_init(ref, g, sizeof(*g)));
 
 	OK(smq_layout_compute(&l, g));
 	struct range *r = calloc(SMQ_MAX_BOARDS + 4 + 2 * l.boards + l.queues,
@@ -563,7 +563,7 @@ static void round_(struct smq_window *w, const char *spec, enum kind kind,
 	switch (kind) {
 	case SAME:
 	case OTHER:
-		OK(smq_init(w, next));
+		OK(smq_init(w, next, sizeof(*next)));
 		break;
 	case CLEAR_ALL:
 		OK(smq_clear(w, -1));
@@ -630,7 +630,7 @@ static void round_(struct smq_window *w, const char *spec, enum kind kind,
 
 	/* the new generation is sound and works */
 	struct smq_fault f;
-	int err = smq_validate(w, &f);
+	int err = smq_validate(w, &f, sizeof(f));
 	if (err)
 		FAIL("%s: smq_validate: %s at %s (offset %llu, value %llu)", what,
 		     smq_strerror(err), f.field, (unsigned long long)f.offset,
@@ -640,7 +640,7 @@ static void round_(struct smq_window *w, const char *spec, enum kind kind,
 	char msg[] = "after", got[16];
 	size_t glen;
 	unsigned from;
-	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_open(spec, 1, 0, &w1));
 	OK(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx));
 	OK(smq_queue_open(w1, 1, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, msg, sizeof(msg), 1000));
@@ -675,8 +675,8 @@ static void rounds(bool threads, bool announce)
 	if (!spec)
 		spec = test_window();
 	unlink(test_path(spec));
-	OK(smq_open(&w, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
-	OK(smq_init(w, &a));
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
+	OK(smq_init(w, &a, sizeof(a)));
 	round_(w, spec, SAME, &a, &a, announce, threads);
 	round_(w, spec, OTHER, &a, &b, announce, threads);
 	round_(w, spec, CLEAR_ALL, &b, &b, announce, threads);
@@ -705,7 +705,7 @@ static int sleeper(void *p)
 	int err;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	OK(smq_open(&w, sl->spec, sl->role == SMQ_SENDER ? 1 : 0, 0));
+	OK(smq_open(sl->spec, sl->role == SMQ_SENDER ? 1 : 0, 0, &w));
 	OK(smq_queue_open(w, 0, sl->role, sl->role == SMQ_RECEIVER ? SMQ_SLEEP
 				: 0, &q));
 	if (sl->role == SMQ_SENDER) {
@@ -775,7 +775,7 @@ static void asleep_across(enum smq_role role, enum kind kind)
 
 	uint64_t t0 = now_ms();
 	if (kind == SAME || kind == OTHER)
-		OK(smq_init(w, &next));
+		OK(smq_init(w, &next, sizeof(next)));
 	else
 		OK(smq_clear(w, kind == CLEAR_ONE ? 0 : -1));
 	size_t len;
@@ -796,7 +796,7 @@ static void asleep_across(enum smq_role role, enum kind kind)
 		     smq_strerror(result));
 	same_since(s0, len, spec, &w->lay, what);
 	struct smq_fault f;
-	int err = smq_validate(w, &f);
+	int err = smq_validate(w, &f, sizeof(f));
 	if (err)
 		FAIL("%s: smq_validate: %s at %s", what, smq_strerror(err),
 		     f.field);
@@ -826,8 +826,8 @@ static void in_a_row(bool announce, int count)
 	if (!spec)
 		spec = test_window();
 	unlink(test_path(spec));
-	OK(smq_open(&w, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
-	OK(smq_init(w, &a));
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
+	OK(smq_init(w, &a, sizeof(a)));
 	for (int i = 0; i < count; i++) {
 		enum kind kind = i % 3 == 0 ? SAME : i % 3 == 1 ? CLEAR_ALL
 								: CLEAR_ONE;
@@ -852,7 +852,7 @@ static void in_a_row(bool announce, int count)
 			 kind_name[kind], i + 1, count,
 			 announce ? "announced" : "not announced");
 		if (kind == SAME)
-			OK(smq_init(w, &a));
+			OK(smq_init(w, &a, sizeof(a)));
 		else
 			OK(smq_clear(w, kind == CLEAR_ONE ? 1 : -1));
 		size_t len;

@@ -59,7 +59,7 @@ static int wake_child(void *arg)
 	struct smq_queue *tx;
 
 	usleep(200 * 1000);
-	OK(smq_open(&w, spec, 1, 0));
+	OK(smq_open(spec, 1, 0, &w));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "wake", 4, 0));
 	return 0;
@@ -74,7 +74,7 @@ static int late_receiver(void *arg)
 	uint8_t buf[ESIZE];
 	size_t len;
 
-	OK(smq_open(&w, spec, 0, 0));
+	OK(smq_open(spec, 0, 0, &w));
 	usleep(1300 * 1000);
 	OK(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx));
 	OK(smq_receive(rx, buf, sizeof(buf), &len, NULL, 0));
@@ -114,7 +114,7 @@ int main(void)
 	EXPECT(smq_send(tx, "x", 1, 50), -ETIMEDOUT);
 	CHECK(ms_now() - t0 >= 49);
 	struct smq_queue_info qi;
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.fill == ENTRIES && qi.full_waits >= 1);
 
 	/* Buffer too small: an error, the size, and the message stays. */
@@ -152,7 +152,7 @@ int main(void)
 	OK(smq_receive(rx, buf, sizeof(buf), &len, &from, SMQ_WAIT_FOREVER));
 	CHECK(len == 4 && !memcmp(buf, "wake", 4) && from == 1);
 	test_wait_ok(pid, "sender");
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.sleeps >= 1 && qi.wakeups >= 1 && qi.doorbells == 1);
 	OK(smq_queue_close(rx));
 
@@ -165,8 +165,8 @@ int main(void)
 	const char *spec3 = test_window();
 	struct smq_window *w3;
 	struct smq_geometry g3 = { 2, 2, 2, ESIZE, (const uint16_t[]){ 0, 0 } };
-	OK(smq_open(&w3, spec3, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
-	OK(smq_init(w3, &g3));
+	OK(smq_open(spec3, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w3));
+	OK(smq_init(w3, &g3, sizeof(g3)));
 	OK(smq_queue_open(w3, 1, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "a", 1, 0));
 	OK(smq_send(tx, "b", 1, 0));
@@ -193,7 +193,7 @@ int main(void)
 	const char *spec4 = test_window();
 	struct smq_window *w4 = test_init(spec4, 2, 1, ENTRIES, ESIZE), *w4b;
 	struct smq_queue *tx0, *tx1;
-	OK(smq_open(&w4b, spec4, 1, 0));
+	OK(smq_open(spec4, 1, 0, &w4b));
 	OK(smq_queue_open(w4, 0, SMQ_SENDER, 0, &tx0));
 	OK(smq_queue_open(w4b, 0, SMQ_SENDER, 0, &tx1));
 	OK(smq_send(tx1, "bad", 3, 0));
@@ -250,14 +250,14 @@ int main(void)
 		CHECK(len == 3 && !memcmp(buf, want5[i], 3));
 	}
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
-	OK(smq_validate(w5, NULL));  /* bottom one past top is not corruption */
+	OK(smq_validate(w5, NULL, 0));  /* bottom one past top is not corruption */
 	OK(smq_queue_open(w5, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "three", 5, 0));
 	OK(smq_receive(rx, buf, sizeof(buf), &len, &from, 0));
 	CHECK(len == 5 && !memcmp(buf, "three", 5));
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
 	struct smq_lane_info li5;
-	OK(smq_lane_info(w5, 0, 0, &li5));
+	OK(smq_lane_info(w5, 0, 0, &li5, sizeof(li5)));
 	CHECK(li5.top == 3 && li5.bottom == 3);
 	OK(smq_queue_close(tx));
 	OK(smq_queue_close(rx));
@@ -302,7 +302,7 @@ int main(void)
 		CHECK(len == 5 && !memcmp(buf, want7[i], 5));
 	}
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
-	OK(smq_validate(w5, NULL));
+	OK(smq_validate(w5, NULL, 0));
 	smq_layout_free(&lay5);
 	OK(smq_queue_close(tx));
 	OK(smq_queue_close(rx));

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.." || exit 1
 B=${B:-build}
 CC=${CC:-cc}
 page=man/smq.7
-[ -f "$B/libsmq.a" ] || { echo "no $B/libsmq.a: run make first"; exit 77; }
+[ -f "$B/libsmq-internal.a" ] || { echo "no $B/libsmq-internal.a: run make first"; exit 77; }
 command -v "$CC" >/dev/null 2>&1 || { echo "no C compiler ($CC)"; exit 77; }
 T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -298,7 +298,7 @@ int main(int argc, char **argv)
 }
 CEOF
 "$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Ilibsmq -o "$T/numbers" \
-	"$T/numbers.c" "$B/libsmq.a" -pthread || { echo "FAIL: cannot build"; exit 1; }
+	"$T/numbers.c" "$B/libsmq-internal.a" -pthread || { echo "FAIL: cannot build"; exit 1; }
 "$T/numbers" fields >"$T/fields" && "$T/numbers" example >"$T/example" ||
 	{ echo "FAIL: the program failed"; exit 1; }
 fail=0

@@ -93,8 +93,8 @@ static int board_main(void *p)
 	uint64_t before[SMQ_FAR_WHYS], after[SMQ_FAR_WHYS];
 	pthread_t t1, t2;
 
-	OK(smq_open(&s->w, s->spec, s->board, 0));
-	OK(smq_synchronize(s->w, 10000, 1, NULL));
+	OK(smq_open(s->spec, s->board, 0, &s->w));
+	OK(smq_synchronize(s->w, 0, 10000, 1, NULL));
 	for (int why = 0; why < SMQ_FAR_WHYS; why++)
 		before[why] = smq_far_loads(s->w, why);
 	CHECK(!pthread_create(&t1, NULL, receiver, s));
@@ -114,9 +114,9 @@ static int board_main(void *p)
 	s->rep->arm = after[SMQ_FAR_ARM];
 	/* the counts to judge by, read after the stream was measured */
 	struct smq_queue_info qi;
-	OK(smq_queue_info(s->w, s->board, &qi));
+	OK(smq_queue_info(s->w, s->board, &qi, sizeof(qi)));
 	s->sleeps = qi.sleeps;
-	OK(smq_queue_info(s->w, 1 - s->board, &qi));
+	OK(smq_queue_info(s->w, 1 - s->board, &qi, sizeof(qi)));
 	s->full_waits = qi.full_waits;
 	s->rep->near_misses = smq_far_loads(s->w, -1);
 	s->rep->sleeps = s->sleeps;
@@ -137,8 +137,8 @@ static void run(const char *name, unsigned mode, uint64_t count)
 	CHECK(rep != MAP_FAILED);
 	memset(rep, 0, 2 * sizeof(*rep));
 	snprintf(spec, sizeof(spec), "split:smq-split-%d", (int)getpid());
-	OK(smq_open(&w, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
-	OK(smq_init(w, &g));
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
+	OK(smq_init(w, &g, sizeof(g)));
 	OK(smq_close(w));
 	/* every region is its own object */
 	for (int b = 0; b < 2; b++) {
@@ -155,8 +155,8 @@ static void run(const char *name, unsigned mode, uint64_t count)
 	}
 	for (unsigned b = 0; b < 2; b++)
 		test_wait_ok(pids[b], "board");
-	OK(smq_open(&w, spec, 0, 0));
-	OK(smq_validate(w, NULL));
+	OK(smq_open(spec, 0, 0, &w));
+	OK(smq_validate(w, NULL, 0));
 	/* split is memory of this kernel only: marks light where it can
 	 * send membarrier */
 	CHECK(w->map.order == smq_order_of_kernel());

@@ -170,7 +170,7 @@ static int held_sender(void *p)
 
 	die_with_test();
 
-	OK(smq_open(&w, j->spec, j->board, 0));
+	OK(smq_open(j->spec, j->board, 0, &w));
 	OK(smq_queue_open(w, j->queue, SMQ_SENDER, 0, &q));
 	held_page(&h, j->sh, j->text, strlen(j->text), &th);
 	atomic_store(&j->sh->result, smq_send(q, h.page, strlen(j->text), 5000));
@@ -192,7 +192,7 @@ static int take_all(const char *spec, unsigned board, unsigned queue,
 
 	/* a maintenance may still be finishing: stale means attach again */
 	for (int tries = 0;; tries++) {
-		int err = smq_open(&w, spec, board, 0);
+		int err = smq_open(spec, board, 0, &w);
 		if (!err &&
 		    (err = smq_queue_open(w, queue, SMQ_RECEIVER, SMQ_POLL, &q)))
 			OK(smq_close(w));
@@ -226,7 +226,7 @@ static int held_receiver(void *p)
 
 	die_with_test();
 
-	OK(smq_open(&w, j->spec, j->board, 0));
+	OK(smq_open(j->spec, j->board, 0, &w));
 	OK(smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q));
 	held_page(&h, j->sh, "", 0, &th);
 	int err = smq_receive(q, h.page, PAGE, &n, NULL, 5000);
@@ -267,7 +267,7 @@ static int hooked_receiver(void *p)
 
 	die_with_test();
 
-	OK(smq_open(&w, j->spec, j->board, 0));
+	OK(smq_open(j->spec, j->board, 0, &w));
 	OK(smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q));
 	hook_sh = j->sh;
 	smq_test_hook = hold_here;
@@ -299,7 +299,7 @@ struct maint {
 static void *run_maint(void *p)
 {
 	struct maint *m = p;
-	int err = m->kind ? smq_init(m->w, &m->g) : smq_clear(m->w, m->queue);
+	int err = m->kind ? smq_init(m->w, &m->g, sizeof(m->g)) : smq_clear(m->w, m->queue);
 	atomic_store(&m->result, err);
 	atomic_store(&m->done, 1);
 	return NULL;
@@ -314,7 +314,7 @@ static void send_text(const char *spec, unsigned board, unsigned queue,
 	struct smq_window *w;
 	struct smq_queue *q;
 
-	OK(smq_open(&w, spec, board, 0));
+	OK(smq_open(spec, board, 0, &w));
 	OK(smq_queue_open(w, queue, SMQ_SENDER, 0, &q));
 	OK(smq_send(q, text, strlen(text), 0));
 	OK(smq_queue_close(q));
@@ -361,7 +361,7 @@ static void sender_held(int kind, int queue, const char *what)
 	/* the send finished before the new layout was written */
 	OK(atomic_load(&sh->result));
 	uint64_t took = now_ms() - t0;
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	int got = drain(spec, 0, 0, first);
 	if (kind == 0 && queue == 1) {
 		/* its queue was kept: the message is there, once */
@@ -370,7 +370,7 @@ static void sender_held(int kind, int queue, const char *what)
 	} else if (got != 0) {
 		FAIL("%s: %d messages after the queue was emptied", what, got);
 	}
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	printf("%s: board 0 waited %llu ms for the call; it landed before "
 	       "the new layout; %d message%s after, whole\n", what,
 	       (unsigned long long)took, got, got == 1 ? "" : "s");
@@ -394,21 +394,21 @@ static void sender_held_too_long(void)
 
 	pid_t pid = test_fork(held_sender, &j);
 	wait_for(&sh->held, "the sender held");
-	OK(smq_window_info(w, &before));
+	OK(smq_window_info(w, &before, sizeof(before)));
 	uint8_t *snap = test_snapshot(spec, &len);
 	OK(smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, HANDSHAKE_MS));
 	uint64_t t0 = now_ms();
-	EXPECT(smq_init(w, &G_OTHER), -SMQ_EHELD);
+	EXPECT(smq_init(w, &G_OTHER, sizeof(G_OTHER)), -SMQ_EHELD);
 	uint64_t took = now_ms() - t0;
-	OK(smq_holdout(w, &ho));
+	OK(smq_holdout(w, &ho, sizeof(ho)));
 	if (ho.board != 1 || ho.pid != (uint32_t)pid || !ho.same_host)
 		FAIL("holdout names board %u pid %u (same host %d), not board "
 		     "1 pid %d", ho.board, ho.pid, ho.same_host, (int)pid);
 	CHECK(took >= HANDSHAKE_MS && took < HANDSHAKE_MS + 2000);
 	/* as it was: same generation, usable, the same bytes but for the
 	 * maintenance line and the marks */
-	OK(smq_validate(w, &f));
-	OK(smq_window_info(w, &after));
+	OK(smq_validate(w, &f, sizeof(f)));
+	OK(smq_window_info(w, &after, sizeof(after)));
 	CHECK(after.generation == before.generation && after.maint_phase == 0);
 	CHECK(after.system_state == before.system_state);
 	test_same_except(snap, len, spec, "a handshake that failed",
@@ -423,8 +423,8 @@ static void sender_held_too_long(void)
 		FAIL("after a failed handshake: %d messages, first '%s'", got,
 		     first);
 	/* and now the init goes through */
-	OK(smq_init(w, &G_OTHER));
-	OK(smq_validate(w, NULL));
+	OK(smq_init(w, &G_OTHER, sizeof(G_OTHER)));
+	OK(smq_validate(w, NULL, 0));
 	printf("a call held past the handshake (%d ms): init refused in %llu ms "
 	       "naming board %u pid %u; the window as it was; the message "
 	       "delivered once; init again: done\n", HANDSHAKE_MS,
@@ -476,7 +476,7 @@ static void receiver_held(int (*fn)(void *), bool in_take, int kind,
 	atomic_store(&sh->go_on, 1);
 	free(snap);
 	test_wait_ok(pid, "held receiver");
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	/* Queue 1 kept: every message exactly once, in order, over the held
 	 * take and what a new receiver took after; emptied: none after. */
 	int got = atomic_load(&sh->got);
@@ -515,7 +515,7 @@ static int looking_receiver(void *p)
 
 	die_with_test();
 
-	OK(smq_open(&w, j->spec, j->board, 0));
+	OK(smq_open(j->spec, j->board, 0, &w));
 	OK(smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q));
 	if (hold_at != SMQ_HOOK_PEEK) {
 		/* take what there is: the lane's bottom is past 0 */
@@ -557,7 +557,7 @@ static void receiver_looking(enum smq_hook where, bool peek, unsigned queue,
 	pid_t pid = test_fork(looking_receiver, &j);
 	wait_for(&sh->held, "the receiver held while it looks");
 	/* no mark is up: board 0 does not wait */
-	OK(smq_init(w, &G));
+	OK(smq_init(w, &G, sizeof(G)));
 	uint8_t *snap = test_snapshot(spec, &len);
 	atomic_store(&sh->release, 1);
 	wait_for(&sh->returned, "the looking receiver");
@@ -569,7 +569,7 @@ static void receiver_looking(enum smq_hook where, bool peek, unsigned queue,
 		     where == SMQ_HOOK_OPEN_LOOK ? "smq_queue_open" :
 		     peek ? "smq_peek" : "smq_receive", err, smq_strerror(err));
 	test_same_except(snap, len, spec, what, SMQ_CTL_OFF, SMQ_BOARD_TABLE);
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	printf("%s: -ESTALE, nothing written\n", what);
 	free(snap);
 	OK(smq_close(w));
@@ -595,7 +595,7 @@ static void sender_beside_half_take(void)
 	unsigned sent = 0;
 	int err;
 
-	OK(smq_open(&ws, spec, 0, 0));
+	OK(smq_open(spec, 0, 0, &ws));
 	OK(smq_queue_open(ws, 1, SMQ_SENDER, 0, &q));
 	for (;; sent++) {
 		snprintf(text, sizeof(text), "m%u", sent);
@@ -622,7 +622,7 @@ static void sender_beside_half_take(void)
 	atomic_store(&sh->release, 1);
 	test_wait_ok(pid, "half-take receiver");
 	hold_at = SMQ_HOOK_COMMIT;
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	/* the held take got m0; take_all the rest, after it */
 	if (atomic_load(&sh->result) || atomic_load(&sh->got) != (int)sent ||
 	    strcmp(sh->text, "m0"))
@@ -654,7 +654,7 @@ static bool slot_light(const char *spec)
 	struct smq_window *w1;
 	struct smq_queue *q;
 
-	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_open(spec, 1, 0, &w1));
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &q));
 	bool light = LOAD(&q->slot->flags) & SMQ_SLOT_LIGHT;
 	CHECK(light == w1->map.order->light);
@@ -678,7 +678,7 @@ static void light_marks(void)
 	/* a light slot of this kernel: membarrier, no wait */
 	struct smq_window *w1;
 	struct smq_queue *q;
-	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_open(spec, 1, 0, &w1));
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &q));
 	smq_test_hook = count_settle;
 	settle_waits = 0;
@@ -734,7 +734,7 @@ static void holder_killed(void)
 	OK(smq_clear(w, -1));
 	uint64_t took = now_ms() - t0;
 	CHECK(took < HANDSHAKE_MS);
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	printf("a sender killed while held: clear took %llu ms, no wait\n",
 	       (unsigned long long)took);
 	OK(smq_close(w));
@@ -761,7 +761,7 @@ static int held_maint(struct job *j, enum smq_hook at,
 
 	die_with_test();
 
-	OK(smq_open(&w, j->spec, 0, 0));
+	OK(smq_open(j->spec, 0, 0, &w));
 	maint_sh = j->sh;
 	maint_hold_at = at;
 	smq_test_hook = hold_maint;
@@ -796,7 +796,7 @@ static int attaching(void *p)
 
 	hook_sh = j->sh;  /* hold_at: set before the fork */
 	smq_test_hook = hold_here;
-	int err = smq_open(&w, j->spec, j->board, 0);
+	int err = smq_open(j->spec, j->board, 0, &w);
 	smq_test_hook = NULL;
 	atomic_store(&j->sh->result, err);
 	atomic_store(&j->sh->returned, 1);
@@ -807,7 +807,7 @@ static int attaching(void *p)
 
 static int init_other(struct smq_window *w)
 {
-	return smq_init(w, &G_OTHER);
+	return smq_init(w, &G_OTHER, sizeof(G_OTHER));
 }
 
 static int init_held_writing(void *p)
@@ -831,7 +831,7 @@ static void attach_looking(enum smq_hook where, bool to_the_end,
 	hold_at = SMQ_HOOK_COMMIT;
 	wait_for(&sh->held, "the attach held");
 	if (to_the_end) {
-		OK(smq_init(w, &G_OTHER));
+		OK(smq_init(w, &G_OTHER, sizeof(G_OTHER)));
 	} else {
 		mpid = test_fork(init_held_writing, &jm);
 		wait_for(&msh->held, "the init held while it writes");
@@ -848,7 +848,7 @@ static void attach_looking(enum smq_hook where, bool to_the_end,
 		 * refused as a second maintenance, naming the init */
 		struct smq_holdout ho;
 		EXPECT(smq_clear(w, -1), -EALREADY);
-		OK(smq_holdout(w, &ho));
+		OK(smq_holdout(w, &ho, sizeof(ho)));
 		CHECK(ho.board == 0 && ho.pid == (uint32_t)mpid && ho.same_host);
 		atomic_store(&msh->release, 1);
 		test_wait_ok(mpid, "held init");
@@ -856,11 +856,11 @@ static void attach_looking(enum smq_hook where, bool to_the_end,
 	}
 	OK(smq_close(w));
 	/* attached again, the board finds the new geometry whole */
-	OK(smq_open(&w, spec, 1, 0));
-	OK(smq_window_info(w, &wi));
+	OK(smq_open(spec, 1, 0, &w));
+	OK(smq_window_info(w, &wi, sizeof(wi)));
 	CHECK(wi.geometry.boards == G_OTHER.boards &&
 	      wi.geometry.queues == G_OTHER.queues);
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	printf("%s: %s%s, then attached to the new layout\n", what,
 	       to_the_end ? "-ESTALE" : "-EBUSY",
 	       to_the_end ? "" : " (a clear meanwhile: -EALREADY)");
@@ -882,12 +882,12 @@ static void attach_after_growth(void)
 	struct job j = { spec, 1, 0, NULL, sh };
 	struct smq_window_info wi;
 
-	OK(smq_open(&old, spec, 1, 0));
+	OK(smq_open(spec, 1, 0, &old));
 	hold_at = SMQ_HOOK_ATTACH_MAPPED;
 	pid_t pid = test_fork(attaching, &j);
 	hold_at = SMQ_HOOK_COMMIT;
 	wait_for(&sh->held, "the open held, the window mapped");
-	OK(smq_init(w, &G_OTHER));
+	OK(smq_init(w, &G_OTHER, sizeof(G_OTHER)));
 	atomic_store(&sh->release, 1);
 	wait_for(&sh->returned, "the open");
 	test_wait_ok(pid, "opening board");
@@ -895,8 +895,8 @@ static void attach_after_growth(void)
 	if (err)
 		FAIL("open of a window grown since it was mapped: %d (%s)", err,
 		     smq_strerror(err));
-	OK(smq_validate(old, NULL));
-	EXPECT(smq_window_info(old, &wi), -ESTALE);
+	OK(smq_validate(old, NULL, 0));
+	EXPECT(smq_window_info(old, &wi, sizeof(wi)), -ESTALE);
 	OK(smq_close(old));
 	printf("an open that mapped the window before an init grew it: "
 	       "attached; an old handle validates it\n");
@@ -917,19 +917,19 @@ static void one_maintenance(void)
 
 	pid_t pid = test_fork(held_clear, &j);
 	wait_for(&sh->held, "the clear held");
-	EXPECT(smq_init(w, &G), -EALREADY);
+	EXPECT(smq_init(w, &G, sizeof(G)), -EALREADY);
 	EXPECT(smq_clear(w, 0), -EALREADY);
-	OK(smq_holdout(w, &ho));
+	OK(smq_holdout(w, &ho, sizeof(ho)));
 	CHECK(ho.board == 0 && ho.pid == (uint32_t)pid && ho.same_host);
 	/* every handle reads stale while it writes */
-	EXPECT(smq_window_info(w, &wi), -ESTALE);
+	EXPECT(smq_window_info(w, &wi, sizeof(wi)), -ESTALE);
 	CHECK(wi.maint_phase == 2 && wi.maint_pid == (uint32_t)pid &&
 	      wi.maint_alive == 1);
-	EXPECT(smq_validate(w, &f), -EBUSY);
+	EXPECT(smq_validate(w, &f, sizeof(f)), -EBUSY);
 	atomic_store(&sh->release, 1);
 	test_wait_ok(pid, "held clear");
 	OK(atomic_load(&sh->result));
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	printf("a second init or clear while one runs: -EALREADY, naming pid "
 	       "%u\n", ho.pid);
 	OK(smq_close(w));

@@ -36,7 +36,7 @@ static int sender(void *arg)
 	uint64_t rng = 0x5eed + r->producer;
 
 	test_pin(r->cpu);
-	OK(smq_open(&w, r->spec, r->board, 0));
+	OK(smq_open(r->spec, r->board, 0, &w));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 	if (r->foreign)
 		STORE(&tx->out->host, 0x6f74686572ull);
@@ -108,10 +108,10 @@ static void stream(unsigned boards, unsigned producers, const unsigned *board_of
 		test_wait_ok(pids[p], "sender");
 
 	struct smq_queue_info qi;
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.sent == producers * count && qi.received == producers * count);
 	CHECK(qi.fill == 0);
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	if (flags & SMQ_POLL)
 		CHECK(qi.sleeps == 0 && qi.doorbells == 0);
 	printf("boards %u producers %u mode %s: %llu messages, %llu sleeps, "
@@ -147,7 +147,7 @@ static void stream_threads(unsigned flags, uint64_t count)
 		void *rc;
 		CHECK(pthread_join(th[p], &rc) == 0 && rc == NULL);
 	}
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
 }
 
@@ -177,7 +177,7 @@ static void stream_polling(uint64_t count)
 	OK(smq_queue_close(rx));
 	drain(w, SMQ_SLEEP, 1, count, board_of);
 	test_wait_ok(pid, "sender");
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	printf("polling waits: %llu messages\n", (unsigned long long)count);
 	OK(smq_close(w));
 }

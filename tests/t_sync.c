@@ -60,7 +60,7 @@ static void chan_wait(struct chan *c)
 static uint64_t generation(struct smq_window *w)
 {
 	struct smq_window_info wi;
-	OK(smq_window_info(w, &wi));
+	OK(smq_window_info(w, &wi, sizeof(wi)));
 	return wi.generation;
 }
 
@@ -89,15 +89,15 @@ static int board_start(void *p)
 	uint64_t pending = 12345;
 
 	sleep_ms(a->delay_ms);
-	OK(smq_open(&w, a->spec, a->board, 0));
+	OK(smq_open(a->spec, a->board, 0, &w));
 	uint64_t gen = generation(w);
-	EXPECT(smq_synchronize(w, 5000, 2, &pending), 0);
+	EXPECT(smq_synchronize(w, 0, 5000, 2, &pending), 0);
 	CHECK(pending == 0);
-	OK(smq_board_info(w, a->board, &bi));
+	OK(smq_board_info(w, a->board, &bi, sizeof(bi)));
 	CHECK(bi.state == SMQ_BOARD_READY && bi.generation == gen);
 	CHECK(bi.pid == (uint32_t)getpid());
 	/* again: already ready, returns at once */
-	EXPECT(smq_synchronize(w, 0, 1, &pending), 0);
+	EXPECT(smq_synchronize(w, 0, 0, 1, &pending), 0);
 	CHECK(pending == 0);
 	OK(smq_close(w));
 	return 0;
@@ -136,12 +136,12 @@ static void part_random_start(void)
 			test_wait_ok(pids[b], "board startup");
 
 		struct smq_window_info wi;
-		OK(smq_window_info(w, &wi));
+		OK(smq_window_info(w, &wi, sizeof(wi)));
 		CHECK(wi.generation == gen);
 		CHECK(wi.system_state == SMQ_SYS_READY);
 		for (unsigned b = 0; b < nb; b++) {
 			struct smq_board_info bi;
-			OK(smq_board_info(w, b, &bi));
+			OK(smq_board_info(w, b, &bi, sizeof(bi)));
 			if (bi.state != SMQ_BOARD_READY)
 				FAIL("seed %llu: board %u state %u",
 				     (unsigned long long)seed, b, bi.state);
@@ -164,7 +164,7 @@ static void part_random_start(void)
 		}
 		free(snap);
 		smq_layout_free(&l);
-		OK(smq_validate(w, NULL));
+		OK(smq_validate(w, NULL, 0));
 		OK(smq_close(w));
 	}
 }
@@ -185,9 +185,9 @@ static int board_sync(void *p)
 	struct smq_window *w;
 	uint64_t pending = 12345;
 
-	OK(smq_open(&w, a->spec, a->board, 0));
+	OK(smq_open(a->spec, a->board, 0, &w));
 	uint64_t t0 = mono_ms();
-	EXPECT(smq_synchronize(w, a->timeout_ms, 10, &pending), a->expect);
+	EXPECT(smq_synchronize(w, 0, a->timeout_ms, 10, &pending), a->expect);
 	uint64_t dt = mono_ms() - t0;
 	if (pending != a->expect_pending)
 		FAIL("board %u: pending 0x%llx, expected 0x%llx", a->board,
@@ -205,7 +205,7 @@ static void wait_state(struct smq_window *w, unsigned b, uint32_t state)
 {
 	struct smq_board_info bi;
 	for (int i = 0; i < 5000; i++) {
-		OK(smq_board_info(w, b, &bi));
+		OK(smq_board_info(w, b, &bi, sizeof(bi)));
 		if (bi.state == state)
 			return;
 		sleep_ms(1);
@@ -223,14 +223,14 @@ static void part_timeout(void)
 
 	/* Board 0 alone: every other board is pending. */
 	t0 = mono_ms();
-	EXPECT(smq_synchronize(w, 50, 10, &pending), -ETIMEDOUT);
+	EXPECT(smq_synchronize(w, 0, 50, 10, &pending), -ETIMEDOUT);
 	dt = mono_ms() - t0;
 	CHECK(pending == 0xe);
 	CHECK(dt >= 45);
 	/* The same with poll_ms <= 0 (a default period) and timeout 0. */
-	EXPECT(smq_synchronize(w, 0, 0, &pending), -ETIMEDOUT);
+	EXPECT(smq_synchronize(w, 0, 0, 0, &pending), -ETIMEDOUT);
 	CHECK(pending == 0xe);
-	EXPECT(smq_synchronize(w, 20, -5, NULL), -ETIMEDOUT);
+	EXPECT(smq_synchronize(w, 0, 20, -5, NULL), -ETIMEDOUT);
 
 	/* Boards 1 and 3 come (and wait for a ready that never comes). */
 	struct late_arg a1 = { spec, 1, 800, -ETIMEDOUT, 1u << 2 };
@@ -242,34 +242,34 @@ static void part_timeout(void)
 
 	t0 = mono_ms();
 	pending = 12345;
-	EXPECT(smq_synchronize(w, 300, 10, &pending), -ETIMEDOUT);
+	EXPECT(smq_synchronize(w, 0, 300, 10, &pending), -ETIMEDOUT);
 	dt = mono_ms() - t0;
 	if (pending != (1u << 2))
 		FAIL("pending 0x%llx, expected 0x4", (unsigned long long)pending);
 	if (dt < 290)
 		FAIL("timed out after %llu ms, before 300",
 		     (unsigned long long)dt);
-	OK(smq_window_info(w, &wi));
+	OK(smq_window_info(w, &wi, sizeof(wi)));
 	CHECK(wi.system_state == SMQ_SYS_FORMATTED);
-	OK(smq_board_info(w, 2, &bi));
+	OK(smq_board_info(w, 2, &bi, sizeof(bi)));
 	CHECK(bi.state == SMQ_BOARD_ABSENT && bi.pid == 0);
-	OK(smq_board_info(w, 0, &bi));
+	OK(smq_board_info(w, 0, &bi, sizeof(bi)));
 	CHECK(bi.state == SMQ_BOARD_INITIALIZED && bi.pid == (uint32_t)getpid());
 	test_wait_ok(p1, "board 1 timing out");
 	test_wait_ok(p3, "board 3 timing out");
-	OK(smq_board_info(w, 1, &bi));
+	OK(smq_board_info(w, 1, &bi, sizeof(bi)));
 	CHECK(bi.state == SMQ_BOARD_INITIALIZED && bi.pid == (uint32_t)p1);
 
 	/* Board 2 comes late: now everyone gets ready. */
 	struct late_arg a2 = { spec, 2, 5000, 0, 0 };
 	pid_t p2 = test_fork(board_sync, &a2);
-	OK(smq_synchronize(w, 5000, 2, &pending));
+	OK(smq_synchronize(w, 0, 5000, 2, &pending));
 	CHECK(pending == 0);
 	test_wait_ok(p2, "board 2 late");
-	OK(smq_window_info(w, &wi));
+	OK(smq_window_info(w, &wi, sizeof(wi)));
 	CHECK(wi.system_state == SMQ_SYS_READY);
 	for (unsigned b = 0; b < 4; b++) {
-		OK(smq_board_info(w, b, &bi));
+		OK(smq_board_info(w, b, &bi, sizeof(bi)));
 		CHECK(b == 1 || b == 3 ? bi.state == SMQ_BOARD_INITIALIZED
 				       : bi.state == SMQ_BOARD_READY);
 		CHECK(bi.generation == wi.generation);
@@ -300,7 +300,7 @@ static int stale_board(void *p)
 		struct smq_window_info wi;
 		struct smq_board_info bi;
 
-		OK(smq_open(&w, a->spec, 1, 0));
+		OK(smq_open(a->spec, 1, 0, &w));
 		OK(smq_announce(w));
 		OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 		OK(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx));
@@ -316,7 +316,7 @@ static int stale_board(void *p)
 		test_same(snap, len, a->spec, "send from a stale handle");
 		EXPECT(smq_announce(w), -ESTALE);
 		EXPECT(smq_heartbeat(w), -ESTALE);
-		EXPECT(smq_synchronize(w, 100, 1, &pending), -ESTALE);
+		EXPECT(smq_synchronize(w, 0, 100, 1, &pending), -ESTALE);
 		CHECK(pending == 0);
 		EXPECT(smq_queue_open(w, 0, SMQ_SENDER, 0, &q), -ESTALE);
 		CHECK(q == NULL);
@@ -325,8 +325,8 @@ static int stale_board(void *p)
 		EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 100),
 		       -ESTALE);
 		CHECK(n == 777 && from == 777);
-		EXPECT(smq_window_info(w, &wi), -ESTALE);
-		EXPECT(smq_board_info(w, 1, &bi), -ESTALE);
+		EXPECT(smq_window_info(w, &wi, sizeof(wi)), -ESTALE);
+		EXPECT(smq_board_info(w, 1, &bi, sizeof(bi)), -ESTALE);
 		OK(smq_queue_close(tx));
 		OK(smq_queue_close(rx));
 		OK(smq_close(w));
@@ -337,8 +337,8 @@ static int stale_board(void *p)
 		free(snap);
 
 		/* Reattached: current again, one generation later. */
-		OK(smq_open(&w, a->spec, 1, 0));
-		OK(smq_window_info(w, &wi));
+		OK(smq_open(a->spec, 1, 0, &w));
+		OK(smq_window_info(w, &wi, sizeof(wi)));
 		if (wi.generation != gen + 1)
 			FAIL("round %d: generation %llu, expected %llu", round,
 			     (unsigned long long)wi.generation,
@@ -365,21 +365,21 @@ static void part_stale(void)
 		chan_wait(&a.ready);
 		uint64_t gen = generation(w);
 		switch (round) {
-		case 0: OK(smq_init(w, &g)); break;
+		case 0: OK(smq_init(w, &g, sizeof(g))); break;
 		case 1: OK(smq_clear(w, -1)); break;
 		case 2: OK(smq_clear(w, 1)); break;
 		}
 		/* board 0's own handle follows its own format */
 		CHECK(generation(w) == gen + 1);
-		OK(smq_validate(w, NULL));
+		OK(smq_validate(w, NULL, 0));
 		chan_post(&a.go);
 	}
 	test_wait_ok(pid, "stale board 1");
 	/* clear(1) kept queue 0: its one message from round 2 is there */
 	struct smq_queue_info qi;
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.fill == 1);
-	OK(smq_queue_info(w, 1, &qi));
+	OK(smq_queue_info(w, 1, &qi, sizeof(qi)));
 	CHECK(qi.fill == 0 && qi.receiver_pid == 0);
 	OK(smq_close(w));
 }
@@ -399,8 +399,8 @@ static int clear0_board(void *p)
 	size_t n;
 	unsigned from;
 
-	OK(smq_open(&w, a->spec, 1, 0));
-	OK(smq_synchronize(w, 5000, 1, NULL));
+	OK(smq_open(a->spec, 1, 0, &w));
+	OK(smq_synchronize(w, 0, 5000, 1, NULL));
 	OK(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 	for (int i = 0; i < 3; i++)
@@ -415,8 +415,8 @@ static int clear0_board(void *p)
 	OK(smq_close(w));
 
 	/* The same process attaches again, as a board does after -ESTALE. */
-	OK(smq_open(&w, a->spec, 1, 0));
-	OK(smq_synchronize(w, 5000, 1, NULL));
+	OK(smq_open(a->spec, 1, 0, &w));
+	OK(smq_synchronize(w, 0, 5000, 1, NULL));
 	int r = smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx);
 	if (r)
 		FAIL("reopening the receiver of queue 1 after smq_clear(w, 0) "
@@ -448,37 +448,37 @@ static void part_clear_one(void)
 	chan_init(&a.go);
 	chan_init(&a.done);
 	pid_t pid = test_fork(clear0_board, &a);
-	OK(smq_synchronize(w, 5000, 1, NULL));
+	OK(smq_synchronize(w, 0, 5000, 1, NULL));
 	OK(smq_queue_open(w, 1, SMQ_SENDER, 0, &tx));
 	for (int i = 0; i < 3; i++)
 		OK(smq_send(tx, (char[]){ 'b', (char)('0' + i) }, 2, 0));
 	OK(smq_queue_close(tx));
 	chan_wait(&a.ready);
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.fill == 3 && qi.sent == 3);
-	OK(smq_queue_info(w, 1, &qi));
+	OK(smq_queue_info(w, 1, &qi, sizeof(qi)));
 	CHECK(qi.fill == 3 && qi.receiver_pid == (uint32_t)pid);
 
 	uint64_t gen = generation(w);
 	OK(smq_clear(w, 0));
 	CHECK(generation(w) == gen + 1);
-	OK(smq_validate(w, NULL));
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_validate(w, NULL, 0));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.fill == 0 && qi.sent == 0 && qi.top == 0 && qi.bottom == 0);
-	OK(smq_queue_info(w, 1, &qi));
+	OK(smq_queue_info(w, 1, &qi, sizeof(qi)));
 	CHECK(qi.fill == 3);
 	chan_post(&a.go);
 	/* both boards start again under the new generation */
-	OK(smq_synchronize(w, 5000, 1, NULL));
+	OK(smq_synchronize(w, 0, 5000, 1, NULL));
 
 	/* queue 0 is empty for its (new) receiver */
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -EAGAIN);
 	OK(smq_queue_close(rx));
 	test_wait_ok(pid, "board 1 after clear of queue 0");
-	OK(smq_queue_info(w, 1, &qi));
+	OK(smq_queue_info(w, 1, &qi, sizeof(qi)));
 	CHECK(qi.fill == 0 && qi.received == 3);
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
 }
 
@@ -500,8 +500,8 @@ static void part_stale_own(void)
 		OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
 		switch (round) {
 		case 0: OK(smq_clear(w, -1)); break;
-		case 1: OK(smq_init(w, &g)); break;
-		case 2: OK(smq_init(w, &big)); break; /* the window grows */
+		case 1: OK(smq_init(w, &g, sizeof(g))); break;
+		case 2: OK(smq_init(w, &big, sizeof(big))); break; /* the window grows */
 		}
 		uint8_t *snap = test_snapshot(spec, &len);
 		EXPECT(smq_send(tx, "old", 3, 0), -ESTALE);
@@ -510,7 +510,7 @@ static void part_stale_own(void)
 		free(snap);
 		OK(smq_queue_close(tx));
 		OK(smq_queue_close(rx));
-		OK(smq_validate(w, NULL));
+		OK(smq_validate(w, NULL, 0));
 	}
 	OK(smq_close(w));
 }
@@ -531,7 +531,7 @@ static int regeo_board(void *p)
 	struct smq_queue *tx, *q = (void *)1;
 	size_t len;
 
-	OK(smq_open(&w, a->spec, 1, 0));
+	OK(smq_open(a->spec, 1, 0, &w));
 	OK(smq_announce(w));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 	chan_post(&a->ready);
@@ -542,7 +542,7 @@ static int regeo_board(void *p)
 	EXPECT(smq_heartbeat(w), -ESTALE);
 	EXPECT(smq_send(tx, "x", 1, 0), -ESTALE);
 	EXPECT(smq_queue_open(w, 0, SMQ_SENDER, 0, &q), -ESTALE);
-	EXPECT(smq_synchronize(w, 0, 1, NULL), -ESTALE);
+	EXPECT(smq_synchronize(w, 0, 0, 1, NULL), -ESTALE);
 	test_same(snap, len, a->spec, "stale board after a new geometry");
 	free(snap);
 	OK(smq_queue_close(tx));
@@ -585,12 +585,12 @@ static void part_stale_geometry(void)
 	pid_t pid = test_fork(regeo_board, &a);
 	chan_wait(&a.ready);
 	uint64_t gen = generation(w);
-	OK(smq_init(w, &ng));
+	OK(smq_init(w, &ng, sizeof(ng)));
 	/* traffic in the new window: a lane's top reaches the old generation */
 	struct smq_window *ws = w;
 	struct smq_queue *tx;
 	if (hit_s != 0)
-		OK(smq_open(&ws, spec, hit_s, 0));
+		OK(smq_open(spec, hit_s, 0, &ws));
 	OK(smq_queue_open(ws, hit_q, SMQ_SENDER, 0, &tx));
 	for (uint64_t i = 0; i < gen; i++)
 		OK(smq_send(tx, "y", 1, 0));
@@ -599,7 +599,7 @@ static void part_stale_geometry(void)
 		OK(smq_close(ws));
 	chan_post(&a.go);
 	test_wait_ok(pid, "stale board after a new geometry");
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
 }
 
@@ -617,7 +617,7 @@ static int other_receiver(void *p)
 	struct smq_window *w;
 	struct smq_queue *q = (void *)1;
 
-	OK(smq_open(&w, a->spec, 0, 0));
+	OK(smq_open(a->spec, 0, 0, &w));
 	EXPECT(smq_queue_open(w, a->queue, SMQ_RECEIVER, 0, &q), -EBUSY);
 	CHECK(q == NULL);
 	/* a sender on the same queue is fine */
@@ -635,7 +635,7 @@ static int hold_receiver(void *p)
 	char buf[64];
 	size_t n;
 
-	OK(smq_open(&w, a->spec, 0, 0));
+	OK(smq_open(a->spec, 0, 0, &w));
 	OK(smq_queue_open(w, a->queue, SMQ_RECEIVER, SMQ_SLEEP, &q));
 	chan_post(&a->ready);
 	/* asleep on the doorbell until killed */
@@ -652,10 +652,10 @@ static int board1_denied(void *p)
 	struct smq_geometry g = { 2, 2, 8, 64, NULL };
 	size_t len;
 
-	OK(smq_open(&w, a->spec, 1, 0));
+	OK(smq_open(a->spec, 1, 0, &w));
 	OK(smq_announce(w));
 	uint8_t *snap = test_snapshot(a->spec, &len);
-	EXPECT(smq_init(w, &g), -EPERM);
+	EXPECT(smq_init(w, &g, sizeof(g)), -EPERM);
 	EXPECT(smq_clear(w, -1), -EPERM);
 	EXPECT(smq_clear(w, 0), -EPERM);
 	EXPECT(smq_clear(w, 1), -EPERM);
@@ -707,24 +707,24 @@ static void part_permissions(void)
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
 	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx2), -EBUSY);
 	CHECK(rx2 == NULL);
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.receiver_pid == (uint32_t)getpid());
 	test_wait_ok(test_fork(other_receiver, &a), "second receiver");
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.receiver_pid == (uint32_t)getpid());
 	OK(smq_queue_close(rx));
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.receiver_pid == 0);
 
 	/* A receiver killed while it holds the queue (asleep in receive). */
 	chan_init(&a.ready);
 	pid_t holder = test_fork(hold_receiver, &a);
 	chan_wait(&a.ready);
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.receiver_pid == (uint32_t)holder);
 	for (int i = 0; i < 2000 && !qi.sleeping; i++) {
 		sleep_ms(1);
-		OK(smq_queue_info(w, 0, &qi));
+		OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	}
 	CHECK(qi.sleeping);
 	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx2), -EBUSY);
@@ -732,11 +732,11 @@ static void part_permissions(void)
 	kill(holder, SIGKILL);
 	wait_killed(holder);
 
-	OK(smq_open(&w1, spec, 1, 0));
+	OK(smq_open(spec, 1, 0, &w1));
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "k1", 2, 0));
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
-	OK(smq_queue_info(w, 0, &qi));
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.receiver_pid == (uint32_t)getpid() && !qi.sleeping);
 	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 1000));
 	CHECK(n == 2 && !memcmp(buf, "k1", 2) && from == 1);
@@ -745,7 +745,7 @@ static void part_permissions(void)
 	CHECK(n == 2 && !memcmp(buf, "k2", 2) && from == 1);
 	OK(smq_queue_close(rx));
 	OK(smq_queue_close(tx));
-	OK(smq_validate(w, NULL));
+	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w1));
 	OK(smq_close(w));
 }

@@ -66,8 +66,8 @@ struct smq_window *test_init(const char *spec, uint32_t boards, uint32_t queues,
 	struct smq_window *w;
 	struct smq_geometry g = { boards, queues, entries, entry_size, NULL };
 
-	OK(smq_open(&w, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
-	OK(smq_init(w, &g));
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
+	OK(smq_init(w, &g, sizeof(g)));
 	return w;
 }
 

@@ -48,9 +48,9 @@ static int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 		 entries, entry_size);
 	snprintf(spec, sizeof(spec), "file:%s", path);
 	unlink(path);
-	err = smq_open(&w, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW);
+	err = smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w);
 	if (!err) {
-		err = smq_init(w, &g);
+		err = smq_init(w, &g, sizeof(g));
 		smq_close(w);
 	}
 	if (err) {

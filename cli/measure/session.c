@@ -187,7 +187,7 @@ static int queue_free(struct smq_window *w, const struct session_opts *o,
 
 	if (check_queue(w, (unsigned)q))
 		return 1;
-	smq_queue_info(w, (unsigned)q, &qi);
+	smq_queue_info(w, (unsigned)q, &qi, sizeof(qi));
 	bool diag = qi.flags & SMQ_QUEUE_DIAGNOSTIC;
 	if (qi.receiver != b)
 		return say_error("queue %d is received by board %u, not board %u",
@@ -240,10 +240,10 @@ static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 	mine.board = self;
 	if (open_window(&mine, 0, &s->w))
 		return -1;
-	smq_window_info(s->w, &s->wi);
+	smq_window_info(s->w, &s->wi, sizeof(s->wi));
 	s->buf = calloc(1, s->wi.geometry.entry_size);
 	struct smq_queue_info qi;
-	smq_queue_info(s->w, q_self, &qi);
+	smq_queue_info(s->w, q_self, &qi, sizeof(qi));
 	s->entry_size = qi.entry_size;
 	drain = drain && (qi.flags & SMQ_QUEUE_DIAGNOSTIC);
 	if (!s->buf) {
@@ -253,7 +253,7 @@ static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 	err = smq_queue_open(s->w, q_self, SMQ_RECEIVER, (unsigned)mode, &s->rx);
 	if (err == -EBUSY) {
 		/* it came after queue_free looked */
-		smq_queue_info(s->w, q_self, &qi);
+		smq_queue_info(s->w, q_self, &qi, sizeof(qi));
 		session_close(s);
 		return say_error("queue %u already has a receiver (pid %u): a "
 			     "measurement never shares a queue", q_self,
@@ -390,7 +390,7 @@ static int session_pair(struct ctx *ctx, const struct session_opts *o,
 
 	if (open_window(ctx, 0, &w))
 		return 1;
-	smq_window_info(w, &wi);
+	smq_window_info(w, &wi, sizeof(wi));
 	if (peer >= wi.geometry.boards || peer == self) {
 		smq_close(w);
 		return say_error("the peer must be another board of the window's %u, "
@@ -414,8 +414,8 @@ static int session_pair(struct ctx *ctx, const struct session_opts *o,
 	}
 	/* the largest message both queues take */
 	struct smq_queue_info qa, qb;
-	smq_queue_info(w, (unsigned)qlo, &qa);
-	smq_queue_info(w, (unsigned)qhi, &qb);
+	smq_queue_info(w, (unsigned)qlo, &qa, sizeof(qa));
+	smq_queue_info(w, (unsigned)qhi, &qb, sizeof(qb));
 	uint32_t limit = qa.entry_size < qb.entry_size ? qa.entry_size
 						       : qb.entry_size;
 	smq_close(w);

@@ -40,7 +40,7 @@ static void *grow(void *p, unsigned *cap, unsigned want, size_t size)
 
 int read_snap(struct smq_window *w, struct snap *s)
 {
-	int err = smq_window_info(w, &s->wi);
+	int err = smq_window_info(w, &s->wi, sizeof(s->wi));
 	if (err)
 		return err;
 	unsigned nb = s->wi.geometry.boards;
@@ -57,10 +57,10 @@ int read_snap(struct smq_window *w, struct snap *s)
 	s->queues = p;
 	s->queue_cap = qcap;
 	for (unsigned b = 0; b < nb; b++)
-		if ((err = smq_board_info(w, b, &s->boards[b])))
+		if ((err = smq_board_info(w, b, &s->boards[b], sizeof(s->boards[b]))))
 			return err;
 	for (unsigned q = 0; q < nq; q++)
-		if ((err = smq_queue_info(w, q, &s->queues[q])))
+		if ((err = smq_queue_info(w, q, &s->queues[q], sizeof(s->queues[q]))))
 			return err;
 	s->nboards = nb;
 	s->nqueues = nq;
@@ -83,18 +83,19 @@ static void note_attach(struct viewer *v, const struct snap *s)
 		 PRIu64, when, s->wi.generation);
 }
 
-/* The handle cannot tell that its window was removed, or replaced by
- * another of the same name: a fresh attach can.  If the fresh one shows
- * another window (generation or format time), it replaces ours. */
+/* A monitor's handle follows re-inits and says when its window was
+ * removed (-EIDRM), but not that another of the same name was made since:
+ * a fresh attach can.  If the fresh one shows another window (generation
+ * or format time), it replaces ours. */
 static int probe(struct viewer *v, const struct snap *s, bool *replaced)
 {
 	struct smq_window *w;
 	struct smq_window_info wi;
-	int err = smq_open(&w, window_spec(v->ctx), v->ctx->board, 0);
+	int err = smq_open(window_spec(v->ctx), v->ctx->board, SMQ_OPEN_READONLY, &w);
 
 	if (err)
 		return err;
-	err = smq_window_info(w, &wi);
+	err = smq_window_info(w, &wi, sizeof(wi));
 	if (!err && (wi.generation != s->wi.generation ||
 		     wi.format_time_ns != s->wi.format_time_ns)) {
 		smq_close(v->w);
@@ -207,10 +208,13 @@ int take_frame(struct viewer *v)
 		else if (fresh)
 			err = guarded_snap(v->w, s);
 	}
-	if (err == -ESTALE || err == -SMQ_ETOOSMALL) {
+	/* removed (a window of that name may be there again), or caught
+	 * mid-format: a fresh look */
+	if (err == -ESTALE || err == -SMQ_ETOOSMALL || err == -EIDRM) {
 		if (v->w)
 			smq_close(v->w);
-		err = smq_open(&v->w, window_spec(v->ctx), v->ctx->board, 0);
+		err = smq_open(window_spec(v->ctx), v->ctx->board,
+			       SMQ_OPEN_READONLY, &v->w);
 		if (err)
 			v->trouble_open = true;
 		else {

@@ -28,6 +28,9 @@ void smq_map_retire(struct smq_map *m, void *base, uint64_t size);
  * -SMQ_EFOREIGN; with force, made ours and 0600. */
 int smq_fd_claim(int fd, bool force);
 int smq_fd_grow(int fd, uint64_t size);         /* never shrinks */
+/* 0 if smq_remove() may delete the object at fd (empty, zero at its
+ * start, or an smq window), else -SMQ_ENOTWINDOW or -errno. */
+int smq_fd_is_window(int fd);
 
 /* Interrupt vectors of a doorbell device, one per waiter (an eventfd is
  * read by one waiter only).  registry.c. */

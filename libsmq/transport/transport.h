@@ -63,6 +63,8 @@ struct smq_map {
 				   SMQ_OPEN_FORCE) */
 	bool create;            /* opened with SMQ_OPEN_CREATE */
 	bool force;             /* opened with SMQ_OPEN_FORCE */
+	bool readonly;          /* opened with SMQ_OPEN_READONLY: mapped
+				   without write access where it can be */
 	void *priv;             /* the transport's own state */
 };
 
@@ -80,6 +82,19 @@ struct smq_transport {
 	void (*close)(struct smq_map *m);
 	/* Permission bits of the object; NULL where there are none. */
 	int (*chmod)(struct smq_map *m, unsigned mode);
+	/* Whether the object mapped was removed since (monitors notice);
+	 * NULL: a device, never removed while mapped. */
+	bool (*removed)(struct smq_map *m);
+	/* Remove the window named arg (smq_remove()); NULL: -EOPNOTSUPP. */
+	int (*remove)(const char *arg);
+	/* Words for err as it came from this transport opening or using the
+	 * window named arg, where the transport knows the cause better than
+	 * smq_strerror(): written to buf, returning true; false leaves the
+	 * words to smq_strerror().  NULL: none of its own. */
+	bool (*explain)(const char *arg, int err, char *buf, size_t len);
+	/* Call fn with the spec of every window of this transport that this
+	 * host holds (smq_list_windows()); NULL: none can be listed. */
+	int (*list)(int (*fn)(const char *spec, void *arg), void *arg);
 
 	/* Doorbells; all NULL: this transport has none, waiters nap.
 	 * bell_open gives one waiter a doorbell address of its own (an
@@ -116,4 +131,7 @@ extern const struct smq_transport smq_transport_ivshmem;
 
 /* registry.c */
 int smq_transport_open(struct smq_map *m, const char *spec, unsigned flags);
+/* The transport spec names (NULL: none) and its argument. */
+const struct smq_transport *smq_transport_of(const char *spec,
+					     const char **arg);
 #endif

@@ -184,7 +184,7 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 	int err;
 
 	memset(&wi, 0x5a, sizeof(wi));
-	err = smq_window_info(w, &wi);
+	err = smq_window_info(w, &wi, sizeof(wi));
 	check_code(err);
 	REQUIRE(terminated(wi.transport, sizeof(wi.transport)));
 	REQUIRE(terminated(wi.name, sizeof(wi.name)));
@@ -207,7 +207,7 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 	struct smq_board_info bi;
 	for (unsigned b = 0; b < g->boards; b++) {
 		memset(&bi, 0x5a, sizeof(bi));
-		err = smq_board_info(w, b, &bi);
+		err = smq_board_info(w, b, &bi, sizeof(bi));
 		check_code(err);
 		REQUIRE(!err || err == -ESTALE);
 		REQUIRE(terminated(bi.host, sizeof(bi.host)));
@@ -216,8 +216,8 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 		if (frozen)  /* dump prints board_states[bi.state] */
 			REQUIRE(bi.state <= SMQ_BOARD_READY);
 	}
-	REQUIRE(smq_board_info(w, g->boards, &bi) == -EINVAL);
-	REQUIRE(smq_board_info(w, SMQ_MAX_BOARDS, &bi) == -EINVAL);
+	REQUIRE(smq_board_info(w, g->boards, &bi, sizeof(bi)) == -EINVAL);
+	REQUIRE(smq_board_info(w, SMQ_MAX_BOARDS, &bi, sizeof(bi)) == -EINVAL);
 
 	/* A layout that fits in 1 MiB has at most a few thousand lanes; the
 	 * bound only keeps a slow input from stalling the campaign. */
@@ -227,7 +227,7 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 	for (unsigned q = 0; q < nq; q++) {
 		struct smq_queue_info qi;
 		memset(&qi, 0x5a, sizeof(qi));
-		err = smq_queue_info(w, q, &qi);
+		err = smq_queue_info(w, q, &qi, sizeof(qi));
 		check_code(err);
 		REQUIRE(!err || err == -ESTALE);
 		REQUIRE(qi.index == q);
@@ -242,7 +242,7 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 		for (unsigned s = 0; lanes && s < g->boards; s++) {
 			struct smq_lane_info li;
 			memset(&li, 0x5a, sizeof(li));
-			err = smq_lane_info(w, q, s, &li);
+			err = smq_lane_info(w, q, s, &li, sizeof(li));
 			check_code(err);
 			REQUIRE(!err || err == -ESTALE);
 			REQUIRE(li.sender_waiting == 0 || li.sender_waiting == 1);
@@ -254,9 +254,9 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 	}
 	struct smq_queue_info qi;
 	struct smq_lane_info li;
-	REQUIRE(smq_queue_info(w, nq, &qi) == -EINVAL);
-	REQUIRE(smq_lane_info(w, nq, 0, &li) == -EINVAL);
-	REQUIRE(smq_lane_info(w, 0, g->boards, &li) == -EINVAL);
+	REQUIRE(smq_queue_info(w, nq, &qi, sizeof(qi)) == -EINVAL);
+	REQUIRE(smq_lane_info(w, nq, 0, &li, sizeof(li)) == -EINVAL);
+	REQUIRE(smq_lane_info(w, 0, g->boards, &li, sizeof(li)) == -EINVAL);
 }
 
 /* Validate and dump as board `board` attached raw; returns whether the
@@ -265,13 +265,13 @@ static bool raw_view(unsigned board)
 {
 	struct smq_window *w;
 	struct smq_fault f;
-	int err = smq_open(&w, spec, board, SMQ_OPEN_RAW);
+	int err = smq_open(spec, board, SMQ_OPEN_RAW, &w);
 
 	check_code(err);
 	if (err)
 		return false;
 	memset(&f, 0x5a, sizeof(f));
-	err = smq_validate(w, &f);
+	err = smq_validate(w, &f, sizeof(f));
 	check_fault(err, &f, w->map.size);
 	bool valid = !err && w->valid;
 	/* smq_validate and the static check at open agree */
@@ -309,13 +309,13 @@ static void session_open(struct session *s, unsigned rx_flags, bool checked)
 
 	memset(s, 0, sizeof(*s));
 	for (unsigned b = 0; b < MAXB; b++) {
-		int err = smq_open(&s->w[b], spec, b, 0);
+		int err = smq_open(spec, b, 0, &s->w[b]);
 		check_code(err);
 		if (err)
 			continue;
 		REQUIRE(s->w[b]->valid);
 		if (!s->boards) {
-			err = smq_window_info(s->w[b], &wi);
+			err = smq_window_info(s->w[b], &wi, sizeof(wi));
 			REQUIRE(!err || err == -ESTALE);
 			s->boards = wi.geometry.boards;
 			s->queues = wi.geometry.queues;
@@ -328,7 +328,7 @@ static void session_open(struct session *s, unsigned rx_flags, bool checked)
 		unsigned r;
 		for (unsigned b = 0; b < MAXB && !any; b++)
 			any = s->w[b];
-		int e = any ? smq_queue_info(any, q, &qi) : -EINVAL;
+		int e = any ? smq_queue_info(any, q, &qi, sizeof(qi)) : -EINVAL;
 		if (e && e != -ESTALE)
 			continue;
 		r = qi.receiver;
@@ -527,7 +527,7 @@ static void traffic(unsigned nsend, unsigned nrecv,
 				check_code(smq_announce(s.w[b]));
 		for (unsigned b = 0; b < MAXB; b++)
 			if (s.w[b])
-				check_code(smq_synchronize(s.w[b], 0, 1, NULL));
+				check_code(smq_synchronize(s.w[b], 0, 0, 1, NULL));
 		if (s.w[0])
 			check_code(smq_heartbeat(s.w[0]));
 	}
@@ -616,7 +616,7 @@ static void run_struct(const uint8_t *data, size_t size)
 	g.queues = 1 + take8(&r) % 6;
 	g.entries = 1u << (take8(&r) % 5);
 	take(&r, &esize, 2);
-	g.entry_size = esize % 300;
+	g.entry_size = 1 + esize % 300;
 	uint8_t flags = take8(&r);
 	unsigned nsend = take8(&r), nrecv = take8(&r) % 32;
 	g.receivers = NULL;
@@ -626,19 +626,19 @@ static void run_struct(const uint8_t *data, size_t size)
 		g.receivers = receivers;
 	}
 	uint64_t bytes;
-	if (smq_layout_size(&g, &bytes) || bytes > MAX_FILE)
+	if (smq_layout_size(&g, sizeof(g), &bytes) || bytes > MAX_FILE)
 		return;
 
 	struct smq_window *w0;
 	load(NULL, 0);
-	REQUIRE(smq_open(&w0, spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW) == 0);
-	REQUIRE(smq_init(w0, &g) == 0);
-	REQUIRE(smq_validate(w0, NULL) == 0);
+	REQUIRE(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w0) == 0);
+	REQUIRE(smq_init(w0, &g, sizeof(g)) == 0);
+	REQUIRE(smq_validate(w0, NULL, 0) == 0);
 	if (flags & F_CLEAR)
 		REQUIRE(smq_clear(w0, (int)(nrecv % (g.queues + 1)) - 1) == 0);
 	traffic(nsend, nrecv, flags);
 	/* whatever the traffic did, the window is valid */
-	REQUIRE(smq_validate(w0, NULL) == 0);
+	REQUIRE(smq_validate(w0, NULL, 0) == 0);
 
 	struct session s;
 	bool live = flags & F_LIVE;

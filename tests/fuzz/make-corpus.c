@@ -51,7 +51,7 @@ static int orphan_claim(const char *spec, unsigned board, unsigned queue)
 	if (pid == 0) {
 		struct smq_window *w;
 		struct smq_queue *q;
-		if (smq_open(&w, spec, board, 0) ||
+		if (smq_open(spec, board, 0, &w) ||
 		    smq_queue_open(w, queue, SMQ_RECEIVER, 0, &q))
 			_exit(1);
 		_exit(0);  /* the claim stays: the process is gone */
@@ -71,12 +71,12 @@ static void make_window(const struct seed *sd)
 	path_of(path, sizeof(path), sd->name);
 	unlink(path);
 	snprintf(spec, sizeof(spec), "file:%s", path);
-	OK(smq_open(&w[0], spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW));
-	OK(smq_init(w[0], g));
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w[0]));
+	OK(smq_init(w[0], g, sizeof(*g)));
 	if (sd->clear)
 		OK(smq_clear(w[0], sd->clear < 0 ? -1 : sd->clear - 1));
 	for (unsigned b = 1; b < g->boards; b++)
-		OK(smq_open(&w[b], spec, b, 0));
+		OK(smq_open(spec, b, 0, &w[b]));
 
 	struct smq_queue *tx[SMQ_MAX_BOARDS][8] = { { 0 } };
 	struct smq_queue *rx[8] = { 0 };
@@ -108,7 +108,7 @@ static void make_window(const struct seed *sd)
 		for (unsigned b = 0; b < g->boards; b++)
 			OK(smq_announce(w[b]));
 		for (unsigned b = 0; b < g->boards; b++)
-			OK(smq_synchronize(w[b], 1000, 1, NULL));
+			OK(smq_synchronize(w[b], 0, 1000, 1, NULL));
 	}
 	for (unsigned q = 0; q < 8; q++) {
 		if (rx[q])
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
 		DIE("mkdir %s", dir);
 
 	const struct seed seeds[] = {
-		{ .name = "w-min", .g = { 1, 1, 1, 0, NULL } },
+		{ .name = "w-min", .g = { 1, 1, 1, 1, NULL } },
 		{ .name = "w-1x1-msgs", .g = { 1, 1, 4, 32, NULL },
 		  .sends = 3, .receives = 1 },
 		{ .name = "w-2x2", .g = { 2, 2, 4, 64, NULL } },
