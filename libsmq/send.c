@@ -194,7 +194,7 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 		     bool *left)
 {
 	struct timespec deadline;
-	bool timed = false;
+	bool timed = false, counted = false;
 	uint64_t seq = LOAD(&q->out->top);
 
 	while (!room(q, seq)) {
@@ -214,7 +214,11 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 			smq_deadline(&deadline, timeout_ms);
 			timed = true;
 		}
-		STORE(&q->out->full_waits, LOAD(&q->out->full_waits) + 1);
+		/* one full wait per send that waits, however many naps and
+		 * wake-ups it takes (a counter counts events) */
+		if (!counted)
+			STORE(&q->out->full_waits, LOAD(&q->out->full_waits) + 1);
+		counted = true;
 		int err = wait_for_room(q, seq, timed ? &deadline : NULL);
 		if (err) {
 			*left = true;
