@@ -2,13 +2,10 @@
  * The top-level parser takes the shared options and stops at the command
  * name; the command parses the rest with its own argp. */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "smqctl.h"
 #include "probe.h"
@@ -251,39 +248,21 @@ static void list_args(const struct argp *argp)
 	each_option(argp, print_option_line);
 }
 
+static int print_spec(const char *spec, void *arg)
+{
+	(void)arg;
+	puts(spec);
+	return 0;
+}
+
 /* The windows a completion offers: 'help', every transport's prefix, and
- * the smq windows in /dev/shm, those that begin with the magic of smq(7)
- * (an object NAME.0 that does is the first of a split:NAME window). */
+ * the windows the library finds on this host. */
 static void list_windows(void)
 {
-	static const char magic[8] = "SMQWINDW";
-	DIR *d;
-	struct dirent *e;
-
 	puts("help");
 	for (unsigned i = 0; smq_transport_name(i); i++)
 		printf("%s:\n", smq_transport_name(i));
-	if (!(d = opendir("/dev/shm")))
-		return;
-	while ((e = readdir(d))) {
-		char head[sizeof(magic)];
-		struct stat st;
-		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW |
-				O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		bool smq = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-			   read(fd, head, sizeof(head)) == (ssize_t)sizeof(head) &&
-			   !memcmp(head, magic, sizeof(magic));
-		close(fd);
-		if (!smq)
-			continue;
-		printf("shm:%s\n", e->d_name);
-		size_t len = strlen(e->d_name);
-		if (len > 2 && !strcmp(e->d_name + len - 2, ".0"))
-			printf("split:%.*s\n", (int)(len - 2), e->d_name);
-	}
-	closedir(d);
+	smq_list_windows(print_spec, NULL);
 }
 
 /* The PCI devices a pci: window could be: the candidates of smqctl probe

@@ -77,8 +77,6 @@ const char *text_safe(const char *s, char *buf, size_t n);
  * another maintenance, or window_error()'s words; returns 1. */
 int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
 		int err, int timeout_ms);
-/* The file a window spec names (shm:, file:, split: region 0), or NULL. */
-const char *window_file(const char *spec, char *buf, size_t n);
 /* Explains a fault smq_validate() found in the window; returns 1. */
 int fault_error(struct ctx *ctx, int err, const struct smq_fault *f);
 

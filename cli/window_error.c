@@ -1,18 +1,29 @@
-/* Why an operation on a window failed, in words that say what to do:
- * a bad spec, a missing or foreign window, a fault in its layout, a
- * board that held on. */
+/* Why an operation on a window failed, in words that say what to do.
+ * The cause is the library's: its transport's words (smq_explain()), the
+ * fault smq_validate() names, the board that held on; smqctl adds only
+ * its own remedies (which command, which option). */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
-#include <pwd.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "smqctl.h"
 
 static const char *limit_words(int kind)
 {
 	return kind == SMQ_FAULT_AT_MOST ? "at most"
 	       : kind == SMQ_FAULT_AT_LEAST ? "at least" : "expected";
+}
+
+/* The magic found and the one expected, as the bytes they are. */
+static int magic_error(const char *spec, const struct smq_fault *f)
+{
+	char found[9] = "", want[9] = "", safe[40], safe_want[40];
+
+	memcpy(found, &f->value, 8);
+	memcpy(want, &f->limit, 8);
+	return say_error("window %s is not an smq window: bad magic at offset "
+		     "%#" PRIx64 " (it begins \"%s\", expected \"%s\")", spec,
+		     f->offset, text_safe(found, safe, sizeof(safe)),
+		     text_safe(want, safe_want, sizeof(safe_want)));
 }
 
 int fault_error(struct ctx *ctx, int err, const struct smq_fault *f)
@@ -25,19 +36,18 @@ int fault_error(struct ctx *ctx, int err, const struct smq_fault *f)
 			     "or clear on board 0 is under way): try again when "
 			     "it ends", spec);
 	case SMQ_EINCOMPLETE:
-		if (!strcmp(f->field, "notice.generation"))
+		if (!strcmp(f->field, "notice.generation") && f->board >= 0)
 			return say_error("window %s: an init or clear did not finish: "
-				     "board %" PRIu64 "'s notice holds generation %"
+				     "board %d's notice holds generation %"
 				     PRIu64 ", the superblock %" PRIu64 " (run "
 				     "smqctl clear or init on board 0)", spec,
-				     (f->offset - 4096) / 4096, f->value, f->limit);
+				     f->board, f->value, f->limit);
 		return say_error("window %s: an init or clear did not finish, or runs "
 			     "on board 0's host (field %s at offset %#" PRIx64
 			     " holds %" PRIu64 "; run smqctl clear or init on "
 			     "board 0)", spec, f->field, f->offset, f->value);
 	case SMQ_EMAGIC:
-		return say_error("window %s is not an smq window: bad magic at offset "
-			     "0 (expected \"SMQWINDW\")", spec);
+		return magic_error(spec, f);
 	case SMQ_ETOOSMALL:
 		return say_error("window %s is too small: its geometry needs %" PRIu64
 			     " bytes (truncated?)", spec, f->limit);
@@ -67,53 +77,13 @@ static int explain_fault(struct ctx *ctx, int err)
 	struct smq_fault f;
 	const char *spec = window_spec(ctx);
 
-	if (smq_open(&w, spec, 0, SMQ_OPEN_RAW))
+	if (smq_open(spec, 0, SMQ_OPEN_RAW, &w))
 		return say_error("window %s: %s", spec, smq_strerror(err));
-	int verr = smq_validate(w, &f);
+	int verr = smq_validate(w, &f, sizeof(f));
 	smq_close(w);
 	if (!verr || verr == -SMQ_EUNFORMATTED)
 		return say_error("window %s: %s", spec, smq_strerror(err));
 	return fault_error(ctx, verr, &f);
-}
-
-const char *window_file(const char *spec, char *buf, size_t n)
-{
-	if (!strncmp(spec, "shm:", 4))
-		snprintf(buf, n, "/dev/shm/%s", spec + 4);
-	else if (!strncmp(spec, "split:", 6))
-		snprintf(buf, n, "/dev/shm/%s.0", spec + 6);
-	else if (!strncmp(spec, "file:", 5))
-		snprintf(buf, n, "%s", spec + 5);
-	else if (spec[0] == '/' || spec[0] == '.')
-		snprintf(buf, n, "%s", spec);
-	else if (!strchr(spec, ':'))
-		snprintf(buf, n, "/dev/shm/%s", spec);
-	else
-		return NULL;
-	return buf;
-}
-
-/* Why a window object is not ours to format: another user's, or
- * writable by others. */
-static int foreign_error(const char *what, const char *spec)
-{
-	char path[512];
-	struct stat st;
-
-	if (window_file(spec, path, sizeof(path)) && !lstat(path, &st)) {
-		if (st.st_uid != geteuid()) {
-			struct passwd *pw = getpwuid(st.st_uid);
-			return say_error("%s %s: it belongs to %s (uid %u), not to us: "
-				     "formatting it would leave that user a hand in "
-				     "it (--force makes it ours, mode 0600)", what,
-				     spec, pw ? pw->pw_name : "another user",
-				     (unsigned)st.st_uid);
-		}
-		return say_error("%s %s: others may write it (mode %04o): formatting "
-			     "it would leave them a hand in it (--force makes it "
-			     "mode 0600)", what, spec, (unsigned)(st.st_mode & 07777));
-	}
-	return say_error("%s %s: %s", what, spec, smq_strerror(-SMQ_EFOREIGN));
 }
 
 int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
@@ -122,7 +92,7 @@ int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
 	struct smq_holdout h;
 	char host[80];
 
-	smq_holdout(w, &h);
+	smq_holdout(w, &h, sizeof(h));
 	text_safe(h.host, host, sizeof(host));
 	if (err == -SMQ_EHELD) {
 		fflush(stdout);
@@ -146,53 +116,41 @@ int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
 	return window_error(ctx, what, err);
 }
 
-static bool is_pci(const char *spec)
+/* The transport's words for err, or NULL when it has none of its own
+ * (smq_strerror()'s would be all). */
+static const char *transport_words(struct ctx *ctx, int err, char *buf,
+				   size_t len)
 {
-	return !strncmp(spec, "pci:", 4);
+	const char *words = smq_explain(window_spec(ctx), err, buf, len);
+
+	return strcmp(words, smq_strerror(err)) ? words : NULL;
+}
+
+/* The transport's cause, and smqctl's remedy where it has one: a window
+ * that does not exist yet is board 0's to create, and init --force takes
+ * over one that is not ours (SMQ_OPEN_FORCE). */
+static int cause_error(int err, const char *words)
+{
+	if (err == -SMQ_EFOREIGN)
+		return say_error("%s (init --force makes it ours, mode 0600)",
+			     words);
+	if (err == -ENOENT && strstr(words, "does not exist yet"))
+		return say_error("%s (smqctl init)", words);
+	return say_error("%s", words);
 }
 
 int window_error(struct ctx *ctx, const char *what, int err)
 {
 	const char *spec = window_spec(ctx);
+	char buf[512];
+	const char *words = transport_words(ctx, err, buf, sizeof(buf));
 
-	if (is_pci(spec)) {
-		switch (-err) {
-		case ENODEV:
-			return say_error("no PCI device %s (smqctl probe lists them)",
-				     spec + 4);
-		case ENXIO:
-			return say_error("%s is not a memory BAR of that device "
-				     "(smqctl probe shows its BARs)", spec);
-		case EBUSY:
-			return say_error("%s: the device is bound to a kernel driver "
-				     "(smqctl probe -v shows which): unbind it "
-				     "before mapping its BAR", spec);
-		case EACCES:
-		case EPERM:
-			return say_error("%s %s: permission denied: mapping a PCI BAR "
-				     "needs root", what, spec);
-		case ENOSPC:
-			return say_error("%s: the BAR is smaller than the window's "
-				     "layout", spec);
-		}
-	}
+	if (words)
+		return cause_error(err, words);
 	switch (-err) {
-	case ENOENT:
-		return say_error("window %s does not exist (board 0 creates it: "
-			     "smqctl init)", spec);
-	case EACCES:
-	case EPERM:
-		return say_error("%s %s: permission denied (the window belongs to "
-			     "another user, or needs root)", what, spec);
 	case EPROTONOSUPPORT:
 		return say_error("unknown transport in window spec '%s' (see "
 			     "smqctl --window help)", spec);
-	case ELOOP:
-		return say_error("%s %s: it is a symbolic link: name the window "
-			     "itself (a link could make init format another file)",
-			     what, spec);
-	case SMQ_EFOREIGN:
-		return foreign_error(what, spec);
 	case ESTALE:
 		return say_error("%s: window %s was re-initialised meanwhile: "
 			     "attach again", what, spec);
@@ -210,16 +168,18 @@ int window_error(struct ctx *ctx, const char *what, int err)
 	}
 }
 
+/* -EINVAL from smq_open: a board the window does not have (smqctl's to
+ * say: it knows the board it asked for), else the transport's words for
+ * a bad spec or object. */
 int open_error(struct ctx *ctx, int err)
 {
 	const char *spec = window_spec(ctx);
 
 	if (err == -EINVAL) {
-		/* a bad name, or a board the window does not have */
 		struct smq_window *raw;
 		struct smq_window_info wi;
-		if (!smq_open(&raw, spec, 0, SMQ_OPEN_RAW)) {
-			int ierr = smq_window_info(raw, &wi);
+		if (!smq_open(spec, 0, SMQ_OPEN_RAW, &raw)) {
+			int ierr = smq_window_info(raw, &wi, sizeof(wi));
 			smq_close(raw);
 			if (!ierr || ierr == -ESTALE)
 				return say_error("board %u does not exist: the window "
@@ -230,14 +190,6 @@ int open_error(struct ctx *ctx, int err)
 		if (ctx->board >= SMQ_MAX_BOARDS)
 			return say_error("board %u does not exist: at most %u boards",
 				     ctx->board, SMQ_MAX_BOARDS);
-		if (!strncmp(spec, "file:", 5) || spec[0] == '/' || spec[0] == '.')
-			return say_error("window %s is not a regular file", spec);
-		if (is_pci(spec))
-			return say_error("bad window spec '%s': pci:[DOMAIN:]BUS:SLOT."
-				     "FUNC[/BAR] in hex, BAR 0 to 5", spec);
-		return say_error("bad window spec '%s': a shm name is 1 to 200 of "
-			     "A-Z a-z 0-9 . _ -, not starting with '.', without "
-			     "'..'", spec);
 	}
 	return window_error(ctx, "cannot open window", err);
 }

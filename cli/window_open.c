@@ -9,7 +9,7 @@ const char *window_spec(const struct ctx *ctx)
 
 int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w)
 {
-	int err = smq_open(w, window_spec(ctx), ctx->board, flags);
+	int err = smq_open(window_spec(ctx), ctx->board, flags, w);
 
 	return err ? open_error(ctx, err) : 0;
 }
@@ -18,7 +18,7 @@ int check_queue(struct smq_window *w, unsigned queue)
 {
 	struct smq_window_info wi;
 
-	smq_window_info(w, &wi);
+	smq_window_info(w, &wi, sizeof(wi));
 	if (queue >= wi.geometry.queues + wi.diag_queues)
 		return say_error("queue %u does not exist: the window has %u queue%s "
 			     "(0 to %u) and %u diagnostic (%u to %u)", queue,

@@ -291,7 +291,7 @@ static void test_errors(void)
 {
 	static const int transient[] = { ENOENT, SMQ_EUNFORMATTED, EBUSY,
 					 ESTALE, SMQ_EINCOMPLETE, EALREADY };
-	static const int final[] = { EINVAL, SMQ_EMAGIC, SMQ_EVERSION,
+	static const int final[] = { EINVAL, ENOTDIR, SMQ_EMAGIC, SMQ_EVERSION,
 				     SMQ_EFOREIGN, SMQ_ENOTWINDOW, EPERM,
 				     EPROTONOSUPPORT, EROFS, EIDRM, E2BIG };
 	for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)

@@ -31,6 +31,13 @@ int smq_fd_grow(int fd, uint64_t size);         /* never shrinks */
 /* 0 if smq_remove() may delete the object at fd (empty, zero at its
  * start, or an smq window), else -SMQ_ENOTWINDOW or -errno. */
 int smq_fd_is_window(int fd);
+/* Words for err as it came from opening the object at path (named who,
+ * "window shm:x"): a missing directory, another user's object, a link;
+ * false: none better than smq_strerror()'s. */
+bool smq_fd_explain(const char *who, const char *path, int err, char *buf,
+		    size_t len);
+/* fn(name) for every object of /dev/shm that begins with the magic. */
+int smq_shm_scan(int (*fn)(const char *name, void *arg), void *arg);
 
 /* Interrupt vectors of a doorbell device, one per waiter (an eventfd is
  * read by one waiter only).  registry.c. */

@@ -5,6 +5,9 @@
  * ring as an MSI-X interrupt, and its ring reaches us as an eventfd.  Host
  * processes of the same memory are reached by futex as well. */
 #include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +43,8 @@ static int ivshmem_open(struct smq_map *m, const char *arg, unsigned flags)
 		goto fail;
 	}
 	m->size = (uint64_t)st.st_size;
-	void *p = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *p = mmap(NULL, m->size, PROT_READ | (m->readonly ? 0 : PROT_WRITE),
+		       MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		err = -errno;
 		goto fail;
@@ -132,6 +136,93 @@ static void ivshmem_describe(struct smq_map *m, char *buf, size_t len)
 	snprintf(buf, len, "ivshmem doorbell (eventfd, peer %d)", ivc_id(iv->c));
 }
 
+/* ---- words for errors (explain) ---- */
+
+/* No server at path: nothing there, a directory missing, or not a
+ * socket. */
+static bool no_server_words(const char *path, char *buf, size_t len)
+{
+	char copy[PATH_MAX];
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		snprintf(buf, len, "window ivshmem:%s: %s is not a socket: no "
+			 "ivshmem server listens there", path, path);
+		return true;
+	}
+	if (lstat(path, &st) == 0) {
+		snprintf(buf, len, "window ivshmem:%s: no ivshmem server listens "
+			 "on %s (the socket of one that ended?)", path, path);
+		return true;
+	}
+	snprintf(copy, sizeof(copy), "%s", path);
+	const char *dir = dirname(copy);
+	if (stat(dir, &st) < 0)
+		snprintf(buf, len, "window ivshmem:%s: directory %s does not "
+			 "exist", path, dir);
+	else
+		snprintf(buf, len, "window ivshmem:%s: no ivshmem server: the "
+			 "socket %s does not exist", path, path);
+	return true;
+}
+
+static bool version_words(const char *path, char *buf, size_t len)
+{
+	int64_t v;
+
+	if (ivc_server_version(path, &v) == 0 && v != IVC_PROTOCOL_VERSION)
+		snprintf(buf, len, "window ivshmem:%s: the server speaks version "
+			 "%" PRId64 " of the ivshmem protocol, this library "
+			 "version %d", path, v, IVC_PROTOCOL_VERSION);
+	else
+		snprintf(buf, len, "window ivshmem:%s: the server speaks another "
+			 "version of the ivshmem protocol than %d, this "
+			 "library's", path, IVC_PROTOCOL_VERSION);
+	return true;
+}
+
+static bool ivshmem_explain(const char *path, int err, char *buf, size_t len)
+{
+	if (!*path) {
+		snprintf(buf, len, "bad window spec 'ivshmem:': it names no "
+			 "socket");
+		return true;
+	}
+	switch (-err) {
+	case ENOENT:
+	case ECONNREFUSED:
+	case ENOTSOCK:
+		return no_server_words(path, buf, len);
+	case ENAMETOOLONG:
+		snprintf(buf, len, "window ivshmem:%s: the socket's path is longer "
+			 "than a UNIX socket address holds (107 bytes)", path);
+		return true;
+	case EINVAL:
+		if (strlen(path) < sizeof(((struct smq_map *)0)->name) - 9)
+			return false;
+		snprintf(buf, len, "window ivshmem:%.64s...: the spec is too "
+			 "long", path);
+		return true;
+	case EACCES:
+		snprintf(buf, len, "window ivshmem:%s: permission denied on the "
+			 "server's socket (or a directory on its path)", path);
+		return true;
+	case EPROTONOSUPPORT:
+		return version_words(path, buf, len);
+	case EPROTO:
+		snprintf(buf, len, "window ivshmem:%s: the server broke the "
+			 "ivshmem protocol (a malformed message)", path);
+		return true;
+	case ECONNRESET:
+		snprintf(buf, len, "window ivshmem:%s: the server hung up before "
+			 "it handed out its memory: it refused this client (no "
+			 "free peer ID, or it ran out of file descriptors)", path);
+		return true;
+	default:
+		return false;
+	}
+}
+
 const struct smq_transport smq_transport_ivshmem = {
 	.name = "ivshmem",
 	.help = "ivshmem:SOCKET  the memory of an ivshmem server (smqctl "
@@ -140,6 +231,7 @@ const struct smq_transport smq_transport_ivshmem = {
 	.open = ivshmem_open,
 	.map_layout = smq_map_fixed_layout,
 	.close = ivshmem_close,
+	.explain = ivshmem_explain,
 	.bell_open = ivshmem_bell_open,
 	.bell_close = ivshmem_bell_close,
 	.ring_kinds = ivshmem_ring_kinds,

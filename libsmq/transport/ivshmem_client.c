@@ -22,7 +22,6 @@
 #include <unistd.h>
 #include "ivshmem_client.h"
 
-#define PROTOCOL_VERSION 0
 
 struct ivc_peer {
 	unsigned id;
@@ -247,15 +246,15 @@ static int setup(struct ivc *c, const char *path, unsigned vectors)
 		return -errno;
 
 	if ((err = read_msg_until(c, &value, &fd, deadline)))
-		return err == -ECONNRESET ? -EPROTO : err;
+		return err;  /* ECONNRESET: it hung up on us */
 	if (fd >= 0) {
 		close(fd);
 		return -EPROTO;
 	}
-	if (value != PROTOCOL_VERSION)
+	if (value != IVC_PROTOCOL_VERSION)
 		return -EPROTONOSUPPORT;
 	if ((err = read_msg_until(c, &value, &fd, deadline)))
-		return err == -ECONNRESET ? -EPROTO : err;
+		return err;  /* ECONNRESET: it hung up on us */
 	if (fd >= 0)
 		close(fd);
 	if (fd >= 0 || value < 0 || value > IVC_MAX_PEER_ID)
@@ -281,7 +280,7 @@ static int setup(struct ivc *c, const char *path, unsigned vectors)
 		if (err == -ETIMEDOUT && until != deadline)
 			return 0;
 		if (err)
-			return err == -ECONNRESET ? -EPROTO : err;
+			return err;  /* ECONNRESET: it hung up on us */
 		if (value == -1) {
 			if (fd < 0 || have_memory) {
 				if (fd >= 0)
@@ -331,6 +330,29 @@ int ivc_connect(struct ivc **cp, const char *socket_path, unsigned vectors)
 	}
 	*cp = c;
 	return 0;
+}
+
+/* Only the first message, the version, and hang up: a server that hands
+ * out IDs sees a client come and go. */
+int ivc_server_version(const char *socket_path, int64_t *version)
+{
+	struct ivc c = { .sock = -1, .pending_fd = -1 };
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = -1, err;
+
+	if (!socket_path || strlen(socket_path) >= sizeof(a.sun_path))
+		return -EINVAL;
+	strcpy(a.sun_path, socket_path);
+	if ((c.sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -errno;
+	err = connect(c.sock, (struct sockaddr *)&a, sizeof(a)) < 0 ? -errno
+		: read_msg_until(&c, version, &fd, now_ms() + 1000);
+	if (fd >= 0)
+		close(fd);
+	if (c.pending_fd >= 0)
+		close(c.pending_fd);
+	close(c.sock);
+	return err;
 }
 
 int ivc_id(const struct ivc *c)

@@ -14,8 +14,10 @@
 #ifndef SMQ_IVSHMEM_CLIENT_H
 #define SMQ_IVSHMEM_CLIENT_H
 
+#include <stdint.h>
 #include <time.h>
 
+#define IVC_PROTOCOL_VERSION 0
 #define IVC_MAX_VECTORS 64
 #define IVC_MAX_PEER_ID 65535
 /* How long ivc_connect() waits for the server's first messages. */
@@ -38,10 +40,17 @@ struct ivc;
  * another; a vector that comes later still is added by ivc_update().
  *
  * -ENOENT, -ECONNREFUSED: no server on socket_path; -EPROTONOSUPPORT:
- * another protocol version; -EPROTO: a malformed message; -ETIMEDOUT: the
+ * another protocol version (ivc_server_version() says which); -EPROTO: a
+ * malformed message; -ECONNRESET: the server hung up before the memory
+ * and our vectors came (it refused us: no free ID); -ETIMEDOUT: the
  * server said too little within IVC_SETUP_TIMEOUT_MS; -EINVAL, -ENAMETOOLONG:
  * a bad argument; -ENOMEM. */
 int ivc_connect(struct ivc **c, const char *socket_path, unsigned vectors);
+
+/* The protocol version the server at socket_path speaks (its first
+ * message; ivc_connect() speaks version 0).  Connects and hangs up at
+ * once: for words after -EPROTONOSUPPORT, not for a client. */
+int ivc_server_version(const char *socket_path, int64_t *version);
 
 int ivc_id(const struct ivc *c);
 /* The shared memory (owned by the handle: dup it to keep it). */

@@ -1,9 +1,12 @@
 /* The default transports: a POSIX shared memory object, or a plain file.
  * Both are one window, a file descriptor mapped shared; doorbells are
  * futexes, which reach the processes of this host. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -37,13 +40,16 @@ static int map_fd(struct smq_map *m)
 
 	if (fstat(m->fd, &st) < 0)
 		return -errno;
+	if (S_ISDIR(st.st_mode))  /* opened read-only, a directory opens */
+		return -EISDIR;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	m->size = (uint64_t)st.st_size;
 	m->base = NULL;
 	if (m->size) {
-		void *p = mmap(NULL, m->size, PROT_READ | PROT_WRITE,
-			       MAP_SHARED, m->fd, 0);
+		void *p = mmap(NULL, m->size, PROT_READ |
+			       (m->readonly ? 0 : PROT_WRITE), MAP_SHARED,
+			       m->fd, 0);
 		if (p == MAP_FAILED)
 			return -errno;
 		m->base = p;
@@ -65,9 +71,11 @@ int smq_fd_claim(int fd, bool force)
 		return 0;
 	if (!force)
 		return -SMQ_EFOREIGN;
+	/* Only root takes another user's object: that is EACCES, not the
+	 * EPERM the library returns for board rules. */
 	if ((st.st_uid != geteuid() || st.st_gid != getegid()) &&
 	    fchown(fd, geteuid(), getegid()) < 0)
-		return -errno;
+		return errno == EPERM ? -EACCES : -errno;
 	return fchmod(fd, 0600) < 0 ? -errno : 0;
 }
 
@@ -91,6 +99,11 @@ static int fd_open(struct smq_map *m, int fd, unsigned flags)
 	return err;
 }
 
+static int fd_access(const struct smq_map *m)
+{
+	return m->readonly ? O_RDONLY : O_RDWR;
+}
+
 static int shm_open_window(struct smq_map *m, const char *name, unsigned flags)
 {
 	char path[256];
@@ -101,9 +114,18 @@ static int shm_open_window(struct smq_map *m, const char *name, unsigned flags)
 	m->order = smq_order_of_kernel();
 	snprintf(path, sizeof(path), "/%s", name);
 	/* glibc's shm_open adds O_NOFOLLOW: a symlink in /dev/shm is refused */
-	return fd_open(m, shm_open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW |
+	return fd_open(m, shm_open(path, fd_access(m) | O_CLOEXEC | O_NOFOLLOW |
 				   (flags & SMQ_OPEN_CREATE ? O_CREAT : 0),
 				   0600), flags);
+}
+
+static bool parent_exists(const char *path)
+{
+	char copy[PATH_MAX];
+	struct stat st;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	return stat(dirname(copy), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static int file_open_window(struct smq_map *m, const char *path,
@@ -113,9 +135,13 @@ static int file_open_window(struct smq_map *m, const char *path,
 		return -EINVAL;
 	snprintf(m->name, sizeof(m->name), "file:%s", path);
 	/* a symlink is refused: init through one would format its target */
-	return fd_open(m, open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW |
-			       (flags & SMQ_OPEN_CREATE ? O_CREAT : 0), 0600),
-		       flags);
+	int fd = open(path, fd_access(m) | O_CLOEXEC | O_NOFOLLOW |
+		      (flags & SMQ_OPEN_CREATE ? O_CREAT : 0), 0600);
+	/* a window board 0 has yet to create is worth waiting for; one in a
+	 * directory that does not exist is not (smq_transient()) */
+	if (fd < 0 && errno == ENOENT && !parent_exists(path))
+		return -ENOTDIR;
+	return fd_open(m, fd, flags);
 }
 
 /* Grows the object (never shrinks: a board may still map the old end). */
@@ -164,6 +190,268 @@ static int fd_chmod(struct smq_map *m, unsigned mode)
 	return fchmod(m->fd, (mode_t)(mode & 07777)) < 0 ? -errno : 0;
 }
 
+/* Unlinked since we opened it (smq_remove(), rm): no board will find it. */
+static bool fd_removed(struct smq_map *m)
+{
+	struct stat st;
+
+	return fstat(m->fd, &st) == 0 && st.st_nlink == 0;
+}
+
+/* An object smq_remove() may delete: empty, all zero at its start (an
+ * init that never wrote), or beginning with the magic. */
+int smq_fd_is_window(int fd)
+{
+	unsigned char head[sizeof(SMQ_MAGIC) - 1];
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -SMQ_ENOTWINDOW;
+	if (st.st_size == 0)
+		return 0;
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n == sizeof(head) && !memcmp(head, SMQ_MAGIC, sizeof(head)))
+		return 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (head[i])
+			return -SMQ_ENOTWINDOW;
+	return 0;
+}
+
+static int shm_remove(const char *name)
+{
+	char path[256];
+
+	if (!smq_shm_name_ok(name))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/%s", name);
+	int fd = shm_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return -errno;
+	int err = smq_fd_is_window(fd);
+	close(fd);
+	if (!err && shm_unlink(path) < 0)
+		err = -errno;
+	return err;
+}
+
+static int file_remove(const char *path)
+{
+	if (!*path)
+		return -EINVAL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ELOOP ? -ELOOP : -errno;
+	int err = smq_fd_is_window(fd);
+	close(fd);
+	if (!err && unlink(path) < 0)
+		err = -errno;
+	return err;
+}
+
+/* ---- words for errors (explain) ---- */
+
+#define SHM_NAME_RULE "a shm name is 1 to 200 of A-Z a-z 0-9 . _ -, not " \
+	"starting with '.', without '..'"
+
+/* Why the object at path (named who: "window shm:x") is not ours to
+ * format: another user's, or writable by others.  false: it is ours. */
+static bool foreign_words(const char *who, const struct stat *st, char *buf,
+			  size_t len)
+{
+	if (st->st_uid != geteuid()) {
+		struct passwd *pw = getpwuid(st->st_uid);
+		snprintf(buf, len, "%s belongs to %s (uid %u), not to us: "
+			 "formatting it would leave that user a hand in it",
+			 who, pw ? pw->pw_name : "another user",
+			 (unsigned)st->st_uid);
+		return true;
+	}
+	if (!(st->st_mode & S_IWOTH))
+		return false;
+	snprintf(buf, len, "%s: others may write it (mode %04o): formatting "
+		 "it would leave them a hand in it", who,
+		 (unsigned)(st->st_mode & 07777));
+	return true;
+}
+
+/* Where path would be created: a directory that does not exist is named
+ * as such, not taken for a window board 0 has yet to create. */
+static bool missing_words(const char *who, const char *path, char *buf,
+			  size_t len)
+{
+	char copy[PATH_MAX];
+	struct stat st;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	const char *dir = dirname(copy);
+	int err = stat(dir, &st) < 0 ? errno : 0;
+	if (err == ENOENT || err == ENOTDIR)
+		snprintf(buf, len, "%s: directory %s does not exist", who, dir);
+	else if (!err && !S_ISDIR(st.st_mode))
+		snprintf(buf, len, "%s: %s is not a directory", who, dir);
+	else
+		snprintf(buf, len, "%s does not exist yet: board 0 creates it "
+			 "when it formats the window", who);
+	return true;
+}
+
+static bool denied_words(const char *who, const char *path, char *buf,
+			 size_t len)
+{
+	char copy[PATH_MAX];
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		snprintf(copy, sizeof(copy), "%s", path);
+		snprintf(buf, len, errno == ENOENT
+			 ? "%s: permission denied: we may not create it in "
+			   "directory %s"
+			 : "%s: permission denied: a directory on the way to "
+			   "%s is closed to us", who, dirname(copy));
+		return true;
+	}
+	struct passwd *pw = getpwuid(st.st_uid);
+	if (st.st_uid == geteuid())
+		snprintf(buf, len, "%s: permission denied: it is ours, but its "
+			 "mode %04o does not let us open it", who,
+			 (unsigned)(st.st_mode & 07777));
+	else
+		snprintf(buf, len, "%s: permission denied: it belongs to another "
+			 "user, %s (uid %u), mode %04o", who,
+			 pw ? pw->pw_name : "unnamed", (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777));
+	return true;
+}
+
+static const char *kind_words(mode_t mode)
+{
+	return S_ISDIR(mode) ? "it is a directory"
+	       : S_ISCHR(mode) || S_ISBLK(mode) ? "it is a device"
+	       : S_ISSOCK(mode) ? "it is a socket"
+	       : S_ISFIFO(mode) ? "it is a pipe" : "of a kind we do not map";
+}
+
+/* Words for err of the object at path, as opening, creating or taking it
+ * over returns it; who names the window ("window shm:x"). */
+bool smq_fd_explain(const char *who, const char *path, int err, char *buf,
+		    size_t len)
+{
+	struct stat st;
+
+	switch (-err) {
+	case ENOENT:
+	case ENOTDIR:  /* file_open_window: the directory is missing */
+		return missing_words(who, path, buf, len);
+	case EACCES:
+		return denied_words(who, path, buf, len);
+	case SMQ_EFOREIGN:
+		return lstat(path, &st) == 0 && foreign_words(who, &st, buf, len);
+	case ELOOP:
+		if (lstat(path, &st) < 0 || !S_ISLNK(st.st_mode))
+			return false;
+		snprintf(buf, len, "%s is a symbolic link: name the window "
+			 "itself (through a link, init could format another "
+			 "file)", who);
+		return true;
+	case EINVAL:    /* (EISDIR says it well enough) */
+		if (lstat(path, &st) < 0 || S_ISREG(st.st_mode))
+			return false;
+		snprintf(buf, len, "%s is not a regular file (%s)", who,
+			 kind_words(st.st_mode));
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool shm_explain(const char *name, int err, char *buf, size_t len)
+{
+	char who[256], path[256];
+
+	if (!smq_shm_name_ok(name)) {
+		snprintf(buf, len, "bad window spec 'shm:%s': " SHM_NAME_RULE,
+			 name);
+		return true;
+	}
+	snprintf(who, sizeof(who), "window shm:%s", name);
+	snprintf(path, sizeof(path), "/dev/shm/%s", name);
+	if (err == -ENOENT && access("/dev/shm", F_OK) < 0) {
+		snprintf(buf, len, "%s: this host has no /dev/shm (POSIX shared "
+			 "memory is not mounted)", who);
+		return true;
+	}
+	return smq_fd_explain(who, path, err, buf, len);
+}
+
+static bool file_explain(const char *path, int err, char *buf, size_t len)
+{
+	char who[PATH_MAX + 16];
+
+	if (!*path) {
+		snprintf(buf, len, "bad window spec 'file:': it names no file");
+		return true;
+	}
+	snprintf(who, sizeof(who), "window file:%s", path);
+	return smq_fd_explain(who, path, err, buf, len);
+}
+
+/* Calls fn with the name of every object in /dev/shm that begins with the
+ * magic of smq(7); a non-zero return of fn ends the walk. */
+int smq_shm_scan(int (*fn)(const char *name, void *arg), void *arg)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+	int r = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (!r && (e = readdir(d))) {
+		char head[sizeof(SMQ_MAGIC) - 1];
+		struct stat st;
+		if (!smq_shm_name_ok(e->d_name))
+			continue;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW |
+				O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		bool smq = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+			   pread(fd, head, sizeof(head), 0) ==
+			   (ssize_t)sizeof(head) &&
+			   !memcmp(head, SMQ_MAGIC, sizeof(head));
+		close(fd);
+		if (smq)
+			r = fn(e->d_name, arg);
+	}
+	closedir(d);
+	return r;
+}
+
+struct list_call {
+	int (*fn)(const char *spec, void *arg);
+	void *arg;
+};
+
+static int shm_list_one(const char *name, void *arg)
+{
+	const struct list_call *c = arg;
+	char spec[256];
+
+	snprintf(spec, sizeof(spec), "shm:%s", name);
+	return c->fn(spec, c->arg);
+}
+
+static int shm_list(int (*fn)(const char *spec, void *arg), void *arg)
+{
+	struct list_call c = { fn, arg };
+
+	return smq_shm_scan(shm_list_one, &c);
+}
+
 static void futex_describe(struct smq_map *m, char *buf, size_t len)
 {
 	(void)m;
@@ -178,6 +466,10 @@ const struct smq_transport smq_transport_shm = {
 	.map_layout = fd_map_layout,
 	.close = smq_map_close,
 	.chmod = fd_chmod,
+	.removed = fd_removed,
+	.remove = shm_remove,
+	.explain = shm_explain,
+	.list = shm_list,
 	.bell_open = smq_futex_bell_open,
 	.ring_kinds = smq_futex_ring_kinds,
 	.ring = smq_futex_ring,
@@ -193,6 +485,9 @@ const struct smq_transport smq_transport_file = {
 	.map_layout = fd_map_layout,
 	.close = smq_map_close,
 	.chmod = fd_chmod,
+	.removed = fd_removed,
+	.remove = file_remove,
+	.explain = file_explain,
 	.bell_open = smq_futex_bell_open,
 	.ring_kinds = smq_futex_ring_kinds,
 	.ring = smq_futex_ring,

@@ -50,7 +50,8 @@ static int map_object(struct smq_map *m, unsigned b, bool create)
 		close(sp->fd[b]);
 	sp->fd[b] = -1;
 	snprintf(path, sizeof(path), "/%s.%u", sp->name, b);
-	int fd = shm_open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW |
+	int fd = shm_open(path, (m->readonly ? O_RDONLY : O_RDWR) |
+			  O_CLOEXEC | O_NOFOLLOW |
 			  (create ? O_CREAT : 0), 0600);
 	if (fd < 0)
 		return -errno;
@@ -65,8 +66,9 @@ static int map_object(struct smq_map *m, unsigned b, bool create)
 	sp->fd[b] = fd;
 	sp->size[b] = (uint64_t)st.st_size;
 	if (sp->size[b]) {
-		void *p = mmap(NULL, sp->size[b], PROT_READ | PROT_WRITE,
-			       MAP_SHARED, fd, 0);
+		void *p = mmap(NULL, sp->size[b], PROT_READ |
+			       (m->readonly ? 0 : PROT_WRITE), MAP_SHARED,
+			       fd, 0);
 		if (p == MAP_FAILED) {
 			err = -errno;
 			unmap_object(sp, b);
@@ -187,6 +189,108 @@ static int split_chmod(struct smq_map *m, unsigned mode)
 	return 0;
 }
 
+/* Object 0 holds the superblock: once it is unlinked the window is gone. */
+static bool split_removed(struct smq_map *m)
+{
+	struct split *sp = m->priv;
+	struct stat st;
+
+	return sp && sp->fd[0] >= 0 && fstat(sp->fd[0], &st) == 0 &&
+	       st.st_nlink == 0;
+}
+
+/* Every region's object, NAME.0 (the superblock's) last, so that a
+ * remove cut short leaves a window that is still found and removed
+ * again. */
+static int split_remove(const char *name)
+{
+	char path[256];
+	int err = 0;
+
+	if (!smq_shm_name_ok(name) || strlen(name) > 190)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/%s.0", name);
+	int fd = shm_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return -errno;
+	err = smq_fd_is_window(fd);
+	close(fd);
+	if (err)
+		return err;
+	for (unsigned b = SMQ_MAX_BOARDS; b-- > 0;) {
+		snprintf(path, sizeof(path), "/%s.%u", name, b);
+		if (shm_unlink(path) < 0 && errno != ENOENT && !err)
+			err = -errno;
+	}
+	return err;
+}
+
+/* The region object an error of kind err is about: NAME.0 when it is
+ * missing (the window is), else the first whose state explains err (a
+ * symbolic link, another user's, one we may not open). */
+static unsigned culprit(const char *name, int err)
+{
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
+		char path[256];
+		struct stat st;
+		snprintf(path, sizeof(path), "/dev/shm/%s.%u", name, b);
+		if (lstat(path, &st) < 0)
+			return 0;
+		if ((err == -ELOOP && S_ISLNK(st.st_mode)) ||
+		    ((err == -SMQ_EFOREIGN || err == -EPERM) &&
+		     (st.st_uid != geteuid() || (st.st_mode & S_IWOTH))) ||
+		    (err == -EACCES && access(path, R_OK | W_OK) < 0))
+			return b;
+	}
+	return 0;
+}
+
+static bool split_explain(const char *name, int err, char *buf, size_t len)
+{
+	char who[512], path[256];
+
+	if (!smq_shm_name_ok(name) || strlen(name) > 190) {
+		snprintf(buf, len, "bad window spec 'split:%s': a split window's "
+			 "name is 1 to 190 of A-Z a-z 0-9 . _ -, not starting "
+			 "with '.', without '..'", name);
+		return true;
+	}
+	unsigned b = culprit(name, err);
+	snprintf(path, sizeof(path), "/dev/shm/%s.%u", name, b);
+	if (b == 0)
+		snprintf(who, sizeof(who), "window split:%s", name);
+	else
+		snprintf(who, sizeof(who), "window split:%s's region %s", name,
+			 path);
+	return smq_fd_explain(who, path, err, buf, len);
+}
+
+/* A split window is found by its first region, NAME.0, which holds the
+ * superblock and so begins with the magic. */
+struct list_call {
+	int (*fn)(const char *spec, void *arg);
+	void *arg;
+};
+
+static int split_list_one(const char *name, void *arg)
+{
+	const struct list_call *c = arg;
+	size_t n = strlen(name);
+	char spec[256];
+
+	if (n < 3 || strcmp(name + n - 2, ".0"))
+		return 0;
+	snprintf(spec, sizeof(spec), "split:%.*s", (int)(n - 2), name);
+	return c->fn(spec, c->arg);
+}
+
+static int split_list(int (*fn)(const char *spec, void *arg), void *arg)
+{
+	struct list_call c = { fn, arg };
+
+	return smq_shm_scan(split_list_one, &c);
+}
+
 static void split_describe(struct smq_map *m, char *buf, size_t len)
 {
 	(void)m;
@@ -202,6 +306,10 @@ const struct smq_transport smq_transport_split = {
 	.map_layout = split_map_layout,
 	.close = split_close,
 	.chmod = split_chmod,
+	.removed = split_removed,
+	.remove = split_remove,
+	.explain = split_explain,
+	.list = split_list,
 	.bell_open = smq_futex_bell_open,
 	.ring_kinds = smq_futex_ring_kinds,
 	.ring = smq_futex_ring,

@@ -154,8 +154,10 @@ static int open_device(struct smq_vfio *v)
 	if (err)
 		return err;
 
+	/* A missing container is the modules' fault, a missing group node
+	 * /dev's: two errnos, so that each can be explained. */
 	if ((v->container = open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC)) < 0)
-		return -errno;
+		return errno == ENOENT ? -ENOPKG : -errno;
 	if (ioctl(v->container, VFIO_GET_API_VERSION) != VFIO_API_VERSION)
 		return -EPROTO;
 	int type = VFIO_TYPE1v2_IOMMU;
@@ -166,8 +168,9 @@ static int open_device(struct smq_vfio *v)
 	}
 
 	snprintf(path, sizeof(path), "/dev/vfio/%s", group_name);
+	/* EBUSY: another open holds the group; ENOENT: no node for it */
 	if ((v->group = open(path, O_RDWR | O_CLOEXEC)) < 0)
-		return -errno;  /* EBUSY: another open holds the group */
+		return -errno;
 	struct vfio_group_status status = { .argsz = sizeof(status) };
 	if (ioctl(v->group, VFIO_GROUP_GET_STATUS, &status) < 0)
 		return -errno;
@@ -251,6 +254,9 @@ const char *smq_vfio_bdf(const struct smq_vfio *v)
 	return v->bdf;
 }
 
+/* The words of the causes vfio.h lists; the pci transport's explain
+ * (smq_explain()) says them with what it finds of the device and its
+ * group around them. */
 const char *smq_vfio_explain(int err)
 {
 	switch (err) {
@@ -266,8 +272,12 @@ const char *smq_vfio_explain(int err)
 		return "the device is not bound to vfio-pci (write vfio-pci to "
 		       "its driver_override, unbind it, then write its address "
 		       "to /sys/bus/pci/drivers_probe)";
+	case -ENOPKG:
+		return "/dev/vfio/vfio does not exist: the vfio modules are not "
+		       "loaded (modprobe vfio-pci)";
 	case -ENOENT:
-		return "a /dev/vfio node is missing (vfio modules not loaded?)";
+		return "the device's VFIO group has no node in /dev/vfio (/dev "
+		       "not populated for it)";
 	case -EPROTO:
 		return "the kernel speaks another VFIO API version";
 	case -EPROTONOSUPPORT:

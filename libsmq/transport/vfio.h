@@ -18,8 +18,10 @@
  *                     Debian's kernels lack it, so it could not be tested
  *   -EUNATCH          the device is not bound to vfio-pci (another driver,
  *                     or none)
- *   -ENOENT           a /dev/vfio node is missing (modules not loaded,
- *                     /dev not populated)
+ *   -ENOPKG           /dev/vfio/vfio is missing: the vfio modules are not
+ *                     loaded
+ *   -ENOENT           /dev/vfio/N, the device's group node, is missing
+ *                     (/dev not populated for it)
  *   -EPROTO           the kernel speaks another VFIO API version
  *   -EPROTONOSUPPORT  no type1 IOMMU backend (vfio_iommu_type1 not loaded)
  *   -EBUSY            the device's group is held by another open
@@ -52,7 +54,9 @@ int smq_vfio_open(struct smq_vfio **out, const char *bdf);
 void smq_vfio_close(struct smq_vfio *v);
 /* The canonical address ("dddd:bb:ss.f"). */
 const char *smq_vfio_bdf(const struct smq_vfio *v);
-/* A sentence for an error smq_vfio_open() or another call returned. */
+/* A sentence for an error smq_vfio_open() or another call returned,
+ * knowing nothing of the system: the pci transport's explain (through
+ * smq_explain()) says which device, which group and who holds it. */
 const char *smq_vfio_explain(int err);
 
 /* BARs 0 to 5.  -EINVAL for another index. */

@@ -1,0 +1,322 @@
+/* Each transport says the true cause of its errors (smq_explain()): a
+ * directory that does not exist is not a window board 0 has yet to make;
+ * an object of another user names that user; a bad shm name, an unknown
+ * transport; every VFIO errno of the pci transport its own cause, and
+ * what the device's state tells (its driver, root); an ivshmem server
+ * that is missing, hangs up, or speaks another version; and
+ * smq_list_windows() finds a window and not an object that is none. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include "testlib.h"
+
+static char words[1024];
+
+/* The words for err of spec; fails unless they hold want (and, if
+ * given, not unwanted). */
+static void says(const char *spec, int err, const char *want,
+		 const char *unwanted)
+{
+	smq_explain(spec, err, words, sizeof(words));
+	if (!strstr(words, want))
+		FAIL("%s, error %d: \"%s\" lacks \"%s\"", spec, err, words, want);
+	if (unwanted && strstr(words, unwanted))
+		FAIL("%s, error %d: \"%s\" says \"%s\"", spec, err, words,
+		     unwanted);
+	printf("ok  %s %d: %s\n", spec, err, words);
+}
+
+static int open_err(const char *spec, unsigned flags)
+{
+	struct smq_window *w;
+	int err = smq_open(spec, 0, flags, &w);
+
+	if (!err)
+		smq_close(w);
+	return err;
+}
+
+static void files(void)
+{
+	char spec[128], dir[64];
+
+	snprintf(spec, sizeof(spec), "file:/nonexistent-%d/dir/x", getpid());
+	/* not the window board 0 has yet to make: nothing to wait for */
+	EXPECT(open_err(spec, SMQ_OPEN_CREATE), -ENOTDIR);
+	EXPECT(open_err(spec, 0), -ENOTDIR);
+	CHECK(!smq_transient(-ENOTDIR));
+	snprintf(dir, sizeof(dir), "directory /nonexistent-%d/dir does not "
+		 "exist", getpid());
+	says(spec, -ENOTDIR, dir, "does not exist yet");
+	says(spec, -ENOENT, dir, "does not exist yet");
+	snprintf(spec, sizeof(spec), "file:/dev/shm/smq-explain-%d-none",
+		 getpid());
+	EXPECT(open_err(spec, 0), -ENOENT);
+	says(spec, -ENOENT, "does not exist yet: board 0 creates it", NULL);
+	says("shm:smq-explain-none", -ENOENT, "does not exist yet", NULL);
+	says("split:smq-explain-none", -ENOENT, "window split:smq-explain-none "
+	     "does not exist yet", NULL);
+	EXPECT(open_err("file:/dev/null", 0), -EINVAL);
+	says("file:/dev/null", -EINVAL, "not a regular file (it is a device)",
+	     "shm name");
+}
+
+static void names(void)
+{
+	EXPECT(open_err("shm:../x", 0), -EINVAL);
+	says("shm:../x", -EINVAL, "bad window spec 'shm:../x': a shm name is",
+	     NULL);
+	says("split:a/b", -EINVAL, "bad window spec 'split:a/b'", NULL);
+	/* an unknown transport has no words of its own: the library's */
+	EXPECT(open_err("nosuch:x", 0), -EPROTONOSUPPORT);
+	smq_explain("nosuch:x", -EPROTONOSUPPORT, words, sizeof(words));
+	CHECK(!strcmp(words, smq_strerror(-EPROTONOSUPPORT)));
+	CHECK(strstr(words, "unknown transport"));
+}
+
+/* Writable by others: the mode; another user's (as root): the name. */
+static void foreign(void)
+{
+	char spec[64], path[96], want[128];
+
+	snprintf(spec, sizeof(spec), "shm:smq-explain-%d-open", getpid());
+	snprintf(path, sizeof(path), "/dev/shm/smq-explain-%d-open", getpid());
+	int fd = open(path, O_CREAT | O_RDWR | O_EXCL, 0600);
+	CHECK(fd >= 0);
+	CHECK(fchmod(fd, 0666) == 0);
+	EXPECT(open_err(spec, SMQ_OPEN_CREATE), -SMQ_EFOREIGN);
+	says(spec, -SMQ_EFOREIGN, "others may write it (mode 0666)", NULL);
+	struct passwd *pw = getpwuid(65534);
+	if (geteuid() == 0 && pw && fchown(fd, 65534, 65534) == 0 &&
+	    fchmod(fd, 0600) == 0) {
+		EXPECT(open_err(spec, SMQ_OPEN_CREATE), -SMQ_EFOREIGN);
+		snprintf(want, sizeof(want), "belongs to %s (uid 65534)",
+			 pw->pw_name);
+		says(spec, -SMQ_EFOREIGN, want, NULL);
+	} else {
+		printf("note: another user's object needs root and uid 65534\n");
+	}
+	close(fd);
+	unlink(path);
+	/* a symbolic link is named as one */
+	snprintf(spec, sizeof(spec), "shm:smq-explain-%d-link", getpid());
+	snprintf(path, sizeof(path), "/dev/shm/smq-explain-%d-link", getpid());
+	CHECK(symlink("/dev/null", path) == 0);
+	EXPECT(open_err(spec, 0), -ELOOP);
+	says(spec, -ELOOP, "is a symbolic link", NULL);
+	unlink(path);
+}
+
+#define FAKE "pci:ff:1f.7/2"
+
+/* Every errno vfio.h documents, on a device that is not there: each its
+ * own cause, none the words of another. */
+static void vfio_errnos(void)
+{
+	static const struct { int err; const char *cause; } c[] = {
+		{ -EOPNOTSUPP, "has no IOMMU group" },
+		{ -EUNATCH, "not bound to vfio-pci" },
+		{ -ENOPKG, "/dev/vfio/vfio does not exist: the vfio modules" },
+		{ -ENOENT, "group has no node in /dev/vfio" },
+		{ -EPROTO, "another VFIO API version" },
+		{ -EPROTONOSUPPORT, "no type1 IOMMU backend" },
+		{ -EBUSY, "VFIO group is held by another open" },
+		{ -EXDEV, "not viable: another device in it is bound" },
+		{ -EPERM, "cannot remap interrupts" },
+		{ -EACCES, "no permission to open the device's /dev/vfio group" },
+	};
+	char seen[sizeof(c) / sizeof(c[0])][sizeof(words)];
+
+	if (access("/sys/bus/pci/devices/0000:ff:1f.7", F_OK) == 0) {
+		printf("note: 0000:ff:1f.7 exists here: VFIO words skipped\n");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		says(FAKE, c[i].err, c[i].cause, NULL);
+		CHECK(strstr(words, "0000:ff:1f.7"));
+		snprintf(seen[i], sizeof(seen[i]), "%s", words);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(seen[i], seen[j]))
+				FAIL("%d and %d read the same", c[i].err,
+				     c[j].err);
+	}
+	says(FAKE, -ENODEV, "no PCI device at 0000:ff:1f.7", NULL);
+	says(FAKE, -ENXIO, "BAR 2 of 0000:ff:1f.7 is not a memory BAR", NULL);
+	says("pci:zz", -EINVAL, "bad window spec 'pci:zz'", NULL);
+	says("pci:00:03.0/9", -EINVAL, "BAR 0 to 5", NULL);
+	EXPECT(open_err(FAKE, 0), -ENODEV);
+}
+
+/* A device of this host bound to a driver other than vfio-pci: what its
+ * state tells (through sysfs, not VFIO). */
+static void host_device(void)
+{
+	DIR *d = opendir("/sys/bus/pci/devices");
+	struct dirent *e;
+	char spec[300] = "", drv[256], path[320];
+
+	while (d && !*spec && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver",
+			 e->d_name);
+		ssize_t n = readlink(path, drv, sizeof(drv) - 1);
+		drv[n > 0 ? n : 0] = 0;
+		if (n > 0 && !strstr(drv, "/vfio-pci"))
+			snprintf(spec, sizeof(spec), "pci:%s", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	if (!*spec) {
+		printf("note: no PCI device bound to a kernel driver here\n");
+		return;
+	}
+	const char *name = strrchr(drv, '/') + 1;
+	says(spec, -EBUSY, "is bound to a kernel driver", "VFIO");
+	CHECK(strstr(words, name));
+	says(spec, -EUNATCH, "its driver is", NULL);
+	CHECK(strstr(words, name));
+	says(spec, -EPERM, "the kernel refused to map a BAR", "interrupts");
+	/* not root: the BAR needs root, not a /dev/vfio node */
+	if (geteuid() == 0) {
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			if (setgid(65534) || setuid(65534))
+				_exit(3);
+			smq_explain(spec, -EACCES, words, sizeof(words));
+			_exit(strstr(words, "needs root") ? 0 : 1);
+		}
+		int st;
+		CHECK(waitpid(pid, &st, 0) == pid);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 3)
+			printf("note: cannot become uid 65534: needs-root "
+			       "skipped\n");
+		else
+			CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	} else {
+		says(spec, -EACCES, "needs root", NULL);
+	}
+}
+
+/* A server that says first (a version) and hangs up, or hangs up at
+ * once (first < 0). */
+static pid_t fake_server(const char *path, int64_t first, int accepts)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4))
+		FAIL("fake server");
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(20);  /* never outlive a test that failed */
+		for (int i = 0; i < accepts; i++) {
+			int fd = accept(l, NULL, NULL);
+			if (fd < 0)
+				_exit(1);
+			if (first >= 0 &&
+			    write(fd, &first, sizeof(first)) != sizeof(first))
+				_exit(1);
+			close(fd);
+		}
+		_exit(0);
+	}
+	close(l);
+	return pid;
+}
+
+static void ivshmem(void)
+{
+	char path[64], spec[80];
+
+	snprintf(path, sizeof(path), "/tmp/smq-explain-%d.sock", getpid());
+	snprintf(spec, sizeof(spec), "ivshmem:%s", path);
+	EXPECT(open_err(spec, 0), -ENOENT);
+	says(spec, -ENOENT, "no ivshmem server: the socket", NULL);
+	says("ivshmem:/nonexistent-dir/s", -ENOENT,
+	     "directory /nonexistent-dir does not exist", NULL);
+	/* a server that speaks version 7: both numbers (explain asks it) */
+	pid_t pid = fake_server(path, 7, 2);
+	EXPECT(open_err(spec, 0), -EPROTONOSUPPORT);
+	says(spec, -EPROTONOSUPPORT, "speaks version 7 of the ivshmem "
+	     "protocol, this library version 0", NULL);
+	test_wait_ok(pid, "the version 7 server");
+	unlink(path);
+	/* one that hangs up before the memory: it refused us */
+	pid = fake_server(path, -1, 1);
+	EXPECT(open_err(spec, 0), -ECONNRESET);
+	says(spec, -ECONNRESET, "refused this client", NULL);
+	test_wait_ok(pid, "the server that hangs up");
+	/* the socket of a server that ended */
+	EXPECT(open_err(spec, 0), -ECONNREFUSED);
+	says(spec, -ECONNREFUSED, "no ivshmem server listens", NULL);
+	unlink(path);
+}
+
+struct found {
+	const char *want, *unwanted;
+	int got, bad;
+};
+
+static int look(const char *spec, void *arg)
+{
+	struct found *f = arg;
+
+	f->got += !strcmp(spec, f->want);
+	f->bad += !strcmp(spec, f->unwanted);
+	return 0;
+}
+
+static int stop(const char *spec, void *arg)
+{
+	(void)spec;
+	(void)arg;
+	return 42;
+}
+
+static void listing(void)
+{
+	char spec[64], junk[64], path[96], split[64];
+
+	snprintf(spec, sizeof(spec), "shm:smq-explain-%d-w", getpid());
+	snprintf(junk, sizeof(junk), "shm:smq-explain-%d-junk", getpid());
+	snprintf(split, sizeof(split), "split:smq-explain-%d-s", getpid());
+	snprintf(path, sizeof(path), "/dev/shm/smq-explain-%d-junk", getpid());
+	smq_close(test_init(spec, 2, 2, 4, 64));
+	smq_close(test_init(split, 2, 2, 4, 64));
+	FILE *f = fopen(path, "w");
+	CHECK(f && fputs("SMQWINDX and not a window\n", f) >= 0 && !fclose(f));
+
+	struct found fd = { spec, junk, 0, 0 };
+	OK(smq_list_windows(look, &fd));
+	CHECK(fd.got == 1 && fd.bad == 0);
+	struct found fs = { split, "", 0, 0 };
+	OK(smq_list_windows(look, &fs));
+	CHECK(fs.got == 1);
+	EXPECT(smq_list_windows(stop, NULL), 42);
+	EXPECT(smq_list_windows(NULL, NULL), -EINVAL);
+	OK(smq_remove(spec));
+	OK(smq_remove(split));
+	unlink(path);
+	fd.got = 0;
+	OK(smq_list_windows(look, &fd));
+	CHECK(fd.got == 0);
+}
+
+int main(void)
+{
+	files();
+	names();
+	foreign();
+	vfio_errnos();
+	host_device();
+	ivshmem();
+	listing();
+	printf("all explain checks passed\n");
+	return 0;
+}
