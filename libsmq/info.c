@@ -141,21 +141,44 @@ static int queue_info(struct smq_window *w, unsigned queue,
 	return smq_stale(w);
 }
 
-/* A monitor's snapshots follow the window first (-EIDRM: removed). */
+/* What every snapshot call does around its own filling: a monitor
+ * follows the window first (-EIDRM: removed), an error leaves zeros, and
+ * the caller's struct gets what both sides know of ours. */
+int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
+		      unsigned a, unsigned b, void *info, size_t have,
+		      void *out, size_t size)
+{
+	if (!w || !out || !size)
+		return -EINVAL;
+	memset(info, 0, have);
+	int err = smq_monitor_follow(w);
+	if (err == -EIDRM)
+		return err;
+	err = fill(w, a, b, info);
+	smq_struct_out(out, size, info, have);
+	return err;
+}
+
+static int lane_fill(struct smq_window *w, unsigned queue, unsigned sender,
+		     void *info)
+{
+	return lane_info(w, queue, sender, info);
+}
+
+static int queue_fill(struct smq_window *w, unsigned queue, unsigned unused,
+		      void *info)
+{
+	(void)unused;
+	return queue_info(w, queue, info);
+}
+
 int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
 		  struct smq_lane_info *out, size_t size)
 {
 	struct smq_lane_info info;
 
-	if (!w || !out || !size)
-		return -EINVAL;
-	memset(&info, 0, sizeof(info));  /* what an error leaves: zeros */
-	int err = smq_monitor_follow(w);
-	if (err == -EIDRM)
-		return err;
-	err = lane_info(w, queue, sender, &info);
-	smq_struct_out(out, size, &info, sizeof(info));
-	return err;
+	return smq_snapshot_call(w, lane_fill, queue, sender, &info,
+				 sizeof(info), out, size);
 }
 
 int smq_queue_info(struct smq_window *w, unsigned queue,
@@ -163,15 +186,8 @@ int smq_queue_info(struct smq_window *w, unsigned queue,
 {
 	struct smq_queue_info info;
 
-	if (!w || !out || !size)
-		return -EINVAL;
-	memset(&info, 0, sizeof(info));  /* what an error leaves: zeros */
-	int err = smq_monitor_follow(w);
-	if (err == -EIDRM)
-		return err;
-	err = queue_info(w, queue, &info);
-	smq_struct_out(out, size, &info, sizeof(info));
-	return err;
+	return smq_snapshot_call(w, queue_fill, queue, 0, &info, sizeof(info),
+				 out, size);
 }
 
 static int fault(struct smq_fault *f, int err, const char *field,

@@ -294,18 +294,18 @@ static int board_info(struct smq_window *w, unsigned board,
 	return smq_stale(w);
 }
 
+static int board_fill(struct smq_window *w, unsigned board, unsigned unused,
+		      void *info)
+{
+	(void)unused;
+	return board_info(w, board, info);
+}
+
 int smq_board_info(struct smq_window *w, unsigned board,
 		   struct smq_board_info *out, size_t size)
 {
 	struct smq_board_info info;
 
-	if (!w || !out || !size)
-		return -EINVAL;
-	memset(&info, 0, sizeof(info));  /* what an error leaves: zeros */
-	int err = smq_monitor_follow(w);
-	if (err == -EIDRM)
-		return err;
-	err = board_info(w, board, &info);
-	smq_struct_out(out, size, &info, sizeof(info));
-	return err;
+	return smq_snapshot_call(w, board_fill, board, 0, &info, sizeof(info),
+				 out, size);
 }

@@ -25,26 +25,23 @@ C
 cp "$tmp/use.c" "$tmp/use.cc"
 status=0
 n=0
-for cc in gcc clang; do
-	command -v $cc >/dev/null || continue
-	for std in c89 c99 c11 c17; do
-		if ! $cc -std=$std -pedantic -Wall -Wextra -Werror -Ilibsmq \
-			-c -o "$tmp/o" "$tmp/use.c" 2>"$tmp/err"; then
-			echo "smq.h does not compile with $cc -std=$std -pedantic:"
+# builds COMPILER SOURCE STD...: smq.h compiles in each standard
+builds() {
+	c=$1 src=$2
+	shift 2
+	command -v "$c" >/dev/null || return 0
+	for std in "$@"; do
+		if ! "$c" -std="$std" -pedantic -Wall -Wextra -Werror -Ilibsmq \
+			-c -o "$tmp/o" "$src" 2>"$tmp/err"; then
+			echo "smq.h does not compile with $c -std=$std -pedantic:"
 			cat "$tmp/err"; status=1
 		fi
 		n=$((n + 1))
 	done
-	cxx=$([ $cc = gcc ] && echo g++ || echo clang++)
-	command -v $cxx >/dev/null || continue
-	for std in c++98 c++11 c++17; do
-		if ! $cxx -std=$std -pedantic -Wall -Wextra -Werror -Ilibsmq \
-			-c -o "$tmp/o" "$tmp/use.cc" 2>"$tmp/err"; then
-			echo "smq.h does not compile with $cxx -std=$std -pedantic:"
-			cat "$tmp/err"; status=1
-		fi
-		n=$((n + 1))
-	done
+}
+for pair in gcc:g++ clang:clang++; do
+	builds "${pair%%:*}" "$tmp/use.c" c89 c99 c11 c17
+	builds "${pair##*:}" "$tmp/use.cc" c++98 c++11 c++17
 done
 # the built library is the version the header names
 cat >"$tmp/ver.c" <<'C'
