@@ -47,9 +47,11 @@ static void *call_side(void *p)
 	uint64_t rng = 7;
 
 	test_pin(l->cpu);
-	for (uint64_t r = 1; r <= l->rounds; r++) {
+	for (uint64_t r = 1;; r++) {
+		/* board 0 may end the run early: then it lowers rounds */
 		while (atomic_load_explicit(&l->go, memory_order_acquire) != r)
-			;
+			if (__atomic_load_n(&l->rounds, __ATOMIC_ACQUIRE) < r)
+				return NULL;
 		spin_a_little(&rng, spin_call);
 		__atomic_store_n(&l->mark, r, __ATOMIC_RELAXED);
 		l->call->mark();
@@ -61,11 +63,23 @@ static void *call_side(void *p)
 	return NULL;
 }
 
-/* Board 0's side, round by round; returns the rounds where neither load
- * saw the other's store. */
-static uint64_t run(const struct smq_order *call, enum side board0,
-		    uint64_t rounds)
+static uint64_t now_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Board 0's side, round by round, up to *rounds of them or secs seconds,
+ * whichever comes first (a membarrier costs a grace period on every CPU:
+ * on a busy machine a fixed count could take any time); *rounds becomes
+ * the rounds run.  Returns the rounds where neither load saw the other's
+ * store. */
+static uint64_t run(const struct smq_order *call, enum side board0,
+		    uint64_t *rounds_io, unsigned secs)
+{
+	uint64_t rounds = *rounds_io, end = now_ns() + secs * 1000000000ull;
 	struct litmus *l = calloc(1, sizeof(*l));
 	pthread_t th;
 	uint64_t rng = 11, both_missed = 0;
@@ -76,7 +90,13 @@ static uint64_t run(const struct smq_order *call, enum side board0,
 	l->cpu = 1;
 	test_pin(0);
 	CHECK(pthread_create(&th, NULL, call_side, l) == 0);
-	for (uint64_t r = 1; r <= rounds; r++) {
+	uint64_t r;
+	for (r = 1; r <= rounds; r++) {
+		if ((r & 255) == 0 && now_ns() > end) {
+			/* round r - 1 is done: the call side ends there */
+			__atomic_store_n(&l->rounds, r - 1, __ATOMIC_RELEASE);
+			break;
+		}
 		atomic_store_explicit(&l->go, r, memory_order_release);
 		spin_a_little(&rng, spin_board0);
 		__atomic_store_n(&l->notice, r, __ATOMIC_RELAXED);
@@ -94,6 +114,7 @@ static uint64_t run(const struct smq_order *call, enum side board0,
 	}
 	CHECK(pthread_join(th, NULL) == 0);
 	free(l);
+	*rounds_io = r - 1;
 	return both_missed;
 }
 
@@ -111,19 +132,25 @@ int main(void)
 		       "every mark has a full barrier here\n");
 		return SKIP;
 	}
-	uint64_t n = 200000, control = run(&smq_order_local, NONE, n);
+	/* each run is bounded by time and must reach a floor of rounds, so
+	 * that a busy machine makes it slower, never empty */
+	uint64_t n = 200000, control = run(&smq_order_local, NONE, &n, 30);
 	printf("control, compiler barriers on both sides: both loads missed "
 	       "in %llu of %llu rounds\n", (unsigned long long)control,
 	       (unsigned long long)n);
-	uint64_t full = run(&smq_order_c11, FULL, n);
+	uint64_t nf = 200000, full = run(&smq_order_c11, FULL, &nf, 30);
 	printf("full barriers on both sides: both missed in %llu of %llu "
-	       "rounds\n", (unsigned long long)full, (unsigned long long)n);
-	uint64_t m = 50000, light = run(&smq_order_local, LIGHT, m);
+	       "rounds\n", (unsigned long long)full, (unsigned long long)nf);
+	uint64_t m = 50000, light = run(&smq_order_local, LIGHT, &m, 60);
 	printf("light mark against board 0's membarrier: both missed in %llu "
-	       "of %llu rounds\n", (unsigned long long)light,
+	       "of %llu rounds (60 s at most)\n", (unsigned long long)light,
 	       (unsigned long long)m);
 	if (full || light)
 		FAIL("a call and board 0 both missed each other's store");
+	if (nf < 20000 || m < 1000)
+		FAIL("too few rounds to trust: %llu with full barriers (at "
+		     "least 20000), %llu against membarrier (at least 1000)",
+		     (unsigned long long)nf, (unsigned long long)m);
 	if (!control) {
 		printf("this machine showed no reordering in the control: the "
 		       "litmus proved nothing here\n");
