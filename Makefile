@@ -120,7 +120,7 @@ $(B)/tests/hold_hook.o: tests/hold_hook.c libsmq/hook.h Makefile
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) -c -o $@ $<
 $(SMQCTL_HOOKED): $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o $(B)/libsmq-count.a
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o \
-		$(B)/libsmq-count.a $(LDFLAGS) $(PCI_LIBS) -lncursesw -lm
+		$(B)/libsmq-count.a $(LDFLAGS) $(PCI_LIBS) -lncursesw -lmicrohttpd -lm
 all: $(SMQCTL_HOOKED)
 
 # Probe and model tests link the probes (and libpci).
@@ -148,7 +148,7 @@ $(IVSHMEM_HOST): tests/qemu/ivshmem_host.c tests/qemu/vfio_mailbox.h $(INTLIB)
 # smqctl links libsmq statically: one binary to copy onto a board.
 $(SMQCTL): $(CLI_OBJ) $(PROBE_OBJ) $(STLIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(STLIB) $(LDFLAGS) \
-		$(PCI_LIBS) -lncursesw -lm
+		$(PCI_LIBS) -lncursesw -lmicrohttpd -lm
 
 $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
@@ -158,7 +158,7 @@ ALL_SCRIPTS := $(filter-out tests/run.sh tests/check-all.sh tests/valgrind.sh te
 		$(wildcard tests/*.sh))
 # under a sanitizer: the scripts that drive smqctl itself
 SAN_SCRIPTS := tests/t_cli.sh tests/t_recv.sh tests/t_measure.sh tests/t_top.sh tests/t_security.sh \
-		tests/t_server.sh tests/t_cli_held.sh
+		tests/t_server.sh tests/t_cli_held.sh tests/t_metrics.sh
 SCRIPTS   := $(if $(TESTS),,$(if $(SAN),$(SAN_SCRIPTS),$(ALL_SCRIPTS)))
 RUN_BIN   := $(if $(TESTS),$(addprefix $(B)/tests/,$(subst $(comma), ,$(TESTS))),$(TEST_BIN))
 
@@ -179,13 +179,15 @@ check-all:
 # for the completions, tmux for top's live view, libpci and pciutils for
 # the probes and lspci, QEMU, busybox and cpio for the guest with a PCI
 # BAR, valgrind, faketime, a cross compiler for the aarch64 build, and
-# abidiff for the ABI check.
+# abidiff for the ABI check; libmicrohttpd for smqctl metrics --listen,
+# and Prometheus and node_exporter, which t_metrics.sh runs against it.
 # .ci/run installs through this target, so the two never disagree.
 DEPS := gcc make libc6-dev binutils pkgconf groff-base \
 	clang libclang-rt-14-dev \
 	python3 zsh util-linux libncurses-dev tmux \
 	libpci-dev pciutils qemu-system-x86 busybox-static cpio valgrind \
-	faketime gcc-aarch64-linux-gnu libc6-dev-arm64-cross abigail-tools
+	faketime gcc-aarch64-linux-gnu libc6-dev-arm64-cross abigail-tools \
+	libmicrohttpd-dev prometheus prometheus-node-exporter
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 deps:
 	$(SUDO) apt-get update -q

@@ -105,8 +105,13 @@ _smqctl_value()
 	while read -r s l arg kind; do
 		[[ $opt == "$s" || $opt == "$l" ]] || continue
 		[[ $arg == - ]] && return 1
+		# a directory (metrics --textfile DIR): --list-args names no
+		# kind for it, its argument's name says
+		[[ $arg == DIR && $kind == - ]] && kind=dir
 		case $kind in
 		file) _smqctl_files "" "$cur" ;;
+		dir) compopt -o filenames 2>/dev/null
+		     mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
 		window) _smqctl_windows "$bin" "$cur" ;;
 		words\ *) mapfile -t COMPREPLY < <(compgen -W "${kind#words }" -- "$cur") ;;
 		esac
