@@ -143,8 +143,10 @@ static int sync_step(struct smq_window *w, uint64_t *missing)
 }
 
 /* The handle attached under an earlier start's generation: wait until
- * board 0 formats the window anew, then attach to that.  The slot of our
- * in-flight mark is given back first: it holds the old generation. */
+ * board 0 formats the window anew, then attach to that.  The handle keeps
+ * its in-flight mark's slot (in our control block, which no geometry
+ * moves): board 0 waits for any busy mark, whatever generation it was
+ * set under, so another thread's call on this handle stays covered. */
 static int await_new_generation(struct smq_window *w, int timeout_ms,
 				const struct timespec *deadline, int poll_ms)
 {
@@ -152,9 +154,6 @@ static int await_new_generation(struct smq_window *w, int timeout_ms,
 
 	for (;;) {
 		if (smq_stale(w)) {
-			smq_slot_release(w, w->slot);
-			w->slot = NULL;
-			w->valid = false;
 			int err = smq_attach(w);
 			/* an init that has told the boards but not yet written
 			 * leaves the old layout to attach to: not yet */
