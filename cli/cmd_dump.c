@@ -349,11 +349,15 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	if (err)
 		return open_error(ctx, err);
 	int ierr = smq_window_info(w, &wi, sizeof(wi));
+	if (ierr == -EIDRM) {  /* removed since it was opened */
+		smq_close(w);
+		return window_error(ctx, "dump", ierr);
+	}
 	if (!ierr && ctx->board >= wi.geometry.boards) {
 		smq_close(w);  /* a valid window without this board */
 		return open_error(ctx, -EINVAL);
 	}
-	if (ierr == -SMQ_EUNFORMATTED) {
+	if (ierr && ierr != -ESTALE) {  /* unformatted, or a fault */
 		err = smq_validate(w, &f, sizeof(f));
 		smq_close(w);
 		if (ctx->json)

@@ -9,6 +9,7 @@
 #define SMQ_HANDLE_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 #include "abi.h"
@@ -54,6 +55,9 @@ struct smq_window {
 	uint64_t host_written;  /* generation whose board slot has our name */
 	int handshake_ms;
 	unsigned queues_open;   /* queue handles on this window handle */
+	pthread_mutex_t follow_lock; /* attaching again (a monitor following
+				   the window, sync's new generation) against
+				   the snapshots of other threads */
 	struct smq_holdout holdout;
 	struct smq_observation obs[SMQ_MAX_BOARDS];
 	char host[64];

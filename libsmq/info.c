@@ -51,19 +51,21 @@ static int window_info(struct smq_window *w, struct smq_window_info *info)
 	return smq_stale(w);
 }
 
+static int window_fill(struct smq_window *w, unsigned unused1,
+		       unsigned unused2, void *info)
+{
+	(void)unused1;
+	(void)unused2;
+	return window_info(w, info);
+}
+
 int smq_window_info(struct smq_window *w, struct smq_window_info *out,
 		    size_t size)
 {
 	struct smq_window_info info;
 
-	if (!w || !out || !size)
-		return -EINVAL;
-	int err = smq_monitor_follow(w);
-	if (err == -EIDRM)
-		return err;
-	int ierr = window_info(w, &info);
-	smq_struct_out(out, size, &info, sizeof(info));
-	return err && !ierr ? err : ierr;
+	return smq_snapshot_call(w, window_fill, 0, 0, &info, sizeof(info),
+				 out, size);
 }
 
 static int lane_info(struct smq_window *w, unsigned queue, unsigned sender,
@@ -142,8 +144,11 @@ static int queue_info(struct smq_window *w, unsigned queue,
 }
 
 /* What every snapshot call does around its own filling: a monitor
- * follows the window first (-EIDRM: removed), an error leaves zeros, and
- * the caller's struct gets what both sides know of ours. */
+ * follows the window first (-EIDRM: removed; a fault found attaching
+ * again is said rather than the fill's), an error leaves zeros, and the
+ * caller's struct gets what both sides know of ours.  Under the handle's
+ * follow lock: following may map the window and its layout anew, which
+ * the fills of other threads read. */
 int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
 		      unsigned a, unsigned b, void *info, size_t have,
 		      void *out, size_t size)
@@ -151,12 +156,12 @@ int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
 	if (!w || !out || !size)
 		return -EINVAL;
 	memset(info, 0, have);
+	pthread_mutex_lock(&w->follow_lock);
 	int err = smq_monitor_follow(w);
-	if (err == -EIDRM)
-		return err;
-	err = fill(w, a, b, info);
+	int ferr = err == -EIDRM ? err : fill(w, a, b, info);
+	pthread_mutex_unlock(&w->follow_lock);
 	smq_struct_out(out, size, info, have);
-	return err;
+	return err ? err : ferr;
 }
 
 static int lane_fill(struct smq_window *w, unsigned queue, unsigned sender,
@@ -288,11 +293,15 @@ int smq_validate(struct smq_window *w, struct smq_fault *out, size_t size)
 
 	if (!w || (out && !size))
 		return -EINVAL;
+	memset(&f, 0, sizeof(f));
+	pthread_mutex_lock(&w->follow_lock);
 	if (w->readonly && w->map.tp->removed && w->map.tp->removed(&w->map))
-		return -EIDRM;
+		err = -EIDRM;
 	for (int tries = 0; tries < 3 && err == -ESTALE; tries++)
 		err = validate_once(w, &f);
-	f.board = err ? smq_owner_of(w->valid ? &w->lay : NULL, f.offset) : -1;
+	f.board = err && err != -EIDRM
+		  ? smq_owner_of(w->valid ? &w->lay : NULL, f.offset) : -1;
+	pthread_mutex_unlock(&w->follow_lock);
 	if (out)
 		smq_struct_out(out, size, &f, sizeof(f));
 	return err;

@@ -297,7 +297,9 @@ struct smq_queue_info {
  * anew since this handle attached; a monitor's handle attaches to the new
  * layout at its next snapshot, and says -ESTALE only while an init or
  * clear is under way), -EIDRM (a monitor's window was removed), or another
- * error. */
+ * error (a monitor's: the fault it found attaching again); on an error
+ * the struct is zeroed but for what was known.  Threads may share a
+ * handle: a monitor's snapshots take turns while it attaches again. */
 int smq_window_info(struct smq_window *w, struct smq_window_info *info,
 		    size_t size);
 int smq_board_info(struct smq_window *w, unsigned board,

@@ -154,7 +154,11 @@ static int await_new_generation(struct smq_window *w, int timeout_ms,
 
 	for (;;) {
 		if (smq_stale(w)) {
+			/* the snapshots of other threads read the layout that
+			 * attaching replaces */
+			pthread_mutex_lock(&w->follow_lock);
 			int err = smq_attach(w);
+			pthread_mutex_unlock(&w->follow_lock);
 			/* an init that has told the boards but not yet written
 			 * leaves the old layout to attach to: not yet */
 			if (!err && w->generation != old && !smq_stale(w)) {

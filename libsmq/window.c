@@ -13,6 +13,8 @@
  * layout (l may be NULL). */
 int smq_owner_of(const struct smq_layout *l, uint64_t off)
 {
+	if (off < SMQ_CTL_OFF)
+		return 0;  /* the superblock's page is board 0's */
 	if (off >= SMQ_CTL_OFF && off < SMQ_BOARD_TABLE)
 		return (int)((off - SMQ_CTL_OFF) / SMQ_CTL_SIZE);
 	if (!l)
@@ -230,8 +232,12 @@ int smq_monitor_stale(const struct smq_window *w)
 	if (!sb)
 		return -ESTALE;
 	w->map.order->consume();
-	return LOAD_ACQ(&sb->generation) != w->generation ||
-	       LOAD(&sb->maint_phase) != SMQ_MAINT_NONE ? -ESTALE : 0;
+	if (LOAD_ACQ(&sb->generation) != w->generation)
+		return -ESTALE;
+	/* a maintenance under way may have half written the tables; one
+	 * whose process died left them as the next attach finds them */
+	return LOAD(&sb->maint_phase) != SMQ_MAINT_NONE &&
+	       smq_maint_alive(w, sb) != 0 ? -ESTALE : 0;
 }
 
 /* A monitor follows the window: removed (-EIDRM), or formatted anew since
@@ -244,9 +250,10 @@ int smq_monitor_follow(struct smq_window *w)
 		return -EIDRM;
 	if (w->valid && !smq_monitor_stale(w))
 		return 0;
-	if (!w->valid) {
-		/* mapped before it was formatted, when it may have been
-		 * empty: map what it holds now */
+	if (!w->valid && w->map.size < SMQ_SB_SIZE) {
+		/* mapped before it was formatted, when it was empty: map
+		 * what it holds now (a device, whose size never changes, is
+		 * never opened again) */
 		struct smq_map now;
 		if (!smq_transport_open(&now, w->map.name, SMQ_OPEN_READONLY)) {
 			w->map.tp->close(&w->map);
@@ -258,7 +265,7 @@ int smq_monitor_follow(struct smq_window *w)
 		return 0;  /* being formatted: the next look attaches */
 	if (err)
 		w->valid = false;
-	return err == -SMQ_EUNFORMATTED || err == -SMQ_EINCOMPLETE ? 0 : err;
+	return err == -SMQ_EUNFORMATTED ? 0 : err;
 }
 
 #define OPEN_FLAGS (SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE | \
@@ -286,12 +293,14 @@ int smq_open(const char *spec, unsigned board, unsigned flags,
 		return -ENOMEM;
 	w->board = board;
 	w->readonly = flags & SMQ_OPEN_READONLY;
+	pthread_mutex_init(&w->follow_lock, NULL);
 	w->tag = smq_tag_self();
 	w->boot = smq_boot_hash();
 	w->handshake_ms = DEFAULT_HANDSHAKE_MS;
 	gethostname(w->host, sizeof(w->host) - 1);
 	err = smq_transport_open(&w->map, spec, flags);
 	if (err) {
+		pthread_mutex_destroy(&w->follow_lock);
 		free(w);
 		return err;
 	}
@@ -305,6 +314,7 @@ int smq_open(const char *spec, unsigned board, unsigned flags,
 	}
 	if (err && !(flags & SMQ_OPEN_RAW)) {
 		w->map.tp->close(&w->map);
+		pthread_mutex_destroy(&w->follow_lock);
 		free(w);
 		return err;
 	}
@@ -350,6 +360,7 @@ int smq_close(struct smq_window *w)
 		smq_slot_release(w, w->slot);
 	smq_layout_free(&w->lay);
 	w->map.tp->close(&w->map);
+	pthread_mutex_destroy(&w->follow_lock);
 	free(w);
 	return 0;
 }

@@ -2,11 +2,15 @@
  * read-only monitor that claims nothing and sees the window removed, a
  * window removed by a call, a sync that waits for a new generation, the
  * errors worth a retry, and words for every code. */
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <fcntl.h>
+#include "testint.h"
 #include "testlib.h"
 
 static void sleep_ms(int ms)
@@ -151,12 +155,20 @@ static void test_monitor(const char *spec)
 	OK(smq_window_info(m, &wi, sizeof(wi)));
 	CHECK(wi.generation == 3);
 
-	/* and the window removed */
+	/* and the window removed: every snapshot says so, its struct zeroed */
 	OK(smq_remove(spec));
+	memset(&wi, 0xaa, sizeof(wi));
+	memset(&bi, 0xaa, sizeof(bi));
+	memset(&qi, 0xaa, sizeof(qi));
+	struct smq_fault f;
+	memset(&f, 0xaa, sizeof(f));
 	EXPECT(smq_window_info(m, &wi, sizeof(wi)), -EIDRM);
 	EXPECT(smq_board_info(m, 0, &bi, sizeof(bi)), -EIDRM);
 	EXPECT(smq_queue_info(m, 0, &qi, sizeof(qi)), -EIDRM);
-	EXPECT(smq_validate(m, NULL, 0), -EIDRM);
+	EXPECT(smq_validate(m, &f, sizeof(f)), -EIDRM);
+	CHECK(wi.generation == 0 && wi.geometry.boards == 0 && !wi.name[0]);
+	CHECK(bi.state == 0 && bi.host[0] == 0 && qi.sent == 0);
+	CHECK(f.field[0] == 0 && f.board == -1);
 	/* a board's handle keeps its memory until closed */
 	OK(smq_window_info(w, &wi, sizeof(wi)));
 	OK(smq_close(m));
@@ -165,6 +177,133 @@ static void test_monitor(const char *spec)
 	EXPECT(smq_open(spec, 0, SMQ_OPEN_READONLY, &m), -ENOENT);
 	printf("monitor: no board, no slot, no write; follows re-inits; "
 	       "sees the window removed\n");
+}
+
+/* ---- a monitor shared by threads, while board 0 re-formats ---- */
+
+struct looker {
+	struct smq_window *m;
+	volatile int *stop;
+	unsigned looks;
+};
+
+static void *look(void *arg)
+{
+	struct looker *l = arg;
+	struct smq_window_info wi;
+	struct smq_queue_info qi;
+	struct smq_board_info bi;
+
+	while (!*l->stop) {
+		int err = smq_window_info(l->m, &wi, sizeof(wi));
+		if (err && err != -ESTALE && err != -SMQ_EUNFORMATTED)
+			FAIL("window_info: %s", smq_strerror(err));
+		for (unsigned q = 0; !err && q < wi.geometry.queues; q++)
+			smq_queue_info(l->m, q, &qi, sizeof(qi));
+		smq_board_info(l->m, 1, &bi, sizeof(bi));
+		smq_validate(l->m, NULL, 0);
+		l->looks++;
+	}
+	return NULL;
+}
+
+static void test_monitor_threads(const char *spec)
+{
+	struct smq_window *w, *m;
+	pthread_t th[3];
+	struct looker l[3];
+	volatile int stop = 0;
+
+	/* created empty, so that the threads map it anew once it is made */
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
+	OK(smq_open(spec, 0, SMQ_OPEN_READONLY, &m));
+	for (int i = 0; i < 3; i++) {
+		l[i] = (struct looker){ m, &stop, 0 };
+		CHECK(pthread_create(&th[i], NULL, look, &l[i]) == 0);
+	}
+	sleep_ms(20);
+	for (int i = 0; i < 40; i++) {
+		struct smq_geometry g = { 2, i & 1 ? 50 : 2, 4, 64, NULL };
+		OK(smq_init(w, &g, sizeof(g)));
+		sleep_ms(2);
+	}
+	stop = 1;
+	unsigned looks = 0;
+	for (int i = 0; i < 3; i++) {
+		CHECK(pthread_join(th[i], NULL) == 0);
+		looks += l[i].looks;
+	}
+	CHECK(looks > 0);
+	OK(smq_close(m));
+	OK(smq_close(w));
+	printf("monitor: 3 threads looked %u times through 40 re-formats\n",
+	       looks);
+}
+
+/* ---- a monitor after an init that was killed ---- */
+
+static int tag_of_child(void *arg)
+{
+	int fd = *(int *)arg;
+	uint64_t tag = smq_tag_self();
+	return write(fd, &tag, sizeof(tag)) == sizeof(tag) ? 0 : 1;
+}
+
+static void test_monitor_killed_init(const char *spec)
+{
+	struct smq_window *w = test_init(spec, 2, 2, 4, 64), *m;
+	struct smq_window_info wi;
+	struct smq_fault f;
+	uint64_t tag;
+	int p[2];
+
+	/* an init that told the boards and died, as its process left it */
+	CHECK(pipe(p) == 0);
+	pid_t pid = test_fork(tag_of_child, &p[1]);
+	test_wait_ok(pid, "child");
+	CHECK(read(p[0], &tag, sizeof(tag)) == sizeof(tag));
+	close(p[0]);
+	close(p[1]);
+	OK(smq_close(w));
+	int fd = open(test_path(spec), O_RDWR);
+	CHECK(fd >= 0);
+	struct smq_sb *sb = mmap(NULL, SMQ_SB_SIZE, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, fd, 0);
+	CHECK(sb != MAP_FAILED);
+	STORE(&sb->maint_owner, tag);
+	STORE(&sb->maint_boot, smq_boot_hash());
+	STORE(&sb->maint_phase, SMQ_MAINT_WAITING);
+	munmap(sb, SMQ_SB_SIZE);
+	close(fd);
+
+	/* not "formatted anew, attach again" for ever: the window as it is,
+	 * and validation names the unfinished init */
+	OK(smq_open(spec, 0, SMQ_OPEN_READONLY, &m));
+	for (int i = 0; i < 3; i++)
+		OK(smq_window_info(m, &wi, sizeof(wi)));
+	CHECK(wi.maint_phase == SMQ_MAINT_WAITING && wi.maint_alive == 0);
+	EXPECT(smq_validate(m, &f, sizeof(f)), -SMQ_EINCOMPLETE);
+	OK(smq_close(m));
+	printf("monitor: an init killed midway is shown as it is, not as a "
+	       "re-format that never ends\n");
+}
+
+/* ---- a fault's board ---- */
+
+static void test_fault_board(const char *spec)
+{
+	struct smq_window *w = test_init(spec, 2, 2, 4, 64);
+	struct smq_fault f;
+
+	OK(smq_close(w));
+	int fd = open(test_path(spec), O_RDWR);
+	CHECK(fd >= 0 && pwrite(fd, "NOTSMQ!!", 8, 0) == 8);
+	close(fd);
+	OK(smq_open(spec, 0, SMQ_OPEN_RAW, &w));
+	EXPECT(smq_validate(w, &f, sizeof(f)), -SMQ_EMAGIC);
+	CHECK(f.offset == 0 && f.board == 0);  /* board 0's superblock */
+	OK(smq_close(w));
+	printf("fault: a bad magic is board 0's\n");
 }
 
 /* ---- removing ---- */
@@ -324,6 +463,9 @@ int main(void)
 {
 	test_sizes(test_window());
 	test_monitor(test_window());
+	test_monitor_threads(test_window());
+	test_monitor_killed_init(test_window());
+	test_fault_board(test_window());
 	test_remove(test_window());
 	test_new_generation(test_window());
 	test_errors();
