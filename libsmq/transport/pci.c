@@ -262,7 +262,9 @@ static int pci_open_window(struct smq_map *m, const char *arg, unsigned flags)
 	if (bar < 0 && (bar = default_bar(dev)) < 0)
 		return -ENXIO;  /* a device without a memory BAR */
 	snprintf(m->name, sizeof(m->name), "pci:%s/%d", dev, bar);
-	if ((err = enable_device(dev)))
+	/* a monitor writes nothing, not even the device's enable: the
+	 * boards turn decoding on */
+	if (!m->readonly && (err = enable_device(dev)))
 		return err;
 
 	snprintf(path, sizeof(path), "%s/%s/resource%d_wc", SYSFS_PCI, dev, bar);
