@@ -222,6 +222,20 @@ int smq_fd_is_window(int fd)
 	return 0;
 }
 
+/* Removes path (by rm, unlink or shm_unlink) if fd, opened on it, is a
+ * window; closes fd. */
+static int remove_window(int fd, const char *path, int (*rm)(const char *))
+{
+	int err = fd < 0 ? (errno == ELOOP ? -ELOOP : -errno)
+			 : smq_fd_is_window(fd);
+
+	if (fd >= 0)
+		close(fd);
+	if (!err && rm(path) < 0)
+		err = -errno;
+	return err;
+}
+
 static int shm_remove(const char *name)
 {
 	char path[256];
@@ -229,28 +243,16 @@ static int shm_remove(const char *name)
 	if (!smq_shm_name_ok(name))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/%s", name);
-	int fd = shm_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
-	if (fd < 0)
-		return -errno;
-	int err = smq_fd_is_window(fd);
-	close(fd);
-	if (!err && shm_unlink(path) < 0)
-		err = -errno;
-	return err;
+	return remove_window(shm_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW,
+				      0), path, shm_unlink);
 }
 
 static int file_remove(const char *path)
 {
 	if (!*path)
 		return -EINVAL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ELOOP ? -ELOOP : -errno;
-	int err = smq_fd_is_window(fd);
-	close(fd);
-	if (!err && unlink(path) < 0)
-		err = -errno;
-	return err;
+	return remove_window(open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW),
+			     path, unlink);
 }
 
 /* ---- words for errors (explain) ---- */
