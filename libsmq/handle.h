@@ -22,8 +22,10 @@
 enum smq_far_why {
 	SMQ_FAR_OPEN,        /* attaching; opening a queue */
 	SMQ_FAR_TAKEOVER,    /* a lane left by a dead sender */
-	SMQ_FAR_ARM,         /* arming a sleep: flushes our posted writes and
-				reads the other side's progress */
+	SMQ_FAR_ARM,         /* a receiver arming its sleep: flushes our
+				posted writes and reads each sender's top */
+	SMQ_FAR_ROOM,        /* a sender arming its wait for room: flushes
+				and reads the receiver's bottom */
 	SMQ_FAR_MAINTAIN,    /* init and clear: the handshake */
 	SMQ_FAR_STARTUP,     /* announce, synchronise */
 	SMQ_FAR_SNAPSHOT,    /* dump, top, validation */

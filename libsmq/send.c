@@ -101,11 +101,11 @@ static bool arm_room(struct smq_queue *q, uint32_t seen)
 	w->map.order->publish();
 	FAR_STORE(q->ask, struct smq_lane_ask, space_wait, (uint64_t)seen + 1);
 	w->map.order->full();
-	uint64_t b = FAR_LOAD_WORD(w, SMQ_FAR_ARM, bottom, uint64_t);
-	uint32_t kinds = FAR_LOAD(w, SMQ_FAR_ARM, info, struct smq_rx_info,
+	uint64_t b = FAR_LOAD_WORD(w, SMQ_FAR_ROOM, bottom, uint64_t);
+	uint32_t kinds = FAR_LOAD(w, SMQ_FAR_ROOM, info, struct smq_rx_info,
 				  ring_kinds);
-	uint64_t host = FAR_LOAD(w, SMQ_FAR_ARM, info, struct smq_rx_info, host);
-	bool owned = FAR_LOAD(w, SMQ_FAR_ARM, rx, struct smq_rx, owner) != 0;
+	uint64_t host = FAR_LOAD(w, SMQ_FAR_ROOM, info, struct smq_rx_info, host);
+	bool owned = FAR_LOAD(w, SMQ_FAR_ROOM, rx, struct smq_rx, owner) != 0;
 	w->map.order->consume();
 	if (b > q->bottom_seen)
 		q->bottom_seen = b;

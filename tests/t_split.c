@@ -3,10 +3,13 @@
  * is a real read of another object.  Two boards stream 10^5 messages each
  * way at once, in busy-poll and in sleep mode, every one checked; the
  * library is built counting every read across regions (SMQ_COUNT_FAR),
- * and the message path must make none: only arming a sleep may read
- * across (one read per sending board, to flush and learn its progress).
- * SMQ_SPLIT_COUNT overrides the count. */
+ * and the message path must make none: only a receiver arming its sleep
+ * (three words of each sending board's lane) and a sender arming its wait
+ * for room on a full ring (four words of the receiver's) may read across.
+ * A busy-polling receiver never arms.  SMQ_SPLIT_COUNT overrides the
+ * count. */
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "testint.h"
@@ -20,7 +23,9 @@
 #endif
 
 struct report {
-	uint64_t message_path, arm, sleeps, full_waits, near_misses;
+	uint64_t message_path, arm, room, sleeps, full_waits, rings,
+		 near_misses;
+	double seconds;
 };
 
 struct side {
@@ -30,6 +35,7 @@ struct side {
 	uint64_t count;
 	struct report *rep;     /* shared with the parent */
 	struct smq_window *w;
+	struct smq_queue *tx, *rx;
 	uint64_t sleeps, full_waits;
 };
 
@@ -43,32 +49,27 @@ static void fill(uint8_t *buf, size_t len, uint64_t seq, unsigned board)
 static void *sender(void *p)
 {
 	struct side *s = p;
-	struct smq_queue *tx;
 	uint8_t buf[ESIZE];
 	uint64_t rng = s->board + 1;
 
-	OK(smq_queue_open(s->w, 1 - s->board, SMQ_SENDER, 0, &tx));
 	for (uint64_t i = 0; i < s->count; i++) {
 		size_t len = 8 + test_rand(&rng) % (ESIZE - 8 + 1);
 		fill(buf, len, i, s->board);
-		OK(smq_send(tx, buf, len, SMQ_WAIT_FOREVER));
+		OK(smq_send(s->tx, buf, len, SMQ_WAIT_FOREVER));
 	}
-	OK(smq_queue_close(tx));
 	return NULL;
 }
 
 static void *receiver(void *p)
 {
 	struct side *s = p;
-	struct smq_queue *rx;
 	uint8_t buf[ESIZE], want[ESIZE];
 
-	OK(smq_queue_open(s->w, s->board, SMQ_RECEIVER, s->mode, &rx));
 	for (uint64_t i = 0; i < s->count; i++) {
 		size_t len;
 		unsigned from;
 		uint64_t seq;
-		OK(smq_receive(rx, buf, sizeof(buf), &len, &from,
+		OK(smq_receive(s->rx, buf, sizeof(buf), &len, &from,
 			       SMQ_WAIT_FOREVER));
 		memcpy(&seq, buf, sizeof(seq));
 		fill(want, len, i, 1 - s->board);
@@ -78,15 +79,30 @@ static void *receiver(void *p)
 			     (unsigned long long)seq,
 			     memcmp(buf, want, len) ? "torn" : "whole");
 	}
-	OK(smq_queue_close(rx));
 	return NULL;
+}
+
+/* A sender that waits for room on a queue with no receiver yet naps
+ * (nobody can ring it) and arms again after each nap: the stream starts
+ * when the other board's receiver is there, so that every arm is a
+ * wait's or a wake-up's. */
+static void await_receiver(struct smq_window *w, unsigned queue)
+{
+	struct smq_queue_info qi;
+
+	for (;;) {
+		OK(smq_queue_info(w, queue, &qi, sizeof(qi)));
+		if (qi.receiver_pid)
+			return;
+		sched_yield();
+	}
 }
 
 /* One board: a sending and a receiving thread on one window handle.
  * Opening the queues reads across (named: SMQ_FAR_OPEN), and so does
  * taking a lane over from a dead sender (SMQ_FAR_TAKEOVER); arming a
- * sleep is SMQ_FAR_ARM.  Whatever else is read across while the stream
- * runs is on the message path. */
+ * sleep is SMQ_FAR_ARM, arming a wait for room SMQ_FAR_ROOM.  Whatever
+ * else is read across while the stream runs is on the message path. */
 static int board_main(void *p)
 {
 	struct side *s = p;
@@ -95,16 +111,23 @@ static int board_main(void *p)
 
 	OK(smq_open(s->spec, s->board, 0, &s->w));
 	OK(smq_synchronize(s->w, 0, 10000, 1, NULL));
+	OK(smq_queue_open(s->w, s->board, SMQ_RECEIVER, s->mode, &s->rx));
+	OK(smq_queue_open(s->w, 1 - s->board, SMQ_SENDER, 0, &s->tx));
+	await_receiver(s->w, 1 - s->board);
 	for (int why = 0; why < SMQ_FAR_WHYS; why++)
 		before[why] = smq_far_loads(s->w, why);
+	uint64_t t0 = smq_now_ns();
 	CHECK(!pthread_create(&t1, NULL, receiver, s));
 	CHECK(!pthread_create(&t2, NULL, sender, s));
 	CHECK(!pthread_join(t1, NULL));
 	CHECK(!pthread_join(t2, NULL));
+	s->rep->seconds = (double)(smq_now_ns() - t0) / 1e9;
+	OK(smq_queue_close(s->rx));
+	OK(smq_queue_close(s->tx));
 	for (int why = 0; why < SMQ_FAR_WHYS; why++) {
 		after[why] = smq_far_loads(s->w, why) - before[why];
 		if (why != SMQ_FAR_OPEN && why != SMQ_FAR_TAKEOVER &&
-		    why != SMQ_FAR_ARM && after[why]) {
+		    why != SMQ_FAR_ARM && why != SMQ_FAR_ROOM && after[why]) {
 			fprintf(stderr, "board %u: %llu reads across for reason "
 				"%d while streaming\n", s->board,
 				(unsigned long long)after[why], why);
@@ -112,6 +135,12 @@ static int board_main(void *p)
 		}
 	}
 	s->rep->arm = after[SMQ_FAR_ARM];
+	s->rep->room = after[SMQ_FAR_ROOM];
+	/* how often the receiver rang our lane's space bell: each ring may
+	 * end a wait for room, which then arms again if the ring is full */
+	const struct smq_lane_wake *wake =
+		at(s->w, lay_lane_wake(&s->w->lay, s->board, 1 - s->board));
+	s->rep->rings = LOAD(&wake->space_bell);
 	/* the counts to judge by, read after the stream was measured */
 	struct smq_queue_info qi;
 	OK(smq_queue_info(s->w, s->board, &qi, sizeof(qi)));
@@ -150,7 +179,7 @@ static void run(const char *name, unsigned mode, uint64_t count)
 	pid_t pids[2];
 	for (unsigned b = 0; b < 2; b++) {
 		sides[b] = (struct side){ spec, b, mode, count, &rep[b], NULL,
-					  0, 0 };
+					  NULL, NULL, 0, 0 };
 		pids[b] = test_fork(board_main, &sides[b]);
 	}
 	for (unsigned b = 0; b < 2; b++)
@@ -168,22 +197,34 @@ static void run(const char *name, unsigned mode, uint64_t count)
 	printf("%s: remote loads on the message path: %llu\n", name,
 	       (unsigned long long)path_loads);
 	uint64_t arms = rep[0].arm + rep[1].arm;
+	uint64_t room = rep[0].room + rep[1].room;
 	uint64_t sleeps = rep[0].sleeps + rep[1].sleeps;
 	uint64_t waits = rep[0].full_waits + rep[1].full_waits;
-	printf("%s: remote loads to arm a sleep: %llu (%llu sleeps, %llu waits "
-	       "for room)\n", name, (unsigned long long)arms,
-	       (unsigned long long)sleeps, (unsigned long long)waits);
+	uint64_t rings = rep[0].rings + rep[1].rings;
+	/* a sleeper wakes at least once a slice (SLEEP_SLICE_MS) to beat */
+	uint64_t slices = (uint64_t)((rep[0].seconds + rep[1].seconds) * 1000 /
+				     SLEEP_SLICE_MS) + 2;
+	printf("%s: remote loads to arm a sleep: %llu (%llu sleeps)\n", name,
+	       (unsigned long long)arms, (unsigned long long)sleeps);
+	printf("%s: remote loads to wait for room: %llu (%llu waits, %llu "
+	       "rings)\n", name, (unsigned long long)room,
+	       (unsigned long long)waits, (unsigned long long)rings);
 	printf("%s: near pointers into another board's region: %llu\n", name,
 	       (unsigned long long)misses);
 	if (path_loads || misses)
 		FAIL("%s: the message path read another board's region", name);
-	if (mode == SMQ_POLL && arms > 4 * waits)
+	if (mode == SMQ_POLL && arms)
 		FAIL("%s: busy polling armed a sleep", name);
 	/* a receiver reads three words of the other board's lane line to arm
-	 * (it may arm and then find a message: not every arm sleeps); a
-	 * sender four of the receiver's to wait for room */
-	if (arms > 3 * (sleeps + count / 2) + 4 * waits)
-		FAIL("%s: more reads to arm than waits can explain", name);
+	 * (it may arm and then find a message: not every arm sleeps) */
+	if (arms % 3 || arms > 3 * (sleeps + count / 2))
+		FAIL("%s: more reads to arm than sleeps can explain", name);
+	/* a sender reads four words of the receiver's to arm a wait for room:
+	 * once when a send starts to wait, then once after each wake-up (a
+	 * ring, a slice's end) that still finds the ring full */
+	if (room % 4 || room > 4 * (waits + rings + slices))
+		FAIL("%s: more reads to wait for room than waits and wake-ups "
+		     "explain", name);
 	for (int b = 0; b < 2; b++) {
 		snprintf(path, sizeof(path), "/dev/shm/smq-split-%d.%d",
 			 (int)getpid(), b);
