@@ -219,7 +219,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	uint64_t bytes;
 	int err;
 
-	o.g = (struct smq_geometry){ 2, 0, 64, 1024, NULL };
+	o.g = (struct smq_geometry){ 2, 0, 64, 1024, NULL, NULL };
 	o.mode = -1;
 	o.timeout_ms = 5000;
 	parse_cmd(&argp, argc, argv, &o, ctx);

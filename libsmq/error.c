@@ -22,6 +22,12 @@ static const char *const messages[] = {
 		"the target holds data that is not an smq window",
 	[SMQ_EFOREIGN - SMQ_EUNFORMATTED] =
 		"the window belongs to another user or others may write it",
+	[SMQ_EFEATURE - SMQ_EUNFORMATTED] =
+		"the window uses a feature this library does not know",
+	[SMQ_ENOTSENDER - SMQ_EUNFORMATTED] =
+		"this board is not among the queue's senders",
+	[SMQ_EATWORK - SMQ_EUNFORMATTED] =
+		"processes are at work on what this would empty",
 };
 
 /* What an errno value means when this library returns it: libc's words
@@ -31,8 +37,8 @@ static const struct {
 	int err;
 	const char *words;
 } errno_words[] = {
-	{ ESTALE, "window was re-initialised since this handle attached "
-		  "(stale): open it again" },
+	{ ESTALE, "window was re-initialised, or the queue cleared, since "
+		  "this handle attached (stale): open it again" },
 	{ ETIMEDOUT, "timed out" },
 	{ EAGAIN, "nothing to do without waiting (queue empty, or full)" },
 	{ EUSERS, "too many handles on this board's window (62 at most per "

@@ -38,49 +38,102 @@ void smq_layout_free(struct smq_layout *l)
 {
 	free(l->receiver);
 	free(l->qflags);
+	free(l->senders);
 	free(l->rx);
+	free(l->lane0);
+	free(l->out_slot);
 	l->receiver = NULL;
 	l->qflags = NULL;
+	l->senders = NULL;
 	l->rx = NULL;
+	l->lane0 = NULL;
+	l->out_slot = NULL;
 }
 
-/* Bodies: board b's lane lines for every queue, then the rx area of each
- * queue b receives, rounded to a page.  Sizes are bounded by the geometry
+/* Bodies: board b's lane lines for every queue it sends on, in queue
+ * order, then the rx area of each queue b receives, rounded to a page,
+ * then what features add (body_extra).  Sizes are bounded by the geometry
  * checks (validate.c), so one queue's rings fit in 2^51 bytes; the sum is
  * checked as it grows. */
 static int place_bodies(struct smq_layout *l)
 {
-	uint64_t head = 2 * SMQ_LINE + l->bottoms_size + SMQ_LINE +
-			2 * (uint64_t)l->boards * SMQ_LINE;
 	uint64_t off = l->tables_end;
+	uint32_t slots[SMQ_MAX_BOARDS] = { 0 };
 
+	for (unsigned q = 0; q < l->queues; q++)
+		for (unsigned k = 0; k < lay_lanes(l, q); k++)
+			l->out_slot[l->lane0[q] + k] =
+				slots[lay_lane_board(l, q, k)]++;
 	for (unsigned b = 0; b < l->boards; b++) {
 		l->body[b] = off;
-		off += (uint64_t)l->queues * SMQ_LANE_LINES * SMQ_LINE;
+		off += (uint64_t)slots[b] * SMQ_LANE_LINES * SMQ_LINE;
 		for (unsigned q = 0; q < l->queues; q++) {
 			if (l->receiver[q] != b)
 				continue;
+			uint64_t lanes = lay_lanes(l, q);
 			l->rx[q] = off;
-			off += head + (uint64_t)l->boards * lay_entries(l, q) *
-				      lay_stride(l, q);
+			off += 2 * SMQ_LINE + SMQ_ALIGN(8 * lanes, SMQ_LINE) +
+			       SMQ_LINE + 2 * lanes * SMQ_LINE +
+			       lanes * lay_entries(l, q) * lay_stride(l, q);
 			if (off > MAX_WINDOW)
 				return -SMQ_EGEOMETRY;
 		}
-		off = SMQ_ALIGN(off, SMQ_PAGE);
+		off = SMQ_ALIGN(off, SMQ_PAGE) + l->body_extra;
+		if (off > MAX_WINDOW)
+			return -SMQ_EGEOMETRY;
 		l->body_size[b] = off - l->body[b];
 	}
 	l->size = off;
 	return 0;
 }
 
+static int layout_arrays(struct smq_layout *l, const struct smq_geometry *g)
+{
+	uint64_t all = l->boards == 64 ? ~0ull : (1ull << l->boards) - 1;
+	uint32_t lanes = 0;
+
+	l->receiver = calloc(l->queues, sizeof(*l->receiver));
+	l->qflags = calloc(l->queues, sizeof(*l->qflags));
+	l->senders = calloc(l->queues, sizeof(*l->senders));
+	l->rx = calloc(l->queues, sizeof(*l->rx));
+	l->lane0 = calloc(l->queues + 1, sizeof(*l->lane0));
+	if (!l->receiver || !l->qflags || !l->senders || !l->rx || !l->lane0)
+		return -ENOMEM;
+	for (unsigned q = 0; q < l->queues; q++) {
+		uint32_t r;
+		uint64_t m = all;
+		if (q >= g->queues) {
+			r = q - g->queues;
+			l->qflags[q] = SMQ_QUEUE_DIAGNOSTIC;
+		} else {
+			r = g->receivers ? g->receivers[q] : q % g->boards;
+			if (g->senders && g->senders[q])
+				m = g->senders[q];
+		}
+		if (r >= g->boards || (m & ~all))
+			return -EINVAL;
+		l->receiver[q] = (uint16_t)r;
+		l->senders[q] = m;
+		l->lane0[q] = lanes;
+		lanes += lay_lanes(l, q);
+	}
+	l->lane0[l->queues] = lanes;
+	l->out_slot = calloc(lanes, sizeof(*l->out_slot));
+	return l->out_slot ? 0 : -ENOMEM;
+}
+
 /* g->queues counts the application queues; the layout adds one diagnostic
- * queue for each board after them. */
-int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g)
+ * queue for each board after them.  tables_extra and body_extra are what
+ * features add (the superblock's line 3). */
+int smq_layout_make(struct smq_layout *l, const struct smq_geometry *g,
+		    uint64_t tables_extra, uint64_t body_extra)
 {
 	if (g->boards < 1 || g->boards > SMQ_MAX_BOARDS || g->queues < 1 ||
 	    g->queues + g->boards > SMQ_MAX_QUEUES || !g->entries ||
 	    (g->entries & (g->entries - 1)) || g->entries > SMQ_MAX_ENTRIES ||
-	    g->entry_size > SMQ_MAX_ENTRY_SIZE)
+	    g->entry_size > SMQ_MAX_ENTRY_SIZE || tables_extra > MAX_WINDOW ||
+	    body_extra > MAX_WINDOW / SMQ_MAX_BOARDS ||
+	    tables_extra % SMQ_PAGE || body_extra % SMQ_PAGE)
 		return -SMQ_EGEOMETRY;
 	memset(l, 0, sizeof(*l));
 	l->boards = g->boards;
@@ -95,34 +148,22 @@ int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g)
 	l->diag_stride = SMQ_ALIGN(SMQ_ENTRY_HEADER +
 				   (uint64_t)l->diag_entry_size, SMQ_LINE);
 	l->queue_table = SMQ_QUEUE_TABLE;
+	l->tables_extra = tables_extra;
+	l->body_extra = body_extra;
 	l->tables_end = SMQ_ALIGN(SMQ_QUEUE_TABLE + (uint64_t)l->queues *
-				  sizeof(struct smq_qdesc), SMQ_PAGE);
-	l->bottoms_size = SMQ_ALIGN((uint64_t)g->boards * 8, SMQ_LINE);
-	l->receiver = calloc(l->queues, sizeof(*l->receiver));
-	l->qflags = calloc(l->queues, sizeof(*l->qflags));
-	l->rx = calloc(l->queues, sizeof(*l->rx));
-	if (!l->receiver || !l->qflags || !l->rx) {
-		smq_layout_free(l);
-		return -ENOMEM;
-	}
-	for (unsigned q = 0; q < l->queues; q++) {
-		uint32_t r;
-		if (q >= g->queues) {
-			r = q - g->queues;
-			l->qflags[q] = SMQ_QUEUE_DIAGNOSTIC;
-		} else {
-			r = g->receivers ? g->receivers[q] : q % g->boards;
-		}
-		if (r >= g->boards) {
-			smq_layout_free(l);
-			return -EINVAL;
-		}
-		l->receiver[q] = (uint16_t)r;
-	}
-	int err = place_bodies(l);
+				  sizeof(struct smq_qdesc), SMQ_PAGE) +
+			tables_extra;
+	int err = layout_arrays(l, g);
+	if (!err)
+		err = place_bodies(l);
 	if (err)
 		smq_layout_free(l);
 	return err;
+}
+
+int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g)
+{
+	return smq_layout_make(l, g, 0, 0);
 }
 
 int smq_layout_size(const struct smq_geometry *gin, size_t size,

@@ -1,4 +1,4 @@
-/* libsmq internals: the window format, version 2, byte by byte (smq(7)).
+/* libsmq internals: the window format, version 3, byte by byte (smq(7)).
  * Not installed.  Structures here are the layout of shared memory: plain
  * integers, read and written through the atomics below. */
 #ifndef SMQ_FORMAT_H
@@ -57,30 +57,39 @@ struct smq_sb {
 	};
 	uint32_t version;       /* SMQ_FORMAT_VERSION */
 	uint32_t sb_size;       /* SMQ_SB_SIZE */
+	uint32_t features_incompat; /* SMQ_FEATURE_*: a reader that does not
+				   know a bit set here refuses the window */
+	uint32_t features_compat;   /* a reader ignores bits it does not know */
 	uint32_t boards;
 	uint32_t queues;        /* application queues and diagnostic ones */
 	uint32_t entries, entry_size;
 	uint64_t window_size;   /* bytes the layout occupies */
-	uint32_t line_size;     /* SMQ_LINE */
-	uint32_t ctl_size;      /* SMQ_CTL_SIZE */
 	uint32_t diag_queues;   /* the last ones; one received by each board */
 	uint32_t diag_entries;  /* theirs: smq_diag_entries(entries) */
 	uint32_t diag_entry_size; /* smq_diag_entry_size(entry_size) */
-	uint32_t checksum;      /* CRC-32C of bytes 8..59 and the queue table */
+	uint32_t checksum;      /* CRC-32C of bytes 8..59, line 3 and the queue
+				   table */
 	/* line 1: run-time state */
 	uint64_t generation;
 	uint32_t system_state;  /* enum smq_system_state */
 	uint32_t pad1;
 	uint64_t format_time_ns; /* CLOCK_REALTIME, for people only */
-	uint8_t pad2[40];
+	uint64_t epoch_last;    /* the last queue epoch handed out */
+	uint8_t pad2[32];
 	/* line 2: maintenance (init, clear) */
 	uint64_t maint_owner;   /* tag of the board-0 process in init or clear */
 	uint64_t maint_boot;    /* its host's boot hash */
 	uint32_t maint_phase;   /* enum smq_maint_phase */
-	uint32_t pad3;
+	uint32_t maint_queue;   /* 0: the whole window; q + 1: queue q alone */
 	uint64_t maint_from;    /* the generation it is replacing */
 	uint8_t pad4[32];
-	uint8_t pad5[SMQ_SB_SIZE - 3 * SMQ_LINE];
+	/* line 3: the parts features add, for every reader's arithmetic */
+	uint64_t tables_extra;  /* bytes after the queue table (board 0's
+				   region), a multiple of SMQ_PAGE */
+	uint64_t body_extra;    /* bytes at the end of every board's body, a
+				   multiple of SMQ_PAGE */
+	uint8_t pad5[48];
+	uint8_t pad6[SMQ_SB_SIZE - 4 * SMQ_LINE];
 };
 enum smq_maint_phase {
 	SMQ_MAINT_NONE = 0,
@@ -88,8 +97,17 @@ enum smq_maint_phase {
 				   to leave their calls */
 	SMQ_MAINT_WRITING = 2,  /* formatting or clearing */
 };
+/* Feature bits this library knows (none yet: version 3 as first made).
+ * A compatible feature is one a board that does not know it can ignore
+ * and still keep every promise of the window; any other is incompatible. */
+#define SMQ_FEATURES_INCOMPAT_KNOWN 0u
+#define SMQ_FEATURES_COMPAT_KNOWN 0u
 #define SB_CHECKSUM_FROM offsetof(struct smq_sb, version)
 #define SB_CHECKSUM_TO offsetof(struct smq_sb, checksum)
+#define SB_EXTRA_LINE offsetof(struct smq_sb, tables_extra)
+/* Epochs key a queue's signatures: init gives every queue generation
+ * << SMQ_EPOCH_SHIFT, a clear of one queue epoch_last + 1. */
+#define SMQ_EPOCH_SHIFT 32
 
 /* ---- a board's control block: lay_ctl(b), in board b's region ---- */
 
@@ -121,12 +139,15 @@ struct smq_handle_slot {
 	uint32_t kind;          /* enum smq_slot_kind */
 	uint64_t generation;    /* attached under */
 	uint32_t flags;         /* SMQ_SLOT_LIGHT */
-	uint8_t pad[28];
+	uint32_t queue;         /* a queue handle's queue; SMQ_SLOT_NO_QUEUE */
+	uint32_t role;          /* a queue handle's enum smq_role; 0 */
+	uint8_t pad[20];
 };
 enum smq_slot_kind { SMQ_SLOT_FREE = 0, SMQ_SLOT_WINDOW = 1, SMQ_SLOT_QUEUE = 2 };
 /* The mark is set without a barrier of its own: board 0 sends one to every
  * CPU of the owner's kernel (membarrier), or waits SMQ_SETTLE_MS. */
 #define SMQ_SLOT_LIGHT 1u
+#define SMQ_SLOT_NO_QUEUE 0xffffffffu
 #define SMQ_SETTLE_MS 10
 #define SMQ_SLOTS (SMQ_CTL_SIZE / SMQ_LINE - 2)
 
@@ -159,14 +180,16 @@ struct smq_bell_addr {
 /* ---- board table: lay_slot(b), in board 0's region, written by b ---- */
 struct smq_board_slot {
 	uint32_t state;         /* enum smq_board_state */
-	uint32_t pad;
+	uint32_t announces;     /* times the board announced itself under
+				   this generation */
 	uint64_t generation;    /* joined under */
 	uint64_t heartbeat;     /* the board's heartbeat count: it moves while
 				   the board lives; never a time */
 	uint64_t boot;          /* boot hash of the board's host */
 	uint64_t tag;           /* the process that last announced or beat */
 	struct smq_bell_addr bell; /* that process's doorbell, if any */
-	uint8_t pad2[8];
+	uint64_t announcer;     /* the process announcing the board until it
+				   sees the system ready or gives up; 0 */
 	char host[64];          /* host name, NUL-padded */
 };
 
@@ -175,6 +198,7 @@ struct smq_qdesc {
 	uint32_t index;
 	uint16_t receiver;
 	uint16_t flags;         /* SMQ_QUEUE_DIAGNOSTIC */
+	uint64_t senders;       /* bit s: board s has a lane (sends) */
 };
 
 /* ---- a board's body: lane lines for every queue, rx areas ---- */
@@ -198,7 +222,12 @@ struct smq_lane_wake {          /* flowControl written by the receiver only
 	uint64_t sleep_epoch;   /* odd while the receiver sleeps */
 	struct smq_bell_addr bell; /* how to wake it, while odd */
 	uint32_t space_bell;    /* the sender waits here for room */
-	uint8_t pad[36];
+	uint32_t pad;
+	uint64_t queue_epoch;   /* the queue's epoch (board 0, maintenance
+				   only): the sender's notice of a clear */
+	uint64_t sleeper;       /* the sleeping receiver's tag, while odd */
+	uint64_t sleeper_boot;  /* its host */
+	uint8_t pad2[8];
 };
 
 /* Receiver side of a queue, in the receiving board's region. */
@@ -213,10 +242,14 @@ struct smq_rx {                 /* written by the receiving board */
 };
 struct smq_rx_info {            /* written by the receiving board */
 	uint32_t ring_kinds;    /* what the receiver can ring */
-	uint32_t pad;
+	uint32_t waiting;       /* 1 while the receiver waits in a call */
 	uint64_t host;          /* its host (futex reach) */
 	uint64_t owner_boot;    /* the host of the open receiver */
-	uint8_t pad2[40];
+	uint64_t opens;         /* receivers that opened the queue */
+	uint64_t takeovers;     /* ...taking the claim of a dead one */
+	uint64_t beats;         /* the receiver's heartbeat: it moves at least
+				   once a sleep slice while it waits */
+	uint8_t pad2[16];
 };
 struct smq_bell {               /* the receiver's futex word; senders store */
 	uint32_t doorbell;
@@ -233,8 +266,7 @@ struct smq_lane_ask {           /* line s: sender s when it waits for room */
 };
 struct smq_entry {
 	uint32_t size;
-	uint16_t sender;
-	uint16_t flags;
+	uint32_t check;         /* 0 (reserved for a payload check) */
 	uint64_t signature;
 	/* payload follows */
 };
@@ -247,7 +279,8 @@ _Static_assert(sizeof(struct smq_ctl_local) == SMQ_LINE, "ctl local");
 _Static_assert(sizeof(struct smq_handle_slot) == SMQ_LINE, "handle slot");
 _Static_assert(sizeof(struct smq_ctl) == SMQ_CTL_SIZE, "control block");
 _Static_assert(sizeof(struct smq_board_slot) == SMQ_SLOT_SIZE, "board slot");
-_Static_assert(sizeof(struct smq_qdesc) == 8, "qdesc");
+_Static_assert(sizeof(struct smq_qdesc) == 16, "qdesc");
+_Static_assert(offsetof(struct smq_sb, tables_extra) == 3 * SMQ_LINE, "sb line 3");
 _Static_assert(sizeof(struct smq_lane_out) == SMQ_LINE, "lane_out");
 _Static_assert(sizeof(struct smq_lane_fc) == SMQ_LINE, "lane_fc");
 _Static_assert(sizeof(struct smq_lane_wake) == SMQ_LINE, "lane_wake");
@@ -259,28 +292,56 @@ _Static_assert(sizeof(struct smq_lane_ask) == SMQ_LINE, "lane_ask");
 _Static_assert(sizeof(struct smq_entry) == SMQ_ENTRY_HEADER, "entry");
 _Static_assert(sizeof(struct smq_bell_addr) == 16, "bell address");
 
-/* ---- the layout: offsets computed from the geometry alone ---- */
+/* ---- the layout: offsets computed from the superblock alone ---- */
 struct smq_layout {
 	uint32_t boards, queues, diag_queues, entries, entry_size;
 	uint64_t stride;        /* bytes per entry slot */
 	uint32_t diag_entries, diag_entry_size;
 	uint64_t diag_stride;   /* of the diagnostic queues */
 	uint64_t queue_table;
-	uint64_t tables_end;    /* page after the queue table */
+	uint64_t tables_extra, body_extra; /* what features add */
+	uint64_t tables_end;    /* page after the queue table and its extra */
 	uint64_t size;          /* total bytes */
 	uint64_t body[SMQ_MAX_BOARDS];      /* start of each board's body */
 	uint64_t body_size[SMQ_MAX_BOARDS];
 	uint16_t *receiver;     /* [queues] */
 	uint16_t *qflags;       /* [queues] */
+	uint64_t *senders;      /* [queues] bit s: board s has a lane */
 	uint64_t *rx;           /* [queues] offset of struct smq_rx */
-	uint64_t bottoms_size;  /* bytes of the bottom[] array, whole lines */
+	uint32_t *lane0;        /* [queues + 1] queue q's lanes are lane0[q]
+				   to lane0[q + 1] - 1 of out_slot */
+	uint32_t *out_slot;     /* [lanes] the lane's lines in its sender's
+				   body: the slot'th three lines */
 };
+
+/* A queue's lanes, one per sending board, in the order of the boards. */
+static inline unsigned lay_lanes(const struct smq_layout *l, unsigned q)
+{ return (unsigned)__builtin_popcountll(l->senders[q]); }
+static inline bool lay_sends(const struct smq_layout *l, unsigned q,
+			     unsigned s)
+{ return s < SMQ_MAX_BOARDS && (l->senders[q] >> s & 1); }
+/* The lane of sending board s (lay_sends) */
+static inline unsigned lay_lane(const struct smq_layout *l, unsigned q,
+				unsigned s)
+{ return (unsigned)__builtin_popcountll(l->senders[q] & ((1ull << s) - 1)); }
+/* The board of lane k */
+static inline unsigned lay_lane_board(const struct smq_layout *l, unsigned q,
+				      unsigned k)
+{
+	uint64_t m = l->senders[q];
+	while (k--)
+		m &= m - 1;
+	return (unsigned)__builtin_ctzll(m);
+}
 
 /* The lane lines of board s for queue q, in s's body. */
 #define SMQ_LANE_LINES 3
 static inline uint64_t lay_lane_out(const struct smq_layout *l, unsigned s,
 				    unsigned q)
-{ return l->body[s] + (uint64_t)q * SMQ_LANE_LINES * SMQ_LINE; }
+{
+	return l->body[s] + (uint64_t)l->out_slot[l->lane0[q] + lay_lane(l, q, s)] *
+			    SMQ_LANE_LINES * SMQ_LINE;
+}
 static inline uint64_t lay_lane_fc(const struct smq_layout *l, unsigned s,
 				   unsigned q)
 { return lay_lane_out(l, s, q) + SMQ_LINE; }
@@ -288,19 +349,30 @@ static inline uint64_t lay_lane_wake(const struct smq_layout *l, unsigned s,
 				     unsigned q)
 { return lay_lane_out(l, s, q) + 2 * SMQ_LINE; }
 /* A queue's rx area, in its receiver's body: rx, rx_info, bottoms, bell,
- * lane_in[boards], lane_ask[boards], rings[boards]. */
+ * lane_in[lanes], lane_ask[lanes], rings[lanes]; lane k is the k'th
+ * sending board's. */
 static inline uint64_t lay_rx_info(const struct smq_layout *l, unsigned q)
 { return l->rx[q] + SMQ_LINE; }
 static inline uint64_t lay_bottoms(const struct smq_layout *l, unsigned q)
 { return l->rx[q] + 2 * SMQ_LINE; }
+static inline uint64_t lay_bottoms_size(const struct smq_layout *l, unsigned q)
+{ return SMQ_ALIGN(8ull * lay_lanes(l, q), SMQ_LINE); }
 static inline uint64_t lay_bell(const struct smq_layout *l, unsigned q)
-{ return lay_bottoms(l, q) + l->bottoms_size; }
+{ return lay_bottoms(l, q) + lay_bottoms_size(l, q); }
+/* ...of lane k */
+static inline uint64_t lay_lane_in_k(const struct smq_layout *l, unsigned q,
+				     unsigned k)
+{ return lay_bell(l, q) + SMQ_LINE + (uint64_t)k * SMQ_LINE; }
+static inline uint64_t lay_lane_ask_k(const struct smq_layout *l, unsigned q,
+				      unsigned k)
+{ return lay_lane_in_k(l, q, lay_lanes(l, q)) + (uint64_t)k * SMQ_LINE; }
+/* ...of sending board s */
 static inline uint64_t lay_lane_in(const struct smq_layout *l, unsigned q,
 				   unsigned s)
-{ return lay_bell(l, q) + SMQ_LINE + (uint64_t)s * SMQ_LINE; }
+{ return lay_lane_in_k(l, q, lay_lane(l, q, s)); }
 static inline uint64_t lay_lane_ask(const struct smq_layout *l, unsigned q,
 				    unsigned s)
-{ return lay_lane_in(l, q, l->boards) + (uint64_t)s * SMQ_LINE; }
+{ return lay_lane_ask_k(l, q, lay_lane(l, q, s)); }
 /* A queue's shape: the diagnostic queues have their own. */
 static inline uint32_t lay_entries(const struct smq_layout *l, unsigned q)
 { return l->qflags[q] & SMQ_QUEUE_DIAGNOSTIC ? l->diag_entries : l->entries; }
@@ -311,12 +383,15 @@ static inline uint32_t lay_entry_size(const struct smq_layout *l, unsigned q)
 }
 static inline uint64_t lay_stride(const struct smq_layout *l, unsigned q)
 { return l->qflags[q] & SMQ_QUEUE_DIAGNOSTIC ? l->diag_stride : l->stride; }
+static inline uint64_t lay_ring_k(const struct smq_layout *l, unsigned q,
+				  unsigned k)
+{
+	return lay_lane_ask_k(l, q, lay_lanes(l, q)) +
+	       (uint64_t)k * lay_entries(l, q) * lay_stride(l, q);
+}
 static inline uint64_t lay_ring(const struct smq_layout *l, unsigned q,
 				unsigned s)
-{
-	return lay_lane_ask(l, q, l->boards) +
-	       (uint64_t)s * lay_entries(l, q) * lay_stride(l, q);
-}
+{ return lay_ring_k(l, q, lay_lane(l, q, s)); }
 static inline uint64_t lay_entry(const struct smq_layout *l, unsigned q,
 				 unsigned s, uint64_t seq)
 {
@@ -332,6 +407,8 @@ struct smq_range {
 
 /* format.c */
 int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g);
+int smq_layout_make(struct smq_layout *l, const struct smq_geometry *g,
+		    uint64_t tables_extra, uint64_t body_extra);
 void smq_layout_free(struct smq_layout *l);
 /* The canonical ranges of board b's region, in order; returns how many. */
 int smq_layout_ranges(const struct smq_layout *l, unsigned b,

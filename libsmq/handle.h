@@ -62,6 +62,8 @@ struct smq_window {
 				   the snapshots of other threads */
 	struct smq_holdout holdout;
 	struct smq_observation obs[SMQ_MAX_BOARDS];
+	struct smq_observation *rx_obs; /* [rx_obs_n]: receivers' heartbeats */
+	unsigned rx_obs_n;
 	char host[64];
 #ifdef SMQ_COUNT_FAR
 	uint64_t far_loads[SMQ_FAR_WHYS];
@@ -81,6 +83,8 @@ struct smq_queue {
 	uint64_t stride;
 	struct smq_handle_slot *slot;   /* in-flight mark */
 	bool slot_shared;       /* the window's: count, do not set */
+	const uint64_t *epoch_word; /* the queue's notice of a clear, near:
+				   the receiver's rx epoch, a sender's copy */
 	struct smq_bell_addr bell;      /* our doorbell when we wait */
 	bool has_bell;
 	/* sender: */
@@ -88,6 +92,7 @@ struct smq_queue {
 	struct smq_lane_fc *fc;         /* near */
 	struct smq_lane_wake *wake;     /* near */
 	struct smq_far in, ask, ring, rbell;
+	unsigned lane;          /* our lane of the queue */
 	uint64_t bottom_seen;   /* the receiver's bottom as last read: the
 				   ring is re-read only when this says full */
 	uint64_t epoch;         /* the queue's signature key */
@@ -99,16 +104,18 @@ struct smq_queue {
 	struct smq_rx_info *rx_info;    /* near */
 	uint64_t *bottoms;              /* near */
 	struct smq_bell *bell_word;     /* near */
-	struct smq_lane_in *lanes;      /* near, [boards] */
+	struct smq_lane_in *lanes;      /* near, [nlanes] */
 	struct smq_lane_ask *asks;      /* near, [boards] */
 	uint8_t *rings;                 /* near */
-	struct smq_far *fcs;            /* [boards] in the senders' regions */
-	struct smq_far *wakes;          /* [boards] */
-	struct smq_far *outs;           /* [boards], read only to arm */
-	uint32_t *space_rung;           /* [boards] last space_bell stored */
-	const struct smq_entry **heads; /* [boards] entry at each bottom */
-	uint64_t *expect;               /* [boards] its signature */
-	uint32_t cursor;
+	unsigned nlanes;                /* one per sending board */
+	uint8_t *lane_board;            /* [lanes] the board of each */
+	struct smq_far *fcs;            /* [lanes] in the senders' regions */
+	struct smq_far *wakes;          /* [lanes] */
+	struct smq_far *outs;           /* [lanes], read only to arm */
+	uint32_t *space_rung;           /* [lanes] last space_bell stored */
+	const struct smq_entry **heads; /* [lanes] entry at each bottom */
+	uint64_t *expect;               /* [lanes] its signature */
+	uint32_t cursor;                /* a lane */
 	int peeked;             /* lane of the message smq_peek() holds, or -1 */
 	uint64_t sleep_epoch;
 	uint64_t owner_tag;
@@ -237,25 +244,36 @@ static inline void smq_leave_mark(struct smq_window *w,
 int smq_enter(struct smq_window *w);
 void smq_leave(struct smq_window *w);
 
-static inline int smq_queue_enter(struct smq_queue *q)
-{
-	return smq_enter_mark(q->w, q->slot, q->slot_shared, q->generation,
-			      q->check);
-}
 static inline void smq_queue_leave(struct smq_queue *q)
 {
 	smq_leave_mark(q->w, q->slot, q->slot_shared);
 }
-/* A queue handle is stale after any init or clear, even one made through
- * its own window handle: its pointers and signature key are outdated. */
+/* A queue handle's mark also reads the queue's own notice, its epoch,
+ * which a clear of that queue alone changes: after the board's notice,
+ * so after the barrier of the mark. */
+static inline int smq_queue_enter(struct smq_queue *q)
+{
+	int err = smq_enter_mark(q->w, q->slot, q->slot_shared, q->generation,
+				 q->check);
+	if (!err && LOAD_ACQ(q->epoch_word) != q->epoch) {
+		smq_queue_leave(q);
+		err = -ESTALE;
+	}
+	return err;
+}
+/* A queue handle is stale after any init or clear of the window, even one
+ * made through its own window handle, and after a clear of its queue: its
+ * pointers and signature key are outdated. */
 static inline int smq_queue_stale(const struct smq_queue *q)
 {
-	return smq_stale_gen(q->w, q->generation, q->check);
+	int err = smq_stale_gen(q->w, q->generation, q->check);
+	return err ? err : LOAD_ACQ(q->epoch_word) != q->epoch ? -ESTALE : 0;
 }
 
 /* window.c: claim and release an in-flight mark in our control block */
 struct smq_handle_slot *smq_slot_claim(struct smq_window *w,
-				       enum smq_slot_kind kind);
+				       enum smq_slot_kind kind, uint32_t queue,
+				       uint32_t role);
 void smq_slot_release(struct smq_window *w, struct smq_handle_slot *s);
 /* Attach to the layout the window holds now (fills lay, ctl, generation). */
 int smq_attach(struct smq_window *w);
@@ -280,6 +298,18 @@ int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb);
  * -SMQ_EINCOMPLETE (one whose process died or is elsewhere). */
 int smq_confirm_fault(struct smq_window *w, const struct smq_sb *sb,
 		      uint64_t gen, int err);
+
+/* work.c: the one judgement of who is at work */
+void smq_observe(struct smq_observation *o, uint64_t count, uint64_t key,
+		 int64_t *age_ms, int *alive);
+/* queue q's receiver: its state, pid, alive, heartbeat, counters */
+int smq_board_activity(struct smq_window *w, unsigned b);
+void smq_judge_receiver(struct smq_window *w, const struct smq_layout *l,
+			unsigned q, struct smq_queue_info *info);
+/* init, clear: -SMQ_EATWORK if another process works on what they would
+ * empty (queue only; all: -1), named in the holdout; l as the window is */
+int smq_check_at_work(struct smq_window *w, const struct smq_layout *l,
+		      int only);
 
 /* startup.c: write this board's heartbeat (inside a call: entered) */
 void smq_beat(struct smq_window *w);

@@ -76,8 +76,10 @@ static int lane_info(struct smq_window *w, unsigned queue, unsigned sender,
 	const struct smq_layout *l = &w->lay;
 	if (queue >= l->queues || sender >= l->boards)
 		return -EINVAL;
+	if (!lay_sends(l, queue, sender))
+		return -ENOENT;  /* the board has no lane: not a sender */
 	const uint64_t *bottoms = smq_snapshot_at(w, lay_bottoms(l, queue),
-						  8ull * l->boards);
+						  lay_bottoms_size(l, queue));
 	const struct smq_lane_in *in =
 		smq_snapshot_at(w, lay_lane_in(l, queue, sender), SMQ_LINE);
 	const struct smq_lane_out *out =
@@ -87,7 +89,7 @@ static int lane_info(struct smq_window *w, unsigned queue, unsigned sender,
 	const struct smq_lane_ask *ask =
 		smq_snapshot_at(w, lay_lane_ask(l, queue, sender), SMQ_LINE);
 	memset(info, 0, sizeof(*info));
-	info->bottom = LOAD(&bottoms[sender]);
+	info->bottom = LOAD(&bottoms[lay_lane(l, queue, sender)]);
 	info->top = LOAD(&in->top);
 	info->fill = info->top > info->bottom ? info->top - info->bottom : 0;
 	info->messages = LOAD(&out->messages);
@@ -111,16 +113,10 @@ static int queue_info(struct smq_window *w, unsigned queue,
 		return -EINVAL;
 	memset(info, 0, sizeof(*info));
 	const struct smq_rx *rx = smq_snapshot_at(w, l->rx[queue], SMQ_LINE);
-	const struct smq_rx_info *ri =
-		smq_snapshot_at(w, lay_rx_info(l, queue), SMQ_LINE);
 	info->index = queue;
 	info->receiver = l->receiver[queue];
 	info->flags = l->qflags[queue];
-	uint64_t owner = LOAD(&rx->owner);
-	info->receiver_pid = smq_tag_pid(owner);
-	info->receiver_alive = !owner ? 0
-			       : LOAD(&ri->owner_boot) == w->boot
-			       ? smq_tag_alive(owner) : -1;
+	smq_judge_receiver(w, l, queue, info);
 	info->sleeping = LOAD(&rx->sleep_epoch) & 1;
 	info->capacity = lay_entries(l, queue);
 	info->entry_size = lay_entry_size(l, queue);
@@ -128,9 +124,10 @@ static int queue_info(struct smq_window *w, unsigned queue,
 	info->bytes_received = LOAD(&rx->bytes);
 	info->sleeps = LOAD(&rx->sleeps);
 	info->wakeups = LOAD(&rx->wakeups);
-	for (unsigned s = 0; s < l->boards; s++) {
+	info->senders = l->senders[queue];
+	for (unsigned k = 0; k < lay_lanes(l, queue); k++) {
 		struct smq_lane_info li;
-		lane_info(w, queue, s, &li);
+		lane_info(w, queue, lay_lane_board(l, queue, k), &li);
 		info->top += li.top;
 		info->bottom += li.bottom;
 		info->queued += li.fill;

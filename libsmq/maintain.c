@@ -82,6 +82,7 @@ static void maint_unlock(struct smq_window *w)
 	struct smq_sb *sb = sb_of(w);
 
 	STORE(&sb->maint_phase, SMQ_MAINT_NONE);
+	STORE(&sb->maint_queue, 0);
 	STORE(&sb->maint_from, 0);
 	w->map.order->publish();
 	STORE_REL(&sb->maint_owner, 0);
@@ -100,18 +101,23 @@ static bool ctl_mapped(struct smq_window *w, unsigned b)
 	return smq_map_at(&w->map, lay_ctl(b), SMQ_CTL_SIZE) != NULL;
 }
 
-/* Wakes every waiter of the old layout, so that it sees its notice stale
- * at once instead of at the end of its sleep.  Reads the waiters' words
- * and addresses: part of the maintenance exception. */
-static void wake_all(struct smq_window *w, const struct smq_layout *old)
+/* Wakes every waiter of the old layout (of queue only, if only >= 0), so
+ * that it sees its notice stale at once instead of at the end of its
+ * sleep.  Reads the waiters' words and addresses: part of the maintenance
+ * exception. */
+static void wake_all(struct smq_window *w, const struct smq_layout *old,
+		     int only)
 {
 	const struct smq_transport *tp = w->map.tp;
 	uint32_t kinds = tp->ring_kinds ? tp->ring_kinds(&w->map) : 0;
 
 	for (unsigned q = 0; q < old->queues; q++)
-		for (unsigned s = 0; s < old->boards; s++) {
+		for (unsigned k = 0; k < lay_lanes(old, q); k++) {
+			unsigned s = lay_lane_board(old, q, k);
+			if (only >= 0 && q != (unsigned)only)
+				break;
 			struct smq_far wake = smq_far(w, lay_lane_wake(old, s, q));
-			struct smq_far ask = smq_far(w, lay_lane_ask(old, q, s));
+			struct smq_far ask = smq_far(w, lay_lane_ask_k(old, q, k));
 			struct smq_far bell = smq_far(w, lay_bell(old, q));
 			if (!wake.far_ || !ask.far_ || !bell.far_)
 				continue;
@@ -188,11 +194,27 @@ static void restore(struct smq_window *w, const struct saved_notices *sv)
 	STORE(&sb->system_state, sv->sys_state);
 }
 
-/* The first mark still up, or false.  A mark of a process of this host
- * that is gone is taken down here; one of another host can only be waited
- * for (a stopped process looks just like a dead one from afar). */
-static bool find_busy(struct smq_window *w, unsigned *board, uint64_t *tag,
-		      bool *same_host)
+/* Whether a mark may cover a call on queue only (< 0: on anything): a
+ * queue handle's of that queue, or a window handle's (a queue handle
+ * shares it when its control block is full). */
+static bool covers(struct smq_window *w, struct smq_far s, int only)
+{
+	(void)w;  /* FAR_LOAD uses it only in counting builds */
+	if (only < 0)
+		return true;
+	uint32_t kind = FAR_LOAD(w, SMQ_FAR_MAINTAIN, s, struct smq_handle_slot,
+				 kind);
+	return kind != SMQ_SLOT_QUEUE ||
+	       FAR_LOAD(w, SMQ_FAR_MAINTAIN, s, struct smq_handle_slot,
+			queue) == (uint32_t)only;
+}
+
+/* The first mark still up (of a call on queue only, if only >= 0), or
+ * false.  A mark of a process of this host that is gone is taken down
+ * here; one of another host can only be waited for (a stopped process
+ * looks just like a dead one from afar). */
+static bool find_busy(struct smq_window *w, int only, unsigned *board,
+		      uint64_t *tag, bool *same_host)
 {
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
 		if (!ctl_mapped(w, b))
@@ -202,7 +224,8 @@ static bool find_busy(struct smq_window *w, unsigned *board, uint64_t *tag,
 			struct smq_far s = smq_far_offset(c,
 				offsetof(struct smq_ctl, slot[i]));
 			if (!FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
-				      struct smq_handle_slot, busy))
+				      struct smq_handle_slot, busy) ||
+			    !covers(w, s, only))
 				continue;
 			uint64_t t = FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
 					      struct smq_handle_slot, tag);
@@ -256,7 +279,7 @@ static void settle_marks(struct smq_window *w)
 	}
 }
 
-static int handshake(struct smq_window *w)
+static int handshake(struct smq_window *w, int only)
 {
 	struct timespec deadline;
 	unsigned board;
@@ -266,7 +289,7 @@ static int handshake(struct smq_window *w)
 	settle_marks(w);
 	if (w->handshake_ms >= 0)
 		smq_deadline(&deadline, w->handshake_ms);
-	while (find_busy(w, &board, &tag, &here)) {
+	while (find_busy(w, only, &board, &tag, &here)) {
 		if (w->handshake_ms >= 0 && smq_past(&deadline)) {
 			holdout_from(w, board, tag, here);
 			return -SMQ_EHELD;
@@ -286,13 +309,13 @@ static int quiesce(struct smq_window *w, const struct smq_layout *old,
 
 	invalidate(w, &sv, from);
 	TEST_HOOK(SMQ_HOOK_MAINT_TOLD);
-	int err = handshake(w);
+	int err = handshake(w, -1);
 	if (err && old)
 		restore(w, &sv);
 	if (err)
 		return err;
 	if (old)
-		wake_all(w, old);
+		wake_all(w, old, -1);
 	STORE(&sb_of(w)->maint_phase, SMQ_MAINT_WRITING);
 	TEST_HOOK(SMQ_HOOK_MAINT_WRITING);
 	return 0;
@@ -363,8 +386,15 @@ static bool foreign_data(struct smq_window *w)
 		return false;
 	if (p && !memcmp(p, SMQ_MAGIC, 8))
 		return false;
-	if (sb && LOAD(&sb->line_size) == SMQ_LINE &&
-	    (LOAD(&sb->sb_size) == SMQ_SB_SIZE || LOAD(&sb->sb_size) == 256))
+	/* a superblock of ours, of any version so far, whose magic init had
+	 * zeroed: versions 1 and 2 kept the line size at byte 40 */
+	uint32_t version = sb ? LOAD(&sb->version) : 0;
+	uint32_t sb_size = sb ? LOAD(&sb->sb_size) : 0;
+	const uint32_t *v2_line = smq_map_at(&w->map, 40, 4);
+	if (version >= 1 && version <= 2 && v2_line && *v2_line == SMQ_LINE &&
+	    (sb_size == SMQ_SB_SIZE || sb_size == 256))
+		return false;
+	if (version == SMQ_FORMAT_VERSION && sb_size == SMQ_SB_SIZE)
 		return false;
 	uint64_t n = w->map.size < SMQ_PAGE ? w->map.size : SMQ_PAGE;
 	const uint8_t *all = smq_map_at(&w->map, 0, n);
@@ -374,14 +404,28 @@ static bool foreign_data(struct smq_window *w)
 	return !all;
 }
 
-/* An smq window of our version, or an init of one that was stopped: its
- * control area may hold marks of live handles. */
+/* An smq window of our version or of version 2 (whose control blocks,
+ * notices and marks are where and what ours are), or an init of one that
+ * was stopped: its control area may hold marks of live handles. */
 static bool ours(struct smq_window *w)
 {
 	const struct smq_sb *sb = smq_map_at(&w->map, 0, SMQ_SB_SIZE);
-	return sb && LOAD(&sb->version) == SMQ_FORMAT_VERSION &&
-	       LOAD(&sb->sb_size) == SMQ_SB_SIZE &&
-	       LOAD(&sb->ctl_size) == SMQ_CTL_SIZE;
+	uint32_t version = sb ? LOAD(&sb->version) : 0;
+	return (version == 2 || version == SMQ_FORMAT_VERSION) &&
+	       LOAD(&sb->sb_size) == SMQ_SB_SIZE;
+}
+
+/* Queue q's epoch: in its rx line and, as each sender's notice of a
+ * clear, in the sender's lane_wake line. */
+static void set_epoch(struct smq_window *w, const struct smq_layout *l,
+		      unsigned q, uint64_t epoch)
+{
+	for (unsigned k = 0; k < lay_lanes(l, q); k++) {
+		unsigned s = lay_lane_board(l, q, k);
+		FAR_STORE(smq_far(w, lay_lane_wake(l, s, q)),
+			  struct smq_lane_wake, queue_epoch, epoch);
+	}
+	FAR_STORE_REL(smq_far(w, l->rx[q]), struct smq_rx, epoch, epoch);
 }
 
 static void write_format(struct smq_window *w, const struct smq_layout *l,
@@ -391,39 +435,43 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 
 	STORE(&sb->magic_word, 0);
 	w->map.order->full();
-	/* superblock lines 0 and 1 (line 2 is the lock we hold), with the
+	/* superblock lines 0, 1 and 3 (line 2 is the lock we hold), with the
 	 * constants of the format at once: killed from here on, the window
 	 * still shows itself ours to the next init */
 	far_zero(w, 8, 2 * SMQ_LINE - 8);
+	far_zero(w, SB_EXTRA_LINE, SMQ_LINE);
 	sb->version = SMQ_FORMAT_VERSION;
 	sb->sb_size = SMQ_SB_SIZE;
-	sb->line_size = SMQ_LINE;
-	sb->ctl_size = SMQ_CTL_SIZE;
 	w->map.order->publish();
 	far_zero(w, SMQ_BOARD_TABLE, l->tables_end - SMQ_BOARD_TABLE);
 	for (unsigned b = 0; b < l->boards; b++)
 		far_zero(w, l->body[b], l->body_size[b]);
 	sb->version = SMQ_FORMAT_VERSION;
 	sb->sb_size = SMQ_SB_SIZE;
+	sb->features_incompat = 0;
+	sb->features_compat = 0;
 	sb->boards = l->boards;
 	sb->queues = l->queues;
 	sb->entries = l->entries;
 	sb->entry_size = l->entry_size;
 	sb->window_size = l->size;
-	sb->line_size = SMQ_LINE;
-	sb->ctl_size = SMQ_CTL_SIZE;
 	sb->diag_queues = l->diag_queues;
 	sb->diag_entries = l->diag_entries;
 	sb->diag_entry_size = l->diag_entry_size;
+	sb->tables_extra = l->tables_extra;
+	sb->body_extra = l->body_extra;
+	uint64_t epoch = gen << SMQ_EPOCH_SHIFT;
+	sb->epoch_last = epoch;
 	struct smq_qdesc *qt = smq_map_at(&w->map, SMQ_QUEUE_TABLE,
-					  (uint64_t)l->queues * 8);
+					  (uint64_t)l->queues * sizeof(*qt));
 	for (unsigned q = 0; q < l->queues; q++) {
 		struct smq_rx *rx = smq_map_at(&w->map, l->rx[q], SMQ_LINE);
 		qt[q].index = q;
 		qt[q].receiver = l->receiver[q];
 		qt[q].flags = l->qflags[q];
+		qt[q].senders = l->senders[q];
 		rx->index = q;
-		rx->epoch = gen;
+		set_epoch(w, l, q, epoch);
 	}
 	struct smq_view v = smq_window_view(w);
 	sb->checksum = smq_geometry_checksum(&v, l->queues);
@@ -504,6 +552,10 @@ int smq_init(struct smq_window *w, const struct smq_geometry *gin,
 	}
 	bool valid_old = reread(w, &old) == 0;
 	bool keep_control = ours(w);
+	/* nobody at work is formatted under, unless forced */
+	if (valid_old && !w->map.force &&
+	    (err = smq_check_at_work(w, &old, -1)))
+		goto out;
 	/* A new window: room for the superblock (and its lock) first. */
 	if ((!sb_of(w) || !ctl_mapped(w, SMQ_MAX_BOARDS - 1)) &&
 	    (err = w->map.tp->map_layout(&w->map, &lay, true)))
@@ -523,9 +575,7 @@ int smq_init(struct smq_window *w, const struct smq_geometry *gin,
 	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
 	smq_layout_free(&w->lay);
 	w->lay = lay;
-	lay.receiver = NULL;
-	lay.qflags = NULL;
-	lay.rx = NULL;
+	memset(&lay, 0, sizeof(lay));  /* w->lay holds its arrays now */
 	publish(w, gen);
 	uint64_t magic;
 	memcpy(&magic, SMQ_MAGIC, sizeof(magic));
@@ -543,18 +593,89 @@ out:
 
 /* ---- clear ---- */
 
+/* Empties queue q and gives it epoch: its lanes, its rx area (but the
+ * queue's index, which an attach checks meanwhile), so that entries left
+ * in the rings never verify. */
 static void clear_queue(struct smq_window *w, const struct smq_layout *l,
-			unsigned q, uint64_t gen)
+			unsigned q, uint64_t epoch)
 {
-	for (unsigned s = 0; s < l->boards; s++) {
+	for (unsigned k = 0; k < lay_lanes(l, q); k++) {
+		unsigned s = lay_lane_board(l, q, k);
 		far_zero(w, lay_lane_out(l, s, q), SMQ_LANE_LINES * SMQ_LINE);
-		far_zero(w, lay_lane_in(l, q, s), SMQ_LINE);
-		far_zero(w, lay_lane_ask(l, q, s), SMQ_LINE);
+		far_zero(w, lay_lane_in_k(l, q, k), SMQ_LINE);
+		far_zero(w, lay_lane_ask_k(l, q, k), SMQ_LINE);
 	}
-	far_zero(w, l->rx[q], lay_lane_in(l, q, 0) - l->rx[q]);
-	struct smq_rx *rx = smq_map_at(&w->map, l->rx[q], SMQ_LINE);
-	STORE(&rx->index, q);
-	STORE(&rx->epoch, gen);  /* entries left from before never verify */
+	far_zero(w, l->rx[q] + 4, lay_lane_in_k(l, q, 0) - l->rx[q] - 4);
+	w->map.order->publish();
+	set_epoch(w, l, q, epoch);
+}
+
+/* Whether a board's notice was told of a maintenance that did not
+ * finish (its generation is not the superblock's). */
+static bool notices_told(struct smq_window *w, const struct smq_layout *l)
+{
+	uint64_t gen = LOAD(&sb_of(w)->generation);
+
+	for (unsigned b = 0; b < l->boards; b++)
+		if (FAR_LOAD(w, SMQ_FAR_MAINTAIN, ctl_far(w, b), struct smq_ctl,
+			     notice.generation) != gen)
+			return true;
+	return false;
+}
+
+/* One queue, by handshake with the calls on it alone: its receiver's and
+ * senders' notices (the epoch) say "being cleared", every mark that may
+ * cover a call on it comes down, it is emptied under a new epoch.  The
+ * generation, the board table and every other queue stay as they are. */
+static int clear_one(struct smq_window *w, const struct smq_layout *l,
+		     unsigned q)
+{
+	struct smq_sb *sb = sb_of(w);
+	uint64_t old = LOAD(&((const struct smq_rx *)smq_map_at(&w->map,
+				l->rx[q], SMQ_LINE))->epoch);
+	int err;
+
+	STORE(&sb->maint_queue, q + 1);
+	STORE(&sb->maint_from, LOAD(&sb->generation));
+	STORE(&sb->maint_phase, SMQ_MAINT_WAITING);
+	set_epoch(w, l, q, 0);
+	w->map.order->full();
+	TEST_HOOK(SMQ_HOOK_MAINT_TOLD);
+	settle_marks(w);
+	if ((err = handshake(w, (int)q))) {
+		set_epoch(w, l, q, old);
+		return err;
+	}
+	wake_all(w, l, (int)q);
+	STORE(&sb->maint_phase, SMQ_MAINT_WRITING);
+	TEST_HOOK(SMQ_HOOK_MAINT_WRITING);
+	uint64_t epoch = LOAD(&sb->epoch_last) + 1;
+	STORE(&sb->epoch_last, epoch);
+	clear_queue(w, l, q, epoch);
+	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
+	return 0;
+}
+
+/* Every queue, under a new generation: every board attaches and
+ * announces itself again. */
+static int clear_all(struct smq_window *w, struct smq_layout *l)
+{
+	uint64_t gen = next_generation(w);
+	int err;
+
+	if ((err = quiesce(w, l, gen - 1)))
+		return err;
+	for (unsigned q = 0; q < l->queues; q++)
+		clear_queue(w, l, q, gen << SMQ_EPOCH_SHIFT);
+	STORE(&sb_of(w)->epoch_last, gen << SMQ_EPOCH_SHIFT);
+	w->map.order->publish();
+	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
+	smq_layout_free(&w->lay);
+	w->lay = *l;
+	memset(l, 0, sizeof(*l));  /* w->lay holds its arrays now */
+	w->valid = true;
+	publish(w, gen);
+	return 0;
 }
 
 int smq_clear(struct smq_window *w, int queue)
@@ -581,31 +702,27 @@ int smq_clear(struct smq_window *w, int queue)
 		smq_layout_free(&l);
 		return -EINVAL;
 	}
+	/* nobody at work on what it empties, unless forced */
+	if (!w->map.force && (err = smq_check_at_work(w, &l, queue)))
+		goto out;
 	if ((err = maint_lock(w, true)))
 		goto out;
 	TEST_HOOK(SMQ_HOOK_MAINT_LOCKED);
-	uint64_t gen = next_generation(w);
-	if ((err = quiesce(w, &l, gen - 1)))
-		goto unlock;
-	/* Every handle is stale now, so no receiver claim survives, even on
-	 * the queues whose messages are kept. */
-	for (unsigned q = 0; q < l.queues; q++) {
-		struct smq_rx *rx = smq_map_at(&w->map, l.rx[q], SMQ_LINE);
-		if (queue < 0 || (unsigned)queue == q)
-			clear_queue(w, &l, q, gen);
-		else
-			STORE(&rx->owner, 0);
-	}
-	w->map.order->publish();
-	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
-	smq_layout_free(&w->lay);
-	w->lay = l;
-	l.receiver = NULL;
-	l.qflags = NULL;
-	l.rx = NULL;
-	w->valid = true;
-	publish(w, gen);
-unlock:
+	/* A maintenance whose process died left its phase: of the whole
+	 * window (its notices told), finished by clearing the whole window;
+	 * of one queue, by clearing that queue too. */
+	struct smq_sb *sb = sb_of(w);
+	uint32_t left = LOAD(&sb->maint_phase) != SMQ_MAINT_NONE
+			? LOAD(&sb->maint_queue) : 0;
+	bool whole = queue < 0 || notices_told(w, &l) ||
+		     (LOAD(&sb->maint_phase) != SMQ_MAINT_NONE && !left);
+	if (whole)
+		err = clear_all(w, &l);
+	else if (left && left - 1 != (unsigned)queue && left - 1 < l.queues &&
+		 (err = clear_one(w, &l, left - 1)))
+		;
+	else
+		err = clear_one(w, &l, (unsigned)queue);
 	maint_unlock(w);
 out:
 	smq_layout_free(&l);

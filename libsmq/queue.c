@@ -18,6 +18,7 @@ static void free_queue(struct smq_queue *q)
 		w->map.tp->bell_close(&w->map, &q->bell);
 	if (!q->slot_shared)
 		smq_slot_release(w, q->slot);
+	free(q->lane_board);
 	free(q->fcs);
 	free(q->wakes);
 	free(q->outs);
@@ -27,13 +28,15 @@ static void free_queue(struct smq_queue *q)
 	free(q);
 }
 
-/* The receiver's view of lane s at sequence bottom: where the next entry
- * is and the signature it will carry once written. */
-void smq_lane_expect(struct smq_queue *q, unsigned s, uint64_t bottom)
+/* The receiver's view of lane k at sequence bottom: where the next entry
+ * is and the signature it will carry once written (keyed by the lane's
+ * board). */
+void smq_lane_expect(struct smq_queue *q, unsigned k, uint64_t bottom)
 {
-	q->heads[s] = (const void *)(q->rings + ((uint64_t)s * q->entries +
+	q->heads[k] = (const void *)(q->rings + ((uint64_t)k * q->entries +
 				     (bottom & (q->entries - 1))) * q->stride);
-	q->expect[s] = smq_signature(q->epoch, q->index, s, bottom);
+	q->expect[k] = smq_signature(q->epoch, q->index, q->lane_board[k],
+				     bottom);
 }
 
 static uint32_t ring_kinds(struct smq_window *w)
@@ -55,16 +58,26 @@ static int check_lanes(struct smq_window *w, unsigned i, enum smq_role role)
 					  lay_entries(l, i))
 		       ? 0 : -SMQ_ECORRUPT;
 	}
-	const uint64_t *bottoms = smq_near(w, lay_bottoms(l, i), l->bottoms_size);
-	const struct smq_lane_in *in = smq_near(w, lay_lane_in(l, i, 0),
-						l->boards * SMQ_LINE);
-	for (unsigned s = 0; s < l->boards; s++) {
-		uint64_t bottom = LOAD(&bottoms[s]);
+	const uint64_t *bottoms = smq_near(w, lay_bottoms(l, i),
+					   lay_bottoms_size(l, i));
+	const struct smq_lane_in *in = smq_near(w, lay_lane_in_k(l, i, 0),
+						lay_lanes(l, i) * SMQ_LINE);
+	for (unsigned k = 0; k < lay_lanes(l, i); k++) {
+		uint64_t bottom = LOAD(&bottoms[k]);
 		TEST_HOOK(SMQ_HOOK_OPEN_LOOK);
-		if (!smq_lane_sane(bottom, LOAD(&in[s].top), lay_entries(l, i)))
+		if (!smq_lane_sane(bottom, LOAD(&in[k].top), lay_entries(l, i)))
 			return -SMQ_ECORRUPT;
 	}
 	return 0;
+}
+
+/* A queue whose epoch is 0 is being cleared, or was by a process that
+ * died: what its lines hold is not to be used. */
+static int being_cleared(struct smq_window *w)
+{
+	const struct smq_sb *sb = smq_map_at(&w->map, 0, sizeof(*sb));
+	return sb && LOAD(&sb->maint_phase) != SMQ_MAINT_NONE &&
+	       smq_maint_alive(w, sb) == 1 ? -EBUSY : -SMQ_EINCOMPLETE;
 }
 
 static int open_sender(struct smq_queue *q)
@@ -73,6 +86,7 @@ static int open_sender(struct smq_queue *q)
 	const struct smq_layout *l = &w->lay;
 	unsigned b = w->board, i = q->index;
 
+	q->lane = lay_lane(l, i, b);
 	q->out = smq_near(w, lay_lane_out(l, b, i), SMQ_LINE);
 	q->fc = smq_near(w, lay_lane_fc(l, b, i), SMQ_LINE);
 	q->wake = smq_near(w, lay_lane_wake(l, b, i), SMQ_LINE);
@@ -80,8 +94,10 @@ static int open_sender(struct smq_queue *q)
 	q->ask = smq_far(w, lay_lane_ask(l, i, b));
 	q->ring = smq_far(w, lay_ring(l, i, b));
 	q->rbell = smq_far(w, lay_bell(l, i));
-	q->epoch = FAR_LOAD(w, SMQ_FAR_OPEN, smq_far(w, l->rx[i]), struct smq_rx,
-			    epoch);
+	/* the epoch from our own copy: board 0 writes it with the receiver's */
+	q->epoch_word = &q->wake->queue_epoch;
+	if (!(q->epoch = LOAD_ACQ(q->epoch_word)))
+		return being_cleared(w);
 	q->lock_tag = smq_tag_thread();
 	/* acquire: the receiver's reads of the slots below bottom happen
 	 * before we may write them */
@@ -118,57 +134,74 @@ static int claim_receiver(struct smq_queue *q)
 			return -EBUSY;
 	}
 	q->owner_tag = w->tag;
+	/* edge counters, for an observer that looks less often than
+	 * receivers come and go */
+	STORE(&q->rx_info->opens, LOAD(&q->rx_info->opens) + 1);
+	if (owner)
+		STORE(&q->rx_info->takeovers, LOAD(&q->rx_info->takeovers) + 1);
+	STORE(&q->rx_info->waiting, 0);
 	STORE(&q->rx_info->owner_boot, w->boot);
 	STORE(&q->rx_info->host, w->boot);
 	STORE(&q->rx_info->ring_kinds, q->ring_kinds);
 	return 0;
 }
 
+static int receiver_arrays(struct smq_queue *q, unsigned lanes)
+{
+	q->lane_board = calloc(lanes, sizeof(*q->lane_board));
+	q->fcs = calloc(lanes, sizeof(*q->fcs));
+	q->wakes = calloc(lanes, sizeof(*q->wakes));
+	q->outs = calloc(lanes, sizeof(*q->outs));
+	q->space_rung = calloc(lanes, sizeof(*q->space_rung));
+	q->heads = calloc(lanes, sizeof(*q->heads));
+	q->expect = calloc(lanes, sizeof(*q->expect));
+	return q->lane_board && q->fcs && q->wakes && q->outs &&
+	       q->space_rung && q->heads && q->expect ? 0 : -ENOMEM;
+}
+
 static int open_receiver(struct smq_queue *q)
 {
 	struct smq_window *w = q->w;
 	const struct smq_layout *l = &w->lay;
-	unsigned i = q->index, boards = l->boards;
+	unsigned i = q->index, lanes = lay_lanes(l, i);
 	int err;
 
 	q->rx = smq_near(w, l->rx[i], SMQ_LINE);
 	q->rx_info = smq_near(w, lay_rx_info(l, i), SMQ_LINE);
-	q->bottoms = smq_near(w, lay_bottoms(l, i), l->bottoms_size);
+	q->bottoms = smq_near(w, lay_bottoms(l, i), lay_bottoms_size(l, i));
 	q->bell_word = smq_near(w, lay_bell(l, i), SMQ_LINE);
-	q->lanes = smq_near(w, lay_lane_in(l, i, 0), boards * SMQ_LINE);
-	q->asks = smq_near(w, lay_lane_ask(l, i, 0), boards * SMQ_LINE);
-	q->rings = smq_near(w, lay_ring(l, i, 0),
-			    (uint64_t)boards * q->entries * q->stride);
-	q->epoch = LOAD(&q->rx->epoch);
+	q->lanes = smq_near(w, lay_lane_in_k(l, i, 0), lanes * SMQ_LINE);
+	q->asks = smq_near(w, lay_lane_ask_k(l, i, 0), lanes * SMQ_LINE);
+	q->rings = smq_near(w, lay_ring_k(l, i, 0),
+			    (uint64_t)lanes * q->entries * q->stride);
+	q->epoch_word = &q->rx->epoch;
+	if (!(q->epoch = LOAD_ACQ(q->epoch_word)))
+		return being_cleared(w);
 	q->peeked = -1;
-	q->fcs = calloc(boards, sizeof(*q->fcs));
-	q->wakes = calloc(boards, sizeof(*q->wakes));
-	q->outs = calloc(boards, sizeof(*q->outs));
-	q->space_rung = calloc(boards, sizeof(*q->space_rung));
-	q->heads = calloc(boards, sizeof(*q->heads));
-	q->expect = calloc(boards, sizeof(*q->expect));
-	if (!q->fcs || !q->wakes || !q->outs || !q->space_rung || !q->heads ||
-	    !q->expect)
-		return -ENOMEM;
+	q->nlanes = lanes;
+	if ((err = receiver_arrays(q, lanes)))
+		return err;
 	if ((err = claim_receiver(q)))
 		return err;
-	for (unsigned s = 0; s < boards; s++) {
-		q->fcs[s] = smq_far(w, lay_lane_fc(l, s, i));
-		q->wakes[s] = smq_far(w, lay_lane_wake(l, s, i));
-		q->outs[s] = smq_far(w, lay_lane_out(l, s, i));
-		q->space_rung[s] = FAR_LOAD(w, SMQ_FAR_OPEN, q->wakes[s],
+	for (unsigned k = 0; k < lanes; k++) {
+		unsigned s = lay_lane_board(l, i, k);
+		q->lane_board[k] = (uint8_t)s;
+		q->fcs[k] = smq_far(w, lay_lane_fc(l, s, i));
+		q->wakes[k] = smq_far(w, lay_lane_wake(l, s, i));
+		q->outs[k] = smq_far(w, lay_lane_out(l, s, i));
+		q->space_rung[k] = FAR_LOAD(w, SMQ_FAR_OPEN, q->wakes[k],
 					    struct smq_lane_wake, space_bell);
-		uint64_t b = LOAD(&q->bottoms[s]);
-		uint64_t top = LOAD_ACQ(&q->lanes[s].top);
+		uint64_t b = LOAD(&q->bottoms[k]);
+		uint64_t top = LOAD_ACQ(&q->lanes[k].top);
 		if (!smq_lane_sane(b, top, q->entries)) {
 			STORE_REL(&q->rx->owner, 0);
 			return -SMQ_ECORRUPT;
 		}
 		/* a receiver that died between its two bottom writes */
-		FAR_STORE_REL(q->fcs[s], struct smq_lane_fc, bottom, b);
-		smq_lane_expect(q, s, b);
+		FAR_STORE_REL(q->fcs[k], struct smq_lane_fc, bottom, b);
+		smq_lane_expect(q, k, b);
 	}
-	q->cursor = LOAD(&q->rx->cursor) % boards;
+	q->cursor = LOAD(&q->rx->cursor) % lanes;
 	/* A receiver that died asleep left the epoch odd: wake it up. */
 	q->sleep_epoch = LOAD(&q->rx->sleep_epoch);
 	if (q->sleep_epoch & 1)
@@ -197,6 +230,8 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 		return smq_stale(w) ? -ESTALE : -EINVAL;
 	if (role == SMQ_RECEIVER && w->lay.receiver[index] != w->board)
 		return -EPERM;
+	if (role == SMQ_SENDER && !lay_sends(&w->lay, index, w->board))
+		return smq_stale(w) ? -ESTALE : -SMQ_ENOTSENDER;
 	/* The lanes are looked at before our mark is up, so that a damaged
 	 * window gets no write at all: a re-init may be rewriting them, and a
 	 * fault is the window's only if the notice, read after, is unchanged.
@@ -227,7 +262,7 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 	q->ring_kinds = ring_kinds(w);
 	/* our own in-flight mark, or, when the control block is full, the
 	 * window's shared one */
-	if (!(q->slot = smq_slot_claim(w, SMQ_SLOT_QUEUE))) {
+	if (!(q->slot = smq_slot_claim(w, SMQ_SLOT_QUEUE, index, role))) {
 		q->slot = w->slot;
 		q->slot_shared = true;
 	}
@@ -251,6 +286,8 @@ int smq_queue_close(struct smq_queue *q)
 	if (q->role == SMQ_RECEIVER && q->rx && !smq_queue_enter(q)) {
 		/* only our own claim: after a re-init it may not be ours */
 		uint64_t tag = q->owner_tag;
+		if (LOAD(&q->rx->owner) == tag)
+			STORE(&q->rx_info->waiting, 0);
 		__atomic_compare_exchange_n(&q->rx->owner, &tag, 0, false,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 		smq_queue_leave(q);
@@ -292,26 +329,25 @@ int smq_queue_notify(struct smq_queue *q, char *buf, size_t len)
 			 w->map.tp->name);
 		return 0;
 	}
-	for (unsigned s = 0; s < l->boards; s++) {
-		const struct smq_lane_out *o = q->role == SMQ_RECEIVER
-			? smq_snapshot_at(w, lay_lane_out(l, s, q->index), SMQ_LINE)
-			: NULL;
-		uint32_t kinds = o ? LOAD(&o->ring_kinds) : 0;
-		uint64_t host = o ? LOAD(&o->host) : 0;
-		if (q->role == SMQ_SENDER) {
-			if (s)
-				break;
-			const struct smq_rx_info *ri = smq_snapshot_at(w,
-				lay_rx_info(l, q->index), SMQ_LINE);
-			kinds = LOAD(&ri->ring_kinds);
-			host = LOAD(&ri->host);
-			if (!kinds)
-				break;  /* no receiver yet */
-		}
-		if (kinds && !smq_can_ring(kinds, host, &q->bell)) {
+	if (q->role == SMQ_SENDER) {
+		const struct smq_rx_info *ri = smq_snapshot_at(w,
+			lay_rx_info(l, q->index), SMQ_LINE);
+		uint32_t kinds = LOAD(&ri->ring_kinds);
+		/* no kinds: no receiver yet */
+		if (kinds && !smq_can_ring(kinds, LOAD(&ri->host), &q->bell)) {
 			snprintf(buf, len, "polling: board %u cannot ring this "
-				 "board's doorbell", q->role == SMQ_RECEIVER ? s
-				 : l->receiver[q->index]);
+				 "board's doorbell", l->receiver[q->index]);
+			return smq_queue_stale(q);
+		}
+	}
+	for (unsigned k = 0; q->role == SMQ_RECEIVER && k < q->nlanes; k++) {
+		unsigned s = q->lane_board[k];
+		const struct smq_lane_out *o =
+			smq_snapshot_at(w, lay_lane_out(l, s, q->index), SMQ_LINE);
+		uint32_t kinds = LOAD(&o->ring_kinds);
+		if (kinds && !smq_can_ring(kinds, LOAD(&o->host), &q->bell)) {
+			snprintf(buf, len, "polling: board %u cannot ring this "
+				 "board's doorbell", s);
 			return smq_queue_stale(q);
 		}
 	}

@@ -11,18 +11,18 @@
  * SCI message-passing layer's groups do).  One line read per lane. */
 static int ready_lane(struct smq_queue *q)
 {
-	unsigned boards = q->w->lay.boards;
-	unsigned s = q->cursor;
+	unsigned lanes = q->nlanes;
+	unsigned k = q->cursor;
 
-	for (unsigned i = 0; i < boards; i++, s = s + 1 == boards ? 0 : s + 1)
-		if (LOAD(&q->heads[s]->signature) == q->expect[s])
-			return (int)s;
+	for (unsigned i = 0; i < lanes; i++, k = k + 1 == lanes ? 0 : k + 1)
+		if (LOAD(&q->heads[k]->signature) == q->expect[k])
+			return (int)k;
 	return -1;
 }
 
-static void pass_turn(struct smq_queue *q, unsigned s)
+static void pass_turn(struct smq_queue *q, unsigned k)
 {
-	q->cursor = s + 1 == q->w->lay.boards ? 0 : s + 1;
+	q->cursor = k + 1 == q->nlanes ? 0 : k + 1;
 }
 
 /* A lane whose top says an entry is there that does not verify.  Top is
@@ -32,21 +32,19 @@ static void pass_turn(struct smq_queue *q, unsigned s)
  * turn passes on in our handle, so the other sending boards are served. */
 static int bad_lane(struct smq_queue *q)
 {
-	const struct smq_layout *l = &q->w->lay;
-
-	for (unsigned s = 0; s < l->boards; s++) {
-		uint64_t bottom = LOAD(&q->bottoms[s]);
+	for (unsigned k = 0; k < q->nlanes; k++) {
+		uint64_t bottom = LOAD(&q->bottoms[k]);
 		TEST_HOOK(SMQ_HOOK_LANE_LOOK);
-		uint64_t top = LOAD_ACQ(&q->lanes[s].top);
+		uint64_t top = LOAD_ACQ(&q->lanes[k].top);
 		int err = 0;
 		if (top == bottom || top + 1 == bottom)
 			continue;
 		if (top < bottom || top - bottom > q->entries)
 			err = -SMQ_ECORRUPT;
-		else if (LOAD_ACQ(&q->heads[s]->signature) != q->expect[s])
+		else if (LOAD_ACQ(&q->heads[k]->signature) != q->expect[k])
 			err = -SMQ_ESIGNATURE;
 		if (err) {
-			pass_turn(q, s);
+			pass_turn(q, k);
 			return err;
 		}
 	}
@@ -64,13 +62,42 @@ static int confirm(struct smq_queue *q, int err)
 	return smq_queue_stale(q) ? -ESTALE : err;
 }
 
-/* Inside the mark. */
+/* Inside the mark.  While the epoch is odd, each sender also finds who
+ * sleeps: one of its own host does not ring a receiver that died. */
 void smq_set_sleep_epoch(struct smq_queue *q, uint64_t ep)
 {
+	struct smq_window *w = q->w;
+
 	q->sleep_epoch = ep;
 	STORE(&q->rx->sleep_epoch, ep);
-	for (unsigned s = 0; s < q->w->lay.boards; s++)
-		FAR_STORE(q->wakes[s], struct smq_lane_wake, sleep_epoch, ep);
+	for (unsigned k = 0; k < q->nlanes; k++) {
+		if (ep & 1) {
+			FAR_STORE(q->wakes[k], struct smq_lane_wake, sleeper,
+				  w->tag);
+			FAR_STORE(q->wakes[k], struct smq_lane_wake,
+				  sleeper_boot, w->boot);
+		}
+		FAR_STORE(q->wakes[k], struct smq_lane_wake, sleep_epoch, ep);
+	}
+}
+
+/* The receiver's own heartbeat, and whether it waits in a call (then it
+ * beats at least once a sleep slice, so that an observer of any host can
+ * tell a receiver that died waiting); the board's too.  Inside the mark. */
+static void rx_beat(struct smq_queue *q, uint32_t waiting)
+{
+	STORE(&q->rx_info->beats, LOAD(&q->rx_info->beats) + 1);
+	if (LOAD(&q->rx_info->waiting) != waiting)
+		STORE(&q->rx_info->waiting, waiting);
+	smq_beat(q->w);
+}
+
+static void rx_beat_outside(struct smq_queue *q, uint32_t waiting)
+{
+	if (!smq_queue_enter(q)) {
+		rx_beat(q, waiting);
+		smq_queue_leave(q);
+	}
 }
 
 int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,
@@ -106,30 +133,29 @@ int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,
 static bool arm_sleep(struct smq_queue *q)
 {
 	struct smq_window *w = q->w;
-	const struct smq_layout *l = &w->lay;
 	struct smq_bell_addr none = { 0 };
 	const struct smq_bell_addr *a = q->has_bell ? &q->bell : &none;
 	uint64_t ep = q->sleep_epoch + 1;
 	bool can = q->has_bell;
 
-	for (unsigned s = 0; s < l->boards; s++)
-		smq_far_copy(q->wakes[s], offsetof(struct smq_lane_wake, bell), a,
+	for (unsigned k = 0; k < q->nlanes; k++)
+		smq_far_copy(q->wakes[k], offsetof(struct smq_lane_wake, bell), a,
 			     sizeof(*a));
 	w->map.order->publish();
 	smq_set_sleep_epoch(q, ep);
 	w->map.order->full();
-	for (unsigned s = 0; s < l->boards; s++) {
+	for (unsigned k = 0; k < q->nlanes; k++) {
 		uint32_t kinds;
 		uint64_t host;
-		if (s == w->board) {
-			const struct smq_lane_out *o = (const void *)q->outs[s].far_;
+		if (q->lane_board[k] == w->board) {
+			const struct smq_lane_out *o = (const void *)q->outs[k].far_;
 			kinds = LOAD(&o->ring_kinds);
 			host = LOAD(&o->host);
 		} else {
-			FAR_LOAD(w, SMQ_FAR_ARM, q->outs[s], struct smq_lane_out, top);
-			kinds = FAR_LOAD(w, SMQ_FAR_ARM, q->outs[s],
+			FAR_LOAD(w, SMQ_FAR_ARM, q->outs[k], struct smq_lane_out, top);
+			kinds = FAR_LOAD(w, SMQ_FAR_ARM, q->outs[k],
 					 struct smq_lane_out, ring_kinds);
-			host = FAR_LOAD(w, SMQ_FAR_ARM, q->outs[s],
+			host = FAR_LOAD(w, SMQ_FAR_ARM, q->outs[k],
 					struct smq_lane_out, host);
 		}
 		/* a lane never opened has no sender to ring us */
@@ -151,8 +177,8 @@ static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
 	bool can_sleep = arm_sleep(q);
 	if (ready_lane(q) < 0 && !(err = bad_lane(q))) {
 		STORE(&q->rx->sleeps, LOAD(&q->rx->sleeps) + 1);
+		rx_beat(q, 1);
 		smq_queue_leave(q);
-		smq_beat_outside(q->w);
 		werr = smq_wait_bell(q, can_sleep, &q->bell_word->doorbell, seen,
 				     deadline);
 		/* a re-init may have happened while we slept: write nothing */
@@ -166,17 +192,18 @@ static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
 	return err ? err : werr;
 }
 
-/* Wait until some lane has a message; returns it, or a negative error. */
+/* Wait until some lane has a message; returns it, or a negative error.
+ * Past the first round of polls, the receiver says it waits (rx_info's
+ * waiting) and beats at least once a slice until it returns. */
 static int wait_for_message(struct smq_queue *q, int timeout_ms)
 {
 	struct timespec deadline;
-	uint64_t spin_until = 0, now, next_beat;
+	uint64_t spin_until = 0, now, next_beat = 0;
 	int s, err;
 
 	if (timeout_ms >= 0)
 		smq_deadline(&deadline, timeout_ms);
 	now = smq_now_ns();
-	next_beat = now + SLEEP_SLICE_MS * 1000000ull;
 	if (!(q->flags & SMQ_SLEEP))
 		spin_until = now + q->spin_ns;
 	/* SMQ_SLEEP looks once between sleeps; the others poll a while */
@@ -184,24 +211,35 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 	for (;;) {
 		for (int i = 0; i < polls; i++) {
 			if ((s = ready_lane(q)) >= 0)
-				return s;
+				goto out;
 			cpu_relax();
 		}
-		if ((err = smq_queue_stale(q)) || (err = confirm(q, bad_lane(q))))
-			return err;
-		if (timeout_ms >= 0 && smq_past(&deadline))
-			return timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
+		if ((err = smq_queue_stale(q)) ||
+		    (err = confirm(q, bad_lane(q)))) {
+			s = err;
+			goto out;
+		}
+		if (timeout_ms >= 0 && smq_past(&deadline)) {
+			s = timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
+			goto out;
+		}
 		/* a busy-polling receiver is alive too */
 		if ((now = smq_now_ns()) >= next_beat) {
-			smq_beat_outside(q->w);
+			rx_beat_outside(q, 1);
 			next_beat = now + SLEEP_SLICE_MS * 1000000ull;
 		}
 		if (q->flags & SMQ_POLL || now < spin_until)
 			continue;
 		err = sleep_on_bell(q, timeout_ms >= 0 ? &deadline : NULL);
-		if (err && err != -ETIMEDOUT)
-			return err;
+		if (err && err != -ETIMEDOUT) {
+			s = err;
+			goto out;
+		}
 	}
+out:
+	if (next_beat)
+		rx_beat_outside(q, 0);
+	return s;
 }
 
 int smq_peek(struct smq_queue *q, const void **data, size_t *len,
@@ -220,13 +258,13 @@ int smq_peek(struct smq_queue *q, const void **data, size_t *len,
 	TEST_HOOK(SMQ_HOOK_PEEK);
 	const struct smq_entry *e = q->heads[s];
 	uint32_t size = LOAD(&e->size);
-	uint16_t from = LOAD(&e->sender);
+	uint32_t check = LOAD(&e->check);  /* 0: no payload check */
 	q->w->map.order->consume();
 	if ((err = smq_queue_stale(q))) {
 		q->peeked = -1;
 		return err;
 	}
-	if (size > q->entry_size || from != s) {
+	if (size > q->entry_size || check) {
 		pass_turn(q, (unsigned)s);
 		q->peeked = -1;
 		return -SMQ_ECORRUPT;
@@ -236,7 +274,7 @@ int smq_peek(struct smq_queue *q, const void **data, size_t *len,
 	if (len)
 		*len = size;
 	if (sender)
-		*sender = (unsigned)s;
+		*sender = q->lane_board[s];
 	return 0;
 }
 
@@ -285,7 +323,7 @@ int smq_commit(struct smq_queue *q)
 	TEST_HOOK(SMQ_HOOK_COMMIT_FAR);
 	FAR_STORE_REL(q->fcs[s], struct smq_lane_fc, bottom, bottom);
 	if ((n & (HEARTBEAT_EVERY - 1)) == 0)
-		smq_beat(w);
+		rx_beat(q, 0);
 	smq_queue_leave(q);
 	return 0;
 }

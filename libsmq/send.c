@@ -94,7 +94,7 @@ static bool arm_room(struct smq_queue *q, uint32_t seen)
 	struct smq_far rx = smq_far(w, l->rx[q->index]);
 	struct smq_far info = smq_far(w, lay_rx_info(l, q->index));
 	struct smq_far bottom = smq_far(w, lay_bottoms(l, q->index) +
-					8ull * w->board);
+					8ull * q->lane);
 
 	smq_far_copy(q->ask, offsetof(struct smq_lane_ask, bell), &q->bell,
 		     sizeof(q->bell));
@@ -164,8 +164,10 @@ out:
 }
 
 /* Rings the receiver if it sleeps, once per sleep (notify only a sleeper,
- * many messages per notification).  The value we store is ours alone:
- * our board in the low bits, a count above. */
+ * many messages per notification), unless it is a process of our host
+ * that died asleep (it cannot answer; the next receiver wakes anyway).
+ * The value we store is ours alone: our board in the low bits, a count
+ * above. */
 static void ring_receiver(struct smq_queue *q)
 {
 	struct smq_window *w = q->w;
@@ -176,6 +178,9 @@ static void ring_receiver(struct smq_queue *q)
 	q->rung_epoch = ep;
 	struct smq_bell_addr a;
 	w->map.order->consume();  /* the address is stored before the epoch */
+	if (LOAD(&q->wake->sleeper_boot) == w->boot &&
+	    !smq_tag_alive(LOAD(&q->wake->sleeper)))
+		return;
 	memcpy(&a, &q->wake->bell, sizeof(a));
 	if (!smq_can_ring(q->ring_kinds, w->boot, &a))
 		return;  /* the receiver knows, and naps instead */
@@ -273,7 +278,7 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 	if (len)
 		smq_far_copy(e, SMQ_ENTRY_HEADER, data, len);
 	FAR_STORE(e, struct smq_entry, size, (uint32_t)len);
-	FAR_STORE(e, struct smq_entry, sender, (uint16_t)w->board);
+	FAR_STORE(e, struct smq_entry, check, 0);
 	w->map.order->publish();
 	FAR_STORE(e, struct smq_entry, signature,
 		  smq_signature(q->epoch, q->index, w->board, seq));

@@ -22,7 +22,7 @@ extern "C" {
  * smq_version_check() says so at run time, SMQ_VERSION_AT_LEAST() at
  * compile time. */
 #define SMQ_VERSION_MAJOR 1
-#define SMQ_VERSION_MINOR 0
+#define SMQ_VERSION_MINOR 1
 #define SMQ_VERSION_PATCH 0
 #define SMQ_VERSION_AT_LEAST(major, minor) \
 	(SMQ_VERSION_MAJOR > (major) || \
@@ -38,7 +38,7 @@ extern "C" {
  *   input struct, bytes past what the library knows must be zero
  *   (-E2BIG otherwise).  Structs only ever grow at their end. */
 
-#define SMQ_FORMAT_VERSION 2
+#define SMQ_FORMAT_VERSION 3
 #define SMQ_MAX_BOARDS 64
 #define SMQ_MAX_QUEUES 65535
 #define SMQ_MAX_ENTRIES (1u << 20)
@@ -67,10 +67,19 @@ enum smq_error {
 	SMQ_ENOTWINDOW = 2010,   /* init, smq_remove: the target holds data
 				    that is not an smq window
 				    (SMQ_OPEN_FORCE lets init overwrite it) */
-	SMQ_EFOREIGN = 2011      /* smq_open with SMQ_OPEN_CREATE, init: the
+	SMQ_EFOREIGN = 2011,     /* smq_open with SMQ_OPEN_CREATE, init: the
 				    window's object belongs to another user
 				    or others may write it (SMQ_OPEN_FORCE
 				    makes it ours, 0600) */
+	SMQ_EFEATURE = 2012,     /* the window uses an incompatible feature
+				    this library does not know (smq(7),
+				    features_incompat) */
+	SMQ_ENOTSENDER = 2013,   /* smq_queue_open as a sender: this board is
+				    not among the queue's senders
+				    (smq_queue_info().senders) */
+	SMQ_EATWORK = 2014       /* init, clear: processes are at work on what
+				    it would empty (smq_workers() names them;
+				    SMQ_OPEN_FORCE lets it go ahead) */
 };
 
 struct smq_window;
@@ -78,8 +87,11 @@ struct smq_queue;
 
 /* The shape of a window.  receivers[q] is the board that receives queue q;
  * NULL means q % boards (queue 0 is the system board's, as in the
- * SimpleMessageQueue paper).  Besides these queues, init reserves one
- * diagnostic queue for each board (smq_window_info().diag_queues). */
+ * SimpleMessageQueue paper).  senders[q] has bit b set for each board b
+ * that may send on queue q: only those get a lane (memory) in it; NULL,
+ * or a mask of 0, means every board.  Besides these queues, init reserves
+ * one diagnostic queue for each board (smq_window_info().diag_queues),
+ * on which every board may send. */
 struct smq_geometry {
 	uint32_t boards;     /* 1 to SMQ_MAX_BOARDS */
 	uint32_t queues;     /* 1 to SMQ_MAX_QUEUES - boards */
@@ -90,6 +102,7 @@ struct smq_geometry {
 				window of empty messages only), which
 				smq_layout_size and a reader accept */
 	const uint16_t *receivers;
+	const uint64_t *senders;
 };
 
 /* smq_open() flags */
@@ -253,6 +266,20 @@ struct smq_bell_info {
 				    and vector; 0 otherwise */
 };
 
+/* What a board's processes are doing (smq_board_info().activity), judged
+ * by liveness: on this host by their pids, on another by the board's
+ * heartbeat, which moves while any of them is inside a call. */
+enum smq_activity {
+	SMQ_ACTIVITY_UNKNOWN = 0,  /* another host, not seen long enough */
+	SMQ_ACTIVITY_NONE = 1,     /* no process attached: at rest (once the
+				      board is ready, nothing is wrong) */
+	SMQ_ACTIVITY_ATTACHED = 2, /* processes attached, no queue open */
+	SMQ_ACTIVITY_WORKING = 3,  /* a queue open: a receiver or a sender */
+	SMQ_ACTIVITY_DEAD = 4      /* attached processes that died without
+				      closing (killed; on another host: its
+				      heartbeat stopped) */
+};
+
 struct smq_board_info {
 	uint32_t state;          /* enum smq_board_state */
 	uint32_t pid;            /* the process that last announced or beat */
@@ -261,10 +288,18 @@ struct smq_board_info {
 	int64_t heartbeat_age_ms; /* since this handle last saw it move, on
 				     this host's own clock; -1 unknown */
 	int same_host;           /* on this host (pid means something here) */
-	int alive;               /* 1 yes, 0 no, -1 not known yet (seen
-				    once, on another host) */
+	int alive;               /* 1 a process of it lives, 0 none does, -1
+				    not known yet (seen once, another host) */
 	struct smq_bell_info doorbell;
 	char host[64];
+	/* since 1.1 */
+	int activity;            /* enum smq_activity */
+	uint32_t announcer_pid;  /* announcing it now (in sync), 0 none */
+	uint32_t announces;      /* times it announced this generation */
+	uint32_t handles;        /* handles open by processes not known dead */
+	uint32_t queue_handles;  /* ...of which queue handles */
+	uint32_t dead_handles;   /* handles left by processes that died */
+	uint64_t boot;           /* its host's boot hash: a reboot changes it */
 };
 #define SMQ_HEARTBEAT_TIMEOUT_MS 5000
 
@@ -278,6 +313,16 @@ struct smq_lane_info {          /* one sending board's lane of a queue */
 };
 
 #define SMQ_QUEUE_DIAGNOSTIC 0x1 /* reserved for pingpong and bench */
+/* A queue's receiver (smq_queue_info().receiver_state), judged by
+ * liveness: on this host by its pid; on another by its own heartbeat,
+ * which moves at least once a second while it waits in a call. */
+enum smq_receiver_state {
+	SMQ_RECEIVER_UNKNOWN = 0,  /* another host, not seen long enough */
+	SMQ_RECEIVER_NONE = 1,     /* no receiver has the queue open */
+	SMQ_RECEIVER_WAITING = 2,  /* in a receive call, waiting */
+	SMQ_RECEIVER_AWAY = 3,     /* open and alive, between calls */
+	SMQ_RECEIVER_DEAD = 4      /* its process died with the queue open */
+};
 struct smq_queue_info {
 	uint32_t index, receiver;
 	uint32_t flags;          /* SMQ_QUEUE_DIAGNOSTIC */
@@ -291,6 +336,29 @@ struct smq_queue_info {
 	uint64_t top, bottom;    /* sums over all lanes */
 	uint64_t sent, bytes_sent, full_waits, doorbells;   /* all senders */
 	uint64_t received, bytes_received, sleeps, wakeups; /* the receiver */
+	/* since 1.1 */
+	uint64_t senders;        /* bit b: board b may send (has a lane) */
+	int receiver_state;      /* enum smq_receiver_state */
+	int64_t receiver_age_ms; /* since this handle saw its heartbeat move;
+				    -1 unknown */
+	uint64_t receiver_beats; /* its heartbeat count */
+	uint64_t receiver_opens; /* receivers that opened the queue */
+	uint64_t receiver_takeovers; /* ...taking a dead receiver's claim */
+	uint64_t epoch;          /* the queue's epoch: a clear changes it */
+};
+
+/* Who is at work on the window: each handle open by a process not known
+ * to be dead, on every board (smq_workers()). */
+#define SMQ_NO_QUEUE 0xffffffffu
+struct smq_worker {
+	uint32_t board;
+	uint32_t pid;
+	uint32_t queue;          /* a queue handle's queue, or SMQ_NO_QUEUE */
+	uint32_t role;           /* a queue handle's enum smq_role, else 0 */
+	int alive;               /* 1 yes, -1 not known (another host) */
+	int in_call;             /* inside a call now */
+	int same_host;
+	char host[64];           /* the board's host name, if known */
 };
 
 /* Each returns 0, -ESTALE with the snapshot filled (the window was formatted
@@ -306,8 +374,14 @@ int smq_board_info(struct smq_window *w, unsigned board,
 		   struct smq_board_info *info, size_t size);
 int smq_queue_info(struct smq_window *w, unsigned queue,
 		   struct smq_queue_info *info, size_t size);
+/* -ENOENT: the board is not among the queue's senders (it has no lane) */
 int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
 		  struct smq_lane_info *info, size_t size);
+/* Stores up to max workers in list (each size bytes: the caller's
+ * sizeof(struct smq_worker)) and returns how many there are, board by
+ * board. */
+int smq_workers(struct smq_window *w, struct smq_worker *list, unsigned max,
+		size_t size);
 
 /* Full validation: the format, the dynamic fields, and whether the window
  * is usable (an init or clear left unfinished, notices that disagree with
@@ -315,7 +389,14 @@ int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
  * the window, the value found and the value expected (or the bound, as
  * fault->kind says). */
 enum smq_fault_kind { SMQ_FAULT_EXPECTED = 0, SMQ_FAULT_AT_MOST = 1,
-		      SMQ_FAULT_AT_LEAST = 2 };
+		      SMQ_FAULT_AT_LEAST = 2,
+		      SMQ_FAULT_KNOWN = 3,  /* value is a bit not in limit, the
+					       bits this library knows */
+		      SMQ_FAULT_SUBSET = 4, /* value must have at least one
+					       bit, all of them in limit */
+		      SMQ_FAULT_PAGES = 5   /* value must be a multiple of 4096,
+					       at most limit */
+};
 struct smq_fault {
 	char field[64];
 	uint64_t offset;

@@ -59,18 +59,52 @@ int smq_heartbeat(struct smq_window *w)
 	return err;
 }
 
+/* The process announcing a board may be waiting in sync: a live one is
+ * not replaced.  It is a process of this board, so of this host, unless
+ * the board rebooted since (then it is gone). */
+static bool announcer_alive(struct smq_window *w, struct smq_far s,
+			    uint64_t holder)
+{
+	return holder && holder != w->tag &&
+	       FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, boot) ==
+		       w->boot &&
+	       smq_tag_alive(holder);
+}
+
 static int announce(struct smq_window *w)
 {
 	struct smq_far s = slot_far(w, w->board);
+	uint32_t state = FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
+				  state);
 
 	if (FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, generation) ==
-		    w->generation &&
-	    FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, state) !=
-		    SMQ_BOARD_ABSENT) {
+		    w->generation && state != SMQ_BOARD_ABSENT) {
+		/* announced: once ready, a cheap no-op; before, one process
+		 * announces, and a live one is not taken over */
+		uint64_t holder = FAR_LOAD(w, SMQ_FAR_STARTUP, s,
+					   struct smq_board_slot, announcer);
+		if (state == SMQ_BOARD_INITIALIZED) {
+			if (announcer_alive(w, s, holder)) {
+				memset(&w->holdout, 0, sizeof(w->holdout));
+				w->holdout.board = w->board;
+				w->holdout.pid = smq_tag_pid(holder);
+				w->holdout.same_host = 1;
+				memcpy(w->holdout.host, w->host,
+				       sizeof(w->holdout.host) - 1);
+				return -EBUSY;
+			}
+			FAR_STORE(s, struct smq_board_slot, announcer, w->tag);
+		}
 		smq_beat(w);
 		return 0;
 	}
 	FAR_STORE(s, struct smq_board_slot, generation, w->generation);
+	FAR_STORE(s, struct smq_board_slot, announcer, w->tag);
+	/* an edge counter: an observer that looks seldom still sees that the
+	 * board came, went and came again */
+	FAR_STORE(s, struct smq_board_slot, announces,
+		  FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
+			   announces) + 1);
 	smq_beat(w);  /* host, boot and tag too */
 	w->map.order->publish();
 	FAR_STORE_REL(s, struct smq_board_slot, state, SMQ_BOARD_INITIALIZED);
@@ -88,17 +122,22 @@ int smq_announce(struct smq_window *w)
 	return err;
 }
 
-/* Boards that have not announced themselves under this generation. */
+/* Boards that have not announced themselves under this generation, or
+ * whose processes died since, or that this handle cannot judge yet
+ * (another host, its heartbeat not seen long enough). */
 static uint64_t missing_boards(struct smq_window *w)
 {
 	uint64_t pending = 0;
 
 	for (unsigned b = 0; b < w->lay.boards; b++) {
 		struct smq_far s = slot_far(w, b);
+		int activity;
 		if (FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
 			     state) == SMQ_BOARD_ABSENT ||
 		    FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
-			     generation) != w->generation)
+			     generation) != w->generation ||
+		    (activity = smq_board_activity(w, b)) == SMQ_ACTIVITY_DEAD ||
+		    activity == SMQ_ACTIVITY_UNKNOWN)
 			pending |= 1ull << b;
 	}
 	return pending;
@@ -133,13 +172,46 @@ static int sync_step(struct smq_window *w, uint64_t *missing)
 		*missing = LOAD_ACQ(&w->ctl->notice.system_state) ==
 			   SMQ_SYS_READY ? 0 : 1;
 	}
-	if (!*missing)
-		FAR_STORE_REL(slot_far(w, w->board), struct smq_board_slot,
-			      state, SMQ_BOARD_READY);
-	else
+	struct smq_far s = slot_far(w, w->board);
+	if (!*missing) {
+		FAR_STORE_REL(s, struct smq_board_slot, state, SMQ_BOARD_READY);
+		/* announcing is done: the role ends with it */
+		if (FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
+			     announcer) == w->tag)
+			FAR_STORE(s, struct smq_board_slot, announcer, 0);
+	} else {
 		smq_beat(w);
+	}
 	smq_leave(w);
 	return 0;
+}
+
+/* A sync that gave up takes its announcement back, so that board 0 does
+ * not count a board nobody is starting.  If board 0 declared the system
+ * ready meanwhile (it counted us), the board is ready after all: 1. */
+static int withdraw(struct smq_window *w)
+{
+	struct smq_far s = slot_far(w, w->board);
+	int ready = 0;
+
+	if (smq_enter(w))
+		return 0;
+	if (FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, announcer) ==
+		    w->tag &&
+	    FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, state) ==
+		    SMQ_BOARD_INITIALIZED) {
+		FAR_STORE_REL(s, struct smq_board_slot, state, SMQ_BOARD_ABSENT);
+		FAR_STORE(s, struct smq_board_slot, announcer, 0);
+		w->map.order->full();
+		if (w->board != 0 && LOAD_ACQ(&w->ctl->notice.system_state) ==
+				     SMQ_SYS_READY) {
+			FAR_STORE_REL(s, struct smq_board_slot, state,
+				      SMQ_BOARD_READY);
+			ready = 1;
+		}
+	}
+	smq_leave(w);
+	return ready;
 }
 
 /* The handle attached under an earlier start's generation: wait until
@@ -218,97 +290,10 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 		if (!*pending)
 			*pending = 1;  /* all announced: board 0 has not declared */
 	}
+	if (withdraw(w)) {
+		if (pending)
+			*pending = 0;
+		return 0;
+	}
 	return -ETIMEDOUT;
-}
-
-/* ---- is a board alive? ---- */
-
-/* What this process has seen of board b's heartbeat: the age in ms (-1
- * unknown) and alive (1, 0, -1 unknown).  First seen at a count: unknown
- * until it moves (alive) or the timeout passes without a move (dead). */
-static void observe(struct smq_window *w, unsigned b, uint64_t count,
-		    int64_t *age_ms, int *alive)
-{
-	struct smq_observation *o = &w->obs[b];
-	const uint64_t timeout = SMQ_HEARTBEAT_TIMEOUT_MS * 1000000ull;
-	uint64_t now = smq_now_ns();
-
-	if (!o->looked_ns || o->generation != w->generation) {
-		*o = (struct smq_observation){ count, now, now, w->generation,
-					       false };
-		*age_ms = -1;
-		*alive = -1;
-		return;
-	}
-	if (o->count != count) {
-		/* it moved since the last look: when, we know to within that */
-		bool recent = now - o->looked_ns <= timeout;
-		*age_ms = recent ? (int64_t)((now - o->looked_ns) / 1000000) : -1;
-		*alive = recent ? 1 : -1;
-		*o = (struct smq_observation){ count, now, now, w->generation,
-					       recent };
-		return;
-	}
-	o->looked_ns = now;
-	uint64_t still = now - o->since_ns;
-	if (still >= timeout) {
-		*alive = 0;
-		*age_ms = (int64_t)(still / 1000000);
-	} else {
-		*alive = o->moving ? 1 : -1;
-		*age_ms = o->moving ? (int64_t)(still / 1000000) : -1;
-	}
-}
-
-static int board_info(struct smq_window *w, unsigned board,
-		      struct smq_board_info *info)
-{
-	if (!w->valid)
-		return -SMQ_EUNFORMATTED;
-	if (board >= w->lay.boards)
-		return -EINVAL;
-	const struct smq_board_slot *s =
-		smq_snapshot_at(w, lay_slot(board), sizeof(*s));
-	memset(info, 0, sizeof(*info));
-	info->state = LOAD(&s->state);
-	uint64_t tag = LOAD(&s->tag);
-	info->pid = smq_tag_pid(tag);
-	info->generation = LOAD(&s->generation);
-	info->heartbeat = LOAD(&s->heartbeat);
-	info->same_host = LOAD(&s->boot) && LOAD(&s->boot) == w->boot;
-	info->doorbell.kind = LOAD(&s->bell.kind);
-	info->doorbell.peer = LOAD(&s->bell.peer);
-	info->doorbell.vector = LOAD(&s->bell.vector);
-	memcpy(info->host, s->host, sizeof(info->host));
-	info->host[sizeof(info->host) - 1] = 0;
-	/* The board table is emptied by every init and clear: whatever is in
-	 * a slot is this generation's. */
-	info->heartbeat_age_ms = -1;
-	if (info->state == SMQ_BOARD_ABSENT && !tag) {
-		info->alive = 0;
-	} else {
-		observe(w, board, info->heartbeat, &info->heartbeat_age_ms,
-			&info->alive);
-		/* on this host the process that last beat tells exactly: any
-		 * process of the board that beats puts its own tag there */
-		if (info->same_host)
-			info->alive = smq_tag_alive(tag);
-	}
-	return smq_stale(w);
-}
-
-static int board_fill(struct smq_window *w, unsigned board, unsigned unused,
-		      void *info)
-{
-	(void)unused;
-	return board_info(w, board, info);
-}
-
-int smq_board_info(struct smq_window *w, unsigned board,
-		   struct smq_board_info *out, size_t size)
-{
-	struct smq_board_info info;
-
-	return smq_snapshot_call(w, board_fill, board, 0, &info, sizeof(info),
-				 out, size);
 }

@@ -41,7 +41,8 @@ static const struct smq_sb *sb_view(const struct smq_view *v)
 }
 
 /* Over the geometry fields (bytes 8..59 of the superblock: version
- * through diag_entry_size) and the queue table. */
+ * through diag_entry_size), line 3 (what features add) and the queue
+ * table. */
 static uint32_t checksum_of(const struct smq_sb *sb, const struct smq_view *v,
 			    uint32_t queues)
 {
@@ -51,6 +52,7 @@ static uint32_t checksum_of(const struct smq_sb *sb, const struct smq_view *v,
 		return 0;
 	uint32_t crc = smq_crc32c(0, (const uint8_t *)sb + SB_CHECKSUM_FROM,
 				  SB_CHECKSUM_TO - SB_CHECKSUM_FROM);
+	crc = smq_crc32c(crc, (const uint8_t *)sb + SB_EXTRA_LINE, SMQ_LINE);
 	return smq_crc32c(crc, qt, (size_t)queues * sizeof(struct smq_qdesc));
 }
 
@@ -59,8 +61,8 @@ uint32_t smq_geometry_checksum(const struct smq_view *v, uint32_t queues)
 	return checksum_of(sb_view(v), v, queues);
 }
 
-/* The magic, version and constants of the superblock; its line 0 copied
- * into *sb. */
+/* The magic, version, constants and features of the superblock; its
+ * lines 0 and 3 copied into *sb. */
 static int check_header(const struct smq_view *v, struct smq_sb *sb,
 			struct smq_fault *f)
 {
@@ -89,18 +91,30 @@ static int check_header(const struct smq_view *v, struct smq_sb *sb,
 	uint64_t *to = (uint64_t *)sb;
 	for (unsigned i = 0; i < SMQ_LINE / sizeof(*to); i++)
 		to[i] = LOAD(&from[i]);
+	from = (const uint64_t *)((const uint8_t *)live + SB_EXTRA_LINE);
+	to = (uint64_t *)((uint8_t *)sb + SB_EXTRA_LINE);
+	for (unsigned i = 0; i < SMQ_LINE / sizeof(*to); i++)
+		to[i] = LOAD(&from[i]);
 	if (LOAD(&sb->version) != SMQ_FORMAT_VERSION)
 		return fault(f, SMQ_EVERSION, "version", SB_AT(version),
 			     LOAD(&sb->version), SMQ_FORMAT_VERSION, EXPECTED);
 	if (LOAD(&sb->sb_size) != SMQ_SB_SIZE)
 		return fault(f, SMQ_ECORRUPT, "sb_size", SB_AT(sb_size),
 			     LOAD(&sb->sb_size), SMQ_SB_SIZE, EXPECTED);
-	if (LOAD(&sb->line_size) != SMQ_LINE)
-		return fault(f, SMQ_ECORRUPT, "line_size", SB_AT(line_size),
-			     LOAD(&sb->line_size), SMQ_LINE, EXPECTED);
-	if (LOAD(&sb->ctl_size) != SMQ_CTL_SIZE)
-		return fault(f, SMQ_ECORRUPT, "ctl_size", SB_AT(ctl_size),
-			     LOAD(&sb->ctl_size), SMQ_CTL_SIZE, EXPECTED);
+	/* the value is the lowest bit this library does not know */
+	uint32_t unknown = LOAD(&sb->features_incompat) &
+			   ~SMQ_FEATURES_INCOMPAT_KNOWN;
+	if (unknown)
+		return fault(f, SMQ_EFEATURE, "features_incompat",
+			     SB_AT(features_incompat), unknown & -unknown,
+			     SMQ_FEATURES_INCOMPAT_KNOWN, SMQ_FAULT_KNOWN);
+	uint64_t te = LOAD(&sb->tables_extra), be = LOAD(&sb->body_extra);
+	if (te % SMQ_PAGE || te > 1ull << 46)
+		return fault(f, SMQ_EGEOMETRY, "tables_extra", SB_AT(tables_extra),
+			     te, 1ull << 46, SMQ_FAULT_PAGES);
+	if (be % SMQ_PAGE || be > 1ull << 40)
+		return fault(f, SMQ_EGEOMETRY, "body_extra", SB_AT(body_extra),
+			     be, 1ull << 40, SMQ_FAULT_PAGES);
 	return 0;
 }
 
@@ -142,20 +156,23 @@ static int check_geometry(const struct smq_sb *sb, struct smq_fault *f)
 	return 0;
 }
 
-/* The queue table: indexes, receivers, and the diagnostic queues last,
- * one received by each board.  Fills receivers[] of the application
- * queues. */
+/* The queue table: indexes, receivers, senders, and the diagnostic
+ * queues last, one received by each board, every board sending.  Fills
+ * receivers[] and senders[] of the application queues. */
 static int check_queue_table(const struct smq_view *v, const struct smq_sb *sb,
-			     uint16_t *receivers, struct smq_fault *f)
+			     uint16_t *receivers, uint64_t *senders,
+			     struct smq_fault *f)
 {
 	uint32_t boards = LOAD(&sb->boards), queues = LOAD(&sb->queues);
 	uint32_t app = queues - LOAD(&sb->diag_queues);
-	const struct smq_qdesc *qt =
-		smq_view_at(v, SMQ_QUEUE_TABLE, (uint64_t)queues * 8);
+	uint64_t all = boards == 64 ? ~0ull : (1ull << boards) - 1;
+	const struct smq_qdesc *qt = smq_view_at(v, SMQ_QUEUE_TABLE,
+						 (uint64_t)queues * sizeof(*qt));
 
 	for (uint32_t q = 0; q < queues; q++) {
-		uint64_t off = SMQ_QUEUE_TABLE + q * 8ull;
+		uint64_t off = SMQ_QUEUE_TABLE + q * (uint64_t)sizeof(*qt);
 		uint32_t r = LOAD(&qt[q].receiver);
+		uint64_t m = LOAD(&qt[q].senders);
 		uint16_t want = q < app ? 0 : SMQ_QUEUE_DIAGNOSTIC;
 		if (LOAD(&qt[q].index) != q)
 			return fault(f, SMQ_ECORRUPT, "queue_table.index", off,
@@ -169,8 +186,16 @@ static int check_queue_table(const struct smq_view *v, const struct smq_sb *sb,
 		if (q >= app && r != q - app)
 			return fault(f, SMQ_ECORRUPT, "queue_table.receiver",
 				     off + 4, r, q - app, EXPECTED);
-		if (q < app)
+		/* a sender set names boards that exist, at least one; every
+		 * board sends on a diagnostic queue */
+		if (!m || (m & ~all) || (q >= app && m != all))
+			return fault(f, SMQ_ECORRUPT, "queue_table.senders",
+				     off + 8, m, all, q >= app ? EXPECTED
+				     : SMQ_FAULT_SUBSET);
+		if (q < app) {
 			receivers[q] = (uint16_t)r;
+			senders[q] = m;
+		}
 	}
 	return 0;
 }
@@ -219,22 +244,37 @@ static int check_state(const struct smq_view *v, const struct smq_layout *l,
 			return fault(f, SMQ_ECORRUPT, "notice.system_state",
 				     coff + 8, LOAD(&c->notice.system_state),
 				     SMQ_SYS_READY, AT_MOST);
-		for (unsigned i = 0; i < SMQ_SLOTS; i++)
-			if (LOAD(&c->slot[i].kind) > SMQ_SLOT_QUEUE)
+		for (unsigned i = 0; i < SMQ_SLOTS; i++) {
+			const struct smq_handle_slot *h = &c->slot[i];
+			uint64_t hoff = coff + offsetof(struct smq_ctl, slot[i]);
+			if (LOAD(&h->kind) > SMQ_SLOT_QUEUE)
 				return fault(f, SMQ_ECORRUPT, "handle.kind",
-					     coff + offsetof(struct smq_ctl,
-							     slot[i].kind),
-					     LOAD(&c->slot[i].kind),
-					     SMQ_SLOT_QUEUE, AT_MOST);
+					     hoff + offsetof(struct smq_handle_slot,
+							     kind),
+					     LOAD(&h->kind), SMQ_SLOT_QUEUE,
+					     AT_MOST);
+			if (LOAD(&h->role) > SMQ_RECEIVER)
+				return fault(f, SMQ_ECORRUPT, "handle.role",
+					     hoff + offsetof(struct smq_handle_slot,
+							     role),
+					     LOAD(&h->role), SMQ_RECEIVER, AT_MOST);
+		}
 	}
 	for (unsigned q = 0; q < l->queues; q++) {
 		const struct smq_rx *rx = smq_view_at(v, l->rx[q], sizeof(*rx));
+		const struct smq_rx_info *ri =
+			smq_view_at(v, lay_rx_info(l, q), sizeof(*ri));
 		if (LOAD(&rx->index) != q)
 			return fault(f, SMQ_ECORRUPT, "queue.index", l->rx[q],
 				     LOAD(&rx->index), q, EXPECTED);
-		if (LOAD(&rx->cursor) >= l->boards)
+		if (LOAD(&rx->cursor) >= lay_lanes(l, q))
 			return fault(f, SMQ_ECORRUPT, "queue.cursor", l->rx[q] + 4,
-				     LOAD(&rx->cursor), l->boards - 1, AT_MOST);
+				     LOAD(&rx->cursor), lay_lanes(l, q) - 1,
+				     AT_MOST);
+		if (LOAD(&ri->waiting) > 1)
+			return fault(f, SMQ_ECORRUPT, "rx_info.waiting",
+				     lay_rx_info(l, q) + 4, LOAD(&ri->waiting), 1,
+				     AT_MOST);
 	}
 	return 0;
 }
@@ -266,7 +306,8 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 	if ((err = check_geometry(sb, f)))
 		return err;
 	uint32_t queues = LOAD(&sb->queues), diag = LOAD(&sb->diag_queues);
-	if (!smq_view_at(v, SMQ_QUEUE_TABLE, (uint64_t)queues * 8))
+	if (!smq_view_at(v, SMQ_QUEUE_TABLE,
+			 (uint64_t)queues * sizeof(struct smq_qdesc)))
 		return fault(f, SMQ_ETOOSMALL, "window_size", SB_AT(window_size),
 			     view_size(v), LOAD(&sb->window_size),
 			     SMQ_FAULT_AT_LEAST);
@@ -288,18 +329,25 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 			     SB_AT(diag_entry_size), LOAD(&sb->diag_entry_size),
 			     smq_diag_entry_size(LOAD(&sb->entry_size)), EXPECTED);
 	uint16_t *receivers = calloc(queues, sizeof(*receivers));
-	if (!receivers)
+	uint64_t *senders = calloc(queues, sizeof(*senders));
+	if (!receivers || !senders) {
+		free(receivers);
+		free(senders);
 		return -ENOMEM;
+	}
 	TEST_HOOK(SMQ_HOOK_GEOMETRY_READ);
-	err = check_queue_table(v, sb, receivers, f);
+	err = check_queue_table(v, sb, receivers, senders, f);
 	struct smq_geometry g = {
 		.boards = LOAD(&sb->boards), .queues = queues - diag,
 		.entries = LOAD(&sb->entries),
 		.entry_size = LOAD(&sb->entry_size), .receivers = receivers,
+		.senders = senders,
 	};
 	if (!err)
-		err = smq_layout_compute(l, &g);
+		err = smq_layout_make(l, &g, LOAD(&sb->tables_extra),
+				      LOAD(&sb->body_extra));
 	free(receivers);
+	free(senders);
 	if (err == -SMQ_EGEOMETRY)
 		return fault(f, SMQ_EGEOMETRY, "window_size", SB_AT(window_size),
 			     LOAD(&sb->window_size), 1ull << 46, AT_MOST);
@@ -335,12 +383,13 @@ int smq_check_static(const struct smq_view *v, struct smq_layout *l,
 static int check_lane(const struct smq_view *v, const struct smq_layout *l,
 		      unsigned q, unsigned s, struct smq_fault *f)
 {
-	const uint64_t *bottoms = smq_view_at(v, lay_bottoms(l, q), 8ull * l->boards);
+	const uint64_t *bottoms = smq_view_at(v, lay_bottoms(l, q),
+					      lay_bottoms_size(l, q));
 	const struct smq_lane_fc *fc = smq_view_at(v, lay_lane_fc(l, s, q), SMQ_LINE);
 	const struct smq_lane_out *out = smq_view_at(v, lay_lane_out(l, s, q), SMQ_LINE);
 	const struct smq_lane_in *in = smq_view_at(v, lay_lane_in(l, q, s), SMQ_LINE);
 	const struct smq_rx *rx = smq_view_at(v, l->rx[q], SMQ_LINE);
-	uint64_t bottom = LOAD(&bottoms[s]);
+	uint64_t bottom = LOAD(&bottoms[lay_lane(l, q, s)]);
 	uint64_t fcb = LOAD(&fc->bottom);
 	uint64_t top = LOAD(&in->top);
 	uint64_t shadow = LOAD(&out->top);
@@ -381,9 +430,9 @@ static int check_lane(const struct smq_view *v, const struct smq_layout *l,
 		if (LOAD(&e->size) > entry_size)
 			return fault(f, SMQ_ECORRUPT, "entry.size", off,
 				     LOAD(&e->size), entry_size, AT_MOST);
-		if (LOAD(&e->sender) != s)
-			return fault(f, SMQ_ECORRUPT, "entry.sender", off + 4,
-				     LOAD(&e->sender), s, EXPECTED);
+		if (LOAD(&e->check) != 0)
+			return fault(f, SMQ_ECORRUPT, "entry.check", off + 4,
+				     LOAD(&e->check), 0, EXPECTED);
 	}
 	return 0;
 }
@@ -394,6 +443,8 @@ int smq_check_dynamic(const struct smq_view *v, const struct smq_layout *l,
 	for (unsigned q = 0; q < l->queues; q++)
 		for (unsigned s = 0; s < l->boards; s++) {
 			int err = 0;
+			if (!lay_sends(l, q, s))
+				continue;
 			for (int tries = 0; tries < 3; tries++)
 				if (!(err = check_lane(v, l, q, s, f)))
 					break;

@@ -78,7 +78,8 @@ static bool slot_dead(uint64_t tag)
 }
 
 struct smq_handle_slot *smq_slot_claim(struct smq_window *w,
-				       enum smq_slot_kind kind)
+				       enum smq_slot_kind kind, uint32_t queue,
+				       uint32_t role)
 {
 	for (unsigned i = 0; i < SMQ_SLOTS; i++) {
 		struct smq_handle_slot *s = &w->ctl->slot[i];
@@ -92,6 +93,8 @@ struct smq_handle_slot *smq_slot_claim(struct smq_window *w,
 		STORE(&s->busy, 0);
 		STORE(&s->boot, w->boot);
 		STORE(&s->kind, (uint32_t)kind);
+		STORE(&s->queue, queue);
+		STORE(&s->role, role);
 		STORE(&s->generation, w->generation);
 		STORE(&s->flags, w->map.order->light ? SMQ_SLOT_LIGHT : 0u);
 		w->map.order->publish();
@@ -108,6 +111,7 @@ void smq_slot_release(struct smq_window *w, struct smq_handle_slot *s)
 		return;
 	STORE(&s->busy, 0);
 	STORE(&s->kind, SMQ_SLOT_FREE);
+	STORE(&s->role, 0);
 	__atomic_compare_exchange_n(&s->tag, &tag, 0, false, __ATOMIC_RELEASE,
 				    __ATOMIC_RELAXED);
 }
@@ -125,6 +129,7 @@ static void release_dead_slots(struct smq_window *w)
 						__ATOMIC_RELAXED)) {
 			STORE(&s->busy, 0);
 			STORE(&s->kind, SMQ_SLOT_FREE);
+			STORE(&s->role, 0);
 		}
 	}
 }
@@ -137,7 +142,8 @@ int smq_enter(struct smq_window *w)
 		return -EROFS;
 	if (!w->valid)
 		return -SMQ_EUNFORMATTED;
-	if (!w->slot && !(w->slot = smq_slot_claim(w, SMQ_SLOT_WINDOW)))
+	if (!w->slot && !(w->slot = smq_slot_claim(w, SMQ_SLOT_WINDOW,
+						   SMQ_SLOT_NO_QUEUE, 0)))
 		return smq_stale(w) ? -ESTALE : -EUSERS;
 	return smq_enter_mark(w, w->slot, true, w->generation, w->check);
 }
@@ -359,6 +365,7 @@ int smq_close(struct smq_window *w)
 	if (w->ctl)
 		smq_slot_release(w, w->slot);
 	smq_layout_free(&w->lay);
+	free(w->rx_obs);
 	w->map.tp->close(&w->map);
 	pthread_mutex_destroy(&w->follow_lock);
 	free(w);

@@ -121,7 +121,7 @@ static void round_trip(const char *spec, const struct smq_geometry *g)
 		      spec[strlen(wi.transport)] == ':');
 		CHECK(!strcmp(wi.name, spec));
 		CHECK(wi.board == b);
-		CHECK(wi.version == SMQ_FORMAT_VERSION && wi.version == 2);
+		CHECK(wi.version == SMQ_FORMAT_VERSION && wi.version == 3);
 		CHECK(wi.diag_queues == g->boards);
 		CHECK(wi.geometry.boards == g->boards);
 		CHECK(wi.geometry.queues == g->queues);
@@ -189,11 +189,11 @@ static void test_round_trips(const char *spec)
 	static const uint16_t recv6[6] = { 3, 3, 0, 1, 3, 2 };
 	static const uint16_t recv2[2] = { 2, 2 }; /* boards 0, 1 receive none */
 	const struct smq_geometry gs[] = {
-		{ 1, 1, 1, 1, NULL },
-		{ 2, 2, 64, 1024, NULL },
-		{ 8, 16, 8, 100, NULL },
-		{ 4, 6, 4, 200, recv6 },
-		{ 3, 2, 2, 1, recv2 },
+		{ 1, 1, 1, 1, NULL, NULL },
+		{ 2, 2, 64, 1024, NULL, NULL },
+		{ 8, 16, 8, 100, NULL, NULL },
+		{ 4, 6, 4, 200, recv6, NULL },
+		{ 3, 2, 2, 1, recv2, NULL },
 	};
 	for (size_t i = 0; i < sizeof(gs) / sizeof(gs[0]); i++)
 		round_trip(spec, &gs[i]);
@@ -221,7 +221,7 @@ static void test_round_trips(const char *spec)
 
 /* ---- b. a rejection for every corrupted field ---- */
 
-static const struct smq_geometry G2 = { 2, 2, 64, 1024, NULL };
+static const struct smq_geometry G2 = { 2, 2, 64, 1024, NULL, NULL };
 static struct smq_layout L; /* of G2 */
 
 enum how { WRITE, WRITE_FIXSUM, TRUNCATE, ZERO };
@@ -344,22 +344,37 @@ static void test_corruptions(const char *spec)
 	const struct corruption cs[] = {
 		{ "all-zero superblock", ZERO, SMQ_SB_SIZE, 0, 0,
 		  -SMQ_EUNFORMATTED, "magic", 0, 1, 0 },
-		{ "all-zero window", ZERO, 630784, 0, 0,
+		{ "all-zero window", ZERO, size, 0, 0,
 		  -SMQ_EUNFORMATTED, "magic", 0, 1, 0 },
 		{ "magic", WRITE, 0, 1, 'X', -SMQ_EMAGIC, "magic", 0, 1,
 		  magic_v },
-		{ "version 3", WRITE, SB(version), 4, 3, -SMQ_EVERSION,
-		  "version", SB(version), 1, 3 },
+		{ "version 4", WRITE, SB(version), 4, 4, -SMQ_EVERSION,
+		  "version", SB(version), 1, 4 },
+		{ "version 2", WRITE, SB(version), 4, 2, -SMQ_EVERSION,
+		  "version", SB(version), 1, 2 },
 		{ "version 1", WRITE, SB(version), 4, 1, -SMQ_EVERSION,
 		  "version", SB(version), 1, 1 },
 		{ "version 0", WRITE, SB(version), 4, 0, -SMQ_EVERSION,
 		  "version", SB(version), 1, 0 },
 		{ "sb_size", WRITE, SB(sb_size), 4, 128, -SMQ_ECORRUPT,
 		  "sb_size", SB(sb_size), 1, 128 },
-		{ "line_size", WRITE, SB(line_size), 4, 128, -SMQ_ECORRUPT,
-		  "line_size", SB(line_size), 1, 128 },
-		{ "ctl_size", WRITE, SB(ctl_size), 4, 2048, -SMQ_ECORRUPT,
-		  "ctl_size", SB(ctl_size), 1, 2048 },
+		/* an incompatible feature this library does not know: the
+		 * lowest such bit is named, checksum or not */
+		{ "features_incompat bit 0", WRITE, SB(features_incompat), 4, 1,
+		  -SMQ_EFEATURE, "features_incompat", SB(features_incompat), 1,
+		  1 },
+		{ "features_incompat bits 4 and 9", WRITE_FIXSUM,
+		  SB(features_incompat), 4, 0x210, -SMQ_EFEATURE,
+		  "features_incompat", SB(features_incompat), 1, 0x10 },
+		{ "features_compat (checksummed)", WRITE, SB(features_compat), 4,
+		  0x8, -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
+		{ "tables_extra not whole pages", WRITE_FIXSUM, SB(tables_extra),
+		  8, 100, -SMQ_EGEOMETRY, "tables_extra", SB(tables_extra), 1,
+		  100 },
+		{ "body_extra not whole pages", WRITE_FIXSUM, SB(body_extra), 8,
+		  4097, -SMQ_EGEOMETRY, "body_extra", SB(body_extra), 1, 4097 },
+		{ "tables_extra (checksummed)", WRITE, SB(tables_extra), 8, 4096,
+		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
 		{ "boards 0", WRITE, SB(boards), 4, 0, -SMQ_EGEOMETRY,
 		  "boards", SB(boards), 1, 0 },
 		{ "boards 65", WRITE, SB(boards), 4, 65, -SMQ_EGEOMETRY,
@@ -400,9 +415,9 @@ static void test_corruptions(const char *spec)
 		  "checksum", SB(checksum), 0, 0 },
 		{ "window_size (checksummed)", WRITE, SB(window_size), 8, 4096,
 		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
-		{ "queue table receiver", WRITE, qt + 8 + 4, 2, 0,
+		{ "queue table receiver", WRITE, qt + 16 + 4, 2, 0,
 		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
-		{ "queue table index (checksummed)", WRITE, qt + 8, 4, 0,
+		{ "queue table index (checksummed)", WRITE, qt + 16, 4, 0,
 		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
 		{ "queue table flags (checksummed)", WRITE, qt + 6, 2, 1,
 		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
@@ -413,20 +428,30 @@ static void test_corruptions(const char *spec)
 		{ "window_size", WRITE_FIXSUM, SB(window_size), 8, 4096,
 		  -SMQ_ECORRUPT, "window_size", SB(window_size), 1, 4096 },
 		{ "window_size + 4096", WRITE_FIXSUM, SB(window_size), 8,
-		  630784 + 4096, -SMQ_ECORRUPT, "window_size", SB(window_size),
-		  1, 630784 + 4096 },
-		{ "queue_table.index", WRITE_FIXSUM, qt + 8, 4, 0,
-		  -SMQ_ECORRUPT, "queue_table.index", qt + 8, 1, 0 },
-		{ "queue_table.receiver", WRITE_FIXSUM, qt + 8 + 4, 2, 2,
-		  -SMQ_ECORRUPT, "queue_table.receiver", qt + 8 + 4, 1, 2 },
+		  size + 4096, -SMQ_ECORRUPT, "window_size", SB(window_size),
+		  1, size + 4096 },
+		{ "queue_table.index", WRITE_FIXSUM, qt + 16, 4, 0,
+		  -SMQ_ECORRUPT, "queue_table.index", qt + 16, 1, 0 },
+		{ "queue_table.receiver", WRITE_FIXSUM, qt + 16 + 4, 2, 2,
+		  -SMQ_ECORRUPT, "queue_table.receiver", qt + 16 + 4, 1, 2 },
+		{ "queue table senders (checksummed)", WRITE, qt + 8, 8, 1,
+		  -SMQ_ECHECKSUM, "checksum", SB(checksum), 0, 0 },
+		{ "queue_table.senders none", WRITE_FIXSUM, qt + 8, 8, 0,
+		  -SMQ_ECORRUPT, "queue_table.senders", qt + 8, 1, 0 },
+		{ "queue_table.senders board 2 of 2", WRITE_FIXSUM, qt + 16 + 8,
+		  8, 5, -SMQ_ECORRUPT, "queue_table.senders", qt + 16 + 8, 1,
+		  5 },
+		{ "queue_table.senders of a diagnostic queue", WRITE_FIXSUM,
+		  qt + 2 * 16 + 8, 8, 1, -SMQ_ECORRUPT, "queue_table.senders",
+		  qt + 2 * 16 + 8, 1, 1 },
 		{ "queue_table.flags", WRITE_FIXSUM, qt + 6, 2, 1,
 		  -SMQ_ECORRUPT, "queue_table.flags", qt + 6, 1, 1 },
 		{ "queue_table.flags of a diagnostic queue", WRITE_FIXSUM,
-		  qt + 2 * 8 + 6, 2, 0, -SMQ_ECORRUPT, "queue_table.flags",
-		  qt + 2 * 8 + 6, 1, 0 },
+		  qt + 2 * 16 + 6, 2, 0, -SMQ_ECORRUPT, "queue_table.flags",
+		  qt + 2 * 16 + 6, 1, 0 },
 		{ "diagnostic queue of another board", WRITE_FIXSUM,
-		  qt + 2 * 8 + 4, 2, 1, -SMQ_ECORRUPT, "queue_table.receiver",
-		  qt + 2 * 8 + 4, 1, 1 },
+		  qt + 2 * 16 + 4, 2, 1, -SMQ_ECORRUPT, "queue_table.receiver",
+		  qt + 2 * 16 + 4, 1, 1 },
 		/* truncated files */
 		{ "truncated by a page", TRUNCATE, size - 4096, 0, 0,
 		  -SMQ_ETOOSMALL, "window_size", SB(window_size), 1,
@@ -557,7 +582,7 @@ static void test_dynamic(const char *spec)
 	CHECK(n == 2 && !memcmp(buf, "m0", 2) && from == 1);
 	uint64_t e1 = lay_ring(&L, 0, 1) + 1 * L.stride;
 	uint64_t sig = get(spec, e1 + 8, 8);
-	CHECK(sig == smq_signature(1, 0, 1, 1));
+	CHECK(sig == smq_signature(1ull << SMQ_EPOCH_SHIFT, 0, 1, 1));
 	put(spec, e1 + 8, 8, sig ^ (1ull << 17));
 	snap = test_snapshot(spec, &len);
 	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ESIGNATURE);
@@ -625,14 +650,14 @@ static void test_dynamic(const char *spec)
 	CHECK(n == 200);
 	for (size_t k = 0; k < sizeof(buf); k++)
 		CHECK((uint8_t)buf[k] == 0xa5);
-	/* a wrong sender in the entry */
+	/* a check word in the entry where the window has no payload check */
 	put(spec, e3, 4, 3);
-	put(spec, e3 + 4, 2, 0);
+	put(spec, e3 + 4, 4, 0x1234);
 	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
-	CHECK(!strcmp(f.field, "entry.sender") && f.offset == e3 + 4 &&
-	      f.value == 0 && f.limit == 1);
+	CHECK(!strcmp(f.field, "entry.check") && f.offset == e3 + 4 &&
+	      f.value == 0x1234 && f.limit == 0);
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -SMQ_ECORRUPT);
-	put(spec, e3 + 4, 2, 1);
+	put(spec, e3 + 4, 4, 0);
 	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 0));
 	CHECK(n == 3 && !memcmp(buf, "abc", 3) && from == 1);
 	OK(smq_queue_info(w0, 0, &qi, sizeof(qi)));
@@ -707,13 +732,13 @@ static void test_layout_size(void)
 {
 	static const uint16_t bad_recv[2] = { 0, 2 };
 	const struct smq_geometry bad[] = {
-		{ 0, 1, 1, 0, NULL }, { 65, 1, 1, 0, NULL },
-		{ 1, 0, 1, 0, NULL }, { 1, 65536, 1, 0, NULL },
-		{ 1, 1, 0, 0, NULL }, { 1, 1, 3, 0, NULL },
-		{ 1, 1, 1u << 21, 0, NULL }, { 1, 1, 1u << 31, 0, NULL },
-		{ 1, 1, 1, (16u << 20) + 1, NULL },
-		{ 1, 1, 1, 0xffffffffu, NULL },
-		{ 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, NULL },
+		{ 0, 1, 1, 0, NULL, NULL }, { 65, 1, 1, 0, NULL, NULL },
+		{ 1, 0, 1, 0, NULL, NULL }, { 1, 65536, 1, 0, NULL, NULL },
+		{ 1, 1, 0, 0, NULL, NULL }, { 1, 1, 3, 0, NULL, NULL },
+		{ 1, 1, 1u << 21, 0, NULL, NULL }, { 1, 1, 1u << 31, 0, NULL, NULL },
+		{ 1, 1, 1, (16u << 20) + 1, NULL, NULL },
+		{ 1, 1, 1, 0xffffffffu, NULL, NULL },
+		{ 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, NULL, NULL },
 	};
 	uint64_t n;
 
@@ -725,7 +750,7 @@ static void test_layout_size(void)
 		EXPECT(smq_layout_size(&bad[i], sizeof(bad[i]), &n), bad_code);
 		CHECK(n == 0x5555);
 	}
-	struct smq_geometry g = { 2, 2, 1, 0, bad_recv };
+	struct smq_geometry g = { 2, 2, 1, 0, bad_recv, NULL };
 	n = 0x5555;
 	EXPECT(smq_layout_size(&g, sizeof(g), &n), -EINVAL);
 	CHECK(n == 0x5555);
@@ -733,7 +758,7 @@ static void test_layout_size(void)
 	/* Monotone in every dimension (page rounding may make steps equal). */
 	uint64_t prev = 0, first = 0;
 	for (uint32_t b = 1; b <= SMQ_MAX_BOARDS; b++) {
-		g = (struct smq_geometry){ b, 4, 8, 64, NULL };
+		g = (struct smq_geometry){ b, 4, 8, 64, NULL, NULL };
 		n = layout_size(&g);
 		CHECK(n >= prev && n % SMQ_PAGE == 0);
 		if (!first)
@@ -745,21 +770,21 @@ static void test_layout_size(void)
 	first = 0;
 	/* with one diagnostic queue for each board, at most 65535 in all */
 	for (uint32_t q = 1; q <= SMQ_MAX_QUEUES - 2; q = q < 64 ? q + 1 : q * 2 + 1) {
-		g = (struct smq_geometry){ 2, q, 8, 64, NULL };
+		g = (struct smq_geometry){ 2, q, 8, 64, NULL, NULL };
 		n = layout_size(&g);
 		CHECK(n >= prev && n % SMQ_PAGE == 0);
 		if (!first)
 			first = n;
 		prev = n;
 	}
-	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 2, 8, 64, NULL };
+	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 2, 8, 64, NULL, NULL };
 	CHECK(layout_size(&g) >= prev && prev > first);
-	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 1, 8, 64, NULL };
+	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 1, 8, 64, NULL, NULL };
 	EXPECT(smq_layout_size(&g, sizeof(g), &n), -EINVAL);
 	prev = 0;
 	first = 0;
 	for (uint32_t e = 1; e <= SMQ_MAX_ENTRIES; e *= 2) {
-		g = (struct smq_geometry){ 1, 1, e, 0, NULL };
+		g = (struct smq_geometry){ 1, 1, e, 0, NULL, NULL };
 		n = layout_size(&g);
 		CHECK(n >= prev);
 		if (!first)
@@ -772,7 +797,7 @@ static void test_layout_size(void)
 	for (uint32_t s = 0; s <= SMQ_MAX_ENTRY_SIZE; s = s ? s * 2 : 1) {
 		for (uint32_t d = 0; d < 3; d++) {
 			uint32_t sz = s + d > SMQ_MAX_ENTRY_SIZE ? s : s + d;
-			g = (struct smq_geometry){ 2, 2, 4, sz, NULL };
+			g = (struct smq_geometry){ 2, 2, 4, sz, NULL, NULL };
 			n = layout_size(&g);
 			CHECK(n >= prev);
 			CHECK(n >= 2ull * 2 * 4 * (SMQ_ENTRY_HEADER + sz));
@@ -784,16 +809,16 @@ static void test_layout_size(void)
 	CHECK(prev > first);
 
 	/* The largest windows: fine up to 64 TiB, an error past it. */
-	g = (struct smq_geometry){ 3, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL };
+	g = (struct smq_geometry){ 3, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL };
 	n = layout_size(&g);
 	CHECK(n > 3ull * SMQ_MAX_ENTRIES * SMQ_MAX_ENTRY_SIZE &&
 	      n <= (1ull << 46));
 	const struct smq_geometry huge[] = {
-		{ 4, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
-		{ 2, 2, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
-		{ 64, 64, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
-		{ 64, SMQ_MAX_QUEUES, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
-		{ 64, SMQ_MAX_QUEUES, SMQ_MAX_ENTRIES, 1024, NULL },
+		{ 4, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL },
+		{ 2, 2, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL },
+		{ 64, 64, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL },
+		{ 64, SMQ_MAX_QUEUES, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL },
+		{ 64, SMQ_MAX_QUEUES, SMQ_MAX_ENTRIES, 1024, NULL, NULL },
 	};
 	for (size_t i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
 		n = 0x5555;
@@ -804,7 +829,7 @@ static void test_layout_size(void)
 		EXPECT(r, bad_code);
 	}
 	/* the biggest one that is not huge in any single dimension */
-	g = (struct smq_geometry){ 64, SMQ_MAX_QUEUES - 64, 1, 0, NULL };
+	g = (struct smq_geometry){ 64, SMQ_MAX_QUEUES - 64, 1, 0, NULL, NULL };
 	n = layout_size(&g);
 	CHECK(n > 64ull * (SMQ_MAX_QUEUES - 64) * 2 * SMQ_LINE);
 }
@@ -815,14 +840,14 @@ static void test_init_errors(const char *spec)
 {
 	static const uint16_t bad_recv[2] = { 1, 2 };
 	const struct smq_geometry bad[] = {
-		{ 0, 2, 64, 1024, NULL }, { 65, 2, 64, 1024, NULL },
-		{ 2, 0, 64, 1024, NULL }, { 2, 65536, 64, 1024, NULL },
-		{ 2, 2, 0, 1024, NULL }, { 2, 2, 3, 1024, NULL },
-		{ 2, 2, 1u << 21, 1024, NULL },
-		{ 2, 2, 64, (16u << 20) + 1, NULL },
-		{ 2, 2, 64, 0, NULL },  /* queues only empty messages fit */
-		{ 2, 2, 64, 1024, bad_recv },
-		{ 4, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
+		{ 0, 2, 64, 1024, NULL, NULL }, { 65, 2, 64, 1024, NULL, NULL },
+		{ 2, 0, 64, 1024, NULL, NULL }, { 2, 65536, 64, 1024, NULL, NULL },
+		{ 2, 2, 0, 1024, NULL, NULL }, { 2, 2, 3, 1024, NULL, NULL },
+		{ 2, 2, 1u << 21, 1024, NULL, NULL },
+		{ 2, 2, 64, (16u << 20) + 1, NULL, NULL },
+		{ 2, 2, 64, 0, NULL, NULL },  /* queues only empty messages fit */
+		{ 2, 2, 64, 1024, bad_recv, NULL },
+		{ 4, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL },
 	};
 	struct smq_window *w, *w1;
 	struct smq_window_info wi;

@@ -33,10 +33,10 @@ smq --json -v dump >"$T/dump-v.json" || die "dump -v --json exits $?"
 smq --json top --once --interval 0.1 >"$T/top.json" || die "top --once --json exits $?"
 
 # The same window with the waiting message's entry made faulty: its size
-# beyond the entry size (a bound: at_most), its sender another board (a
-# value: expected).  Open succeeds; the validation after it reports these.
-# The entry's header is the 16 bytes before the payload: size (u32),
-# sender (u16), flags, signature (smq(7)).
+# beyond the entry size (a bound: at_most), its reserved check word not 0
+# (a value: expected).  Open succeeds; the validation after it reports
+# these.  The entry's header is the 16 bytes before the payload: size
+# (u32), check (u32), signature (smq(7)).
 off=$(python3 -c 'import sys
 d=open(sys.argv[1],"rb").read()
 print(d.index(b"json-docs-marker-0123456789") - 16)' "$W") || die "marker not found"
@@ -50,7 +50,7 @@ f=open(sys.argv[1],"r+b"); f.seek(int(sys.argv[2])); f.write(struct.pack(sys.arg
 	[ $rc = 1 ] || die "dump --json of a window with a faulty entry ($1) exits $rc, not 1"
 }
 corrupt size "$off" '<I' 99999
-corrupt sender "$((off + 4))" '<H' 1
+corrupt check "$((off + 4))" '<I' 1
 
 python3 - "$man" "$T" <<'PY' >"$T/keys" 2>"$T/err"
 import json, os, sys
@@ -76,7 +76,7 @@ def paths(v, pre=""):
     elif isinstance(v, list):
         for x in v:
             yield from paths(x, pre)
-outputs = {"dump": ["dump.json", "dump-v.json", "size.json", "sender.json"],
+outputs = {"dump": ["dump.json", "dump-v.json", "size.json", "check.json"],
            "top": ["top.json"]}
 seen = {b: set() for b in outputs}
 for b, files in outputs.items():
@@ -87,7 +87,7 @@ for b, files in outputs.items():
             seen[b].add(p)
 # the faults seen are the two asked for
 for f, field, kind in (("size.json", "entry.size", "at_most"),
-                       ("sender.json", "entry.sender", "expected")):
+                       ("check.json", "entry.check", "expected")):
     fault = json.load(open(os.path.join(d, f)))["fault"]
     assert fault and fault["field"] == field and kind in fault, (f, fault)
 # A fault with a lower bound (at_least: a window too small, a generation

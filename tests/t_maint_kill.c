@@ -12,8 +12,8 @@
 #include "testlib.h"
 
 /* Big enough that an init or clear takes a while to write. */
-static const struct smq_geometry G = { 4, 8, 64, 4096, NULL };
-static const struct smq_geometry G_OTHER = { 3, 5, 32, 8192, NULL };
+static const struct smq_geometry G = { 4, 8, 64, 4096, NULL, NULL };
+static const struct smq_geometry G_OTHER = { 3, 5, 32, 8192, NULL, NULL };
 
 static uint64_t mono_us(void)
 {
@@ -63,15 +63,23 @@ static uint64_t time_one(const char *spec, int kind)
 	return mono_us() - t0;
 }
 
-/* What every other call says of the window, as a board would see it. */
-static int board_verdict(const char *spec)
+/* What every other call says of the window, as a board would see it;
+ * and, in *q3, what opening queue 3 (the one a clear of one queue
+ * empties) says, and in *q2 another queue. */
+static int board_verdict(const char *spec, int *q3, int *q2)
 {
 	struct smq_window *w;
+	struct smq_queue *q;
 	int err = smq_open(spec, 1, 0, &w);
 
+	*q3 = *q2 = err;
 	if (err)
 		return err;
 	err = smq_announce(w);
+	if (!(*q3 = smq_queue_open(w, 3, SMQ_SENDER, 0, &q)))
+		smq_queue_close(q);
+	if (!(*q2 = smq_queue_open(w, 2, SMQ_SENDER, 0, &q)))
+		smq_queue_close(q);
 	smq_close(w);
 	return err;
 }
@@ -84,7 +92,8 @@ int main(void)
 	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
 					 G.entry_size);
 	uint64_t seed = 0x6b696c6c;
-	int usable = 0, unfinished = 0, unformatted = 0, finished_by[2] = { 0 };
+	int usable = 0, unfinished = 0, unfinished_one = 0, unformatted = 0;
+	int finished_by[2] = { 0 };
 
 	OK(smq_close(w));
 	uint64_t span = 0;
@@ -119,17 +128,30 @@ int main(void)
 
 		/* dump's verdict against every board's */
 		struct smq_fault f;
-		int v, b;
+		int v, b, q3, q2;
 		if (smq_open(spec, 0, SMQ_OPEN_RAW, &w))
 			FAIL("kill %d: cannot attach raw", i);
 		v = smq_validate(w, &f, sizeof(f));
+		const struct smq_sb *sb = at(w, 0);
+		uint32_t one = sb ? sb->maint_queue : 0;
 		smq_close(w);
-		b = board_verdict(spec);
+		b = board_verdict(spec, &q3, &q2);
 		if (v == 0) {
 			usable++;
-			if (b)
-				FAIL("kill %d: validate says usable, a board gets %s",
-				     i, smq_strerror(b));
+			if (b || q3 || q2)
+				FAIL("kill %d: validate says usable, a board gets %s "
+				     "(queue 3: %s)", i, smq_strerror(b),
+				     smq_strerror(q3));
+		} else if (v == -SMQ_EINCOMPLETE && one) {
+			/* a clear of one queue: the rest of the window is
+			 * usable; that queue is refused once it was told */
+			unfinished_one++;
+			if (one != 4 || b || q2 ||
+			    (q3 && q3 != -SMQ_EINCOMPLETE))
+				FAIL("kill %d: validate says a clear of queue %u "
+				     "unfinished, a board gets %s (queue 3: %s, "
+				     "queue 2: %s)", i, one - 1, smq_strerror(b),
+				     smq_strerror(q3), smq_strerror(q2));
 		} else if (v == -SMQ_EINCOMPLETE) {
 			unfinished++;
 			if (b != -ESTALE)
@@ -154,7 +176,8 @@ int main(void)
 			finished_by[clear]++;
 			OK(smq_validate(w, NULL, 0));
 			smq_close(w);
-			OK(board_verdict(spec));
+			OK(board_verdict(spec, &q3, &q2));
+			OK(q3);
 		}
 	}
 	/* and traffic goes on */
@@ -174,9 +197,11 @@ int main(void)
 	OK(smq_close(w1));
 	OK(smq_close(w));
 	printf("%d kills at each step and %d at random points over %llu us: "
-	       "left usable %d, unfinished %d (finished by clear %d), "
-	       "unformatted %d (finished by init %d); every verdict agreed with "
-	       "what a board saw\n", steps, kills, (unsigned long long)span,
-	       usable, unfinished, finished_by[1], unformatted, finished_by[0]);
+	       "left usable %d, unfinished %d and a clear of one queue "
+	       "unfinished %d (finished by clear %d), unformatted %d "
+	       "(finished by init %d); every verdict agreed with what a board "
+	       "saw\n", steps, kills, (unsigned long long)span, usable,
+	       unfinished, unfinished_one, finished_by[1], unformatted,
+	       finished_by[0]);
 	return 0;
 }

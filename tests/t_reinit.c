@@ -27,6 +27,12 @@
  * message; the call must return -ESTALE within the 1 s a sleep lasts, and
  * write nothing on its way out.
  *
+ * A clear of one queue is another kind of round: only the handles of that
+ * queue get -ESTALE, the other queues' traffic goes on through it, the
+ * generation and the board table stay, and from the moment the call
+ * returns that queue's lines do not change while its stale handles go on
+ * calling.
+ *
  * Each part runs in a process of its own.  t_reinit [processes|threads|
  * asleep] [announced|unannounced] runs only those parts;
  * SMQ_REINIT_ROUNDS=N repeats them. */
@@ -86,6 +92,7 @@ struct ctl {
 	unsigned queues;              /* of the geometry the children attach to */
 	unsigned entry_size;
 	bool announce;
+	int only;                     /* the queue a clear of one empties, -1 */
 	_Atomic uint32_t stop;
 	struct child ch[NB];
 };
@@ -178,7 +185,7 @@ static int sender(void *p)
 	struct child *ch = &c->ch[a->board];
 	struct smq_window *w;
 	struct smq_queue *qs[2];
-	unsigned nq = 0;
+	unsigned nq = 0, qidx[2], told = 0;
 	uint8_t *buf = calloc(1, PAYLOAD);
 	uint64_t rng = a->board * 0x9e3779b9ull;
 	int err;
@@ -192,22 +199,41 @@ static int sender(void *p)
 			saw(ch, err, W_QOPEN);
 			return 2;
 		}
-		nq++;
+		qidx[nq++] = q;
 	}
 	AS(&ch->ready, 1);
 	for (uint64_t n = 0;; n++) {
+		unsigned k = n % nq;
 		size_t len = 1 + test_rand(&rng) % c->entry_size;
 		memset(buf, (int)n, len);
-		err = smq_send(qs[n % nq], buf, len, 5000);
-		if (err == -ESTALE)
+		err = smq_send(qs[k], buf, len, told >> k & 1 ? 10
+			       : c->only >= 0 ? 200 : 5000);
+		if (c->only >= 0 && (int)qidx[k] == c->only) {
+			/* its queue cleared: told, and told again */
+			if (!err && !(told >> k & 1))
+				AADD(&ch->ok, 1);
+			else if (err == -ESTALE) {
+				told |= 1u << k;
+				AS(&ch->stale, 1);
+				AADD(&ch->stale_calls, 1);
+			} else
+				saw(ch, err, told >> k & 1 ? W_STALE_SEND : W_SEND);
+		} else if (err == -ESTALE && c->only < 0) {
 			break;
-		if (err) {
+		} else if (err == -ETIMEDOUT && c->only >= 0) {
+			/* the receiver stops draining at the end: that the
+			 * other queues carry on is counted by ok */
+		} else if (err) {
 			saw(ch, err, W_SEND);
 			break;
+		} else {
+			AADD(&ch->ok, 1);
 		}
-		AADD(&ch->ok, 1);
+		if (c->only >= 0 && AL(&c->stop))
+			break;
 	}
-	stale_loop(c, ch, w, qs, nq, SMQ_SENDER);
+	if (c->only < 0)
+		stale_loop(c, ch, w, qs, nq, SMQ_SENDER);
 	for (unsigned k = 0; k < nq; k++)
 		OK(smq_queue_close(qs[k]));
 	OK(smq_close(w));
@@ -237,20 +263,29 @@ static int receiver(void *p)
 			return 2;
 		}
 	AS(&ch->ready, 1);
-	for (bool stale = false; !stale;)
+	bool told = false;
+	for (bool stale = false; !stale && !(c->only >= 0 && AL(&c->stop));)
 		for (unsigned q = 0; q < nq && !stale; q++) {
 			size_t len;
 			err = smq_receive(qs[q], buf, PAYLOAD, &len, NULL, 0);
-			if (!err)
+			if ((int)q == c->only && (told || err == -ESTALE)) {
+				/* its queue cleared: told, and told again */
+				if (err != -ESTALE)
+					saw(ch, err, W_STALE_RECEIVE);
+				told = true;
+				AS(&ch->stale, 1);
+				AADD(&ch->stale_calls, 1);
+			} else if (!err)
 				AADD(&ch->ok, 1);
-			else if (err == -ESTALE)
+			else if (err == -ESTALE && c->only < 0)
 				stale = true;
 			else if (err != -EAGAIN) {
 				saw(ch, err, W_RECEIVE);
 				stale = true;
 			}
 		}
-	stale_loop(c, ch, w, qs, nq, SMQ_RECEIVER);
+	if (c->only < 0)
+		stale_loop(c, ch, w, qs, nq, SMQ_RECEIVER);
 	for (unsigned q = 0; q < nq; q++)
 		OK(smq_queue_close(qs[q]));
 	OK(smq_close(w));
@@ -280,15 +315,20 @@ static unsigned gen_ranges(const struct smq_layout *l, struct range *r)
 	unsigned n = mark_ranges(r);
 	r[n++] = (struct range){ offsetof(struct smq_sb, generation), 8 };
 	r[n++] = (struct range){ offsetof(struct smq_sb, format_time_ns), 8 };
+	r[n++] = (struct range){ offsetof(struct smq_sb, epoch_last), 8 };
 	for (unsigned b = 0; b < l->boards; b++) {
 		r[n++] = (struct range){ lay_notice(l, b) +
 			offsetof(struct smq_notice, generation), 8 };
 		r[n++] = (struct range){ lay_notice(l, b) +
 			offsetof(struct smq_notice, check), 8 };
 	}
-	for (unsigned q = 0; q < l->queues; q++)
+	for (unsigned q = 0; q < l->queues; q++) {
 		r[n++] = (struct range){ l->rx[q] + offsetof(struct smq_rx, epoch),
 					 8 };
+		for (unsigned s = 0; s < l->boards; s++)
+			r[n++] = (struct range){ lay_lane_wake(l, s, q) +
+				offsetof(struct smq_lane_wake, queue_epoch), 8 };
+	}
 	return n;
 }
 
@@ -310,8 +350,10 @@ static const char *field_at(const struct smq_layout *l, uint64_t off)
 	if (off >= l->queue_table &&
 	    off < l->queue_table + (uint64_t)l->queues * sizeof(struct smq_qdesc))
 		snprintf(buf, sizeof(buf), "queue_table[%llu] +%llu",
-			 (unsigned long long)(off - l->queue_table) / 8,
-			 (unsigned long long)(off - l->queue_table) % 8);
+			 (unsigned long long)(off - l->queue_table) /
+			 sizeof(struct smq_qdesc),
+			 (unsigned long long)(off - l->queue_table) %
+			 sizeof(struct smq_qdesc));
 	if (off < SMQ_SB_SIZE)
 		snprintf(buf, sizeof(buf), "superblock +%llu",
 			 (unsigned long long)off);
@@ -402,8 +444,8 @@ static void check_fresh(const uint8_t *snap, size_t len,
 	OK(smq_init(ref, g, sizeof(*g)));
 
 	OK(smq_layout_compute(&l, g));
-	struct range *r = calloc(SMQ_MAX_BOARDS + 4 + 2 * l.boards + l.queues,
-				 sizeof(*r));
+	struct range *r = calloc(SMQ_MAX_BOARDS + 4 + 2 * l.boards +
+				 (l.boards + 1) * l.queues, sizeof(*r));
 	unsigned nr = gen_ranges(&l, r);
 	uint8_t *want = test_snapshot(ref_spec, &rlen);
 	CHECK(rlen >= l.size && len >= l.size);
@@ -421,7 +463,7 @@ static void check_fresh(const uint8_t *snap, size_t len,
 	}
 	for (unsigned q = 0; q < l.queues; q++)
 		CHECK(((const struct smq_rx *)(snap + l.rx[q]))->epoch ==
-		      sb->generation);
+		      sb->generation << SMQ_EPOCH_SHIFT);
 	free(want);
 	free(r);
 	smq_layout_free(&l);
@@ -436,9 +478,38 @@ static bool zero(const uint8_t *p, uint64_t n)
 	return true;
 }
 
-/* After smq_clear: the board table and the cleared queues' lanes empty. */
+/* Queue q as a clear makes it: its rx line holds its index and its new
+ * epoch, every lane's lines are zero but for the epoch's copy in
+ * lane_wake, the bottoms and the bell zero. */
+static void check_queue_cleared(const uint8_t *snap, const struct smq_layout *l,
+				unsigned q, uint64_t epoch, const char *what)
+{
+	const struct smq_rx *rx = (const void *)(snap + l->rx[q]);
+	struct smq_rx want = { .index = q, .epoch = epoch };
+
+	if (memcmp(rx, &want, sizeof(want)))
+		FAIL("%s: queue %u: rx line not cleared", what, q);
+	for (unsigned k = 0; k < lay_lanes(l, q); k++) {
+		unsigned s = lay_lane_board(l, q, k);
+		const struct smq_lane_wake *wk =
+			(const void *)(snap + lay_lane_wake(l, s, q));
+		struct smq_lane_wake wwant = { .queue_epoch = epoch };
+		if (!zero(snap + lay_lane_out(l, s, q), 2 * SMQ_LINE) ||
+		    memcmp(wk, &wwant, sizeof(wwant)) ||
+		    !zero(snap + lay_lane_in_k(l, q, k), SMQ_LINE) ||
+		    !zero(snap + lay_lane_ask_k(l, q, k), SMQ_LINE))
+			FAIL("%s: queue %u: lane of board %u written into "
+			     "after the clear", what, q, s);
+	}
+	if (!zero(snap + lay_bottoms(l, q), lay_bottoms_size(l, q)) ||
+	    !zero(snap + lay_bell(l, q), SMQ_LINE))
+		FAIL("%s: queue %u: bottoms or bell written into", what, q);
+}
+
+/* After smq_clear of every queue: the board table empty, every notice of
+ * the new generation, every queue cleared under epoch generation << 32. */
 static void check_cleared(const uint8_t *snap, const struct smq_layout *l,
-			  int queue, const char *what)
+			  const char *what)
 {
 	const struct smq_sb *sb = (const void *)snap;
 
@@ -449,25 +520,66 @@ static void check_cleared(const uint8_t *snap, const struct smq_layout *l,
 		CHECK(nt->generation == sb->generation &&
 		      nt->check == smq_notice_check(sb->generation, b));
 	}
-	for (unsigned q = 0; q < l->queues; q++) {
-		const struct smq_rx *rx = (const void *)(snap + l->rx[q]);
-		if (rx->owner)
-			FAIL("%s: queue %u keeps a receiver claim", what, q);
-		if (queue >= 0 && (unsigned)queue != q)
-			continue;
-		struct smq_rx want = { .index = q, .epoch = sb->generation };
-		if (memcmp(rx, &want, sizeof(want)))
-			FAIL("%s: queue %u: rx line not cleared", what, q);
-		for (unsigned s = 0; s < l->boards; s++)
-			if (!zero(snap + lay_lane_out(l, s, q), SMQ_LANE_LINES * SMQ_LINE) ||
-			    !zero(snap + lay_lane_in(l, q, s), SMQ_LINE) ||
-			    !zero(snap + lay_lane_ask(l, q, s), SMQ_LINE))
-				FAIL("%s: queue %u: lane of board %u written into "
-				     "after the clear", what, q, s);
-		if (!zero(snap + lay_bottoms(l, q), l->bottoms_size) ||
-		    !zero(snap + lay_bell(l, q), SMQ_LINE))
-			FAIL("%s: queue %u: bottoms or bell written into", what, q);
+	for (unsigned q = 0; q < l->queues; q++)
+		check_queue_cleared(snap, l, q,
+				    sb->generation << SMQ_EPOCH_SHIFT, what);
+}
+
+/* After smq_clear of queue q alone: q cleared under the superblock's last
+ * epoch, past the generation's own; the generation as it was. */
+static void check_cleared_one(const uint8_t *snap, const struct smq_layout *l,
+			      unsigned q, uint64_t gen, const char *what)
+{
+	const struct smq_sb *sb = (const void *)snap;
+
+	if (sb->generation != gen)
+		FAIL("%s: the generation moved %llu -> %llu", what,
+		     (unsigned long long)gen,
+		     (unsigned long long)sb->generation);
+	if (sb->epoch_last <= gen << SMQ_EPOCH_SHIFT)
+		FAIL("%s: epoch_last %llu is not past the generation's", what,
+		     (unsigned long long)sb->epoch_last);
+	for (unsigned b = 0; b < l->boards; b++) {
+		const struct smq_notice *nt = (const void *)(snap + lay_notice(l, b));
+		CHECK(nt->generation == gen &&
+		      nt->check == smq_notice_check(gen, b));
 	}
+	check_queue_cleared(snap, l, q, sb->epoch_last, what);
+}
+
+/* The bytes of queue q: its lanes' lines in the senders' bodies and its
+ * whole rx area with the rings. */
+static unsigned queue_ranges(const struct smq_layout *l, unsigned q,
+			     struct range *r)
+{
+	unsigned n = 0, lanes = lay_lanes(l, q);
+
+	for (unsigned k = 0; k < lanes; k++)
+		r[n++] = (struct range){ lay_lane_out(l, lay_lane_board(l, q, k),
+						      q), SMQ_LANE_LINES * SMQ_LINE };
+	r[n++] = (struct range){ l->rx[q], lay_ring_k(l, q, lanes) - l->rx[q] };
+	return n;
+}
+
+/* Queue q's bytes as they were in s0. */
+static void queue_same_since(const uint8_t *s0, const char *spec,
+			     const struct smq_layout *l, unsigned q,
+			     const char *what)
+{
+	struct range r[SMQ_MAX_BOARDS + 1];
+	unsigned n = queue_ranges(l, q, r);
+	size_t len;
+	uint8_t *now = test_snapshot(spec, &len);
+
+	for (unsigned i = 0; i < n; i++)
+		for (uint64_t off = r[i].off; off < r[i].off + r[i].len; off++)
+			if (now[off] != s0[off])
+				FAIL("%s: byte %llu (%s) changed 0x%02x -> 0x%02x "
+				     "after the clear returned: a stale handle "
+				     "wrote into queue %u", what,
+				     (unsigned long long)off, field_at(l, off),
+				     s0[off], now[off], q);
+	free(now);
 }
 
 /* ---- one round ---- */
@@ -538,6 +650,7 @@ static void round_(struct smq_window *w, const char *spec, enum kind kind,
 		 threads ? "threads" : "processes",
 		 announce ? "announced" : "not announced");
 	c->spec = spec;
+	c->only = -1;
 	c->queues = now->queues;
 	c->entry_size = now->entry_size < PAYLOAD ? now->entry_size : PAYLOAD;
 	c->announce = announce;
@@ -577,7 +690,7 @@ static void round_(struct smq_window *w, const char *spec, enum kind kind,
 	if (kind == SAME || kind == OTHER)
 		check_fresh(s0, len, next, what);
 	else
-		check_cleared(s0, &w->lay, kind == CLEAR_ONE ? 1 : -1, what);
+		check_cleared(s0, &w->lay, what);
 
 	/* every board told */
 	uint64_t t0 = now_ms(), told = 0;
@@ -663,24 +776,121 @@ static void round_(struct smq_window *w, const char *spec, enum kind kind,
 	munmap(c, sizeof(*c));
 }
 
+/* A clear of queue 1 alone, under load: its handles (board 0's receiver
+ * and board 2's sender) are told, the other boards and queues go on. */
+static void round_one(struct smq_window *w, const char *spec,
+		      const struct smq_geometry *g, bool announce, bool threads)
+{
+	struct ctl *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct runner rn = { .threads = threads };
+	char what[160];
+	int rc[NB];
+
+	CHECK(c != MAP_FAILED);
+	snprintf(what, sizeof(what), "%s (%s, %s)", kind_name[CLEAR_ONE],
+		 threads ? "threads" : "processes",
+		 announce ? "announced" : "not announced");
+	c->spec = spec;
+	c->queues = g->queues;
+	c->entry_size = g->entry_size < PAYLOAD ? g->entry_size : PAYLOAD;
+	c->announce = announce;
+	c->only = 1;
+	start(&rn, c);
+	uint64_t until = now_ms() + 20000;
+	for (unsigned b = 0; b < NB; b++)
+		while ((!AL(&c->ch[b].ready) || AL(&c->ch[b].ok) < 20) &&
+		       !AL(&c->ch[b].bad) && now_ms() < until)
+			sleep_ms(1);
+	for (unsigned b = 0; b < NB; b++)
+		if (AL(&c->ch[b].bad) || AL(&c->ch[b].ok) < 20)
+			FAIL("%s: board %u did not get going (%s: %s)", what, b,
+			     where_name[AL(&c->ch[b].bad_where)],
+			     smq_strerror(AL(&c->ch[b].bad)));
+	uint32_t states[NB];
+	for (unsigned b = 0; b < NB; b++)
+		states[b] = ((const struct smq_board_slot *)at(w,
+				lay_slot(b)))->state;
+	uint64_t gen = ((const struct smq_sb *)at(w, 0))->generation;
+
+	OK(smq_clear(w, 1));
+	size_t len;
+	uint8_t *s0 = test_snapshot(spec, &len);
+	check_cleared_one(s0, &w->lay, 1, gen, what);
+	for (unsigned b = 0; b < NB; b++)
+		if (((const struct smq_board_slot *)(s0 + lay_slot(b)))->state !=
+		    states[b])
+			FAIL("%s: board %u's state changed", what, b);
+
+	/* the handles of queue 1 told; the others not */
+	uint64_t t0 = now_ms(), ok[NB];
+	until = t0 + 5000;
+	while ((!AL(&c->ch[0].stale) || !AL(&c->ch[2].stale)) &&
+	       now_ms() < until)
+		sleep_ms(1);
+	uint64_t told = now_ms() - t0;
+	for (unsigned b = 0; b < NB; b++) {
+		if (AL(&c->ch[b].bad))
+			FAIL("%s: board %u: %s returned %d (%s)", what, b,
+			     where_name[AL(&c->ch[b].bad_where)],
+			     AL(&c->ch[b].bad), smq_strerror(AL(&c->ch[b].bad)));
+		if (!AL(&c->ch[b].stale) != (b == 1 || b == 3))
+			FAIL("%s: board %u %s", what, b, b == 1 || b == 3
+			     ? "was told although it has no handle of queue 1"
+			     : "never got -ESTALE for queue 1");
+		ok[b] = AL(&c->ch[b].ok);
+	}
+	/* queue 1 stays as the clear left it while its stale handles call;
+	 * the other queues carry on */
+	uint64_t calls = AL(&c->ch[0].stale_calls) + AL(&c->ch[2].stale_calls);
+	for (int i = 0; i < 10; i++) {
+		sleep_ms(20);
+		queue_same_since(s0, spec, &w->lay, 1, what);
+	}
+	uint64_t stale_calls = AL(&c->ch[0].stale_calls) +
+			       AL(&c->ch[2].stale_calls) - calls;
+	if (!stale_calls)
+		FAIL("%s: the stale handles stopped calling", what);
+	for (unsigned b = 0; b < NB; b++)
+		if (AL(&c->ch[b].ok) <= ok[b])
+			FAIL("%s: board %u stopped carrying messages on the "
+			     "other queues", what, b);
+	free(s0);
+	AS(&c->stop, 1);
+	finish(&rn, rc);
+	for (unsigned b = 0; b < NB; b++)
+		if (AL(&c->ch[b].bad) || rc[b])
+			FAIL("%s: board %u failed (%d; %s)", what, b, rc[b],
+			     smq_strerror(AL(&c->ch[b].bad)));
+	OK(smq_validate(w, NULL, 0));
+	printf("%-24s %-10s %-14s: 2 handles of queue 1 stale, told in %llu ms; "
+	       "queue 1 unchanged over 200 ms of %llu stale calls; the other "
+	       "queues went on\n", kind_name[CLEAR_ONE],
+	       threads ? "threads" : "processes",
+	       announce ? "announced" : "not announced",
+	       (unsigned long long)told, (unsigned long long)stale_calls);
+	fflush(stdout);
+	munmap(c, sizeof(*c));
+}
+
 static void rounds(bool threads, bool announce)
 {
 	static const char *spec;
 	static const uint16_t recv_a[3] = { 0, 0, 0 };
 	static const uint16_t recv_b[6] = { 0, 0, 0, 0, 0, 0 };
-	const struct smq_geometry a = { NB, 3, 16, PAYLOAD, recv_a };
-	const struct smq_geometry b = { NB, 6, 8, PAYLOAD * 2, recv_b };
+	const struct smq_geometry a = { NB, 3, 16, PAYLOAD, recv_a, NULL };
+	const struct smq_geometry b = { NB, 6, 8, PAYLOAD * 2, recv_b, NULL };
 	struct smq_window *w;
 
 	if (!spec)
 		spec = test_window();
 	unlink(test_path(spec));
-	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE, &w));
 	OK(smq_init(w, &a, sizeof(a)));
 	round_(w, spec, SAME, &a, &a, announce, threads);
 	round_(w, spec, OTHER, &a, &b, announce, threads);
 	round_(w, spec, CLEAR_ALL, &b, &b, announce, threads);
-	round_(w, spec, CLEAR_ONE, &b, &b, announce, threads);
+	round_one(w, spec, &b, announce, threads);
 	OK(smq_close(w));
 }
 
@@ -729,7 +939,7 @@ static int sleeper(void *p)
 static struct smq_geometry other_geometry(const struct smq_layout *old)
 {
 	uint64_t lock = lay_lane_out(old, 1, 0) + offsetof(struct smq_lane_out, lock);
-	struct smq_geometry g = { 2, 1000, 8, 64, NULL };
+	struct smq_geometry g = { 2, 1000, 8, 64, NULL, NULL };
 
 	for (unsigned b = 2; b <= 16; b++) {
 		uint64_t qt = SMQ_SB_SIZE + (uint64_t)b * SMQ_LINE;
@@ -746,7 +956,7 @@ static struct smq_geometry other_geometry(const struct smq_layout *old)
 static void asleep_across(enum smq_role role, enum kind kind)
 {
 	static const char *spec;
-	struct smq_geometry a = { 2, 1, 8, 64, NULL }, next = a;
+	struct smq_geometry a = { 2, 1, 8, 64, NULL, NULL }, next = a;
 	struct sleeper *sl = mmap(NULL, sizeof(*sl), PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct smq_window *w;
@@ -762,7 +972,7 @@ static void asleep_across(enum smq_role role, enum kind kind)
 	snprintf(what, sizeof(what), "a %s asleep across %s",
 		 role == SMQ_SENDER ? "sender waiting for room"
 				    : "receiver waiting for a message",
-		 kind_name[kind]);
+		 kind == CLEAR_ONE ? "a clear of its queue" : kind_name[kind]);
 	sl->spec = spec;
 	sl->role = role;
 	AS(&sl->result, 1);
@@ -816,7 +1026,7 @@ static void in_a_row(bool announce, int count)
 {
 	static const char *spec;
 	static const uint16_t recv_a[3] = { 0, 0, 0 };
-	const struct smq_geometry a = { NB, 3, 8, PAYLOAD, recv_a };
+	const struct smq_geometry a = { NB, 3, 8, PAYLOAD, recv_a, NULL };
 	struct smq_window *w;
 	struct ctl *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
 			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -826,7 +1036,7 @@ static void in_a_row(bool announce, int count)
 	if (!spec)
 		spec = test_window();
 	unlink(test_path(spec));
-	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE, &w));
 	OK(smq_init(w, &a, sizeof(a)));
 	for (int i = 0; i < count; i++) {
 		enum kind kind = i % 3 == 0 ? SAME : i % 3 == 1 ? CLEAR_ALL
@@ -837,6 +1047,7 @@ static void in_a_row(bool announce, int count)
 		c->queues = a.queues;
 		c->entry_size = a.entry_size;
 		c->announce = announce;
+		c->only = kind == CLEAR_ONE ? 1 : -1;
 		start(&rn, c);
 		uint64_t until = now_ms() + 10000;
 		for (unsigned b = 0; b < NB; b++)
@@ -851,6 +1062,7 @@ static void in_a_row(bool announce, int count)
 		snprintf(what, sizeof(what), "%s, %d of %d in a row (%s)",
 			 kind_name[kind], i + 1, count,
 			 announce ? "announced" : "not announced");
+		uint64_t gen = ((const struct smq_sb *)at(w, 0))->generation;
 		if (kind == SAME)
 			OK(smq_init(w, &a, sizeof(a)));
 		else
@@ -859,9 +1071,10 @@ static void in_a_row(bool announce, int count)
 		uint8_t *snap = test_snapshot(spec, &len);
 		if (kind == SAME)
 			check_fresh(snap, len, &a, what);
+		else if (kind == CLEAR_ALL)
+			check_cleared(snap, &w->lay, what);
 		else
-			check_cleared(snap, &w->lay, kind == CLEAR_ONE ? 1 : -1,
-				      what);
+			check_cleared_one(snap, &w->lay, 1, gen, what);
 		free(snap);
 		for (unsigned b = 0; b < NB; b++) {
 			int status;
@@ -946,6 +1159,10 @@ int main(int argc, char **argv)
 		  part_asleep, 4 | OTHER },
 		{ sl, "a receiver asleep across clear", part_asleep,
 		  4 | CLEAR_ALL },
+		{ sl, "a sender asleep across a clear of its queue",
+		  part_asleep, CLEAR_ONE },
+		{ sl, "a receiver asleep across a clear of its queue",
+		  part_asleep, 4 | CLEAR_ONE },
 		};
 		for (size_t k = 0; k < sizeof(part) / sizeof(part[0]); k++)
 			if (part[k].on) {

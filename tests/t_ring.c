@@ -164,7 +164,7 @@ int main(void)
 	OK(smq_close(w));
 	const char *spec3 = test_window();
 	struct smq_window *w3;
-	struct smq_geometry g3 = { 2, 2, 2, ESIZE, (const uint16_t[]){ 0, 0 } };
+	struct smq_geometry g3 = { 2, 2, 2, ESIZE, (const uint16_t[]){ 0, 0 }, NULL };
 	OK(smq_open(spec3, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w3));
 	OK(smq_init(w3, &g3, sizeof(g3)));
 	OK(smq_queue_open(w3, 1, SMQ_SENDER, 0, &tx));
@@ -200,7 +200,7 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		OK(smq_send(tx0, "good", 4, 0));
 	struct smq_layout lay;
-	struct smq_geometry g4 = { 2, 1, ENTRIES, ESIZE, NULL };
+	struct smq_geometry g4 = { 2, 1, ENTRIES, ESIZE, NULL, NULL };
 	OK(smq_layout_compute(&lay, &g4));
 	struct smq_entry *bad = (void *)((uint8_t *)at(w4, 0) + lay_ring(&lay, 0, 1));
 	bad->signature ^= 1;
@@ -231,7 +231,7 @@ int main(void)
 	const char *spec5 = test_window();
 	struct smq_window *w5 = test_init(spec5, 1, 1, ENTRIES, ESIZE);
 	struct smq_layout lay5;
-	struct smq_geometry g5 = { 1, 1, ENTRIES, ESIZE, NULL };
+	struct smq_geometry g5 = { 1, 1, ENTRIES, ESIZE, NULL, NULL };
 	OK(smq_layout_compute(&lay5, &g5));
 	OK(smq_queue_open(w5, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "one", 3, 0));
@@ -241,7 +241,7 @@ int main(void)
 	struct smq_entry *e5 = (void *)(base5 + lay_ring(&lay5, 0, 0) + lay5.stride);
 	memcpy((uint8_t *)e5 + SMQ_ENTRY_HEADER, "two", 3);
 	e5->size = 3;
-	e5->sender = 0;
+	e5->check = 0;
 	e5->signature = smq_signature(rx5->epoch, 0, 0, 1);  /* and then died */
 	OK(smq_queue_open(w5, 0, SMQ_RECEIVER, 0, &rx));
 	const char *want5[] = { "one", "two" };
@@ -270,7 +270,7 @@ int main(void)
 	struct smq_entry *e6 = (void *)(base5 + lay_ring(&lay5, 0, 0) + 4 * lay5.stride);
 	memcpy((uint8_t *)e6 + SMQ_ENTRY_HEADER, "five", 4);
 	e6->size = 4;
-	e6->sender = 0;
+	e6->check = 0;
 	e6->signature = smq_signature(rx5->epoch, 0, 0, 4);  /* then died */
 	OK(smq_queue_open(w5, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "six", 3, 0));
@@ -292,7 +292,7 @@ int main(void)
 	struct smq_entry *e7 = (void *)(base5 + lay_ring(&lay5, 0, 0) + 6 * lay5.stride);
 	memcpy((uint8_t *)e7 + SMQ_ENTRY_HEADER, "seven", 5);
 	e7->size = 5;
-	e7->sender = 0;
+	e7->check = 0;
 	e7->signature = smq_signature(rx5->epoch, 0, 0, 6);
 	out5->lock = (uint32_t)gone;                 /* died holding the lock */
 	OK(smq_send(tx, "eight", 5, 0));

@@ -152,7 +152,7 @@ static void part_random_start(void)
 		}
 		/* every board's notice says ready too */
 		struct smq_layout l;
-		struct smq_geometry g = { nb, 8, 8, 64, NULL };
+		struct smq_geometry g = { nb, 8, 8, 64, NULL, NULL };
 		size_t len;
 		OK(smq_layout_compute(&l, &g));
 		uint8_t *snap = test_snapshot(spec, &len);
@@ -176,7 +176,8 @@ struct late_arg {
 	unsigned board;
 	int timeout_ms;
 	int expect;
-	uint64_t expect_pending;
+	uint64_t expect_pending; /* the boards pending must name */
+	uint64_t may_pending;    /* ...and those it may name too */
 };
 
 static int board_sync(void *p)
@@ -189,7 +190,7 @@ static int board_sync(void *p)
 	uint64_t t0 = mono_ms();
 	EXPECT(smq_synchronize(w, 0, a->timeout_ms, 10, &pending), a->expect);
 	uint64_t dt = mono_ms() - t0;
-	if (pending != a->expect_pending)
+	if ((pending & ~a->may_pending) != a->expect_pending)
 		FAIL("board %u: pending 0x%llx, expected 0x%llx", a->board,
 		     (unsigned long long)pending,
 		     (unsigned long long)a->expect_pending);
@@ -232,9 +233,11 @@ static void part_timeout(void)
 	CHECK(pending == 0xe);
 	EXPECT(smq_synchronize(w, 0, 20, -5, NULL), -ETIMEDOUT);
 
-	/* Boards 1 and 3 come (and wait for a ready that never comes). */
-	struct late_arg a1 = { spec, 1, 800, -ETIMEDOUT, 1u << 2 };
-	struct late_arg a3 = { spec, 3, 800, -ETIMEDOUT, 1u << 2 };
+	/* Boards 1 and 3 come (and wait for a ready that never comes); board
+	 * 0 gives up before them (then it is missing too), and each may see
+	 * the other give up at the same moment. */
+	struct late_arg a1 = { spec, 1, 800, -ETIMEDOUT, 0x5, 1u << 3 };
+	struct late_arg a3 = { spec, 3, 800, -ETIMEDOUT, 0x5, 1u << 1 };
 	pid_t p1 = test_fork(board_sync, &a1);
 	pid_t p3 = test_fork(board_sync, &a3);
 	wait_state(w, 1, SMQ_BOARD_INITIALIZED);
@@ -253,27 +256,128 @@ static void part_timeout(void)
 	CHECK(wi.system_state == SMQ_SYS_FORMATTED);
 	OK(smq_board_info(w, 2, &bi, sizeof(bi)));
 	CHECK(bi.state == SMQ_BOARD_ABSENT && bi.pid == 0);
+	/* a sync that gave up took its announcement back */
 	OK(smq_board_info(w, 0, &bi, sizeof(bi)));
-	CHECK(bi.state == SMQ_BOARD_INITIALIZED && bi.pid == (uint32_t)getpid());
+	CHECK(bi.state == SMQ_BOARD_ABSENT && bi.announcer_pid == 0);
 	test_wait_ok(p1, "board 1 timing out");
 	test_wait_ok(p3, "board 3 timing out");
-	OK(smq_board_info(w, 1, &bi, sizeof(bi)));
-	CHECK(bi.state == SMQ_BOARD_INITIALIZED && bi.pid == (uint32_t)p1);
+	for (unsigned b = 1; b < 4; b += 2) {
+		OK(smq_board_info(w, b, &bi, sizeof(bi)));
+		if (bi.state != SMQ_BOARD_ABSENT || bi.announcer_pid)
+			FAIL("board %u gave up its sync but stays %s, announcer "
+			     "pid %u: board 0 would count it", b,
+			     bi.state == SMQ_BOARD_INITIALIZED ? "initialized"
+			     : "ready", bi.announcer_pid);
+		CHECK(bi.announces == 1);
+	}
 
-	/* Board 2 comes late: now everyone gets ready. */
-	struct late_arg a2 = { spec, 2, 5000, 0, 0 };
+	/* Board 2 comes late, and boards 1 and 3 again: now everyone gets
+	 * ready; those that gave up are counted only once they are back. */
+	struct late_arg a2 = { spec, 2, 5000, 0, 0, 0 };
 	pid_t p2 = test_fork(board_sync, &a2);
+	wait_state(w, 2, SMQ_BOARD_INITIALIZED);
+	EXPECT(smq_synchronize(w, 0, 200, 2, &pending), -ETIMEDOUT);
+	CHECK(pending == 0xa);
+	a1.timeout_ms = a3.timeout_ms = 5000;
+	a1.expect = a3.expect = 0;
+	a1.expect_pending = a3.expect_pending = 0;
+	a1.may_pending = a3.may_pending = 0;
+	p1 = test_fork(board_sync, &a1);
+	p3 = test_fork(board_sync, &a3);
 	OK(smq_synchronize(w, 0, 5000, 2, &pending));
 	CHECK(pending == 0);
+	test_wait_ok(p1, "board 1 back");
 	test_wait_ok(p2, "board 2 late");
+	test_wait_ok(p3, "board 3 back");
 	OK(smq_window_info(w, &wi, sizeof(wi)));
 	CHECK(wi.system_state == SMQ_SYS_READY);
 	for (unsigned b = 0; b < 4; b++) {
 		OK(smq_board_info(w, b, &bi, sizeof(bi)));
-		CHECK(b == 1 || b == 3 ? bi.state == SMQ_BOARD_INITIALIZED
-				       : bi.state == SMQ_BOARD_READY);
+		CHECK(bi.state == SMQ_BOARD_READY && bi.announcer_pid == 0);
 		CHECK(bi.generation == wi.generation);
+		/* board 0 announced at each of its syncs, after giving up */
+		CHECK(b == 0 || bi.announces == (b == 2 ? 1u : 2u));
 	}
+	OK(smq_close(w));
+}
+
+/* Two processes announce the same board: the second is refused, with
+ * the first one's pid, while the first still waits in sync; once the
+ * board is ready, sync is a no-op for any process of it. */
+static int second_announcer(void *p)
+{
+	const char *spec = p;
+	struct smq_window *w;
+	struct smq_holdout h;
+
+	OK(smq_open(spec, 1, 0, &w));
+	int err = smq_synchronize(w, 0, 100, 5, NULL);
+	OK(smq_holdout(w, &h, sizeof(h)));
+	OK(smq_close(w));
+	if (err != -EBUSY)
+		FAIL("a second process announcing board 1 got %d (%s), not "
+		     "-EBUSY", err, smq_strerror(err));
+	return (int)(h.pid & 0x7f);
+}
+
+static void part_one_announcer(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
+	struct late_arg a1 = { spec, 1, 3000, 0, 0, 0 };
+	struct smq_board_info bi;
+	int status;
+
+	pid_t p1 = test_fork(board_sync, &a1);
+	wait_state(w, 1, SMQ_BOARD_INITIALIZED);
+	OK(smq_board_info(w, 1, &bi, sizeof(bi)));
+	CHECK(bi.announcer_pid == (uint32_t)p1);
+	pid_t p2 = test_fork(second_announcer, (void *)spec);
+	CHECK(waitpid(p2, &status, 0) == p2 && WIFEXITED(status));
+	if (WEXITSTATUS(status) != (p1 & 0x7f))
+		FAIL("the refusal named pid ...%d, not the announcer %d",
+		     WEXITSTATUS(status), (int)p1);
+	OK(smq_synchronize(w, 0, 5000, 2, NULL));
+	test_wait_ok(p1, "board 1");
+	/* ready: another process of board 1 synchronises at once */
+	a1.timeout_ms = 100;
+	test_wait_ok(test_fork(board_sync, &a1), "board 1 again");
+	OK(smq_close(w));
+}
+
+/* An announcer killed in sync: board 0 does not count its board, whose
+ * processes died; a new one announces in its place. */
+static int killed_announcer(void *p)
+{
+	struct smq_window *w;
+
+	OK(smq_open(p, 1, 0, &w));
+	smq_synchronize(w, 0, SMQ_WAIT_FOREVER, 5, NULL);
+	return 1;
+}
+
+static void part_killed_announcer(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
+	struct late_arg a1 = { spec, 1, 5000, 0, 0, 0 };
+	struct smq_board_info bi;
+	uint64_t pending;
+
+	pid_t p = test_fork(killed_announcer, (void *)spec);
+	wait_state(w, 1, SMQ_BOARD_INITIALIZED);
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	OK(smq_board_info(w, 1, &bi, sizeof(bi)));
+	CHECK(bi.activity == SMQ_ACTIVITY_DEAD && bi.dead_handles == 1 &&
+	      bi.announcer_pid == 0);
+	EXPECT(smq_synchronize(w, 0, 100, 2, &pending), -ETIMEDOUT);
+	if (pending != 2)
+		FAIL("board 0 counted board 1, whose announcer was killed "
+		     "(pending 0x%llx)", (unsigned long long)pending);
+	pid_t p1 = test_fork(board_sync, &a1);
+	OK(smq_synchronize(w, 0, 5000, 2, &pending));
+	test_wait_ok(p1, "board 1 in its place");
 	OK(smq_close(w));
 }
 
@@ -355,8 +459,8 @@ static void part_stale(void)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
-	struct smq_geometry g = { 2, 2, 8, 64, NULL };
-	struct stale_arg a = { .spec = spec, .rounds = 3 };
+	struct smq_geometry g = { 2, 2, 8, 64, NULL, NULL };
+	struct stale_arg a = { .spec = spec, .rounds = 2 };
 
 	chan_init(&a.ready);
 	chan_init(&a.go);
@@ -364,27 +468,22 @@ static void part_stale(void)
 	for (int round = 0; round < a.rounds; round++) {
 		chan_wait(&a.ready);
 		uint64_t gen = generation(w);
-		switch (round) {
-		case 0: OK(smq_init(w, &g, sizeof(g))); break;
-		case 1: OK(smq_clear(w, -1)); break;
-		case 2: OK(smq_clear(w, 1)); break;
-		}
+		if (round == 0)
+			OK(smq_init(w, &g, sizeof(g)));
+		else
+			OK(smq_clear(w, -1));
 		/* board 0's own handle follows its own format */
 		CHECK(generation(w) == gen + 1);
 		OK(smq_validate(w, NULL, 0));
 		chan_post(&a.go);
 	}
 	test_wait_ok(pid, "stale board 1");
-	/* clear(1) kept queue 0: its one message from round 2 is there */
-	struct smq_queue_info qi;
-	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
-	CHECK(qi.fill == 1);
-	OK(smq_queue_info(w, 1, &qi, sizeof(qi)));
-	CHECK(qi.fill == 0 && qi.receiver_pid == 0);
 	OK(smq_close(w));
 }
 
-/* smq_clear(w, 0): queue 0 emptied, queue 1 kept and still delivered. */
+/* smq_clear(w, 0): queue 0 emptied under a new epoch, and nothing else
+ * touched: the generation, the board table, queue 1 with its receiver, a
+ * sender's handle of queue 1, the window handles all go on. */
 struct clear0_arg {
 	const char *spec;
 	struct chan ready, go, done;
@@ -408,21 +507,16 @@ static int clear0_board(void *p)
 	chan_post(&a->ready);
 	chan_wait(&a->go);      /* board 0 sent 3 to queue 1, then cleared 0 */
 
-	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -ESTALE);
+	/* the sender of queue 0 is told; it opens the queue again */
 	EXPECT(smq_send(tx, "a3", 2, 0), -ESTALE);
 	OK(smq_queue_close(tx));
-	OK(smq_queue_close(rx));
-	OK(smq_close(w));
-
-	/* The same process attaches again, as a board does after -ESTALE. */
-	OK(smq_open(a->spec, 1, 0, &w));
-	OK(smq_synchronize(w, 0, 5000, 1, NULL));
-	int r = smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx);
-	if (r)
-		FAIL("reopening the receiver of queue 1 after smq_clear(w, 0) "
-		     "returned %d (%s): the dead claim of this process's "
-		     "stale handle was kept", r, smq_strerror(r));
-	for (int i = 0; i < 3; i++) {
+	OK(smq_heartbeat(w));
+	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
+	OK(smq_send(tx, "a4", 2, 0));
+	OK(smq_queue_close(tx));
+	/* the receiver of queue 1 never noticed: board 0's 3 messages from
+	 * before the clear and 1 from after */
+	for (int i = 0; i < 4; i++) {
 		OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 1000));
 		CHECK(n == 2 && buf[0] == 'b' && buf[1] == '0' + i && from == 0);
 	}
@@ -439,7 +533,8 @@ static void part_clear_one(void)
 	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
 	struct clear0_arg a = { .spec = spec };
 	struct smq_queue *tx, *rx;
-	struct smq_queue_info qi;
+	struct smq_queue_info qi, q0;
+	struct smq_board_info bi;
 	char buf[64];
 	size_t n;
 	unsigned from;
@@ -452,32 +547,41 @@ static void part_clear_one(void)
 	OK(smq_queue_open(w, 1, SMQ_SENDER, 0, &tx));
 	for (int i = 0; i < 3; i++)
 		OK(smq_send(tx, (char[]){ 'b', (char)('0' + i) }, 2, 0));
-	OK(smq_queue_close(tx));
 	chan_wait(&a.ready);
-	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
-	CHECK(qi.fill == 3 && qi.sent == 3);
+	OK(smq_queue_info(w, 0, &q0, sizeof(q0)));
+	CHECK(q0.fill == 3 && q0.sent == 3);
 	OK(smq_queue_info(w, 1, &qi, sizeof(qi)));
 	CHECK(qi.fill == 3 && qi.receiver_pid == (uint32_t)pid);
 
 	uint64_t gen = generation(w);
 	OK(smq_clear(w, 0));
-	CHECK(generation(w) == gen + 1);
+	if (generation(w) != gen)
+		FAIL("a clear of queue 0 moved the generation %llu -> %llu",
+		     (unsigned long long)gen,
+		     (unsigned long long)generation(w));
 	OK(smq_validate(w, NULL, 0));
 	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.fill == 0 && qi.sent == 0 && qi.top == 0 && qi.bottom == 0);
+	CHECK(qi.epoch > q0.epoch);
 	OK(smq_queue_info(w, 1, &qi, sizeof(qi)));
-	CHECK(qi.fill == 3);
+	CHECK(qi.fill == 3 && qi.receiver_pid == (uint32_t)pid);
+	OK(smq_board_info(w, 1, &bi, sizeof(bi)));
+	CHECK(bi.state == SMQ_BOARD_READY);
+	/* our own sender of queue 1 goes on */
+	OK(smq_send(tx, "b3", 2, 0));
 	chan_post(&a.go);
-	/* both boards start again under the new generation */
-	OK(smq_synchronize(w, 0, 5000, 1, NULL));
 
-	/* queue 0 is empty for its (new) receiver */
+	/* queue 0 has board 1's one new message for its (new) receiver */
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
+	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 5000));
+	CHECK(n == 2 && !memcmp(buf, "a4", 2) && from == 1);
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -EAGAIN);
 	OK(smq_queue_close(rx));
+	chan_wait(&a.done);
 	test_wait_ok(pid, "board 1 after clear of queue 0");
 	OK(smq_queue_info(w, 1, &qi, sizeof(qi)));
-	CHECK(qi.fill == 0 && qi.received == 3);
+	CHECK(qi.received == 4 && qi.fill == 0);
+	OK(smq_queue_close(tx));
 	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
 }
@@ -488,8 +592,8 @@ static void part_stale_own(void)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
-	struct smq_geometry g = { 2, 2, 8, 64, NULL };
-	struct smq_geometry big = { 2, 2, 1024, 4096, NULL };
+	struct smq_geometry g = { 2, 2, 8, 64, NULL, NULL };
+	struct smq_geometry big = { 2, 2, 1024, 4096, NULL, NULL };
 	struct smq_queue *tx, *rx;
 	char buf[64];
 	size_t n, len;
@@ -553,8 +657,8 @@ static int regeo_board(void *p)
 static void part_stale_geometry(void)
 {
 	const char *spec = test_window();
-	struct smq_geometry og = { 2, 1, 1, 64, NULL };
-	struct smq_geometry ng = { 2, 3, 4, 64, NULL };
+	struct smq_geometry og = { 2, 1, 1, 64, NULL, NULL };
+	struct smq_geometry ng = { 2, 3, 4, 64, NULL, NULL };
 	struct smq_window *w = test_init(spec, og.boards, og.queues, og.entries,
 					  og.entry_size);
 	struct smq_layout lo, ln;
@@ -564,7 +668,7 @@ static void part_stale_geometry(void)
 	OK(smq_layout_compute(&lo, &og));
 	for (uint32_t nq = 2; nq <= 64 && !hit; nq++)
 		for (uint32_t ne = 1; ne <= 16 && !hit; ne *= 2) {
-			struct smq_geometry g = { 2, nq, ne, 64, NULL };
+			struct smq_geometry g = { 2, nq, ne, 64, NULL, NULL };
 			OK(smq_layout_compute(&ln, &g));
 			for (unsigned q = 0; q < nq && !hit; q++)
 				for (unsigned s = 0; s < 2 && !hit; s++)
@@ -649,7 +753,7 @@ static int board1_denied(void *p)
 	struct claim_arg *a = p;
 	struct smq_window *w;
 	struct smq_queue *q = (void *)1;
-	struct smq_geometry g = { 2, 2, 8, 64, NULL };
+	struct smq_geometry g = { 2, 2, 8, 64, NULL, NULL };
 	size_t len;
 
 	OK(smq_open(a->spec, 1, 0, &w));
@@ -768,6 +872,8 @@ int main(void)
 	static const struct part parts[] = {
 		{ "random startup of 8 boards", part_random_start },
 		{ "synchronize timeout", part_timeout },
+		{ "one announcer per board", part_one_announcer },
+		{ "an announcer killed in sync", part_killed_announcer },
 		{ "stale after init and clear", part_stale },
 		{ "permissions and receiver claims", part_permissions },
 		{ "clear of one queue", part_clear_one },

@@ -64,9 +64,11 @@ struct smq_window *test_init(const char *spec, uint32_t boards, uint32_t queues,
 			     uint32_t entries, uint32_t entry_size)
 {
 	struct smq_window *w;
-	struct smq_geometry g = { boards, queues, entries, entry_size, NULL };
+	struct smq_geometry g = { boards, queues, entries, entry_size, NULL, NULL };
 
-	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
+	/* forced: the tests re-format under boards at work on purpose (those
+	 * of the refusal open a handle of their own, not forced) */
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE, &w));
 	OK(smq_init(w, &g, sizeof(g)));
 	return w;
 }

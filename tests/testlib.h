@@ -26,7 +26,8 @@
 /* A fresh window spec ("shm:smq-test-PID-N", or with SMQ_TEST_TRANSPORT=file
  * "file:/dev/shm/smq-test-PID-N": the same object), removed at exit. */
 const char *test_window(void);
-/* Formats spec as board 0 with the given geometry; returns the handle. */
+/* Formats spec as board 0 with the given geometry; returns the handle,
+ * opened with SMQ_OPEN_FORCE (it formats and clears under boards at work). */
 struct smq_window *test_init(const char *spec, uint32_t boards, uint32_t queues,
 			     uint32_t entries, uint32_t entry_size);
 /* Pins the calling process to cpu % ncpus; returns 0 or -1. */

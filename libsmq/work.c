@@ -1,0 +1,374 @@
+/* Who is at work: one judgement of boards, their handles and receivers,
+ * by liveness and never by a state word (smq(7), IDENTITY AND LIVENESS).
+ * Every snapshot, init, clear and sync asks here.
+ *
+ * A process of this host is judged by its tag (its pid and start time).
+ * One of another host cannot be: what moves is judged instead, a
+ * heartbeat count, on this process's own monotonic clock (clocks of
+ * different hosts are never compared).  A count first seen is unknown
+ * until it moves (alive) or stays still for SMQ_HEARTBEAT_TIMEOUT_MS
+ * (dead): a handle needs two looks that far apart to judge another host. */
+#include <stdlib.h>
+#include <string.h>
+#include "handle.h"
+
+/* What this handle has seen of a count: the age in ms (-1 unknown) and
+ * alive (1, 0, -1 unknown).  key is what the count belongs to (the
+ * generation, a queue's epoch): a new key starts afresh. */
+void smq_observe(struct smq_observation *o, uint64_t count, uint64_t key,
+		 int64_t *age_ms, int *alive)
+{
+	const uint64_t timeout = SMQ_HEARTBEAT_TIMEOUT_MS * 1000000ull;
+	uint64_t now = smq_now_ns();
+
+	if (!o->looked_ns || o->generation != key) {
+		*o = (struct smq_observation){ count, now, now, key, false };
+		*age_ms = -1;
+		*alive = -1;
+		return;
+	}
+	if (o->count != count) {
+		/* it moved since the last look: when, we know to within that */
+		bool recent = now - o->looked_ns <= timeout;
+		*age_ms = recent ? (int64_t)((now - o->looked_ns) / 1000000) : -1;
+		*alive = recent ? 1 : -1;
+		*o = (struct smq_observation){ count, now, now, key, recent };
+		return;
+	}
+	o->looked_ns = now;
+	uint64_t still = now - o->since_ns;
+	if (still >= timeout) {
+		*alive = 0;
+		*age_ms = (int64_t)(still / 1000000);
+	} else {
+		*alive = o->moving ? 1 : -1;
+		*age_ms = o->moving ? (int64_t)(still / 1000000) : -1;
+	}
+}
+
+static const struct smq_board_slot *board_slot(struct smq_window *w,
+					       unsigned b)
+{
+	return smq_snapshot_at(w, lay_slot(b), sizeof(struct smq_board_slot));
+}
+
+/* The board's heartbeat, as this handle has seen it move (the board
+ * table is this generation's: every init and clear empties it). */
+static int heartbeat_alive(struct smq_window *w, unsigned b, int64_t *age_ms)
+{
+	const struct smq_sb *sb = smq_snapshot_at(w, 0, SMQ_SB_SIZE);
+	int alive;
+
+	smq_observe(&w->obs[b], LOAD(&board_slot(w, b)->heartbeat),
+		    LOAD(&sb->generation), age_ms, &alive);
+	return alive;
+}
+
+/* A process of board b named by tag, with its host's boot: 1, 0, or -1
+ * (another host: the board's heartbeat, hb, tells for all of them). */
+static int process_alive(struct smq_window *w, uint64_t tag, uint64_t boot,
+			 int hb)
+{
+	if (!tag)
+		return 0;
+	if (boot == w->boot)
+		return smq_tag_alive(tag);
+	return hb;
+}
+
+struct board_work {
+	int alive, activity;
+	int64_t age_ms;
+	uint32_t handles, queue_handles, dead_handles;
+};
+
+/* Board b's handles, counted by whether their processes live. */
+static void judge_board(struct smq_window *w, unsigned b, struct board_work *bw)
+{
+	const struct smq_ctl *c = smq_snapshot_at(w, lay_ctl(b), SMQ_CTL_SIZE);
+	bool here = false;
+
+	memset(bw, 0, sizeof(*bw));
+	int hb = heartbeat_alive(w, b, &bw->age_ms);
+	for (unsigned i = 0; c && i < SMQ_SLOTS; i++) {
+		const struct smq_handle_slot *h = &c->slot[i];
+		uint64_t tag = LOAD(&h->tag);
+		if (!tag)
+			continue;
+		int a = process_alive(w, tag, LOAD(&h->boot), hb);
+		if (a == 0) {
+			bw->dead_handles++;
+			continue;
+		}
+		here |= a > 0 && LOAD(&h->boot) == w->boot;
+		bw->handles++;
+		bw->queue_handles += LOAD(&h->kind) == SMQ_SLOT_QUEUE;
+	}
+	/* a live process of this host says for the board; else its
+	 * heartbeat, if anyone is attached at all */
+	bw->alive = here ? 1 : bw->handles ? hb : 0;
+	if (bw->handles && bw->alive)
+		bw->activity = bw->alive < 0 ? SMQ_ACTIVITY_UNKNOWN
+			       : bw->queue_handles ? SMQ_ACTIVITY_WORKING
+			       : SMQ_ACTIVITY_ATTACHED;
+	else
+		bw->activity = bw->dead_handles ? SMQ_ACTIVITY_DEAD
+			       : SMQ_ACTIVITY_NONE;
+}
+
+int smq_board_activity(struct smq_window *w, unsigned b)
+{
+	struct board_work bw;
+
+	pthread_mutex_lock(&w->follow_lock);
+	judge_board(w, b, &bw);
+	pthread_mutex_unlock(&w->follow_lock);
+	return bw.activity;
+}
+
+static int board_info(struct smq_window *w, unsigned board,
+		      struct smq_board_info *info)
+{
+	if (!w->valid)
+		return -SMQ_EUNFORMATTED;
+	if (board >= w->lay.boards)
+		return -EINVAL;
+	const struct smq_board_slot *s = board_slot(w, board);
+	struct board_work bw;
+	memset(info, 0, sizeof(*info));
+	info->state = LOAD(&s->state);
+	info->pid = smq_tag_pid(LOAD(&s->tag));
+	info->generation = LOAD(&s->generation);
+	info->heartbeat = LOAD(&s->heartbeat);
+	info->boot = LOAD(&s->boot);
+	info->same_host = info->boot && info->boot == w->boot;
+	info->doorbell.kind = LOAD(&s->bell.kind);
+	info->doorbell.peer = LOAD(&s->bell.peer);
+	info->doorbell.vector = LOAD(&s->bell.vector);
+	memcpy(info->host, s->host, sizeof(info->host));
+	info->host[sizeof(info->host) - 1] = 0;
+	info->announces = LOAD(&s->announces);
+	judge_board(w, board, &bw);
+	info->alive = bw.alive;
+	info->heartbeat_age_ms = bw.age_ms;
+	info->activity = bw.activity;
+	info->handles = bw.handles;
+	info->queue_handles = bw.queue_handles;
+	info->dead_handles = bw.dead_handles;
+	uint64_t ann = LOAD(&s->announcer);
+	if (process_alive(w, ann, info->boot, bw.alive) != 0)
+		info->announcer_pid = smq_tag_pid(ann);
+	return smq_stale(w);
+}
+
+static int board_fill(struct smq_window *w, unsigned board, unsigned unused,
+		      void *info)
+{
+	(void)unused;
+	return board_info(w, board, info);
+}
+
+int smq_board_info(struct smq_window *w, unsigned board,
+		   struct smq_board_info *out, size_t size)
+{
+	struct smq_board_info info;
+
+	return smq_snapshot_call(w, board_fill, board, 0, &info, sizeof(info),
+				 out, size);
+}
+
+/* ---- receivers ---- */
+
+static struct smq_observation *rx_observation(struct smq_window *w,
+					      const struct smq_layout *l,
+					      unsigned q)
+{
+	if (w->rx_obs_n != l->queues) {
+		free(w->rx_obs);
+		w->rx_obs = calloc(l->queues, sizeof(*w->rx_obs));
+		w->rx_obs_n = w->rx_obs ? l->queues : 0;
+	}
+	return w->rx_obs ? &w->rx_obs[q] : NULL;
+}
+
+void smq_judge_receiver(struct smq_window *w, const struct smq_layout *l,
+			unsigned q, struct smq_queue_info *info)
+{
+	const struct smq_rx *rx = smq_snapshot_at(w, l->rx[q], SMQ_LINE);
+	const struct smq_rx_info *ri =
+		smq_snapshot_at(w, lay_rx_info(l, q), SMQ_LINE);
+	uint64_t owner = LOAD(&rx->owner);
+	bool waiting = LOAD(&ri->waiting);
+	struct smq_observation *o = rx_observation(w, l, q);
+	int alive = -1;
+
+	info->receiver_beats = LOAD(&ri->beats);
+	info->receiver_opens = LOAD(&ri->opens);
+	info->receiver_takeovers = LOAD(&ri->takeovers);
+	info->epoch = LOAD(&rx->epoch);
+	info->receiver_age_ms = -1;
+	if (o)
+		smq_observe(o, info->receiver_beats, info->epoch,
+			    &info->receiver_age_ms, &alive);
+	if (!owner) {
+		info->receiver_state = SMQ_RECEIVER_NONE;
+	} else if (LOAD(&ri->owner_boot) == w->boot) {
+		alive = smq_tag_alive(owner);
+	} else if (alive == 0 && !waiting) {
+		/* still, but not inside a call, where it would beat: its
+		 * board's heartbeat says whether its processes live */
+		struct board_work bw;
+		judge_board(w, l->receiver[q], &bw);
+		alive = bw.alive;
+	} else if (alive < 0) {
+		struct board_work bw;
+		judge_board(w, l->receiver[q], &bw);
+		alive = bw.activity == SMQ_ACTIVITY_DEAD ? 0 : -1;
+	}
+	if (owner)
+		info->receiver_state = alive == 0 ? SMQ_RECEIVER_DEAD
+				       : alive < 0 ? SMQ_RECEIVER_UNKNOWN
+				       : waiting ? SMQ_RECEIVER_WAITING
+				       : SMQ_RECEIVER_AWAY;
+	info->receiver_pid = smq_tag_pid(owner);
+	info->receiver_alive = !owner ? 0 : alive;
+}
+
+/* ---- workers ---- */
+
+/* Calls fn for each handle of a process other than except that is not
+ * known dead; stops at fn's first non-zero return. */
+static int each_worker(struct smq_window *w, const struct smq_layout *l,
+		       uint64_t except,
+		       int (*fn)(const struct smq_worker *, void *), void *arg)
+{
+	for (unsigned b = 0; b < l->boards; b++) {
+		const struct smq_ctl *c =
+			smq_snapshot_at(w, lay_ctl(b), SMQ_CTL_SIZE);
+		const struct smq_board_slot *s = board_slot(w, b);
+		int64_t age;
+		int hb = heartbeat_alive(w, b, &age);
+		for (unsigned i = 0; c && i < SMQ_SLOTS; i++) {
+			const struct smq_handle_slot *h = &c->slot[i];
+			uint64_t tag = LOAD(&h->tag), boot = LOAD(&h->boot);
+			int a = process_alive(w, tag, boot, hb);
+			if (!tag || tag == except || a == 0)
+				continue;
+			struct smq_worker wk = {
+				.board = b, .pid = smq_tag_pid(tag),
+				.queue = SMQ_NO_QUEUE, .alive = a,
+				.in_call = LOAD(&h->busy) != 0,
+				.same_host = boot == w->boot,
+			};
+			if (LOAD(&h->kind) == SMQ_SLOT_QUEUE) {
+				wk.queue = LOAD(&h->queue);
+				wk.role = LOAD(&h->role);
+			}
+			memcpy(wk.host, s->host, sizeof(wk.host) - 1);
+			int r = fn(&wk, arg);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+struct worker_list {
+	uint8_t *list;
+	unsigned max, n;
+	size_t size;
+};
+
+static int add_worker(const struct smq_worker *wk, void *arg)
+{
+	struct worker_list *wl = arg;
+
+	if (wl->n < wl->max)
+		smq_struct_out(wl->list + wl->n * wl->size, wl->size, wk,
+			       sizeof(*wk));
+	wl->n++;
+	return 0;
+}
+
+static int workers_fill(struct smq_window *w, unsigned unused1,
+			unsigned unused2, void *arg)
+{
+	(void)unused1;
+	(void)unused2;
+	if (!w->valid)
+		return -SMQ_EUNFORMATTED;
+	each_worker(w, &w->lay, 0, add_worker, arg);
+	return smq_stale(w);
+}
+
+int smq_workers(struct smq_window *w, struct smq_worker *list, unsigned max,
+		size_t size)
+{
+	struct worker_list wl = { (uint8_t *)list, max, 0, size };
+	int unused;
+
+	if (!w || (max && (!list || !size)))
+		return -EINVAL;
+	int err = smq_snapshot_call(w, workers_fill, 0, 0, &wl, 0, &unused,
+				    sizeof(unused));
+	return err && err != -ESTALE ? err : (int)wl.n;
+}
+
+/* ---- maintenance: is anyone at work on what it would empty? ---- */
+
+struct at_work {
+	struct smq_window *w;
+	int only;
+};
+
+static int found_worker(const struct smq_worker *wk, void *arg)
+{
+	struct at_work *aw = arg;
+	struct smq_holdout *h = &aw->w->holdout;
+
+	if (!wk->role || (aw->only >= 0 && wk->queue != (uint32_t)aw->only))
+		return 0;
+	memset(h, 0, sizeof(*h));
+	h->board = wk->board;
+	h->pid = wk->pid;
+	h->same_host = wk->same_host;
+	memcpy(h->host, wk->host, sizeof(h->host));
+	return -SMQ_EATWORK;
+}
+
+/* -SMQ_EATWORK (the holdout names the first) if a process other than
+ * ours has a queue handle open, of queue only if only >= 0, or a claim as
+ * a receiver, and is not known to be dead; l is the window's layout as
+ * it is now, mapped. */
+int smq_check_at_work(struct smq_window *w, const struct smq_layout *l,
+		      int only)
+{
+	struct at_work aw = { w, only };
+
+	pthread_mutex_lock(&w->follow_lock);
+	int err = each_worker(w, l, w->tag, found_worker, &aw);
+	for (unsigned q = 0; !err && q < l->queues; q++) {
+		struct smq_queue_info qi;
+		if (only >= 0 && q != (unsigned)only)
+			continue;
+		memset(&qi, 0, sizeof(qi));
+		smq_judge_receiver(w, l, q, &qi);
+		const struct smq_rx *rx = smq_snapshot_at(w, l->rx[q], SMQ_LINE);
+		const struct smq_rx_info *ri =
+			smq_snapshot_at(w, lay_rx_info(l, q), SMQ_LINE);
+		if (qi.receiver_state == SMQ_RECEIVER_NONE ||
+		    qi.receiver_state == SMQ_RECEIVER_DEAD ||
+		    LOAD(&rx->owner) == w->tag)
+			continue;
+		unsigned b = l->receiver[q];
+		memset(&w->holdout, 0, sizeof(w->holdout));
+		w->holdout.board = b;
+		w->holdout.pid = qi.receiver_pid;
+		w->holdout.same_host = LOAD(&ri->owner_boot) == w->boot;
+		memcpy(w->holdout.host, board_slot(w, b)->host,
+		       sizeof(w->holdout.host) - 1);
+		err = -SMQ_EATWORK;
+	}
+	pthread_mutex_unlock(&w->follow_lock);
+	return err;
+}
