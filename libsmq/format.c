@@ -87,8 +87,9 @@ static int place_bodies(struct smq_layout *l)
 	return 0;
 }
 
-static int layout_arrays(struct smq_layout *l, const struct smq_geometry *g)
+static int layout_arrays(struct smq_layout *l, const struct smq_shape *sh)
 {
+	const struct smq_geometry *g = &sh->geometry;
 	uint64_t all = l->boards == 64 ? ~0ull : (1ull << l->boards) - 1;
 	uint32_t lanes = 0;
 
@@ -107,8 +108,8 @@ static int layout_arrays(struct smq_layout *l, const struct smq_geometry *g)
 			l->qflags[q] = SMQ_QUEUE_DIAGNOSTIC;
 		} else {
 			r = g->receivers ? g->receivers[q] : q % g->boards;
-			if (g->senders && g->senders[q])
-				m = g->senders[q];
+			if (sh->senders && sh->senders[q])
+				m = sh->senders[q];
 		}
 		if (r >= g->boards || (m & ~all))
 			return -EINVAL;
@@ -125,9 +126,11 @@ static int layout_arrays(struct smq_layout *l, const struct smq_geometry *g)
 /* g->queues counts the application queues; the layout adds one diagnostic
  * queue for each board after them.  tables_extra and body_extra are what
  * features add (the superblock's line 3). */
-int smq_layout_make(struct smq_layout *l, const struct smq_geometry *g,
+int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 		    uint64_t tables_extra, uint64_t body_extra)
 {
+	const struct smq_geometry *g = &sh->geometry;
+
 	if (g->boards < 1 || g->boards > SMQ_MAX_BOARDS || g->queues < 1 ||
 	    g->queues + g->boards > SMQ_MAX_QUEUES || !g->entries ||
 	    (g->entries & (g->entries - 1)) || g->entries > SMQ_MAX_ENTRIES ||
@@ -153,7 +156,7 @@ int smq_layout_make(struct smq_layout *l, const struct smq_geometry *g,
 	l->tables_end = SMQ_ALIGN(SMQ_QUEUE_TABLE + (uint64_t)l->queues *
 				  sizeof(struct smq_qdesc), SMQ_PAGE) +
 			tables_extra;
-	int err = layout_arrays(l, g);
+	int err = layout_arrays(l, sh);
 	if (!err)
 		err = place_bodies(l);
 	if (err)
@@ -163,26 +166,39 @@ int smq_layout_make(struct smq_layout *l, const struct smq_geometry *g,
 
 int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g)
 {
-	return smq_layout_make(l, g, 0, 0);
+	struct smq_shape sh = { *g, NULL };
+	return smq_layout_make(l, &sh, 0, 0);
 }
 
-int smq_layout_size(const struct smq_geometry *gin, size_t size,
-		    uint64_t *bytes)
+int smq_shape_size(const struct smq_shape *sin, size_t size, uint64_t *bytes)
 {
-	struct smq_geometry g;
+	struct smq_shape sh;
 	struct smq_layout l;
 	int err;
 
 	if (!bytes)
 		return -EINVAL;
-	if ((err = smq_struct_in(&g, sizeof(g), gin, size)))
+	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size)))
 		return err;
-	err = smq_layout_compute(&l, &g);
+	err = smq_layout_make(&l, &sh, 0, 0);
 	if (err)
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
 	*bytes = l.size;
 	smq_layout_free(&l);
 	return 0;
+}
+
+int smq_layout_size(const struct smq_geometry *gin, size_t size,
+		    uint64_t *bytes)
+{
+	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL };
+	int err;
+
+	if (!bytes)
+		return -EINVAL;
+	if ((err = smq_struct_in(&sh.geometry, sizeof(sh.geometry), gin, size)))
+		return err;
+	return smq_shape_size(&sh, sizeof(sh), bytes);
 }
 
 /* Board b's region: its control block and its body; board 0's also holds

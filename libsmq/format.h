@@ -108,6 +108,7 @@ enum smq_maint_phase {
 /* Epochs key a queue's signatures: init gives every queue generation
  * << SMQ_EPOCH_SHIFT, a clear of one queue epoch_last + 1. */
 #define SMQ_EPOCH_SHIFT 32
+#define SMQ_GENERATION_MAX 0xffffffffull  /* then 1 again */
 
 /* ---- a board's control block: lay_ctl(b), in board b's region ---- */
 
@@ -209,7 +210,8 @@ struct smq_lane_out {           /* written by the sending board */
 	uint64_t lock;          /* smq_tag() of the thread holding the lane */
 	uint64_t messages, bytes, full_waits, doorbells;
 	uint32_t ring_kinds;    /* what its last sender can ring */
-	uint32_t pad;
+	uint32_t full_refusals; /* sends that found the lane full and were
+				   not to wait (a timeout of 0); wraps */
 	uint64_t host;          /* that sender's host (futex reach) */
 };
 struct smq_lane_fc {            /* flowControl: the receiver writes its
@@ -407,7 +409,7 @@ struct smq_range {
 
 /* format.c */
 int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g);
-int smq_layout_make(struct smq_layout *l, const struct smq_geometry *g,
+int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 		    uint64_t tables_extra, uint64_t body_extra);
 void smq_layout_free(struct smq_layout *l);
 /* The canonical ranges of board b's region, in order; returns how many. */

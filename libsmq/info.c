@@ -95,6 +95,7 @@ static int lane_info(struct smq_window *w, unsigned queue, unsigned sender,
 	info->messages = LOAD(&out->messages);
 	info->bytes = LOAD(&out->bytes);
 	info->full_waits = LOAD(&out->full_waits);
+	info->full_refusals = LOAD(&out->full_refusals);
 	info->doorbells = LOAD(&out->doorbells);
 	info->lock_pid = smq_tag_pid(LOAD(&out->lock));
 	info->sender_waiting = LOAD(&ask->space_wait) &&
@@ -117,7 +118,11 @@ static int queue_info(struct smq_window *w, unsigned queue,
 	info->receiver = l->receiver[queue];
 	info->flags = l->qflags[queue];
 	smq_judge_receiver(w, l, queue, info);
-	info->sleeping = LOAD(&rx->sleep_epoch) & 1;
+	/* only a receiver that lives sleeps: one that died asleep left its
+	 * epoch odd */
+	info->sleeping = (LOAD(&rx->sleep_epoch) & 1) &&
+			 (info->receiver_state == SMQ_RECEIVER_WAITING ||
+			  info->receiver_state == SMQ_RECEIVER_UNKNOWN);
 	info->capacity = lay_entries(l, queue);
 	info->entry_size = lay_entry_size(l, queue);
 	info->received = LOAD(&rx->messages);
@@ -135,6 +140,7 @@ static int queue_info(struct smq_window *w, unsigned queue,
 		info->sent += li.messages;
 		info->bytes_sent += li.bytes;
 		info->full_waits += li.full_waits;
+		info->full_refusals += li.full_refusals;
 		info->doorbells += li.doorbells;
 	}
 	return smq_stale(w);

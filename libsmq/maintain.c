@@ -156,6 +156,7 @@ static void invalidate(struct smq_window *w, struct saved_notices *sv,
 	struct smq_sb *sb = sb_of(w);
 
 	sv->sys_state = LOAD(&sb->system_state);
+	STORE(&sb->maint_queue, 0);  /* the whole window, even over one left */
 	STORE(&sb->maint_from, from);
 	STORE(&sb->maint_phase, SMQ_MAINT_WAITING);
 	STORE(&sb->system_state, SMQ_SYS_FORMATTING);
@@ -335,7 +336,8 @@ static uint64_t next_generation(struct smq_window *w)
 		}
 	gen = gen > LOAD(&sb_of(w)->maint_from) ? gen
 					       : LOAD(&sb_of(w)->maint_from);
-	return gen + 1 ? gen + 1 : 1;
+	/* generations stay below 2^32: an epoch is the generation << 32 */
+	return gen + 1 <= SMQ_GENERATION_MAX ? gen + 1 : 1;
 }
 
 static void far_zero(struct smq_window *w, uint64_t off, uint64_t len)
@@ -439,7 +441,10 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 	 * constants of the format at once: killed from here on, the window
 	 * still shows itself ours to the next init */
 	far_zero(w, 8, 2 * SMQ_LINE - 8);
-	far_zero(w, SB_EXTRA_LINE, SMQ_LINE);
+	far_zero(w, offsetof(struct smq_sb, pad4), sizeof(sb->pad4));
+	/* line 3 and every line a feature could take: a reader tells a
+	 * feature by its bit, and finds zeros where none is */
+	far_zero(w, SB_EXTRA_LINE, SMQ_SB_SIZE - SB_EXTRA_LINE);
 	sb->version = SMQ_FORMAT_VERSION;
 	sb->sb_size = SMQ_SB_SIZE;
 	w->map.order->publish();
@@ -508,7 +513,7 @@ static int reread(struct smq_window *w, struct smq_layout *l)
 
 /* No handle of ours can be attached to what is not our format: its
  * control area is whatever lay there, and is zeroed.  In our format, a
- * mark of a kind no handle has is damage, and is freed. */
+ * mark of a kind or role no handle has is damage, and is freed. */
 static void tidy_control_area(struct smq_window *w, bool ours_before)
 {
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
@@ -520,7 +525,8 @@ static void tidy_control_area(struct smq_window *w, bool ours_before)
 			continue;
 		}
 		for (unsigned i = 0; i < SMQ_SLOTS; i++)
-			if (LOAD(&c->slot[i].kind) > SMQ_SLOT_QUEUE)
+			if (LOAD(&c->slot[i].kind) > SMQ_SLOT_QUEUE ||
+			    LOAD(&c->slot[i].role) > SMQ_RECEIVER)
 				memset(&c->slot[i], 0, sizeof(c->slot[i]));
 	}
 }
@@ -528,13 +534,27 @@ static void tidy_control_area(struct smq_window *w, bool ours_before)
 int smq_init(struct smq_window *w, const struct smq_geometry *gin,
 	     size_t size)
 {
-	struct smq_layout lay, old;
-	struct smq_geometry geo, *g = &geo;
+	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL };
 	int err;
 
 	if (!w)
 		return -EINVAL;
-	if ((err = smq_struct_in(&geo, sizeof(geo), gin, size)))
+	if ((err = smq_struct_in(&sh.geometry, sizeof(sh.geometry), gin, size)))
+		return err;
+	return smq_init_shape(w, &sh, sizeof(sh));
+}
+
+int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
+		   size_t size)
+{
+	struct smq_layout lay, old;
+	struct smq_shape sh;
+	const struct smq_geometry *g = &sh.geometry;
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size)))
 		return err;
 	if (w->readonly)
 		return -EROFS;
@@ -544,7 +564,7 @@ int smq_init(struct smq_window *w, const struct smq_geometry *gin,
 	 * the format reads one (smq(7)), init does not make one */
 	if (!g->entry_size)
 		return -EINVAL;
-	if ((err = smq_layout_compute(&lay, g)))
+	if ((err = smq_layout_make(&lay, &sh, 0, 0)))
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
 	if (w->map.user_data && !w->map.force && foreign_data(w)) {
 		smq_layout_free(&lay);
@@ -631,8 +651,8 @@ static int clear_one(struct smq_window *w, const struct smq_layout *l,
 		     unsigned q)
 {
 	struct smq_sb *sb = sb_of(w);
-	uint64_t old = LOAD(&((const struct smq_rx *)smq_map_at(&w->map,
-				l->rx[q], SMQ_LINE))->epoch);
+	uint64_t old = FAR_LOAD(w, SMQ_FAR_MAINTAIN, smq_far(w, l->rx[q]),
+				struct smq_rx, epoch);
 	int err;
 
 	STORE(&sb->maint_queue, q + 1);
@@ -641,7 +661,6 @@ static int clear_one(struct smq_window *w, const struct smq_layout *l,
 	set_epoch(w, l, q, 0);
 	w->map.order->full();
 	TEST_HOOK(SMQ_HOOK_MAINT_TOLD);
-	settle_marks(w);
 	if ((err = handshake(w, (int)q))) {
 		set_epoch(w, l, q, old);
 		return err;
@@ -702,12 +721,6 @@ int smq_clear(struct smq_window *w, int queue)
 		smq_layout_free(&l);
 		return -EINVAL;
 	}
-	/* nobody at work on what it empties, unless forced */
-	if (!w->map.force && (err = smq_check_at_work(w, &l, queue)))
-		goto out;
-	if ((err = maint_lock(w, true)))
-		goto out;
-	TEST_HOOK(SMQ_HOOK_MAINT_LOCKED);
 	/* A maintenance whose process died left its phase: of the whole
 	 * window (its notices told), finished by clearing the whole window;
 	 * of one queue, by clearing that queue too. */
@@ -716,6 +729,15 @@ int smq_clear(struct smq_window *w, int queue)
 			? LOAD(&sb->maint_queue) : 0;
 	bool whole = queue < 0 || notices_told(w, &l) ||
 		     (LOAD(&sb->maint_phase) != SMQ_MAINT_NONE && !left);
+	/* nobody at work on what it empties, unless forced */
+	if (!w->map.force &&
+	    ((err = smq_check_at_work(w, &l, whole ? -1 : queue)) ||
+	     (left && left - 1 != (unsigned)queue &&
+	      (err = smq_check_at_work(w, &l, (int)left - 1)))))
+		goto out;
+	if ((err = maint_lock(w, true)))
+		goto out;
+	TEST_HOOK(SMQ_HOOK_MAINT_LOCKED);
 	if (whole)
 		err = clear_all(w, &l);
 	else if (left && left - 1 != (unsigned)queue && left - 1 < l.queues &&

@@ -71,13 +71,22 @@ static int check_lanes(struct smq_window *w, unsigned i, enum smq_role role)
 	return 0;
 }
 
-/* A queue whose epoch is 0 is being cleared, or was by a process that
- * died: what its lines hold is not to be used. */
+/* A queue whose epoch is 0, or whose copies of it disagree, is being
+ * cleared (-EBUSY), or was by a process that died (-SMQ_EINCOMPLETE);
+ * with no maintenance under way, the window is damaged.  Reads the
+ * superblock (board 0's) at open: a named exception. */
 static int being_cleared(struct smq_window *w)
 {
-	const struct smq_sb *sb = smq_map_at(&w->map, 0, sizeof(*sb));
-	return sb && LOAD(&sb->maint_phase) != SMQ_MAINT_NONE &&
-	       smq_maint_alive(w, sb) == 1 ? -EBUSY : -SMQ_EINCOMPLETE;
+	struct smq_far sb = smq_far(w, 0);
+
+	if (FAR_LOAD(w, SMQ_FAR_OPEN, sb, struct smq_sb, maint_phase) ==
+	    SMQ_MAINT_NONE)
+		return -SMQ_ECORRUPT;
+	uint64_t owner = FAR_LOAD(w, SMQ_FAR_OPEN, sb, struct smq_sb,
+				  maint_owner);
+	return FAR_LOAD(w, SMQ_FAR_OPEN, sb, struct smq_sb, maint_boot) ==
+		       w->boot && smq_tag_alive(owner) ? -EBUSY
+						       : -SMQ_EINCOMPLETE;
 }
 
 static int open_sender(struct smq_queue *q)
@@ -94,9 +103,14 @@ static int open_sender(struct smq_queue *q)
 	q->ask = smq_far(w, lay_lane_ask(l, i, b));
 	q->ring = smq_far(w, lay_ring(l, i, b));
 	q->rbell = smq_far(w, lay_bell(l, i));
-	/* the epoch from our own copy: board 0 writes it with the receiver's */
+	/* the epoch from our own copy, which board 0 writes with the
+	 * receiver's: at open, we read the receiver's too (a copy that
+	 * disagrees would sign messages the receiver never takes) */
 	q->epoch_word = &q->wake->queue_epoch;
-	if (!(q->epoch = LOAD_ACQ(q->epoch_word)))
+	q->epoch = LOAD_ACQ(q->epoch_word);
+	if (!q->epoch || q->epoch != FAR_LOAD(w, SMQ_FAR_OPEN,
+					      smq_far(w, l->rx[i]),
+					      struct smq_rx, epoch))
 		return being_cleared(w);
 	q->lock_tag = smq_tag_thread();
 	/* acquire: the receiver's reads of the slots below bottom happen
@@ -118,7 +132,11 @@ static int open_sender(struct smq_queue *q)
 }
 
 /* One receiver per queue.  The claim of a process that is gone (exited,
- * its pid reused, or from before this host's last boot) is taken over. */
+ * its pid reused, or from before this host's last boot) is taken over.
+ * The receivers of a queue are processes of its receiving board, so of
+ * this host: the tag alone says whether one lives (it hashes the boot,
+ * so a tag of an earlier boot is dead here); owner_boot, written after
+ * the claim, is for observers of other hosts, not for this check. */
 static int claim_receiver(struct smq_queue *q)
 {
 	struct smq_window *w = q->w;
@@ -127,10 +145,7 @@ static int claim_receiver(struct smq_queue *q)
 	while (!__atomic_compare_exchange_n(&q->rx->owner, &owner, w->tag,
 					    false, __ATOMIC_ACQ_REL,
 					    __ATOMIC_ACQUIRE)) {
-		if (owner == w->tag)
-			return -EBUSY;
-		if (LOAD(&q->rx_info->owner_boot) == w->boot &&
-		    smq_tag_alive(owner))
+		if (owner == w->tag || smq_tag_alive(owner))
 			return -EBUSY;
 	}
 	q->owner_tag = w->tag;

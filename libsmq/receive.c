@@ -62,23 +62,13 @@ static int confirm(struct smq_queue *q, int err)
 	return smq_queue_stale(q) ? -ESTALE : err;
 }
 
-/* Inside the mark.  While the epoch is odd, each sender also finds who
- * sleeps: one of its own host does not ring a receiver that died. */
+/* Inside the mark. */
 void smq_set_sleep_epoch(struct smq_queue *q, uint64_t ep)
 {
-	struct smq_window *w = q->w;
-
 	q->sleep_epoch = ep;
 	STORE(&q->rx->sleep_epoch, ep);
-	for (unsigned k = 0; k < q->nlanes; k++) {
-		if (ep & 1) {
-			FAR_STORE(q->wakes[k], struct smq_lane_wake, sleeper,
-				  w->tag);
-			FAR_STORE(q->wakes[k], struct smq_lane_wake,
-				  sleeper_boot, w->boot);
-		}
+	for (unsigned k = 0; k < q->nlanes; k++)
 		FAR_STORE(q->wakes[k], struct smq_lane_wake, sleep_epoch, ep);
-	}
 }
 
 /* The receiver's own heartbeat, and whether it waits in a call (then it
@@ -138,9 +128,16 @@ static bool arm_sleep(struct smq_queue *q)
 	uint64_t ep = q->sleep_epoch + 1;
 	bool can = q->has_bell;
 
-	for (unsigned k = 0; k < q->nlanes; k++)
+	/* how to wake us and who sleeps (a sender of our host does not ring
+	 * a receiver that died asleep), published before the odd epoch that
+	 * makes a sender read them */
+	for (unsigned k = 0; k < q->nlanes; k++) {
 		smq_far_copy(q->wakes[k], offsetof(struct smq_lane_wake, bell), a,
 			     sizeof(*a));
+		FAR_STORE(q->wakes[k], struct smq_lane_wake, sleeper, w->tag);
+		FAR_STORE(q->wakes[k], struct smq_lane_wake, sleeper_boot,
+			  w->boot);
+	}
 	w->map.order->publish();
 	smq_set_sleep_epoch(q, ep);
 	w->map.order->full();

@@ -213,8 +213,12 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 		}
 		if (!smq_lane_copy_sane(q->bottom_seen, seq, q->entries))
 			return -SMQ_ECORRUPT;
-		if (timeout_ms == 0)
+		if (timeout_ms == 0) {
+			/* an event too: the lane was full for this send */
+			STORE(&q->out->full_refusals,
+			      LOAD(&q->out->full_refusals) + 1);
 			return -EAGAIN;
+		}
 		if (!timed && timeout_ms > 0) {
 			smq_deadline(&deadline, timeout_ms);
 			timed = true;

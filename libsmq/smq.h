@@ -87,11 +87,11 @@ struct smq_queue;
 
 /* The shape of a window.  receivers[q] is the board that receives queue q;
  * NULL means q % boards (queue 0 is the system board's, as in the
- * SimpleMessageQueue paper).  senders[q] has bit b set for each board b
- * that may send on queue q: only those get a lane (memory) in it; NULL,
- * or a mask of 0, means every board.  Besides these queues, init reserves
- * one diagnostic queue for each board (smq_window_info().diag_queues),
- * on which every board may send. */
+ * SimpleMessageQueue paper).  Besides these queues, init reserves one
+ * diagnostic queue for each board (smq_window_info().diag_queues), on
+ * which every board may send.  This struct never grows (struct
+ * smq_window_info holds one): what a window has beyond it is in struct
+ * smq_shape. */
 struct smq_geometry {
 	uint32_t boards;     /* 1 to SMQ_MAX_BOARDS */
 	uint32_t queues;     /* 1 to SMQ_MAX_QUEUES - boards */
@@ -102,6 +102,14 @@ struct smq_geometry {
 				window of empty messages only), which
 				smq_layout_size and a reader accept */
 	const uint16_t *receivers;
+};
+
+/* Since 1.1: a window's whole shape, for smq_init_shape() and
+ * smq_shape_size().  senders[q] has bit b set for each board b that may
+ * send on application queue q: only those get a lane (memory) in it; NULL,
+ * or a mask of 0, means every board. */
+struct smq_shape {
+	struct smq_geometry geometry;
 	const uint64_t *senders;
 };
 
@@ -114,8 +122,10 @@ struct smq_geometry {
 			       (-SMQ_EUNFORMATTED on an unformatted window) */
 #define SMQ_OPEN_FORCE 0x4  /* with CREATE: take a window object that is
 			       owned by another user or writable by others
-			       (made ours, 0600), and let smq_init overwrite
-			       data that is not an smq window */
+			       (made ours, 0600); let smq_init overwrite data
+			       that is not an smq window; let smq_init and
+			       smq_clear go ahead while processes are at work
+			       (SMQ_EATWORK) */
 #define SMQ_OPEN_READONLY 0x8 /* a monitor: maps the window read-only (where
 			       the transport can), claims no board and no
 			       handle slot (board is ignored), never writes;
@@ -158,13 +168,24 @@ int smq_set_timeout(struct smq_window *w, unsigned what, int timeout_ms);
  * -EALREADY.  An init or clear that was killed is finished by the next. */
 int smq_init(struct smq_window *w, const struct smq_geometry *g,
 	     size_t size);
-/* Empty one queue, or all with queue < 0; bumps the generation. */
+/* smq_init with a whole shape (since 1.1: sender sets). */
+int smq_init_shape(struct smq_window *w, const struct smq_shape *s,
+		   size_t size);
+/* Empty every queue (queue < 0): a new generation, every board attaches
+ * and announces itself again.  Or empty queue alone: only the handles of
+ * that queue are told (-ESTALE: open the queue again); the generation, the
+ * boards and the other queues go on.  Either is refused with
+ * -SMQ_EATWORK while processes of others are at work on what it would
+ * empty, unless the handle was opened with SMQ_OPEN_FORCE. */
 int smq_clear(struct smq_window *w, int queue);
-/* Bytes of window a geometry needs. */
+/* Bytes of window a geometry needs; a whole shape's (since 1.1). */
 int smq_layout_size(const struct smq_geometry *g, size_t size,
 		    uint64_t *bytes);
+int smq_shape_size(const struct smq_shape *s, size_t size, uint64_t *bytes);
 
-/* After -SMQ_EHELD or -EALREADY: who held on. */
+/* After -SMQ_EHELD, -EALREADY or -SMQ_EATWORK (init, clear), or -EBUSY
+ * from smq_synchronize (another process announces the board): who held
+ * on. */
 struct smq_holdout {
 	unsigned board;
 	uint32_t pid;
@@ -187,6 +208,11 @@ int smq_holdout(struct smq_window *w, struct smq_holdout *h, size_t size);
  * announces and waits as above.  A board's process that restarts opens, and
  * synchronises again (a cheap no-op on a ready window). */
 #define SMQ_SYNC_NEW_GENERATION 0x1
+/* On -ETIMEDOUT the board takes its announcement back (it is absent
+ * again: board 0 does not count a board nobody is starting), unless board
+ * 0 declared the system ready meanwhile (then the call returns 0).  With
+ * SMQ_SYNC_STAY (since 1.1) it stays announced: the caller calls again. */
+#define SMQ_SYNC_STAY 0x2
 int smq_announce(struct smq_window *w);
 int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 		    int poll_ms, uint64_t *pending);
@@ -310,6 +336,10 @@ struct smq_lane_info {          /* one sending board's lane of a queue */
 	uint64_t full_waits, doorbells;
 	uint32_t lock_pid;       /* sender in a send right now, 0 none */
 	int sender_waiting;
+	/* since 1.1 */
+	uint64_t full_refusals;  /* sends that found the lane full and were
+				    not to wait (a timeout of 0): 32 bits in
+				    the window, which wrap */
 };
 
 #define SMQ_QUEUE_DIAGNOSTIC 0x1 /* reserved for pingpong and bench */
@@ -345,6 +375,7 @@ struct smq_queue_info {
 	uint64_t receiver_opens; /* receivers that opened the queue */
 	uint64_t receiver_takeovers; /* ...taking a dead receiver's claim */
 	uint64_t epoch;          /* the queue's epoch: a clear changes it */
+	uint64_t full_refusals;  /* all lanes' (smq_lane_info()) */
 };
 
 /* Who is at work on the window: each handle open by a process not known
@@ -489,7 +520,7 @@ const char *smq_default_window(void); /* $SMQ_WINDOW or SMQ_DEFAULT_WINDOW */
  * spec; a non-zero return of fn stops the walk and is returned. */
 int smq_list_windows(int (*fn)(const char *spec, void *arg), void *arg);
 
-/* The running library's version: "1.0.0", and its parts. */
+/* The running library's version ("1.1.0"), and its parts. */
 const char *smq_version(void);
 int smq_version_major(void);
 int smq_version_minor(void);

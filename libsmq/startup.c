@@ -71,7 +71,10 @@ static bool announcer_alive(struct smq_window *w, struct smq_far s,
 	       smq_tag_alive(holder);
 }
 
-static int announce(struct smq_window *w)
+/* The paper's boardInitialized.  A sync (claim) also takes the role of
+ * the board's announcer until it sees the system ready or gives up: a
+ * second live one is refused.  A plain announce claims nothing. */
+static int announce(struct smq_window *w, bool claim)
 {
 	struct smq_far s = slot_far(w, w->board);
 	uint32_t state = FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
@@ -83,7 +86,7 @@ static int announce(struct smq_window *w)
 		 * announces, and a live one is not taken over */
 		uint64_t holder = FAR_LOAD(w, SMQ_FAR_STARTUP, s,
 					   struct smq_board_slot, announcer);
-		if (state == SMQ_BOARD_INITIALIZED) {
+		if (state == SMQ_BOARD_INITIALIZED && claim) {
 			if (announcer_alive(w, s, holder)) {
 				memset(&w->holdout, 0, sizeof(w->holdout));
 				w->holdout.board = w->board;
@@ -99,7 +102,7 @@ static int announce(struct smq_window *w)
 		return 0;
 	}
 	FAR_STORE(s, struct smq_board_slot, generation, w->generation);
-	FAR_STORE(s, struct smq_board_slot, announcer, w->tag);
+	FAR_STORE(s, struct smq_board_slot, announcer, claim ? w->tag : 0);
 	/* an edge counter: an observer that looks seldom still sees that the
 	 * board came, went and came again */
 	FAR_STORE(s, struct smq_board_slot, announces,
@@ -116,7 +119,18 @@ int smq_announce(struct smq_window *w)
 	int err = smq_enter(w);
 
 	if (!err) {
-		err = announce(w);
+		err = announce(w, false);
+		smq_leave(w);
+	}
+	return err;
+}
+
+static int announce_claiming(struct smq_window *w)
+{
+	int err = smq_enter(w);
+
+	if (!err) {
+		err = announce(w, true);
 		smq_leave(w);
 	}
 	return err;
@@ -257,12 +271,16 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 
 	if (pending)
 		*pending = 0;
-	if (!w || (flags & ~(unsigned)SMQ_SYNC_NEW_GENERATION))
+	if (!w || (flags & ~(unsigned)(SMQ_SYNC_NEW_GENERATION | SMQ_SYNC_STAY)))
 		return -EINVAL;
 	if (w->readonly)
 		return -EROFS;
 	if (poll_ms <= 0)
 		poll_ms = 10;
+	/* a board of another host is judged by its heartbeat seen to move
+	 * between two looks less than the heartbeat timeout apart */
+	if (poll_ms > SMQ_HEARTBEAT_TIMEOUT_MS / 2)
+		poll_ms = SMQ_HEARTBEAT_TIMEOUT_MS / 2;
 	if (timeout_ms >= 0)
 		smq_deadline(&deadline, timeout_ms);
 	if (flags & SMQ_SYNC_NEW_GENERATION) {
@@ -274,7 +292,7 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 		if (err)
 			return err;
 	}
-	if ((err = smq_announce(w)))
+	if ((err = announce_claiming(w)))
 		return err;
 	for (;;) {
 		if ((err = sync_step(w, &missing)))
@@ -290,7 +308,7 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 		if (!*pending)
 			*pending = 1;  /* all announced: board 0 has not declared */
 	}
-	if (withdraw(w)) {
+	if (!(flags & SMQ_SYNC_STAY) && withdraw(w)) {
 		if (pending)
 			*pending = 0;
 		return 0;

@@ -212,6 +212,12 @@ static int check_state(const struct smq_view *v, const struct smq_layout *l,
 	if (gen == 0)
 		return fault(f, SMQ_ECORRUPT, "generation", SB_AT(generation), 0,
 			     1, SMQ_FAULT_AT_LEAST);
+	if (gen > SMQ_GENERATION_MAX)
+		return fault(f, SMQ_ECORRUPT, "generation", SB_AT(generation),
+			     gen, SMQ_GENERATION_MAX, AT_MOST);
+	if (LOAD(&sb->maint_queue) > l->queues)
+		return fault(f, SMQ_ECORRUPT, "maint_queue", SB_AT(maint_queue),
+			     LOAD(&sb->maint_queue), l->queues, AT_MOST);
 	if (LOAD(&sb->system_state) > SMQ_SYS_READY)
 		return fault(f, SMQ_ECORRUPT, "system_state", SB_AT(system_state),
 			     LOAD(&sb->system_state), SMQ_SYS_READY, AT_MOST);
@@ -258,6 +264,16 @@ static int check_state(const struct smq_view *v, const struct smq_layout *l,
 					     hoff + offsetof(struct smq_handle_slot,
 							     role),
 					     LOAD(&h->role), SMQ_RECEIVER, AT_MOST);
+			/* a stale handle keeps its mark, and the queue of
+			 * the layout it opened under */
+			if (LOAD(&h->kind) == SMQ_SLOT_QUEUE &&
+			    LOAD(&h->generation) == gen &&
+			    LOAD(&h->queue) >= l->queues)
+				return fault(f, SMQ_ECORRUPT, "handle.queue",
+					     hoff + offsetof(struct smq_handle_slot,
+							     queue),
+					     LOAD(&h->queue), l->queues - 1,
+					     AT_MOST);
 		}
 	}
 	for (unsigned q = 0; q < l->queues; q++) {
@@ -337,14 +353,17 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 	}
 	TEST_HOOK(SMQ_HOOK_GEOMETRY_READ);
 	err = check_queue_table(v, sb, receivers, senders, f);
-	struct smq_geometry g = {
-		.boards = LOAD(&sb->boards), .queues = queues - diag,
-		.entries = LOAD(&sb->entries),
-		.entry_size = LOAD(&sb->entry_size), .receivers = receivers,
+	struct smq_shape sh = {
+		.geometry = {
+			.boards = LOAD(&sb->boards), .queues = queues - diag,
+			.entries = LOAD(&sb->entries),
+			.entry_size = LOAD(&sb->entry_size),
+			.receivers = receivers,
+		},
 		.senders = senders,
 	};
 	if (!err)
-		err = smq_layout_make(l, &g, LOAD(&sb->tables_extra),
+		err = smq_layout_make(l, &sh, LOAD(&sb->tables_extra),
 				      LOAD(&sb->body_extra));
 	free(receivers);
 	free(senders);
@@ -389,6 +408,9 @@ static int check_lane(const struct smq_view *v, const struct smq_layout *l,
 	const struct smq_lane_out *out = smq_view_at(v, lay_lane_out(l, s, q), SMQ_LINE);
 	const struct smq_lane_in *in = smq_view_at(v, lay_lane_in(l, q, s), SMQ_LINE);
 	const struct smq_rx *rx = smq_view_at(v, l->rx[q], SMQ_LINE);
+	const struct smq_lane_wake *wake =
+		smq_view_at(v, lay_lane_wake(l, s, q), SMQ_LINE);
+	const struct smq_sb *sb = sb_view(v);
 	uint64_t bottom = LOAD(&bottoms[lay_lane(l, q, s)]);
 	uint64_t fcb = LOAD(&fc->bottom);
 	uint64_t top = LOAD(&in->top);
@@ -396,6 +418,22 @@ static int check_lane(const struct smq_view *v, const struct smq_layout *l,
 	uint64_t gen = LOAD(&rx->epoch);
 	uint32_t entries = lay_entries(l, q), entry_size = lay_entry_size(l, q);
 
+	/* the queue's epoch: 0 only while a clear of it runs (the caller's
+	 * confirmation says so), never past the last one handed out, and
+	 * each sender's copy the same */
+	if (gen == 0)
+		return fault(f, SMQ_ECORRUPT, "queue.epoch",
+			     l->rx[q] + offsetof(struct smq_rx, epoch), 0, 1,
+			     SMQ_FAULT_AT_LEAST);
+	if (gen > LOAD(&sb->epoch_last))
+		return fault(f, SMQ_ECORRUPT, "queue.epoch",
+			     l->rx[q] + offsetof(struct smq_rx, epoch), gen,
+			     LOAD(&sb->epoch_last), AT_MOST);
+	if (LOAD(&wake->queue_epoch) != gen)
+		return fault(f, SMQ_ECORRUPT, "lane.queue_epoch",
+			     lay_lane_wake(l, s, q) +
+			     offsetof(struct smq_lane_wake, queue_epoch),
+			     LOAD(&wake->queue_epoch), gen, EXPECTED);
 	if (fcb > bottom)
 		return fault(f, SMQ_ECORRUPT, "lane.flow_bottom",
 			     lay_lane_fc(l, s, q), fcb, bottom, AT_MOST);

@@ -16,7 +16,15 @@ base=libsmq/abi/$soname.abi
 [ -e "$base" ] || { echo "no $base: a new soname needs the ABI file of its first release (abidw --header-file libsmq/smq.h --out-file $base $lib)"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-abidiff --header-file2 libsmq/smq.h --suppressions libsmq/abi/growth.suppr \
+# A struct held by value inside another (smq_window_info holds a
+# smq_geometry) moves every member after it when it grows: growth at the
+# end is let pass for the others only.
+held=$(sed -n 's/^[[:space:]]*struct \(smq_[a-z_]*\) [a-z_]*\(\[[0-9A-Z_]*\]\)\{0,1\};.*/\1/p' \
+	libsmq/smq.h | sort -u | paste -sd'|')
+{ cat libsmq/abi/growth.suppr
+  [ -n "$held" ] && echo "  name_not_regexp = ^($held)\$"
+} >"$tmp/growth.suppr"
+abidiff --header-file2 libsmq/smq.h --suppressions "$tmp/growth.suppr" \
 	--no-added-syms "$base" "$lib" >"$tmp/out" 2>&1
 st=$?
 # abidiff's exit status is a bit field: 1 error, 2 usage, 4 a change,

@@ -849,8 +849,11 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek)
 		uint32_t ph = AL(&c->phase);
 		died[ph]++;
 		if (ph == R_RECEIVE) {
+			/* died asleep: its sleep epoch left odd (the snapshot
+			 * says a dead receiver does not sleep) */
+			const struct smq_rx *rx0 = at(w, w->lay.rx[0]);
 			OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
-			if (qi.sleeping)
+			if (LOAD(&rx0->sleep_epoch) & 1)
 				asleep++;
 			else if (flags == SMQ_POLL)
 				polling++;

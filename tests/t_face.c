@@ -54,7 +54,7 @@ static void test_sizes(const char *spec)
 	 * anything else is refused before a byte of the window is written */
 	struct { struct smq_geometry g; uint64_t newer[2]; } in;
 	memset(&in, 0, sizeof(in));
-	in.g = (struct smq_geometry){ 2, 4, 8, 64, NULL, NULL };
+	in.g = (struct smq_geometry){ 2, 4, 8, 64, NULL };
 	OK(smq_init(w, &in.g, sizeof(in)));
 	OK(smq_window_info(w, &wi, sizeof(wi)));
 	CHECK(wi.geometry.queues == 4 && wi.generation == 2);
@@ -80,7 +80,7 @@ static void test_sizes(const char *spec)
 
 static int monitor_blocked(struct smq_window *m)
 {
-	struct smq_geometry g = { 1, 1, 1, 1, NULL, NULL };
+	struct smq_geometry g = { 1, 1, 1, 1, NULL };
 	struct smq_queue *q;
 
 	EXPECT(smq_queue_open(m, 0, SMQ_SENDER, 0, &q), -EROFS);
@@ -108,7 +108,7 @@ static void test_monitor(const char *spec)
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
 	OK(smq_open(spec, 5, SMQ_OPEN_READONLY, &m));
 	EXPECT(smq_window_info(m, &wi, sizeof(wi)), -SMQ_EUNFORMATTED);
-	struct smq_geometry g = { 2, 2, 8, 64, NULL, NULL };
+	struct smq_geometry g = { 2, 2, 8, 64, NULL };
 	OK(smq_init(w, &g, sizeof(g)));
 	OK(smq_window_info(m, &wi, sizeof(wi)));
 	CHECK(wi.board == SMQ_NO_BOARD && wi.generation == 1);
@@ -223,7 +223,7 @@ static void test_monitor_threads(const char *spec)
 	}
 	sleep_ms(20);
 	for (int i = 0; i < 40; i++) {
-		struct smq_geometry g = { 2, i & 1 ? 50 : 2, 4, 64, NULL, NULL };
+		struct smq_geometry g = { 2, i & 1 ? 50 : 2, 4, 64, NULL };
 		OK(smq_init(w, &g, sizeof(g)));
 		sleep_ms(2);
 	}
@@ -403,7 +403,7 @@ static void test_new_generation(const char *spec)
 	OK(smq_open(spec, 0, 0, &w));
 	OK(smq_board_info(w, 1, &bi, sizeof(bi)));
 	CHECK(bi.state == SMQ_BOARD_ABSENT);
-	struct smq_geometry g = { 2, 1, 8, 64, NULL, NULL };
+	struct smq_geometry g = { 2, 1, 8, 64, NULL };
 	OK(smq_init(w, &g, sizeof(g)));
 	OK(smq_synchronize(w, 0, 20000, 5, NULL));
 	struct smq_queue *q;

@@ -189,11 +189,11 @@ static void test_round_trips(const char *spec)
 	static const uint16_t recv6[6] = { 3, 3, 0, 1, 3, 2 };
 	static const uint16_t recv2[2] = { 2, 2 }; /* boards 0, 1 receive none */
 	const struct smq_geometry gs[] = {
-		{ 1, 1, 1, 1, NULL, NULL },
-		{ 2, 2, 64, 1024, NULL, NULL },
-		{ 8, 16, 8, 100, NULL, NULL },
-		{ 4, 6, 4, 200, recv6, NULL },
-		{ 3, 2, 2, 1, recv2, NULL },
+		{ 1, 1, 1, 1, NULL },
+		{ 2, 2, 64, 1024, NULL },
+		{ 8, 16, 8, 100, NULL },
+		{ 4, 6, 4, 200, recv6 },
+		{ 3, 2, 2, 1, recv2 },
 	};
 	for (size_t i = 0; i < sizeof(gs) / sizeof(gs[0]); i++)
 		round_trip(spec, &gs[i]);
@@ -221,7 +221,7 @@ static void test_round_trips(const char *spec)
 
 /* ---- b. a rejection for every corrupted field ---- */
 
-static const struct smq_geometry G2 = { 2, 2, 64, 1024, NULL, NULL };
+static const struct smq_geometry G2 = { 2, 2, 64, 1024, NULL };
 static struct smq_layout L; /* of G2 */
 
 enum how { WRITE, WRITE_FIXSUM, TRUNCATE, ZERO };
@@ -465,6 +465,10 @@ static void test_corruptions(const char *spec)
 		/* run-time state (not checksummed) */
 		{ "generation 0", WRITE, SB(generation), 8, 0, -SMQ_ECORRUPT,
 		  "generation", SB(generation), 1, 0 },
+		{ "generation 2^32", WRITE, SB(generation), 8, 1ull << 32,
+		  -SMQ_ECORRUPT, "generation", SB(generation), 1, 1ull << 32 },
+		{ "maint_queue past the queues", WRITE, SB(maint_queue), 4, 5,
+		  -SMQ_ECORRUPT, "maint_queue", SB(maint_queue), 1, 5 },
 		{ "system_state 7", WRITE, SB(system_state), 4, 7,
 		  -SMQ_ECORRUPT, "system_state", SB(system_state), 1, 7 },
 		{ "maint_phase 7", WRITE, SB(maint_phase), 4, 7,
@@ -490,6 +494,10 @@ static void test_corruptions(const char *spec)
 		  -SMQ_ECORRUPT, "notice.system_state", c0 + 8, 1, 3 },
 		{ "handle slot kind 9", WRITE, kind0, 4, 9, -SMQ_ECORRUPT,
 		  "handle.kind", kind0, 1, 9 },
+		{ "handle slot role 3", WRITE,
+		  c1 + offsetof(struct smq_ctl, slot[0].role), 4, 3,
+		  -SMQ_ECORRUPT, "handle.role",
+		  c1 + offsetof(struct smq_ctl, slot[0].role), 1, 3 },
 		{ "rx index", WRITE, L.rx[1], 4, 7, -SMQ_ECORRUPT,
 		  "queue.index", L.rx[1], 1, 7 },
 		{ "rx cursor", WRITE, L.rx[0] + 4, 4, 2, -SMQ_ECORRUPT,
@@ -557,6 +565,37 @@ static void test_dynamic(const char *spec)
 	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
 	CHECK(!strcmp(f.field, "lane.flow_bottom"));
 	CHECK(f.offset == lay_lane_fc(&L, 1, 0) && f.value == 5);
+	OK(smq_close(w0));
+
+	/* a queue's epoch: 0 outside a clear of it, past epoch_last, a
+	 * sender's copy not the receiver's; a queue handle's queue that does
+	 * not exist */
+	format(spec, &G2);
+	put(spec, L.rx[1] + offsetof(struct smq_rx, epoch), 8, 0);
+	OK(smq_open(spec, 0, 0, &w0));
+	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
+	CHECK(!strcmp(f.field, "queue.epoch") && f.value == 0);
+	OK(smq_close(w0));
+	format(spec, &G2);
+	put(spec, L.rx[1] + offsetof(struct smq_rx, epoch), 8,
+	    (2ull << SMQ_EPOCH_SHIFT));
+	OK(smq_open(spec, 0, 0, &w0));
+	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
+	CHECK(!strcmp(f.field, "queue.epoch") &&
+	      f.limit == (1ull << SMQ_EPOCH_SHIFT) && f.kind == SMQ_FAULT_AT_MOST);
+	OK(smq_close(w0));
+	format(spec, &G2);
+	put(spec, lay_lane_wake(&L, 1, 0) +
+	    offsetof(struct smq_lane_wake, queue_epoch), 8, 7);
+	OK(smq_open(spec, 0, 0, &w0));
+	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
+	CHECK(!strcmp(f.field, "lane.queue_epoch") && f.value == 7 &&
+	      f.limit == (1ull << SMQ_EPOCH_SHIFT));
+	/* a sender whose copy of the epoch is wrong would sign what the
+	 * receiver never takes: refused at open */
+	OK(smq_open(spec, 1, 0, &w1));
+	EXPECT(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx), -SMQ_ECORRUPT);
+	OK(smq_close(w1));
 	OK(smq_close(w0));
 
 	/* lane.sender_top: the sender's top two ahead of the published one */
@@ -732,13 +771,13 @@ static void test_layout_size(void)
 {
 	static const uint16_t bad_recv[2] = { 0, 2 };
 	const struct smq_geometry bad[] = {
-		{ 0, 1, 1, 0, NULL, NULL }, { 65, 1, 1, 0, NULL, NULL },
-		{ 1, 0, 1, 0, NULL, NULL }, { 1, 65536, 1, 0, NULL, NULL },
-		{ 1, 1, 0, 0, NULL, NULL }, { 1, 1, 3, 0, NULL, NULL },
-		{ 1, 1, 1u << 21, 0, NULL, NULL }, { 1, 1, 1u << 31, 0, NULL, NULL },
-		{ 1, 1, 1, (16u << 20) + 1, NULL, NULL },
-		{ 1, 1, 1, 0xffffffffu, NULL, NULL },
-		{ 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, NULL, NULL },
+		{ 0, 1, 1, 0, NULL }, { 65, 1, 1, 0, NULL },
+		{ 1, 0, 1, 0, NULL }, { 1, 65536, 1, 0, NULL },
+		{ 1, 1, 0, 0, NULL }, { 1, 1, 3, 0, NULL },
+		{ 1, 1, 1u << 21, 0, NULL }, { 1, 1, 1u << 31, 0, NULL },
+		{ 1, 1, 1, (16u << 20) + 1, NULL },
+		{ 1, 1, 1, 0xffffffffu, NULL },
+		{ 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, NULL },
 	};
 	uint64_t n;
 
@@ -750,7 +789,7 @@ static void test_layout_size(void)
 		EXPECT(smq_layout_size(&bad[i], sizeof(bad[i]), &n), bad_code);
 		CHECK(n == 0x5555);
 	}
-	struct smq_geometry g = { 2, 2, 1, 0, bad_recv, NULL };
+	struct smq_geometry g = { 2, 2, 1, 0, bad_recv };
 	n = 0x5555;
 	EXPECT(smq_layout_size(&g, sizeof(g), &n), -EINVAL);
 	CHECK(n == 0x5555);
@@ -758,7 +797,7 @@ static void test_layout_size(void)
 	/* Monotone in every dimension (page rounding may make steps equal). */
 	uint64_t prev = 0, first = 0;
 	for (uint32_t b = 1; b <= SMQ_MAX_BOARDS; b++) {
-		g = (struct smq_geometry){ b, 4, 8, 64, NULL, NULL };
+		g = (struct smq_geometry){ b, 4, 8, 64, NULL };
 		n = layout_size(&g);
 		CHECK(n >= prev && n % SMQ_PAGE == 0);
 		if (!first)
@@ -770,21 +809,21 @@ static void test_layout_size(void)
 	first = 0;
 	/* with one diagnostic queue for each board, at most 65535 in all */
 	for (uint32_t q = 1; q <= SMQ_MAX_QUEUES - 2; q = q < 64 ? q + 1 : q * 2 + 1) {
-		g = (struct smq_geometry){ 2, q, 8, 64, NULL, NULL };
+		g = (struct smq_geometry){ 2, q, 8, 64, NULL };
 		n = layout_size(&g);
 		CHECK(n >= prev && n % SMQ_PAGE == 0);
 		if (!first)
 			first = n;
 		prev = n;
 	}
-	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 2, 8, 64, NULL, NULL };
+	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 2, 8, 64, NULL };
 	CHECK(layout_size(&g) >= prev && prev > first);
-	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 1, 8, 64, NULL, NULL };
+	g = (struct smq_geometry){ 2, SMQ_MAX_QUEUES - 1, 8, 64, NULL };
 	EXPECT(smq_layout_size(&g, sizeof(g), &n), -EINVAL);
 	prev = 0;
 	first = 0;
 	for (uint32_t e = 1; e <= SMQ_MAX_ENTRIES; e *= 2) {
-		g = (struct smq_geometry){ 1, 1, e, 0, NULL, NULL };
+		g = (struct smq_geometry){ 1, 1, e, 0, NULL };
 		n = layout_size(&g);
 		CHECK(n >= prev);
 		if (!first)
@@ -797,7 +836,7 @@ static void test_layout_size(void)
 	for (uint32_t s = 0; s <= SMQ_MAX_ENTRY_SIZE; s = s ? s * 2 : 1) {
 		for (uint32_t d = 0; d < 3; d++) {
 			uint32_t sz = s + d > SMQ_MAX_ENTRY_SIZE ? s : s + d;
-			g = (struct smq_geometry){ 2, 2, 4, sz, NULL, NULL };
+			g = (struct smq_geometry){ 2, 2, 4, sz, NULL };
 			n = layout_size(&g);
 			CHECK(n >= prev);
 			CHECK(n >= 2ull * 2 * 4 * (SMQ_ENTRY_HEADER + sz));
@@ -809,16 +848,16 @@ static void test_layout_size(void)
 	CHECK(prev > first);
 
 	/* The largest windows: fine up to 64 TiB, an error past it. */
-	g = (struct smq_geometry){ 3, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL };
+	g = (struct smq_geometry){ 3, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL };
 	n = layout_size(&g);
 	CHECK(n > 3ull * SMQ_MAX_ENTRIES * SMQ_MAX_ENTRY_SIZE &&
 	      n <= (1ull << 46));
 	const struct smq_geometry huge[] = {
-		{ 4, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL },
-		{ 2, 2, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL },
-		{ 64, 64, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL },
-		{ 64, SMQ_MAX_QUEUES, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL },
-		{ 64, SMQ_MAX_QUEUES, SMQ_MAX_ENTRIES, 1024, NULL, NULL },
+		{ 4, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
+		{ 2, 2, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
+		{ 64, 64, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
+		{ 64, SMQ_MAX_QUEUES, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
+		{ 64, SMQ_MAX_QUEUES, SMQ_MAX_ENTRIES, 1024, NULL },
 	};
 	for (size_t i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
 		n = 0x5555;
@@ -829,7 +868,7 @@ static void test_layout_size(void)
 		EXPECT(r, bad_code);
 	}
 	/* the biggest one that is not huge in any single dimension */
-	g = (struct smq_geometry){ 64, SMQ_MAX_QUEUES - 64, 1, 0, NULL, NULL };
+	g = (struct smq_geometry){ 64, SMQ_MAX_QUEUES - 64, 1, 0, NULL };
 	n = layout_size(&g);
 	CHECK(n > 64ull * (SMQ_MAX_QUEUES - 64) * 2 * SMQ_LINE);
 }
@@ -840,14 +879,14 @@ static void test_init_errors(const char *spec)
 {
 	static const uint16_t bad_recv[2] = { 1, 2 };
 	const struct smq_geometry bad[] = {
-		{ 0, 2, 64, 1024, NULL, NULL }, { 65, 2, 64, 1024, NULL, NULL },
-		{ 2, 0, 64, 1024, NULL, NULL }, { 2, 65536, 64, 1024, NULL, NULL },
-		{ 2, 2, 0, 1024, NULL, NULL }, { 2, 2, 3, 1024, NULL, NULL },
-		{ 2, 2, 1u << 21, 1024, NULL, NULL },
-		{ 2, 2, 64, (16u << 20) + 1, NULL, NULL },
-		{ 2, 2, 64, 0, NULL, NULL },  /* queues only empty messages fit */
-		{ 2, 2, 64, 1024, bad_recv, NULL },
-		{ 4, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL, NULL },
+		{ 0, 2, 64, 1024, NULL }, { 65, 2, 64, 1024, NULL },
+		{ 2, 0, 64, 1024, NULL }, { 2, 65536, 64, 1024, NULL },
+		{ 2, 2, 0, 1024, NULL }, { 2, 2, 3, 1024, NULL },
+		{ 2, 2, 1u << 21, 1024, NULL },
+		{ 2, 2, 64, (16u << 20) + 1, NULL },
+		{ 2, 2, 64, 0, NULL },  /* queues only empty messages fit */
+		{ 2, 2, 64, 1024, bad_recv },
+		{ 4, 1, SMQ_MAX_ENTRIES, SMQ_MAX_ENTRY_SIZE, NULL },
 	};
 	struct smq_window *w, *w1;
 	struct smq_window_info wi;

@@ -12,8 +12,8 @@
 #include "testlib.h"
 
 /* Big enough that an init or clear takes a while to write. */
-static const struct smq_geometry G = { 4, 8, 64, 4096, NULL, NULL };
-static const struct smq_geometry G_OTHER = { 3, 5, 32, 8192, NULL, NULL };
+static const struct smq_geometry G = { 4, 8, 64, 4096, NULL };
+static const struct smq_geometry G_OTHER = { 3, 5, 32, 8192, NULL };
 
 static uint64_t mono_us(void)
 {

@@ -878,8 +878,8 @@ static void rounds(bool threads, bool announce)
 	static const char *spec;
 	static const uint16_t recv_a[3] = { 0, 0, 0 };
 	static const uint16_t recv_b[6] = { 0, 0, 0, 0, 0, 0 };
-	const struct smq_geometry a = { NB, 3, 16, PAYLOAD, recv_a, NULL };
-	const struct smq_geometry b = { NB, 6, 8, PAYLOAD * 2, recv_b, NULL };
+	const struct smq_geometry a = { NB, 3, 16, PAYLOAD, recv_a };
+	const struct smq_geometry b = { NB, 6, 8, PAYLOAD * 2, recv_b };
 	struct smq_window *w;
 
 	if (!spec)
@@ -939,7 +939,7 @@ static int sleeper(void *p)
 static struct smq_geometry other_geometry(const struct smq_layout *old)
 {
 	uint64_t lock = lay_lane_out(old, 1, 0) + offsetof(struct smq_lane_out, lock);
-	struct smq_geometry g = { 2, 1000, 8, 64, NULL, NULL };
+	struct smq_geometry g = { 2, 1000, 8, 64, NULL };
 
 	for (unsigned b = 2; b <= 16; b++) {
 		uint64_t qt = SMQ_SB_SIZE + (uint64_t)b * SMQ_LINE;
@@ -956,7 +956,7 @@ static struct smq_geometry other_geometry(const struct smq_layout *old)
 static void asleep_across(enum smq_role role, enum kind kind)
 {
 	static const char *spec;
-	struct smq_geometry a = { 2, 1, 8, 64, NULL, NULL }, next = a;
+	struct smq_geometry a = { 2, 1, 8, 64, NULL }, next = a;
 	struct sleeper *sl = mmap(NULL, sizeof(*sl), PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct smq_window *w;
@@ -1026,7 +1026,7 @@ static void in_a_row(bool announce, int count)
 {
 	static const char *spec;
 	static const uint16_t recv_a[3] = { 0, 0, 0 };
-	const struct smq_geometry a = { NB, 3, 8, PAYLOAD, recv_a, NULL };
+	const struct smq_geometry a = { NB, 3, 8, PAYLOAD, recv_a };
 	struct smq_window *w;
 	struct ctl *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
 			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -164,7 +164,7 @@ int main(void)
 	OK(smq_close(w));
 	const char *spec3 = test_window();
 	struct smq_window *w3;
-	struct smq_geometry g3 = { 2, 2, 2, ESIZE, (const uint16_t[]){ 0, 0 }, NULL };
+	struct smq_geometry g3 = { 2, 2, 2, ESIZE, (const uint16_t[]){ 0, 0 } };
 	OK(smq_open(spec3, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w3));
 	OK(smq_init(w3, &g3, sizeof(g3)));
 	OK(smq_queue_open(w3, 1, SMQ_SENDER, 0, &tx));
@@ -200,7 +200,7 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		OK(smq_send(tx0, "good", 4, 0));
 	struct smq_layout lay;
-	struct smq_geometry g4 = { 2, 1, ENTRIES, ESIZE, NULL, NULL };
+	struct smq_geometry g4 = { 2, 1, ENTRIES, ESIZE, NULL };
 	OK(smq_layout_compute(&lay, &g4));
 	struct smq_entry *bad = (void *)((uint8_t *)at(w4, 0) + lay_ring(&lay, 0, 1));
 	bad->signature ^= 1;
@@ -231,7 +231,7 @@ int main(void)
 	const char *spec5 = test_window();
 	struct smq_window *w5 = test_init(spec5, 1, 1, ENTRIES, ESIZE);
 	struct smq_layout lay5;
-	struct smq_geometry g5 = { 1, 1, ENTRIES, ESIZE, NULL, NULL };
+	struct smq_geometry g5 = { 1, 1, ENTRIES, ESIZE, NULL };
 	OK(smq_layout_compute(&lay5, &g5));
 	OK(smq_queue_open(w5, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "one", 3, 0));

@@ -160,7 +160,7 @@ static void run(const char *name, unsigned mode, uint64_t count)
 	struct report *rep = mmap(NULL, 2 * sizeof(*rep), PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct smq_window *w;
-	struct smq_geometry g = { 2, 2, ENTRIES, ESIZE, NULL, NULL };
+	struct smq_geometry g = { 2, 2, ENTRIES, ESIZE, NULL };
 	struct stat st;
 
 	CHECK(rep != MAP_FAILED);

@@ -306,8 +306,8 @@ static void *run_maint(void *p)
 	return NULL;
 }
 
-static const struct smq_geometry G = { 2, 2, 8, 64, NULL, NULL };
-static const struct smq_geometry G_OTHER = { 3, 5, 16, 128, NULL, NULL };
+static const struct smq_geometry G = { 2, 2, 8, 64, NULL };
+static const struct smq_geometry G_OTHER = { 3, 5, 16, 128, NULL };
 
 static void send_text(const char *spec, unsigned board, unsigned queue,
 		      const char *text)

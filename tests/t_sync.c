@@ -152,7 +152,7 @@ static void part_random_start(void)
 		}
 		/* every board's notice says ready too */
 		struct smq_layout l;
-		struct smq_geometry g = { nb, 8, 8, 64, NULL, NULL };
+		struct smq_geometry g = { nb, 8, 8, 64, NULL };
 		size_t len;
 		OK(smq_layout_compute(&l, &g));
 		uint8_t *snap = test_snapshot(spec, &len);
@@ -459,7 +459,7 @@ static void part_stale(void)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
-	struct smq_geometry g = { 2, 2, 8, 64, NULL, NULL };
+	struct smq_geometry g = { 2, 2, 8, 64, NULL };
 	struct stale_arg a = { .spec = spec, .rounds = 2 };
 
 	chan_init(&a.ready);
@@ -592,8 +592,8 @@ static void part_stale_own(void)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
-	struct smq_geometry g = { 2, 2, 8, 64, NULL, NULL };
-	struct smq_geometry big = { 2, 2, 1024, 4096, NULL, NULL };
+	struct smq_geometry g = { 2, 2, 8, 64, NULL };
+	struct smq_geometry big = { 2, 2, 1024, 4096, NULL };
 	struct smq_queue *tx, *rx;
 	char buf[64];
 	size_t n, len;
@@ -657,8 +657,8 @@ static int regeo_board(void *p)
 static void part_stale_geometry(void)
 {
 	const char *spec = test_window();
-	struct smq_geometry og = { 2, 1, 1, 64, NULL, NULL };
-	struct smq_geometry ng = { 2, 3, 4, 64, NULL, NULL };
+	struct smq_geometry og = { 2, 1, 1, 64, NULL };
+	struct smq_geometry ng = { 2, 3, 4, 64, NULL };
 	struct smq_window *w = test_init(spec, og.boards, og.queues, og.entries,
 					  og.entry_size);
 	struct smq_layout lo, ln;
@@ -668,7 +668,7 @@ static void part_stale_geometry(void)
 	OK(smq_layout_compute(&lo, &og));
 	for (uint32_t nq = 2; nq <= 64 && !hit; nq++)
 		for (uint32_t ne = 1; ne <= 16 && !hit; ne *= 2) {
-			struct smq_geometry g = { 2, nq, ne, 64, NULL, NULL };
+			struct smq_geometry g = { 2, nq, ne, 64, NULL };
 			OK(smq_layout_compute(&ln, &g));
 			for (unsigned q = 0; q < nq && !hit; q++)
 				for (unsigned s = 0; s < 2 && !hit; s++)
@@ -753,7 +753,7 @@ static int board1_denied(void *p)
 	struct claim_arg *a = p;
 	struct smq_window *w;
 	struct smq_queue *q = (void *)1;
-	struct smq_geometry g = { 2, 2, 8, 64, NULL, NULL };
+	struct smq_geometry g = { 2, 2, 8, 64, NULL };
 	size_t len;
 
 	OK(smq_open(a->spec, 1, 0, &w));

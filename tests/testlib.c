@@ -64,7 +64,7 @@ struct smq_window *test_init(const char *spec, uint32_t boards, uint32_t queues,
 			     uint32_t entries, uint32_t entry_size)
 {
 	struct smq_window *w;
-	struct smq_geometry g = { boards, queues, entries, entry_size, NULL, NULL };
+	struct smq_geometry g = { boards, queues, entries, entry_size, NULL };
 
 	/* forced: the tests re-format under boards at work on purpose (those
 	 * of the refusal open a handle of their own, not forced) */

@@ -40,7 +40,7 @@ static int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 		       uint32_t entries, uint32_t entry_size, struct jobs *js)
 {
 	char path[128], spec[160];
-	struct smq_geometry g = { 2, 2, entries, entry_size, NULL, NULL };
+	struct smq_geometry g = { 2, 2, entries, entry_size, NULL };
 	struct smq_window *w;
 	int err;
 
