@@ -1,16 +1,12 @@
 /* smqctl dump: the window's superblock, boards and queues, and whether
  * the window is usable: it exits 1 whenever another command would refuse
  * the window, and says why. */
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "smqctl.h"
-
-/* How long a dump watches a heartbeat it sees for the first time, on a
- * board of another host: until it moves (alive), or until it has not
- * moved for the heartbeat timeout (dead).  Waits beat every second. */
-#define LIVENESS_LOOK_MS (SMQ_HEARTBEAT_TIMEOUT_MS + 100)
 
 struct dump_opts {
 	struct queue_opt q;     /* --queue; -1: every queue */
@@ -32,40 +28,36 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 
 static const struct argp argp = {
 	NULL, parse, NULL,
-	"Show the window: superblock, boards (state, generation, heartbeat, "
-	"how long since this command saw it move, doorbell) and queues "
-	"(receiving board, the fullest lane, counters, sleeping), the "
-	"diagnostic queues apart.  With -v, every sending board's lane too.  "
+	"Show the window: superblock, boards (state, what their processes "
+	"do, generation, heartbeat, how long since this command saw it move, "
+	"doorbell) and queues (receiving board and its receiver: waiting, "
+	"asleep, away, dead or none; the fullest lane, counters), the "
+	"diagnostic queues apart.  A board or receiver of another host is "
+	"judged by its heartbeat, watched for up to 5 s.  With -v, every "
+	"sending board's lane too, and who holds handles.  "
 	"Exit 1, naming the field, its offset and what was expected, whenever "
 	"the window is corrupted or another command would refuse it (an init "
 	"or clear that did not finish).",
 	queue_children, NULL, NULL
 };
 
-static const char *const sys_states[] = { "formatting", "formatted", "ready" };
-static const char *const board_states[] = { "absent", "initialized", "ready" };
-static const char *const bell_kinds[] = { "none", "futex", "ivshmem" };
-
-static const char *state_name(const char *const *names, unsigned v)
-{
-	return v <= 2 ? names[v] : "?";
-}
-
-static const char *alive_name(int alive)
-{
-	return alive > 0 ? "yes" : alive == 0 ? "no" : "unknown";
-}
-
-/* Board infos; a heartbeat of another host is watched until it moves or
- * the timeout passes without a move: only this host's clock measures. */
+/* Board infos; a board or receiver of another host is watched until its
+ * heartbeat moves or the timeout passes without a move (the library's
+ * judgement needs two looks that far apart: only this host's clock
+ * measures). */
 static void read_boards(struct smq_window *w, unsigned boards,
-			struct smq_board_info *bi)
+			unsigned queues, struct smq_board_info *bi)
 {
 	for (int waited = 0;; waited += 100) {
 		bool unknown = false;
 		for (unsigned b = 0; b < boards; b++) {
 			smq_board_info(w, b, &bi[b], sizeof(bi[b]));
-			unknown |= bi[b].alive < 0;
+			unknown |= bi[b].activity == SMQ_ACTIVITY_UNKNOWN;
+		}
+		for (unsigned q = 0; q < queues; q++) {
+			struct smq_queue_info qi;
+			smq_queue_info(w, q, &qi, sizeof(qi));
+			unknown |= qi.receiver_state == SMQ_RECEIVER_UNKNOWN;
 		}
 		if (!unknown || waited >= LIVENESS_LOOK_MS)
 			return;
@@ -84,9 +76,7 @@ static void json_fault(struct json *j, int err, const struct smq_fault *f)
 	json_str(j, "field", f->field);
 	json_u64(j, "offset", f->offset);
 	json_u64(j, "value", f->value);
-	json_u64(j, f->kind == SMQ_FAULT_AT_MOST ? "at_most"
-		 : f->kind == SMQ_FAULT_AT_LEAST ? "at_least" : "expected",
-		 f->limit);
+	json_u64(j, fault_kind_key(f->kind), f->limit);
 	json_end(j, '}');
 }
 
@@ -112,7 +102,8 @@ static void json_lanes(struct json *j, struct smq_window *w, unsigned q,
 	json_begin(j, "lanes", '[');
 	for (unsigned s = 0; s < boards; s++) {
 		struct smq_lane_info li;
-		smq_lane_info(w, q, s, &li, sizeof(li));
+		if (smq_lane_info(w, q, s, &li, sizeof(li)) == -ENOENT)
+			continue;  /* not among the queue's senders */
 		json_begin(j, NULL, '{');
 		json_u64(j, "sender", s);
 		json_u64(j, "top", li.top);
@@ -121,6 +112,7 @@ static void json_lanes(struct json *j, struct smq_window *w, unsigned q,
 		json_u64(j, "messages", li.messages);
 		json_u64(j, "bytes", li.bytes);
 		json_u64(j, "full_waits", li.full_waits);
+		json_u64(j, "full_refusals", li.full_refusals);
 		json_u64(j, "doorbells", li.doorbells);
 		json_u64(j, "lock_pid", li.lock_pid);
 		json_bool(j, "sender_waiting", li.sender_waiting);
@@ -140,9 +132,20 @@ static void json_queue(struct json *j, struct smq_window *w, unsigned q,
 	json_bool(j, "diagnostic", qi.flags & SMQ_QUEUE_DIAGNOSTIC);
 	json_u64(j, "receiver", qi.receiver);
 	json_u64(j, "receiver_pid", qi.receiver_pid);
+	json_str(j, "receiver_state", receiver_word(qi.receiver_state));
 	json_str(j, "receiver_alive", qi.receiver_pid
-		 ? alive_name(qi.receiver_alive) : "no");
+		 ? alive_word(qi.receiver_alive) : "no");
+	json_i64(j, "receiver_heartbeat_age_ms", qi.receiver_age_ms);
+	json_u64(j, "receiver_beats", qi.receiver_beats);
+	json_u64(j, "receiver_opens", qi.receiver_opens);
+	json_u64(j, "receiver_takeovers", qi.receiver_takeovers);
 	json_bool(j, "sleeping", qi.sleeping);
+	json_begin(j, "senders", '[');
+	for (unsigned s = 0; s < boards; s++)
+		if (qi.senders >> s & 1)
+			json_u64(j, NULL, s);
+	json_end(j, ']');
+	json_u64(j, "epoch", qi.epoch);
 	json_u64(j, "top", qi.top);
 	json_u64(j, "bottom", qi.bottom);
 	json_u64(j, "fill", qi.fill);
@@ -153,6 +156,7 @@ static void json_queue(struct json *j, struct smq_window *w, unsigned q,
 	json_u64(j, "received", qi.received);
 	json_u64(j, "bytes_received", qi.bytes_received);
 	json_u64(j, "full_waits", qi.full_waits);
+	json_u64(j, "full_refusals", qi.full_refusals);
 	json_u64(j, "doorbells", qi.doorbells);
 	json_u64(j, "sleeps", qi.sleeps);
 	json_u64(j, "wakeups", qi.wakeups);
@@ -174,7 +178,7 @@ static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 	json_str(&j, "transport", wi->transport);
 	json_u64(&j, "version", wi->version);
 	json_u64(&j, "generation", wi->generation);
-	json_str(&j, "system_state", state_name(sys_states, wi->system_state));
+	json_str(&j, "system_state", sys_state_word(wi->system_state));
 	json_u64(&j, "maintenance_phase", wi->maint_phase);
 	json_u64(&j, "maintenance_pid", wi->maint_pid);
 	json_u64(&j, "format_time_ns", wi->format_time_ns);
@@ -191,16 +195,22 @@ static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 	for (unsigned b = 0; b < wi->geometry.boards; b++) {
 		json_begin(&j, NULL, '{');
 		json_u64(&j, "board", b);
-		json_str(&j, "state", state_name(board_states, bi[b].state));
+		json_str(&j, "state", board_state_word(bi[b].state));
+		json_str(&j, "activity", activity_key(bi[b].activity));
 		json_u64(&j, "generation", bi[b].generation);
 		json_u64(&j, "pid", bi[b].pid);
 		json_str(&j, "host", bi[b].host);
 		json_bool(&j, "same_host", bi[b].same_host);
 		json_u64(&j, "heartbeat", bi[b].heartbeat);
 		json_i64(&j, "heartbeat_age_ms", bi[b].heartbeat_age_ms);
-		json_str(&j, "alive", alive_name(bi[b].alive));
+		json_str(&j, "alive", alive_word(bi[b].alive));
+		json_u64(&j, "handles", bi[b].handles);
+		json_u64(&j, "queue_handles", bi[b].queue_handles);
+		json_u64(&j, "dead_handles", bi[b].dead_handles);
+		json_u64(&j, "announcer_pid", bi[b].announcer_pid);
+		json_u64(&j, "announces", bi[b].announces);
 		json_begin(&j, "doorbell", '{');
-		json_str(&j, "kind", state_name(bell_kinds, bi[b].doorbell.kind));
+		json_str(&j, "kind", bell_kind_word(bi[b].doorbell.kind));
 		json_u64(&j, "id", bi[b].doorbell.peer);
 		json_end(&j, '}');
 		json_end(&j, '}');
@@ -218,68 +228,85 @@ static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 static void text_boards(const struct smq_window_info *wi,
 			const struct smq_board_info *bi)
 {
-	printf("%-5s  %-11s  %10s  %8s  %-16s  %10s  %9s  %-7s  %s\n", "BOARD",
-	       "STATE", "GENERATION", "PID", "HOST", "HEARTBEAT", "MOVED", "ALIVE",
-	       "DOORBELL");
+	printf("%-5s  %-11s  %-8s  %7s  %8s  %-16s  %10s  %9s  %s\n", "BOARD",
+	       "STATE", "ACTIVITY", "HANDLES", "PID", "HOST", "HEARTBEAT",
+	       "MOVED", "DOORBELL");
 	for (unsigned b = 0; b < wi->geometry.boards; b++) {
-		char gen[24] = "-", age[32] = "-", host[80], bell[32] = "-";
-		if (bi[b].state != SMQ_BOARD_ABSENT)
-			snprintf(gen, sizeof(gen), "%" PRIu64, bi[b].generation);
+		char age[32] = "-", host[80], bell[32] = "-", handles[24] = "-";
+		char pid[16] = "-", beat[24] = "-";
 		if (bi[b].heartbeat_age_ms >= 0)
 			snprintf(age, sizeof(age), "%.1fs ago",
 				 (double)bi[b].heartbeat_age_ms / 1000);
-		if (bi[b].doorbell.kind == 2)
+		if (bi[b].doorbell.kind == SMQ_BELL_IVSHMEM)
 			snprintf(bell, sizeof(bell), "ivshmem %u",
 				 bi[b].doorbell.peer);
-		else if (bi[b].doorbell.kind == 1)
+		else if (bi[b].doorbell.kind == SMQ_BELL_FUTEX)
 			snprintf(bell, sizeof(bell), "futex");
-		text_safe(bi[b].host, host, sizeof(host));
+		if (bi[b].handles || bi[b].dead_handles)
+			snprintf(handles, sizeof(handles), bi[b].dead_handles
+				 ? "%u+%u" : "%u", bi[b].handles,
+				 bi[b].dead_handles);
 		/* a board may be at work (receiving) without having announced
 		 * itself: then it has a pid and a heartbeat but no state */
-		if (!bi[b].pid)
-			printf("%-5u  %-11s  %10s  %8s  %-16s  %10s  %9s  %-7s  %s\n",
-			       b, state_name(board_states, bi[b].state), gen, "-",
-			       "-", "-", "-", "-", "-");
-		else
-			printf("%-5u  %-11s  %10s  %8u  %-16.16s  %10" PRIu64
-			       "  %9s  %-7s  %s\n", b,
-			       state_name(board_states, bi[b].state), gen,
-			       bi[b].pid, host, bi[b].heartbeat, age,
-			       alive_name(bi[b].alive), bell);
+		if (bi[b].pid) {
+			snprintf(pid, sizeof(pid), "%u", bi[b].pid);
+			snprintf(beat, sizeof(beat), "%" PRIu64, bi[b].heartbeat);
+		}
+		printf("%-5u  %-11s  %-8s  %7s  %8s  %-16.16s  %10s  %9s  %s\n",
+		       b, board_state_word(bi[b].state),
+		       activity_word(bi[b].activity), handles, pid,
+		       bi[b].pid ? text_safe(bi[b].host, host, sizeof(host))
+				 : "-", beat, age, bell);
 	}
+}
+
+/* The receiver in a word; asleep is a waiting one that sleeps. */
+static const char *receiver_text(const struct smq_queue_info *qi)
+{
+	if (qi->receiver_state == SMQ_RECEIVER_WAITING && qi->sleeping)
+		return "asleep";
+	return receiver_word(qi->receiver_state);
 }
 
 static void text_queue(struct smq_window *w, unsigned q, unsigned boards,
 		       int verbose)
 {
 	struct smq_queue_info qi;
-	char fill[32], rcv[32];
+	char fill[32], rcv[48], set[200];
 
 	smq_queue_info(w, q, &qi, sizeof(qi));
 	snprintf(fill, sizeof(fill), "%" PRIu64 "/%" PRIu64, qi.fill,
 		 qi.capacity);
-	snprintf(rcv, sizeof(rcv), qi.receiver_pid ? "%u" : "%u (-)",
-		 qi.receiver);
-	printf("%-5u  %-8s  %-11s  %8" PRIu64 "  %12" PRIu64 "  %12" PRIu64
-	       "  %12" PRIu64 "  %10" PRIu64 "  %10" PRIu64 "  %7s\n", q, rcv,
+	snprintf(rcv, sizeof(rcv), "%u %s", qi.receiver, receiver_text(&qi));
+	printf("%-5u  %-14s  %-11s  %8" PRIu64 "  %12" PRIu64 "  %12" PRIu64
+	       "  %12" PRIu64 "  %10" PRIu64 "  %10" PRIu64 "\n", q, rcv,
 	       fill, qi.queued, qi.sent, qi.received, qi.bytes_received,
-	       qi.full_waits, qi.doorbells, qi.sleeping ? "yes" : "no");
+	       qi.full_waits, qi.doorbells);
 	if (!verbose)
 		return;
-	printf("       receiver pid %u (alive: %s), top %" PRIu64 ", bottom %"
-	       PRIu64 " (sums over lanes), %" PRIu64 " sleeps, %" PRIu64
-	       " wakeups\n", qi.receiver_pid,
-	       qi.receiver_pid ? alive_name(qi.receiver_alive) : "no", qi.top,
-	       qi.bottom, qi.sleeps, qi.wakeups);
+	printf("       receiver pid %u (%s", qi.receiver_pid,
+	       receiver_word(qi.receiver_state));
+	if (qi.receiver_age_ms >= 0)
+		printf(", heartbeat moved %.1fs ago",
+		       (double)qi.receiver_age_ms / 1000);
+	printf("), %" PRIu64 " opened, %" PRIu64 " taken over from a dead one; "
+	       "top %" PRIu64 ", bottom %" PRIu64 " (sums over lanes), %" PRIu64
+	       " sleeps, %" PRIu64 " wakeups; epoch %#" PRIx64 "\n",
+	       qi.receiver_opens, qi.receiver_takeovers, qi.top, qi.bottom,
+	       qi.sleeps, qi.wakeups, qi.epoch);
+	printf("       senders: %s\n", board_set(qi.senders, boards, set,
+					       sizeof(set)));
 	for (unsigned s = 0; s < boards; s++) {
 		struct smq_lane_info li;
-		smq_lane_info(w, q, s, &li, sizeof(li));
+		if (smq_lane_info(w, q, s, &li, sizeof(li)) == -ENOENT)
+			continue;
 		printf("       lane of board %u: fill %" PRIu64 "/%" PRIu64
 		       ", top %" PRIu64 ", bottom %" PRIu64 ", %" PRIu64
 		       " messages, %" PRIu64 " bytes, %" PRIu64 " full waits, %"
-		       PRIu64 " doorbells%s\n", s, li.fill, qi.capacity, li.top,
-		       li.bottom, li.messages, li.bytes, li.full_waits,
-		       li.doorbells, li.sender_waiting ? ", sender waiting" : "");
+		       PRIu64 " refused full, %" PRIu64 " doorbells%s\n", s,
+		       li.fill, qi.capacity, li.top, li.bottom, li.messages,
+		       li.bytes, li.full_waits, li.full_refusals, li.doorbells,
+		       li.sender_waiting ? ", sender waiting" : "");
 	}
 }
 
@@ -295,15 +322,42 @@ static void text_queues(struct smq_window *w, const struct smq_window_info *wi,
 		if (only >= 0 && q != (unsigned)only)
 			continue;
 		if (!header) {
-			printf("\n%s\n%-5s  %-8s  %-11s  %8s  %12s  %12s  %12s  "
-			       "%10s  %10s  %7s\n", diag ? "diagnostic queues "
+			printf("\n%s\n%-5s  %-14s  %-11s  %8s  %12s  %12s  %12s  "
+			       "%10s  %10s\n", diag ? "diagnostic queues "
 			       "(pingpong, bench):" : "queues:", "QUEUE",
 			       "RECEIVER", "FILL", "QUEUED", "SENT", "RECEIVED",
-			       "BYTES", "FULL-WAITS", "DOORBELLS", "SLEEPING");
+			       "BYTES", "FULL-WAITS", "DOORBELLS");
 			header = true;
 		}
 		text_queue(w, q, wi->geometry.boards, verbose);
 	}
+}
+
+/* -v: every handle open, by whom, doing what. */
+static void text_workers(struct smq_window *w)
+{
+	struct smq_worker wk[256];
+	char host[80];
+	int n = smq_workers(w, wk, 256, sizeof(wk[0]));
+
+	if (n <= 0)
+		return;
+	printf("\nhandles open (processes not known to be dead):\n");
+	for (int i = 0; i < n && i < 256; i++) {
+		printf("  board %u pid %u on %s: ", wk[i].board, wk[i].pid,
+		       wk[i].host[0] ? text_safe(wk[i].host, host, sizeof(host))
+				     : "?");
+		if (wk[i].role)
+			printf("%s of queue %u", wk[i].role == SMQ_RECEIVER
+			       ? "receiver" : "sender", wk[i].queue);
+		else
+			printf("window");
+		printf("%s%s\n", wk[i].in_call ? ", in a call" : "",
+		       wk[i].alive < 0 ? ", alive or not not known (another "
+		       "host)" : "");
+	}
+	if (n > 256)
+		printf("  and %d more\n", n - 256);
 }
 
 static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
@@ -317,7 +371,7 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	printf("window %s: format v%u, generation %" PRIu64 ", system %s, "
 	       "formatted %s\n", wi->name, wi->version, wi->generation,
-	       state_name(sys_states, wi->system_state), when);
+	       sys_state_word(wi->system_state), when);
 	printf("geometry: %u boards, %u queues (and %u diagnostic), %u entries "
 	       "of %u bytes per sending board; uses %s of %" PRIu64
 	       " bytes mapped\n", wi->geometry.boards, wi->geometry.queues,
@@ -325,11 +379,18 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 	       human_bytes(wi->window_size, size), wi->mapped_size);
 	printf("this board's doorbell: %s\n\n", wi->notify);
 	text_boards(wi, bi);
+	if (verbose)
+		text_workers(w);
 	text_queues(w, wi, only, verbose, false);
 	text_queues(w, wi, only, verbose, true);
-	printf("\nFILL: the fullest lane, what a sender meets; QUEUED: "
-	       "messages waiting in all lanes; MOVED: when this dump last "
-	       "saw the heartbeat move\n");
+	printf("\nACTIVITY: at rest (no process attached: normal once ready), "
+	       "attached, at work (a queue open), dead (processes died "
+	       "without closing), unknown (another host, not seen long "
+	       "enough); HANDLES: open (+ left by the dead); RECEIVER: "
+	       "waiting, asleep, away (between calls), dead, none; FILL: the "
+	       "fullest lane, what a sender meets; QUEUED: messages waiting "
+	       "in all lanes; MOVED: when this dump last saw the heartbeat "
+	       "move\n");
 }
 
 static int run(int argc, char **argv, struct ctx *ctx)
@@ -369,7 +430,8 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		smq_close(w);
 		return 1;
 	}
-	read_boards(w, wi.geometry.boards, bi);
+	read_boards(w, wi.geometry.boards,
+		    wi.geometry.queues + wi.diag_queues, bi);
 	err = smq_validate(w, &f, sizeof(f));
 	if (ctx->json)
 		json_dump(w, &wi, bi, o.q.queue, ctx->verbose, err, &f);

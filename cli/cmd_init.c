@@ -11,13 +11,17 @@ struct init_opts {
 	int mode;               /* permission bits, -1: leave as created */
 	int timeout_ms;         /* the handshake with the boards */
 	uint16_t receivers[SMQ_MAX_QUEUES];
+	uint64_t senders[SMQ_MAX_QUEUES];  /* 0: every board */
 	uint32_t nassign, assign_q[256], assign_b[256];
+	uint32_t nsets, set_q[256];
+	uint64_t set_mask[256];
 };
 
 /* -q is a queue in every other command, -s a PCI slot: the number of
  * queues and the entry size have long options only; so has --force,
  * which should be spelled out. */
-enum { OPT_QUEUES = 0x100, OPT_ENTRY_SIZE, OPT_FORCE, OPT_TIMEOUT };
+enum { OPT_QUEUES = 0x100, OPT_ENTRY_SIZE, OPT_FORCE, OPT_TIMEOUT,
+       OPT_SENDERS };
 
 static const struct argp_option options[] = {
 	{ "boards", 'n', "N", 0, "Number of boards, 1 to 64 (default 2)", 0 },
@@ -30,10 +34,13 @@ static const struct argp_option options[] = {
 	{ "receiver", 'r', "Q:B", 0,
 	  "Queue Q is received by board B (default: board Q mod boards); "
 	  "repeatable", 0 },
+	{ "senders", OPT_SENDERS, "Q:B,B...", 0,
+	  "Only boards B... send on queue Q: only they get a lane (memory) "
+	  "in it (default: every board); repeatable", 0 },
 	{ "force", OPT_FORCE, NULL, 0,
-	  "Format even while boards are at work, over data that is not a "
-	  "window, and a window object of another user or that others may "
-	  "write (made ours, mode 0600)", 0 },
+	  "Format even while processes are at work (a queue open, a "
+	  "receiver), over data that is not a window, and a window object of "
+	  "another user or that others may write (made ours, mode 0600)", 0 },
 	{ "timeout", OPT_TIMEOUT, "TIME", 0,
 	  "Wait this long for every board to leave the calls it began under "
 	  "the old generation (default 5s; inf: no bound)", 0 },
@@ -79,6 +86,26 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		o->nassign++;
 		break;
 	}
+	case OPT_SENDERS: {
+		char *colon = strchr(arg, ':');
+		if (!colon || colon == arg || !colon[1])
+			argp_error(st, "--senders needs QUEUE:BOARD,BOARD..., not "
+				   "'%s'", arg);
+		if (o->nsets == 256)
+			argp_error(st, "at most 256 --senders options");
+		*colon = 0;
+		o->set_q[o->nsets] = arg_u32(st, "--senders queue", arg, 0,
+					     SMQ_MAX_QUEUES - 1);
+		uint64_t mask = 0;
+		for (char *b = colon + 1, *next; b; b = next) {
+			if ((next = strchr(b, ',')))
+				*next++ = 0;
+			mask |= 1ull << arg_u32(st, "--senders board", b, 0,
+						 SMQ_MAX_BOARDS - 1);
+		}
+		o->set_mask[o->nsets++] = mask;
+		break;
+	}
 	case OPT_FORCE:
 		o->force = true;
 		break;
@@ -110,6 +137,17 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 					   o->assign_b[i], o->assign_b[i],
 					   o->g.boards);
 		}
+		for (uint32_t i = 0; i < o->nsets; i++) {
+			if (o->set_q[i] >= o->g.queues)
+				argp_error(st, "--senders %u:...: queue %u does not "
+					   "exist: %u queues", o->set_q[i],
+					   o->set_q[i], o->g.queues);
+			uint64_t m = o->set_mask[i];
+			if (o->g.boards < 64 && m >> o->g.boards)
+				argp_error(st, "--senders %u:...: board %u does not "
+					   "exist: %u boards", o->set_q[i],
+					   63 - __builtin_clzll(m), o->g.boards);
+		}
 		break;
 	default:
 		return no_operands(key, arg, st);
@@ -123,32 +161,6 @@ static const struct argp argp = {
 	"a new generation.  Boards attached under the old generation get a "
 	"stale error on their next call.", NULL, NULL, NULL
 };
-
-/* Boards other than us that are at work: alive and past sync.  A board
- * that only waits in sync (at boot, on a window left from before) is not
- * in the way: it starts again on the new generation. */
-static int attached_boards(struct smq_window *w, char *list, size_t n)
-{
-	struct smq_window_info wi;
-	int count = 0;
-
-	*list = 0;
-	if (smq_window_info(w, &wi, sizeof(wi)) && !wi.geometry.boards)
-		return 0;
-	for (unsigned b = 1; b < wi.geometry.boards; b++) {
-		struct smq_board_info bi;
-		if (smq_board_info(w, b, &bi, sizeof(bi)) == 0 && bi.alive > 0 &&
-		    bi.state != SMQ_BOARD_INITIALIZED) {
-			size_t len = strlen(list);
-			char host[80];
-			snprintf(list + len, n - len, "%s%u (pid %u on %s)",
-				 count ? ", " : "", b, bi.pid,
-				 text_safe(bi.host, host, sizeof(host)));
-			count++;
-		}
-	}
-	return count;
-}
 
 /* What init found instead of a window: its size and first bytes. */
 static int not_a_window(struct ctx *ctx, const struct smq_window_info *wi)
@@ -194,6 +206,15 @@ static void print_formatted(struct ctx *ctx, const struct init_opts *o,
 		for (uint32_t q = 0; q < o->g.queues; q++)
 			json_u64(&j, NULL, o->receivers[q]);
 		json_end(&j, ']');
+		json_begin(&j, "senders", '[');
+		for (uint32_t q = 0; q < o->g.queues; q++) {
+			json_begin(&j, NULL, '[');
+			for (unsigned b = 0; b < o->g.boards; b++)
+				if (!o->senders[q] || (o->senders[q] >> b & 1))
+					json_u64(&j, NULL, b);
+			json_end(&j, ']');
+		}
+		json_end(&j, ']');
 		json_end(&j, '}');
 		json_close(&j);
 	} else {
@@ -204,10 +225,15 @@ static void print_formatted(struct ctx *ctx, const struct init_opts *o,
 		       wi.geometry.entries, wi.geometry.entry_size);
 		printf("  uses %s (%" PRIu64 " bytes)\n",
 		       human_bytes(wi.window_size, size), wi.window_size);
-		if (ctx->verbose || o->nassign)
-			for (uint32_t q = 0; q < o->g.queues; q++)
-				printf("  queue %u: received by board %u\n", q,
-				       o->receivers[q]);
+		if (ctx->verbose || o->nassign || o->nsets)
+			for (uint32_t q = 0; q < o->g.queues; q++) {
+				char set[200];
+				printf("  queue %u: received by board %u, sent on "
+				       "by %s\n", q, o->receivers[q],
+				       board_set(o->senders[q] ? o->senders[q]
+						 : ~0ull, o->g.boards, set,
+						 sizeof(set)));
+			}
 	}
 }
 
@@ -215,11 +241,11 @@ static int run(int argc, char **argv, struct ctx *ctx)
 {
 	static struct init_opts o;
 	struct smq_window *w;
-	char list[1024], size[32];
+	char size[32];
 	uint64_t bytes;
 	int err;
 
-	o.g = (struct smq_geometry){ 2, 0, 64, 1024, NULL, NULL };
+	o.g = (struct smq_geometry){ 2, 0, 64, 1024, NULL };
 	o.mode = -1;
 	o.timeout_ms = 5000;
 	parse_cmd(&argp, argc, argv, &o, ctx);
@@ -231,7 +257,11 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	for (uint32_t i = 0; i < o.nassign; i++)
 		o.receivers[o.assign_q[i]] = (uint16_t)o.assign_b[i];
 	o.g.receivers = o.receivers;
-	if ((err = smq_layout_size(&o.g, sizeof(o.g), &bytes)))
+	memset(o.senders, 0, sizeof(o.senders));
+	for (uint32_t i = 0; i < o.nsets; i++)
+		o.senders[o.set_q[i]] = o.set_mask[i];
+	struct smq_shape shape = { o.g, o.nsets ? o.senders : NULL };
+	if ((err = smq_shape_size(&shape, sizeof(shape), &bytes)))
 		return say_error("a window of %u boards, %u queues, %u entries of %u "
 			     "bytes is too large", o.g.boards, o.g.queues,
 			     o.g.entries, o.g.entry_size);
@@ -243,12 +273,11 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	if (err)
 		return open_error(ctx, err);
 	smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, o.timeout_ms);
-	if (attached_boards(w, list, sizeof(list)) && !o.force) {
-		smq_close(w);
-		return say_error("boards are attached to %s: %s; stop them first or "
-			     "use --force", window_spec(ctx), list);
-	}
-	err = smq_init(w, &o.g, sizeof(o.g));
+	err = smq_init_shape(w, &shape, sizeof(shape));
+	/* processes of another host at work, not judged yet: judged after a
+	 * second look (a process only waiting in sync is not at work) */
+	if (err == -SMQ_EATWORK && at_work_unknown(w, -1))
+		err = smq_init_shape(w, &shape, sizeof(shape));
 	if (err) {
 		struct smq_window_info before;
 		int rc;
@@ -261,7 +290,8 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		else if (err == -SMQ_ENOTWINDOW)
 			rc = not_a_window(ctx, &before);
 		else  /* it reads who holds the window through w */
-			rc = maint_error(ctx, w, "init", err, o.timeout_ms);
+			rc = maint_error(ctx, w, "init", -1, err,
+					 o.timeout_ms);
 		smq_close(w);
 		return rc;
 	}

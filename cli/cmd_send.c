@@ -74,6 +74,30 @@ static int read_all(FILE *f, size_t limit, char **buf, size_t *len)
 	return 0;
 }
 
+/* What a sender meeting a full queue should know of its receiver. */
+static const char *receiver_says(const struct smq_queue_info *qi)
+{
+	static char buf[96];
+
+	switch (qi->receiver_state) {
+	case SMQ_RECEIVER_NONE:
+		return "no receiver has it open";
+	case SMQ_RECEIVER_DEAD:
+		snprintf(buf, sizeof(buf), "its receiver, pid %u, died with it "
+			 "open", qi->receiver_pid);
+		return buf;
+	case SMQ_RECEIVER_AWAY:
+		snprintf(buf, sizeof(buf), "its receiver, pid %u, is not taking "
+			 "messages: between calls", qi->receiver_pid);
+		return buf;
+	case SMQ_RECEIVER_WAITING:
+		return "its receiver is taking messages more slowly than they "
+		       "come";
+	default:
+		return "is its receiver running?";
+	}
+}
+
 static int run(int argc, char **argv, struct ctx *ctx)
 {
 	struct send_opts o = { 0, 1000, NULL, NULL };
@@ -125,13 +149,25 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		smq_queue_close(q);
 	}
 	free(data);
+	struct smq_queue_info qi;
+	memset(&qi, 0, sizeof(qi));
+	if (err)
+		smq_queue_info(w, o.queue, &qi, sizeof(qi));
 	smq_close(w);
 	if (err == -EAGAIN || err == -ETIMEDOUT) {
 		fprintf(stderr, "smqctl: queue %u is full: no room after ",
 			o.queue);
 		print_duration(stderr, o.timeout_ms);
-		fputs(" (is its receiver running?)\n", stderr);
+		fprintf(stderr, " (%s)\n", receiver_says(&qi));
 		return 1;
+	}
+	if (err == -SMQ_ENOTSENDER) {
+		char set[200];
+		return say_error("send: board %u is not among the senders of queue "
+			     "%u (%s): only they have a lane in it (smqctl init "
+			     "--senders)", ctx->board, o.queue,
+			     board_set(qi.senders, wi.geometry.boards, set,
+				       sizeof(set)));
 	}
 	if (err)
 		return window_error(ctx, "send", err);

@@ -112,15 +112,17 @@ static void print_arrivals(struct ctx *ctx, struct smq_window *w,
 }
 
 /* Boards that announced themselves under this generation and whose
- * process is gone: they will never be ready. */
+ * processes died since (the library's judgement): they will not be ready
+ * unless a new process announces them. */
 static uint64_t dead_boards(struct smq_window *w, unsigned boards)
 {
 	uint64_t dead = 0;
 
 	for (unsigned b = 0; b < boards; b++) {
 		struct smq_board_info bi;
-		if (!smq_board_info(w, b, &bi, sizeof(bi)) && bi.state != SMQ_BOARD_ABSENT &&
-		    bi.alive == 0)
+		if (!smq_board_info(w, b, &bi, sizeof(bi)) &&
+		    bi.state != SMQ_BOARD_ABSENT &&
+		    bi.activity == SMQ_ACTIVITY_DEAD)
 			dead |= 1ull << b;
 	}
 	return dead;
@@ -141,13 +143,63 @@ static int report_dead(uint64_t dead, struct smq_window *w)
 		     first, bi.pid, text_safe(bi.host, host, sizeof(host)));
 }
 
+/* Why each of the pending boards is not counted: never announced, or
+ * announced on another host whose heartbeat this sync has not yet seen
+ * move (it cannot tell a live board from a dead one there before). */
+static void print_missing(struct smq_window *w, uint64_t pending)
+{
+	char list[256];
+	uint64_t unknown = 0;
+
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
+		struct smq_board_info bi;
+		if ((pending >> b & 1) && !smq_board_info(w, b, &bi, sizeof(bi)) &&
+		    bi.state != SMQ_BOARD_ABSENT &&
+		    bi.activity == SMQ_ACTIVITY_UNKNOWN)
+			unknown |= 1ull << b;
+	}
+	if (pending & ~unknown)
+		fprintf(stderr, ": board%s %s never announced %s",
+			__builtin_popcountll(pending & ~unknown) == 1 ? "" : "s",
+			board_list(pending & ~unknown, list, sizeof(list)),
+			__builtin_popcountll(pending & ~unknown) == 1 ? "itself"
+								      : "themselves");
+	if (unknown)
+		fprintf(stderr, "%s board%s %s announced on another host, but "
+			"%s heartbeat has not been seen to move (alive or "
+			"not: not known yet)", pending & ~unknown ? ";" : ":",
+			__builtin_popcountll(unknown) == 1 ? "" : "s",
+			board_list(unknown, list, sizeof(list)),
+			__builtin_popcountll(unknown) == 1 ? "its" : "their");
+	fputc('\n', stderr);
+}
+
+/* A second process announcing a board whose announcer lives. */
+static int announcer_busy(struct ctx *ctx, struct smq_window *w)
+{
+	struct smq_holdout h;
+	char host[80];
+
+	smq_holdout(w, &h, sizeof(h));
+	smq_close(w);
+	return say_error("sync: board %u is being announced by pid %u on %s "
+		     "(another smqctl sync?): one process announces a board",
+		     ctx->board, h.pid, text_safe(h.host, host, sizeof(host)));
+}
+
+/* The flags of one slice of a sync: the board stays announced between
+ * slices, and takes its announcement back only if the last one fails. */
+static unsigned slice_flags(int64_t deadline, int slice)
+{
+	return deadline < 0 || deadline - now_ms() > slice ? SMQ_SYNC_STAY : 0;
+}
+
 static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 		       int64_t deadline)
 {
 	struct smq_window *w;
 	struct smq_window_info wi;
 	uint64_t pending, before;
-	char list[256];
 	int err;
 
 	if (open_window(ctx, 0, &w))
@@ -159,7 +211,10 @@ static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 		int slice = remaining(deadline);
 		if (slice < 0 || slice > o->interval_ms)
 			slice = o->interval_ms;
-		err = smq_synchronize(w, 0, slice, o->interval_ms, &pending);
+		err = smq_synchronize(w, slice_flags(deadline, slice), slice,
+				      o->interval_ms, &pending);
+		if (err == -EBUSY)
+			return announcer_busy(ctx, w);
 		if (err && err != -ETIMEDOUT)
 			break;
 		if (err == 0)
@@ -181,14 +236,10 @@ static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 			return 0;
 		}
 		if (deadline >= 0 && now_ms() >= deadline) {
-			smq_close(w);
 			fprintf(stderr, "smqctl: sync timed out after ");
 			print_duration(stderr, o->timeout_ms);
-			fprintf(stderr, ": board%s %s never announced %s\n",
-				__builtin_popcountll(pending) == 1 ? "" : "s",
-				board_list(pending, list, sizeof(list)),
-				__builtin_popcountll(pending) == 1 ? "itself"
-								   : "themselves");
+			print_missing(w, pending);
+			smq_close(w);
 			return 1;
 		}
 	}
@@ -292,8 +343,12 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 						"generation %" PRIu64 ")\n", ctx->board,
 						window_spec(ctx), older);
 				told = told || flags;
-				err = smq_synchronize(w, flags, slice,
-						      o->interval_ms, &pending);
+				err = smq_synchronize(w, flags |
+						      slice_flags(deadline, slice),
+						      slice, o->interval_ms,
+						      &pending);
+				if (err == -EBUSY && !flags)
+					return announcer_busy(ctx, w);
 				if (err != -ETIMEDOUT ||
 				    (deadline >= 0 && now_ms() >= deadline))
 					break;

@@ -11,12 +11,18 @@ void json_open(struct json *j, FILE *f)
 	j->first[0] = true;
 }
 
+void json_open_line(struct json *j, FILE *f)
+{
+	json_open(j, f);
+	j->line = true;
+}
+
 static void json_key(struct json *j, const char *key)
 {
 	if (!j->first[j->depth])
-		fputc(',', j->f);
+		fputs(j->line ? ", " : ",", j->f);
 	j->first[j->depth] = false;
-	if (j->depth)
+	if (j->depth && !j->line)
 		fprintf(j->f, "\n%*s", 2 * j->depth, "");
 	if (key) {
 		fputc('"', j->f);
@@ -53,7 +59,7 @@ void json_end(struct json *j, char brace)
 {
 	bool empty = j->first[j->depth];
 	j->depth--;
-	if (!empty)
+	if (!empty && !j->line)
 		fprintf(j->f, "\n%*s", 2 * j->depth, "");
 	fputc(brace, j->f);
 }

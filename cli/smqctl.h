@@ -73,10 +73,32 @@ const char *human_bytes(uint64_t n, char buf[32]);
 /* s with control characters and bytes over 0x7e shown as \xNN: text a
  * window holds (host names) never drives the terminal. */
 const char *text_safe(const char *s, char *buf, size_t n);
-/* Explains why init or clear on w failed with err: a board that held on,
- * another maintenance, or window_error()'s words; returns 1. */
+/* words.c: the names of the library's states and judgements, the same in
+ * every command */
+const char *sys_state_word(unsigned s);
+const char *board_state_word(unsigned s);
+const char *bell_kind_word(unsigned k);
+const char *alive_word(int alive);
+const char *activity_word(int activity);   /* "at rest", "at work"... */
+const char *activity_key(int activity);    /* one word: "none", "working" */
+const char *receiver_word(int state);      /* "waiting", "dead"... */
+const char *board_condition(const struct smq_board_info *bi, char *buf,
+			    size_t n);
+const char *board_set(uint64_t mask, unsigned boards, char *buf, size_t n);
+const char *fault_kind_key(int kind);      /* "at_most"... */
+const char *fault_kind_words(int kind);    /* "at most"... */
+
+/* Explains why init or clear on w (of queue, or every queue: -1) failed
+ * with err: processes at work there, a board that held on, another
+ * maintenance, or window_error()'s words; returns 1. */
 int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
-		int err, int timeout_ms);
+		int queue, int err, int timeout_ms);
+/* The library judges liveness on another host by two looks this far
+ * apart: a command that must know waits this long once. */
+#define LIVENESS_LOOK_MS (SMQ_HEARTBEAT_TIMEOUT_MS + 100)
+/* init and clear: -SMQ_EATWORK with only processes of another host not
+ * judged yet: 1, after waiting for the second look (then try again). */
+int at_work_unknown(struct smq_window *w, int queue);
 /* Explains a fault smq_validate() found in the window; returns 1. */
 int fault_error(struct ctx *ctx, int err, const struct smq_fault *f);
 
@@ -95,8 +117,10 @@ struct json {
 	FILE *f;
 	int depth;
 	bool first[16];
+	bool line;              /* all on one line (JSON lines) */
 };
 void json_open(struct json *j, FILE *f);
+void json_open_line(struct json *j, FILE *f);
 void json_begin(struct json *j, const char *key, char brace);
 void json_end(struct json *j, char brace);
 void json_str(struct json *j, const char *key, const char *val);
@@ -112,5 +136,6 @@ extern const struct cmd cmd_init, cmd_clear, cmd_sync, cmd_dump, cmd_send,
 	cmd_recv, cmd_pingpong, cmd_bench, cmd_top, cmd_probe, cmd_model;
 extern const struct cmd cmd_server;
 extern const struct cmd cmd_metrics;
+extern const struct cmd cmd_events;
 
 #endif

@@ -5,13 +5,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 #include "smqctl.h"
-
-static const char *limit_words(int kind)
-{
-	return kind == SMQ_FAULT_AT_MOST ? "at most"
-	       : kind == SMQ_FAULT_AT_LEAST ? "at least" : "expected";
-}
 
 /* The magic found and the one expected, as the bytes they are. */
 static int magic_error(const char *spec, const struct smq_fault *f)
@@ -52,10 +47,21 @@ int fault_error(struct ctx *ctx, int err, const struct smq_fault *f)
 		return say_error("window %s is too small: its geometry needs %" PRIu64
 			     " bytes (truncated?)", spec, f->limit);
 	case SMQ_EVERSION:
-		return say_error("window %s: %s: field version at offset %#" PRIx64
-			     " holds %" PRIu64 " (this smqctl reads version %"
-			     PRIu64 ")", spec, smq_strerror(err), f->offset,
-			     f->value, f->limit);
+		return say_error("window %s has format version %" PRIu64 "; this "
+			     "smqctl reads version %" PRIu64 " (field version at "
+			     "offset %#" PRIx64 ").  %s", spec, f->value, f->limit,
+			     f->offset, f->value < f->limit
+			     ? "To upgrade: stop every process attached to it, "
+			       "then run smqctl init --force on board 0 (queued "
+			       "messages are not carried over; see smqctl(1), "
+			       "UPGRADING)"
+			     : "A newer smq formatted it: use that version");
+	case SMQ_EFEATURE:
+		return say_error("window %s uses an incompatible feature this smqctl "
+			     "does not know (bit %#" PRIx64 " of field "
+			     "features_incompat at offset %#" PRIx64 "; it knows "
+			     "%#" PRIx64 "): a newer smq formatted it, use that "
+			     "version", spec, f->value, f->offset, f->limit);
 	case SMQ_ECHECKSUM:
 		return say_error("window %s: %s: field checksum at offset %#" PRIx64
 			     " holds %#" PRIx64 ", the geometry sums to %#" PRIx64,
@@ -65,7 +71,7 @@ int fault_error(struct ctx *ctx, int err, const struct smq_fault *f)
 		return say_error("window %s: %s: field %s at offset %#" PRIx64
 			     " holds %" PRIu64 " (%s %" PRIu64 ")", spec,
 			     smq_strerror(err), f->field, f->offset, f->value,
-			     limit_words(f->kind), f->limit);
+			     fault_kind_words(f->kind), f->limit);
 	}
 }
 
@@ -86,12 +92,80 @@ static int explain_fault(struct ctx *ctx, int err)
 	return fault_error(ctx, verr, &f);
 }
 
+/* The processes of other pids at work on queue (every queue: -1), as
+ * smq_workers() names them; returns how many, up to max in list. */
+static int workers_on(struct smq_window *w, int queue,
+		      struct smq_worker *list, int max)
+{
+	struct smq_worker all[128];
+	int n = smq_workers(w, all, 128, sizeof(all[0])), k = 0;
+
+	for (int i = 0; i < n && i < 128; i++)
+		if (all[i].role && all[i].pid != (uint32_t)getpid() &&
+		    (queue < 0 || all[i].queue == (uint32_t)queue) && k < max)
+			list[k++] = all[i];
+	return k;
+}
+
+int at_work_unknown(struct smq_window *w, int queue)
+{
+	struct smq_worker list[32];
+	int n = workers_on(w, queue, list, 32);
+
+	for (int i = 0; i < n; i++)
+		if (list[i].alive > 0)
+			return 0;
+	if (!n)
+		return 0;
+	usleep(LIVENESS_LOOK_MS * 1000);
+	return 1;
+}
+
+/* Who is at work on what init or clear would empty: every process, its
+ * board, host and what it has open. */
+static int at_work_error(struct smq_window *w, const char *what, int queue)
+{
+	struct smq_worker list[32];
+	struct smq_holdout h;
+	int n = workers_on(w, queue, list, 32);
+	char host[80];
+
+	fflush(stdout);
+	fprintf(stderr, "smqctl: %s: processes are at work on ", what);
+	if (queue < 0)
+		fprintf(stderr, "the window");
+	else
+		fprintf(stderr, "queue %d", queue);
+	if (!n) {
+		/* a receiver whose claim outlived its handle's mark */
+		smq_holdout(w, &h, sizeof(h));
+		fprintf(stderr, ": board %u pid %u%s%s", h.board, h.pid,
+			h.host[0] ? " on " : "",
+			text_safe(h.host, host, sizeof(host)));
+	}
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "%s board %u pid %u%s%s (%s of queue %u%s%s)",
+			i ? ";" : ":", list[i].board, list[i].pid,
+			list[i].host[0] ? " on " : "",
+			text_safe(list[i].host, host, sizeof(host)),
+			list[i].role == SMQ_RECEIVER ? "receiver" : "sender",
+			list[i].queue, list[i].in_call ? ", in a call" : "",
+			list[i].alive < 0 ? ", another host: alive or not, "
+			"not known" : "");
+	fprintf(stderr, ".  %s would empty %s under %s: stop %s first, or "
+		"--force\n", what, queue < 0 ? "every queue" : "the queue",
+		n > 1 ? "them" : "it", n > 1 ? "them" : "it");
+	return 1;
+}
+
 int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
-		int err, int timeout_ms)
+		int queue, int err, int timeout_ms)
 {
 	struct smq_holdout h;
 	char host[80];
 
+	if (err == -SMQ_EATWORK)
+		return at_work_error(w, what, queue);
 	smq_holdout(w, &h, sizeof(h));
 	text_safe(h.host, host, sizeof(host));
 	if (err == -SMQ_EHELD) {
@@ -159,7 +233,7 @@ int window_error(struct ctx *ctx, const char *what, int err)
 	case SMQ_EUNFORMATTED:
 		return say_error("window %s is not formatted (run smqctl init on "
 			     "board 0)", spec);
-	case SMQ_EMAGIC: case SMQ_EVERSION: case SMQ_ECHECKSUM:
+	case SMQ_EMAGIC: case SMQ_EVERSION: case SMQ_ECHECKSUM: case SMQ_EFEATURE:
 	case SMQ_EGEOMETRY: case SMQ_ETOOSMALL: case SMQ_ECORRUPT:
 	case SMQ_ESIGNATURE: case SMQ_EINCOMPLETE:
 		return explain_fault(ctx, err);

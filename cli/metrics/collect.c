@@ -13,7 +13,6 @@
 #define READ_TRIES 10
 /* As dump: a heartbeat of another host seen once is watched until it
  * moves or the heartbeat timeout passes without a move. */
-#define LIVENESS_LOOK_MS (SMQ_HEARTBEAT_TIMEOUT_MS + 100)
 #define LIVENESS_STEP_MS 100
 
 static void nap_ms(int ms)
@@ -133,7 +132,10 @@ void metrics_settle(struct metrics_src *m)
 	     waited += LIVENESS_STEP_MS) {
 		bool unknown = false;
 		for (unsigned b = 0; b < m->nboards; b++)
-			unknown |= m->boards[b].alive < 0;
+			unknown |= m->boards[b].activity == SMQ_ACTIVITY_UNKNOWN;
+		for (unsigned q = 0; q < m->nqueues; q++)
+			unknown |= m->queues[q].receiver_state ==
+				   SMQ_RECEIVER_UNKNOWN;
 		if (!unknown)
 			return;
 		nap_ms(LIVENESS_STEP_MS);

@@ -99,15 +99,6 @@ static void sample(struct mbuf *b, const struct metrics_src *m,
 	mbuf_printf(b, "\"");
 }
 
-static const char *const sys_states[] = { "formatting", "formatted", "ready" };
-static const char *const board_states[] = { "absent", "initialized", "ready" };
-static const char *const bell_kinds[] = { "none", "futex", "ivshmem" };
-
-static const char *word(const char *const *names, unsigned v)
-{
-	return v <= 2 ? names[v] : "unknown";
-}
-
 /* ---- the window ---- */
 
 static void window_gauge(struct mbuf *b, const struct metrics_src *m,
@@ -143,12 +134,12 @@ static void window_families(struct mbuf *b, const struct metrics_src *m)
 	       "ready), 0 for the others.");
 	for (unsigned s = 0; s < 3; s++) {
 		sample(b, m, "smq_window_system_state");
-		mbuf_printf(b, ",state=\"%s\"} %d\n", sys_states[s],
+		mbuf_printf(b, ",state=\"%s\"} %d\n", sys_state_word(s),
 			    wi->system_state == s);
 	}
 	window_gauge(b, m, "smq_window_maintenance", "1 while an init or "
-		     "clear is under way or was left unfinished, else 0.",
-		     wi->maint_phase != 0);
+		     "clear (of the window or of one queue) is under way or was "
+		     "left unfinished, else 0.", wi->maint_phase != 0);
 	family(b, "smq_window_formatted_timestamp_seconds", "gauge", "When "
 	       "the last init or clear formatted the window (Unix time, on "
 	       "the clock of the host that ran it).");
@@ -180,7 +171,7 @@ static void board_info_family(struct mbuf *b, const struct metrics_src *m)
 		mbuf_printf(b, ",host=\"");
 		label_value(b, bi->host);
 		mbuf_printf(b, "\",doorbell=\"%s\"} 1\n",
-			    word(bell_kinds, bi->doorbell.kind));
+			    bell_kind_word(bi->doorbell.kind));
 	}
 }
 
@@ -193,12 +184,43 @@ static void board_families(struct mbuf *b, const struct metrics_src *m)
 	for (unsigned i = 0; i < m->nboards; i++)
 		for (unsigned s = 0; s < 3; s++) {
 			board_sample(b, m, "smq_board_state", i);
-			mbuf_printf(b, ",state=\"%s\"} %d\n", board_states[s],
-				    m->boards[i].state == s);
+			mbuf_printf(b, ",state=\"%s\"} %d\n",
+				    board_state_word(s), m->boards[i].state == s);
 		}
-	family(b, "smq_board_alive", "gauge", "1 if the board is alive (its "
-	       "heartbeat moves, or on this host its process lives), 0 if "
-	       "not; absent while that is not known yet.");
+	family(b, "smq_board_activity", "gauge", "What the board's processes "
+	       "do: 1 for the one judged (none: no process attached, at rest; "
+	       "attached; working: a queue open; dead: processes died without "
+	       "closing; unknown: another host, not watched long enough), 0 "
+	       "for the others.");
+	for (unsigned i = 0; i < m->nboards; i++)
+		for (int a = SMQ_ACTIVITY_UNKNOWN; a <= SMQ_ACTIVITY_DEAD; a++) {
+			board_sample(b, m, "smq_board_activity", i);
+			mbuf_printf(b, ",activity=\"%s\"} %d\n",
+				    activity_key(a), m->boards[i].activity == a);
+		}
+	family(b, "smq_board_handles", "gauge", "Handles the board's "
+	       "processes have open, but those of processes that died.");
+	for (unsigned i = 0; i < m->nboards; i++) {
+		board_sample(b, m, "smq_board_handles", i);
+		mbuf_printf(b, "} %u\n", m->boards[i].handles);
+	}
+	family(b, "smq_board_dead_handles", "gauge", "Handles left open by "
+	       "processes of the board that died (not yet freed).");
+	for (unsigned i = 0; i < m->nboards; i++) {
+		board_sample(b, m, "smq_board_dead_handles", i);
+		mbuf_printf(b, "} %u\n", m->boards[i].dead_handles);
+	}
+	family(b, "smq_board_announcements_total", "counter", "Times the "
+	       "board announced itself (smqctl sync) since the window was "
+	       "last formatted.");
+	for (unsigned i = 0; i < m->nboards; i++) {
+		board_sample(b, m, "smq_board_announcements_total", i);
+		mbuf_printf(b, "} %u\n", m->boards[i].announces);
+	}
+	family(b, "smq_board_alive", "gauge", "1 if a process of the board "
+	       "lives (on this host by its pid, on another by its heartbeat), "
+	       "0 if none does (none attached, or all died); absent while "
+	       "that is not known yet.");
 	for (unsigned i = 0; i < m->nboards; i++)
 		if (m->boards[i].alive >= 0) {
 			board_sample(b, m, "smq_board_alive", i);
@@ -252,6 +274,9 @@ static const struct queue_family {
 	{ "smq_queue_full_waits_total", "counter",
 	  "Sends that met a full ring and waited (one per send, however "
 	  "long).", QF(full_waits) },
+	{ "smq_queue_full_refusals_total", "counter",
+	  "Sends that met a full ring and were not to wait (a timeout of 0): "
+	  "refused at once.", QF(full_refusals) },
 	{ "smq_queue_receiver_sleeps_total", "counter",
 	  "Times the receiver went to sleep waiting for a message.",
 	  QF(sleeps) },
@@ -265,6 +290,12 @@ static const struct queue_family {
 	{ "smq_queue_capacity_messages", "gauge",
 	  "Entries of one lane (one per sending board): a lane holding this "
 	  "many is full.", QF(capacity) },
+	{ "smq_queue_receiver_opens_total", "counter",
+	  "Receivers that opened the queue since it was last cleared.",
+	  QF(receiver_opens) },
+	{ "smq_queue_receiver_takeovers_total", "counter",
+	  "Receivers that opened the queue in the place of one that had died "
+	  "with it open.", QF(receiver_takeovers) },
 };
 
 static void queue_sample(struct mbuf *b, const struct metrics_src *m,
@@ -293,9 +324,21 @@ static void queue_families(struct mbuf *b, const struct metrics_src *m)
 			mbuf_printf(b, "} %" PRIu64 "\n", v);
 		}
 	}
+	family(b, "smq_queue_receiver_state", "gauge", "The queue's receiver: "
+	       "1 for its state (none; waiting in a receive call; away: open "
+	       "and alive, between calls; dead: its process died with the "
+	       "queue open; unknown: another host, not watched long enough), "
+	       "0 for the others.");
+	for (unsigned q = 0; q < m->nqueues; q++)
+		for (int r = SMQ_RECEIVER_UNKNOWN; r <= SMQ_RECEIVER_DEAD; r++) {
+			queue_sample(b, m, "smq_queue_receiver_state", q);
+			mbuf_printf(b, ",state=\"%s\"} %d\n",
+				    receiver_word(r),
+				    m->queues[q].receiver_state == r);
+		}
 	family(b, "smq_queue_receiver_alive", "gauge", "1 if a live receiver "
-	       "has the queue open, 0 if none has; absent when the receiver "
-	       "is on another host.");
+	       "has the queue open, 0 if none has or it died; absent while "
+	       "that is not known yet (a receiver on another host).");
 	for (unsigned q = 0; q < m->nqueues; q++)
 		if (m->queues[q].receiver_alive >= 0) {
 			queue_sample(b, m, "smq_queue_receiver_alive", q);

@@ -5,9 +5,6 @@
 #include <time.h>
 #include "top.h"
 
-const char *const sys_states[] = { "formatting", "formatted", "ready" };
-const char *const board_states[] = { "absent", "initialized", "ready" };
-
 static const char *fmt_rate(double r, bool valid, char buf[24])
 {
 	if (!valid)
@@ -50,32 +47,28 @@ void header_text(const struct snap *s, const char *timefmt, char *buf,
 	snprintf(buf, n, "%s  %s  generation %" PRIu64 "  system %s  %u "
 		 "boards, %u queues, %u entries of %u B",
 		 fmt_time(s->real_ns, timefmt, when), wi->name, wi->generation,
-		 wi->system_state <= 2 ? sys_states[wi->system_state] : "?",
+		 sys_state_word(wi->system_state),
 		 wi->geometry.boards, wi->geometry.queues, wi->geometry.entries,
 		 wi->geometry.entry_size);
 }
 
 void board_head(char *buf, size_t n)
 {
-	snprintf(buf, n, "%5s %-11s %8s %-16s %10s %-7s %s", "BOARD", "STATE",
-		 "PID", "HOST", "MOVED", "ALIVE", "DOORBELL");
-}
-
-const char *alive_word(int alive)
-{
-	return alive > 0 ? "yes" : alive == 0 ? "no" : "unknown";
+	snprintf(buf, n, "%5s %-11s %-8s %8s %-16s %10s %s", "BOARD", "STATE",
+		 "ACTIVITY", "PID", "HOST", "MOVED", "DOORBELL");
 }
 
 void board_text(const struct snap *s, unsigned b, char *buf, size_t n)
 {
 	const struct smq_board_info *bi = &s->boards[b];
-	const char *state = bi->state <= 2 ? board_states[bi->state] : "?";
+	const char *state = board_state_word(bi->state);
+	const char *act = activity_word(bi->activity);
 	char age[32] = "-", host[80], bell[24] = "-";
 
 	/* like dump: a board at work without having announced itself has a
 	 * pid and a heartbeat but no state */
 	if (!bi->pid) {
-		snprintf(buf, n, "%5u %-11s %8s %-16s %10s %-7s %s", b, state, "-",
+		snprintf(buf, n, "%5u %-11s %-8s %8s %-16s %10s %s", b, state, act,
 			 "-", "-", "-", "-");
 		return;
 	}
@@ -83,13 +76,12 @@ void board_text(const struct snap *s, unsigned b, char *buf, size_t n)
 	if (bi->heartbeat_age_ms >= 0)
 		snprintf(age, sizeof(age), "%.1fs ago",
 			 (double)bi->heartbeat_age_ms / 1000);
-	if (bi->doorbell.kind == 2)
+	if (bi->doorbell.kind == SMQ_BELL_IVSHMEM)
 		snprintf(bell, sizeof(bell), "ivshmem %u", bi->doorbell.peer);
-	else if (bi->doorbell.kind == 1)
+	else if (bi->doorbell.kind == SMQ_BELL_FUTEX)
 		snprintf(bell, sizeof(bell), "futex");
-	snprintf(buf, n, "%5u %-11s %8u %-16.16s %10s %-7s %s", b, state,
-		 bi->pid, text_safe(bi->host, host, sizeof(host)), age,
-		 alive_word(bi->alive), bell);
+	snprintf(buf, n, "%5u %-11s %-8s %8u %-16.16s %10s %s", b, state, act,
+		 bi->pid, text_safe(bi->host, host, sizeof(host)), age, bell);
 }
 
 /* The fill bar takes what the terminal leaves; 0: no terminal. */
@@ -101,9 +93,9 @@ int bar_width(int cols)
 
 void queue_head(int barw, char *buf, size_t n)
 {
-	snprintf(buf, n, "%5s %-7s %-5s %-*s %9s %9s %9s %8s %12s %12s", "QUEUE",
-		 "RCVR", "SLEEP", barw + 2 + 1 + 11, "FILL", "MSGS/S", "MB/S",
-		 "BELLS/S", "FULL/S", "SENT", "RECEIVED");
+	snprintf(buf, n, "%5s %-4s %-8s %-*s %9s %9s %9s %8s %12s %12s",
+		 "QUEUE", "RCVR", "RECEIVER", barw + 2 + 1 + 11, "FILL", "MSGS/S",
+		 "MB/S", "BELLS/S", "FULL/S", "SENT", "RECEIVED");
 }
 
 void queue_text(const struct viewer *v, unsigned q, int barw, char *buf,
@@ -116,8 +108,7 @@ void queue_text(const struct viewer *v, unsigned q, int barw, char *buf,
 	int full = 0;
 
 	/* diagnostic queues are marked: measurements run there */
-	snprintf(rcv, sizeof(rcv), "%u%s%s", qi->receiver,
-		 qi->receiver_pid ? "" : " (-)",
+	snprintf(rcv, sizeof(rcv), "%u%s", qi->receiver,
 		 qi->flags & SMQ_QUEUE_DIAGNOSTIC ? " d" : "");
 	if (qi->capacity)  /* rounded up: a queue that holds any shows it */
 		full = (int)((qi->fill * (uint64_t)barw + qi->capacity - 1) /
@@ -131,9 +122,10 @@ void queue_text(const struct viewer *v, unsigned q, int barw, char *buf,
 	bar[barw + 2] = 0;
 	snprintf(fill, sizeof(fill), "%" PRIu64 "/%" PRIu64, qi->fill,
 		 qi->capacity);
-	snprintf(buf, n, "%5u %-7s %-5s %s %11s %9s %9s %9s %8s %12" PRIu64
+	snprintf(buf, n, "%5u %-4s %-8s %s %11s %9s %9s %9s %8s %12" PRIu64
 		 " %12" PRIu64, q, rcv,
-		 qi->sleeping ? "yes" : qi->receiver_pid ? "no" : "-", bar, fill,
+		 qi->receiver_state == SMQ_RECEIVER_WAITING && qi->sleeping
+		 ? "asleep" : receiver_word(qi->receiver_state), bar, fill,
 		 fmt_rate(r->msgs, ok, a), fmt_mb(r->bytes, ok, b),
 		 fmt_rate(r->doorbells, ok, c), fmt_rate(r->full_waits, ok, d),
 		 qi->sent, qi->received);
@@ -144,18 +136,22 @@ void rates_text(const struct viewer *v, char *buf, size_t n)
 	const struct snap *s = v->cur;
 	const struct rate *r = &v->tot.rate;
 	bool ok = v->show_rates;
-	unsigned receivers = 0, sleeping = 0;
-	char a[24], b[24], c[24], d[24];
+	unsigned receivers = 0, sleeping = 0, dead = 0;
+	char a[24], b[24], c[24], d[24], e[32] = "";
 
 	for (unsigned q = 0; q < s->nqueues; q++) {
-		receivers += s->queues[q].receiver_pid != 0;
-		sleeping += s->queues[q].sleeping != 0;
+		int st = s->queues[q].receiver_state;
+		receivers += st == SMQ_RECEIVER_WAITING || st == SMQ_RECEIVER_AWAY;
+		sleeping += st == SMQ_RECEIVER_WAITING && s->queues[q].sleeping;
+		dead += st == SMQ_RECEIVER_DEAD;
 	}
+	if (dead)
+		snprintf(e, sizeof(e), ", %u dead", dead);
 	snprintf(buf, n, "all queues: %s msgs/s, %s MB/s, %s doorbells/s, %s "
-		 "full waits/s; %u receivers, %u sleeping",
+		 "full waits/s; %u receivers, %u asleep%s",
 		 fmt_rate(r->msgs, ok, a), fmt_mb(r->bytes, ok, b),
 		 fmt_rate(r->doorbells, ok, c), fmt_rate(r->full_waits, ok, d),
-		 receivers, sleeping);
+		 receivers, sleeping, e);
 }
 
 void totals_text(const struct viewer *v, uint64_t now_mono, char *buf,

@@ -23,8 +23,7 @@ static void once_json(const struct viewer *v, double secs)
 	json_str(&j, "window", wi->name);
 	json_str(&j, "transport", wi->transport);
 	json_u64(&j, "generation", wi->generation);
-	json_str(&j, "system_state", wi->system_state <= 2
-		 ? sys_states[wi->system_state] : "?");
+	json_str(&j, "system_state", sys_state_word(wi->system_state));
 	json_u64(&j, "boards", wi->geometry.boards);
 	json_u64(&j, "queues", wi->geometry.queues);
 	json_u64(&j, "entries", wi->geometry.entries);
@@ -37,8 +36,8 @@ static void once_json(const struct viewer *v, double secs)
 		const struct smq_board_info *bi = &s->boards[b];
 		json_begin(&j, NULL, '{');
 		json_u64(&j, "board", b);
-		json_str(&j, "state", bi->state <= 2 ? board_states[bi->state]
-			 : "?");
+		json_str(&j, "state", board_state_word(bi->state));
+		json_str(&j, "activity", activity_key(bi->activity));
 		json_u64(&j, "pid", bi->pid);
 		json_str(&j, "host", bi->host);
 		json_u64(&j, "heartbeat", bi->heartbeat);
@@ -56,6 +55,8 @@ static void once_json(const struct viewer *v, double secs)
 		json_bool(&j, "diagnostic", qi->flags & SMQ_QUEUE_DIAGNOSTIC);
 		json_u64(&j, "receiver", qi->receiver);
 		json_u64(&j, "receiver_pid", qi->receiver_pid);
+		json_str(&j, "receiver_state",
+			 receiver_word(qi->receiver_state));
 		json_bool(&j, "sleeping", qi->sleeping);
 		json_u64(&j, "fill", qi->fill);
 		json_u64(&j, "capacity", qi->capacity);
@@ -117,10 +118,26 @@ static void once_text(const struct viewer *v, double secs)
 	puts(line);
 }
 
+/* A board or receiver of another host whose heartbeat top has not seen
+ * long enough to judge. */
+static bool snap_unknown(const struct snap *s)
+{
+	for (unsigned b = 0; b < s->nboards; b++)
+		if (s->boards[b].activity == SMQ_ACTIVITY_UNKNOWN)
+			return true;
+	for (unsigned q = 0; q < s->nqueues; q++)
+		if (s->queues[q].receiver_state == SMQ_RECEIVER_UNKNOWN)
+			return true;
+	return false;
+}
+
 int run_once(struct viewer *v)
 {
+	uint64_t first = 0;
+
 	/* a base, one interval, a second reading; again if the window was
-	 * re-initialised in between */
+	 * re-initialised in between, and again until what another host's
+	 * heartbeat says is known (for up to the heartbeat timeout) */
 	for (int tries = 0; tries < 10; tries++) {
 		int rc = take_frame(v);
 		if (rc < 0)
@@ -132,6 +149,14 @@ int run_once(struct viewer *v)
 				v->tot.since_real_ns = v->cur->real_ns;
 			}
 			sleep_ms(rc ? RETRY_MS : v->interval_ms);
+			continue;
+		}
+		if (!first)
+			first = v->next->mono_ns;
+		if (snap_unknown(v->cur) &&
+		    v->cur->mono_ns - first < LIVENESS_LOOK_MS * NS_PER_MS) {
+			tries--;
+			sleep_ms(v->interval_ms);
 			continue;
 		}
 		double secs = (double)(v->cur->mono_ns - v->next->mono_ns) / 1e9;

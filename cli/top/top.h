@@ -18,10 +18,6 @@
 #define RETRY_MS 200
 
 enum sort_key { SORT_QUEUE, SORT_MSGS, SORT_BYTES, SORT_FILL, SORT_KEYS };
-/* the words for smq_window_info's system_state and smq_board_info's
- * state */
-extern const char *const sys_states[3];
-extern const char *const board_states[3];
 
 /* ---- one reading of the window ---- */
 
@@ -96,7 +92,6 @@ int guarded_snap(struct smq_window *w, struct snap *s);
 void header_text(const struct snap *s, const char *timefmt, char *buf,
 		 size_t n);
 void board_head(char *buf, size_t n);
-const char *alive_word(int alive);
 void board_text(const struct snap *s, unsigned b, char *buf, size_t n);
 int bar_width(int cols);
 void queue_head(int barw, char *buf, size_t n);

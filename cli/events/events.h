@@ -1,0 +1,90 @@
+/* Events: what changed in a window between two looks, as the library
+ * judges it.  One engine for `smqctl events` and the event list of `top`.
+ *
+ * A look reads the window through a monitor (it never writes); the next
+ * look is compared with it.  An episode shorter than the time between two
+ * looks is not lost: the window's edge counters (a board's announces, a
+ * queue's receiver opens and takeovers, its full waits, its epoch, the
+ * generation) say how many there were; and a watcher that fell behind (a
+ * look far later than asked for) says so. */
+#ifndef SMQCTL_EVENTS_H
+#define SMQCTL_EVENTS_H
+
+#include "../smqctl.h"
+
+enum ev_type {
+	EV_GENERATION,          /* init or clear of every queue */
+	EV_QUEUE_CLEARED,       /* a clear of one queue (its epoch moved) */
+	EV_MAINTENANCE,         /* an init or clear began, or was left */
+	EV_BOARD_ANNOUNCED,
+	EV_BOARD_READY,
+	EV_BOARD_GONE,          /* every process closed: at rest */
+	EV_BOARD_DEAD,
+	EV_BOARD_REBOOTED,      /* its host's boot id changed */
+	EV_SYSTEM_READY,
+	EV_QUEUE_FULL,
+	EV_QUEUE_DRAINED,
+	EV_RECEIVER_ATTACHED,
+	EV_RECEIVER_GONE,       /* closed the queue */
+	EV_RECEIVER_DEAD,
+	EV_DOORBELL_UNANSWERED,
+	EV_WINDOW_UNREADABLE,   /* removed, or cannot be attached */
+	EV_WINDOW_READABLE,
+	EV_LAGGED,              /* the watcher fell behind */
+	EV_TYPES
+};
+
+struct event {
+	enum ev_type type;
+	uint64_t time_ns;       /* CLOCK_REALTIME of the look that saw it */
+	int board, queue;       /* -1: not about one */
+	uint32_t pid, old_pid;
+	uint64_t count;         /* episodes since the last look (>= 1) */
+	uint64_t from, to;      /* generation or epoch; a lag's ms and the
+				   interval's */
+	int err;                /* EV_WINDOW_UNREADABLE: why */
+	char host[64];
+};
+
+/* One look at the window. */
+struct ev_look {
+	bool ok;
+	struct smq_window_info wi;
+	unsigned nboards, nqueues;
+	struct smq_board_info *boards;
+	struct smq_queue_info *queues;
+	uint64_t mono_ns, real_ns;
+};
+
+struct ev_watch {
+	const char *spec;
+	struct smq_window *w;   /* a monitor */
+	struct ev_look looks[2], *prev, *cur;
+	bool *full;             /* [queues] a lane was full at the last look */
+	uint64_t *asleep_since; /* [queues] mono_ns a doorbell went unanswered
+				   from, 0 */
+	bool *unanswered;       /* [queues] said already for this episode */
+	unsigned cap;
+	int interval_ms;
+	int err;                /* of the last look */
+	bool said_unreadable;
+};
+
+/* The name of an event (one word, as JSON gives it) and the event as a
+ * sentence. */
+const char *event_name(enum ev_type t);
+void event_text(const struct event *e, char *buf, size_t n);
+/* One JSON line (no newline). */
+void event_json(const struct event *e, struct json *j);
+
+/* A watch of spec, looking every interval_ms (for lag detection). */
+int ev_watch_open(struct ev_watch *ew, const char *spec, int interval_ms);
+void ev_watch_close(struct ev_watch *ew);
+/* Looks once and calls fn for every event since the previous look, in a
+ * fixed order (window, boards, queues); the first look reports nothing
+ * but what is wrong already (a dead board, a dead receiver).  Returns 0
+ * or fn's first non-zero return. */
+int ev_watch_step(struct ev_watch *ew,
+		  int (*fn)(const struct event *e, void *arg), void *arg);
+
+#endif
