@@ -2,10 +2,54 @@
  * message is peeked, written, flushed, and only then taken from the queue,
  * so that a recv killed or failing to write leaves it for the next one. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "smqctl.h"
+
+/* A receive waits in slices this long at most, to see a signal: SIGINT,
+ * SIGTERM and SIGHUP end recv with its queue closed, so that it is not
+ * taken for a receiver that died. */
+#define SLICE_MS 500
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* smq_peek up to timeout_ms (SMQ_WAIT_FOREVER: no bound), in slices; a
+ * stop signal makes it -EINTR. */
+static int peek_sliced(struct smq_queue *q, const void **data, size_t *len,
+		       unsigned *from, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
+
+	for (;;) {
+		int slice = SLICE_MS;
+		if (deadline >= 0) {
+			int64_t left = deadline - mono_ms();
+			slice = left < SLICE_MS ? (int)(left > 0 ? left : 0)
+						: SLICE_MS;
+		}
+		if (stop_signal)
+			return -EINTR;
+		int err = smq_peek(q, data, len, from, slice);
+		if (err != -ETIMEDOUT && err != -EAGAIN)
+			return err;
+		if (deadline >= 0 && mono_ms() >= deadline)
+			return timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
+	}
+}
 
 enum recv_format { TEXT, HEX, NUL_FRAMED, RAW };
 
@@ -203,7 +247,7 @@ static int receive(struct ctx *ctx, const struct recv_opts *o,
 		const void *data;
 		size_t len;
 		unsigned from;
-		err = smq_peek(q, &data, &len, &from, o->timeout_ms);
+		err = peek_sliced(q, &data, &len, &from, o->timeout_ms);
 		if (err)
 			break;
 		if (o->format == NUL_FRAMED && !ctx->json && memchr(data, 0, len)) {
@@ -234,6 +278,8 @@ static int receive(struct ctx *ctx, const struct recv_opts *o,
 	}
 	if (rc) {
 		/* said above */
+	} else if (err == -EINTR) {
+		rc = 128 + stop_signal;  /* as if the signal had ended it */
 	} else if (err == -ETIMEDOUT || err == -EAGAIN) {
 		if (o->count) {
 			fprintf(stderr, "smqctl: no message on queue %d after ",
@@ -285,6 +331,12 @@ static int run(int argc, char **argv, struct ctx *ctx)
 				     o.queue, qi.receiver_pid);
 		return window_error(ctx, "recv", err);
 	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	int rc = receive(ctx, &o, q);
 	smq_queue_close(q);
 	smq_close(w);
