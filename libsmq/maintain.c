@@ -658,6 +658,9 @@ static int clear_one(struct smq_window *w, const struct smq_layout *l,
 	STORE(&sb->maint_queue, q + 1);
 	STORE(&sb->maint_from, LOAD(&sb->generation));
 	STORE(&sb->maint_phase, SMQ_MAINT_WAITING);
+	/* the phase before any epoch: whoever finds an epoch 0 or copies
+	 * that disagree finds the phase too */
+	w->map.order->publish();
 	set_epoch(w, l, q, 0);
 	w->map.order->full();
 	TEST_HOOK(SMQ_HOOK_MAINT_TOLD);
@@ -671,6 +674,8 @@ static int clear_one(struct smq_window *w, const struct smq_layout *l,
 	uint64_t epoch = LOAD(&sb->epoch_last) + 1;
 	STORE(&sb->epoch_last, epoch);
 	clear_queue(w, l, q, epoch);
+	/* every epoch before the phase comes down */
+	w->map.order->publish();
 	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
 	return 0;
 }
@@ -721,23 +726,28 @@ int smq_clear(struct smq_window *w, int queue)
 		smq_layout_free(&l);
 		return -EINVAL;
 	}
-	/* A maintenance whose process died left its phase: of the whole
-	 * window (its notices told), finished by clearing the whole window;
-	 * of one queue, by clearing that queue too. */
+	if ((err = maint_lock(w, true)))
+		goto out;
+	TEST_HOOK(SMQ_HOOK_MAINT_LOCKED);
+	/* Under the lock, so that no other finishes it meanwhile: a
+	 * maintenance whose process died left its phase: of the whole window
+	 * (its notices told), finished by clearing the whole window; of one
+	 * queue, by clearing that queue too. */
 	struct smq_sb *sb = sb_of(w);
 	uint32_t left = LOAD(&sb->maint_phase) != SMQ_MAINT_NONE
 			? LOAD(&sb->maint_queue) : 0;
 	bool whole = queue < 0 || notices_told(w, &l) ||
 		     (LOAD(&sb->maint_phase) != SMQ_MAINT_NONE && !left);
-	/* nobody at work on what it empties, unless forced */
+	/* nobody at work on what it empties, unless forced: refused, the
+	 * lock goes back, and what a dead one left stays for the next */
 	if (!w->map.force &&
 	    ((err = smq_check_at_work(w, &l, whole ? -1 : queue)) ||
 	     (left && left - 1 != (unsigned)queue &&
-	      (err = smq_check_at_work(w, &l, (int)left - 1)))))
+	      (err = smq_check_at_work(w, &l, (int)left - 1))))) {
+		w->map.order->publish();
+		STORE_REL(&sb->maint_owner, 0);
 		goto out;
-	if ((err = maint_lock(w, true)))
-		goto out;
-	TEST_HOOK(SMQ_HOOK_MAINT_LOCKED);
+	}
 	if (whole)
 		err = clear_all(w, &l);
 	else if (left && left - 1 != (unsigned)queue && left - 1 < l.queues &&

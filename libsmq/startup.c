@@ -96,6 +96,13 @@ static int announce(struct smq_window *w, bool claim)
 				       sizeof(w->holdout.host) - 1);
 				return -EBUSY;
 			}
+			/* a new process announcing in the place of one that
+			 * is gone: an announcement too */
+			if (holder && holder != w->tag)
+				FAR_STORE(s, struct smq_board_slot, announces,
+					  FAR_LOAD(w, SMQ_FAR_STARTUP, s,
+						   struct smq_board_slot,
+						   announces) + 1);
 			FAR_STORE(s, struct smq_board_slot, announcer, w->tag);
 		}
 		smq_beat(w);

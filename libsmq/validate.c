@@ -253,12 +253,12 @@ static int check_state(const struct smq_view *v, const struct smq_layout *l,
 		for (unsigned i = 0; i < SMQ_SLOTS; i++) {
 			const struct smq_handle_slot *h = &c->slot[i];
 			uint64_t hoff = coff + offsetof(struct smq_ctl, slot[i]);
-			if (LOAD(&h->kind) > SMQ_SLOT_QUEUE)
+			uint32_t kind = LOAD_ACQ(&h->kind);
+			if (kind > SMQ_SLOT_QUEUE)
 				return fault(f, SMQ_ECORRUPT, "handle.kind",
 					     hoff + offsetof(struct smq_handle_slot,
 							     kind),
-					     LOAD(&h->kind), SMQ_SLOT_QUEUE,
-					     AT_MOST);
+					     kind, SMQ_SLOT_QUEUE, AT_MOST);
 			if (LOAD(&h->role) > SMQ_RECEIVER)
 				return fault(f, SMQ_ECORRUPT, "handle.role",
 					     hoff + offsetof(struct smq_handle_slot,
@@ -266,7 +266,7 @@ static int check_state(const struct smq_view *v, const struct smq_layout *l,
 					     LOAD(&h->role), SMQ_RECEIVER, AT_MOST);
 			/* a stale handle keeps its mark, and the queue of
 			 * the layout it opened under */
-			if (LOAD(&h->kind) == SMQ_SLOT_QUEUE &&
+			if (kind == SMQ_SLOT_QUEUE &&
 			    LOAD(&h->generation) == gen &&
 			    LOAD(&h->queue) >= l->queues)
 				return fault(f, SMQ_ECORRUPT, "handle.queue",

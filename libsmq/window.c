@@ -92,12 +92,14 @@ struct smq_handle_slot *smq_slot_claim(struct smq_window *w,
 			continue;
 		STORE(&s->busy, 0);
 		STORE(&s->boot, w->boot);
-		STORE(&s->kind, (uint32_t)kind);
 		STORE(&s->queue, queue);
 		STORE(&s->role, role);
 		STORE(&s->generation, w->generation);
 		STORE(&s->flags, w->map.order->light ? SMQ_SLOT_LIGHT : 0u);
+		/* the kind last: a reader that sees a queue handle's kind sees
+		 * its queue and generation (validation judges them together) */
 		w->map.order->publish();
+		STORE_REL(&s->kind, (uint32_t)kind);
 		return s;
 	}
 	return NULL;

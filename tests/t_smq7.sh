@@ -290,24 +290,26 @@ static void arm_sleep(const struct smq_layout *l, unsigned q)
 	snprintf(s, sizeof(s), "bell(%u).doorbell read first: the value it "
 		 "sleeps on", q);
 	at(lay_bell(l, q), "", s);
+	/* how to wake it and who sleeps, in every lane, published before
+	 * the odd epoch that makes a sender read them */
 	for (unsigned k = 0; k < lay_lanes(l, q); k++) {
 		unsigned t = lay_lane_board(l, q, k);
+		uint64_t w = lay_lane_wake(l, t, q);
 		snprintf(s, sizeof(s), "lane_wake(%u, %u).bell := its doorbell "
 			 "address", t, q);
-		at(lay_lane_wake(l, t, q) +
-		   offsetof(struct smq_lane_wake, bell), "", s);
+		at(w + offsetof(struct smq_lane_wake, bell), "", s);
+		at(w + offsetof(struct smq_lane_wake, sleeper), "  ",
+		   "sleeper := its tag");
+		at(w + offsetof(struct smq_lane_wake, sleeper_boot), "  ",
+		   "sleeper_boot := its boot hash");
 	}
 	snprintf(s, sizeof(s), "rx(%u).sleep_epoch := odd, after a publish", q);
 	at(l->rx[q] + offsetof(struct smq_rx, sleep_epoch), "", s);
 	for (unsigned k = 0; k < lay_lanes(l, q); k++) {
 		unsigned t = lay_lane_board(l, q, k);
-		uint64_t w = lay_lane_wake(l, t, q);
-		snprintf(s, sizeof(s), "lane_wake(%u, %u).sleeper := its tag",
+		snprintf(s, sizeof(s), "lane_wake(%u, %u).sleep_epoch := odd",
 			 t, q);
-		at(w + offsetof(struct smq_lane_wake, sleeper), "", s);
-		at(w + offsetof(struct smq_lane_wake, sleeper_boot), "  ",
-		   "sleeper_boot := its boot hash");
-		at(w, "  ", "sleep_epoch := odd");
+		at(lay_lane_wake(l, t, q), "", s);
 	}
 	for (unsigned k = 0; k < lay_lanes(l, q); k++) {
 		unsigned t = lay_lane_board(l, q, k);
