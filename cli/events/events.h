@@ -21,6 +21,7 @@ enum ev_type {
 	EV_BOARD_GONE,          /* every process closed: at rest */
 	EV_BOARD_DEAD,
 	EV_BOARD_REBOOTED,      /* its host's boot id changed */
+	EV_BOARD_RESTARTED,     /* dead, and now a new process is at it */
 	EV_SYSTEM_READY,
 	EV_QUEUE_FULL,
 	EV_QUEUE_DRAINED,

@@ -12,6 +12,7 @@ static const char *const names[EV_TYPES] = {
 	[EV_BOARD_GONE] = "board_gone",
 	[EV_BOARD_DEAD] = "board_dead",
 	[EV_BOARD_REBOOTED] = "board_rebooted",
+	[EV_BOARD_RESTARTED] = "board_restarted",
 	[EV_SYSTEM_READY] = "system_ready",
 	[EV_QUEUE_FULL] = "queue_full",
 	[EV_QUEUE_DRAINED] = "queue_drained",
@@ -92,6 +93,14 @@ void event_text(const struct event *e, char *buf, size_t n)
 	case EV_BOARD_REBOOTED:
 		snprintf(buf, n, "board %d rebooted: its host's boot id changed",
 			 e->board);
+		break;
+	case EV_BOARD_RESTARTED:
+		if (e->old_pid)
+			snprintf(buf, n, "board %d back: a new process%s after "
+				 "pid %u died", e->board, w, e->old_pid);
+		else
+			snprintf(buf, n, "board %d back: a process at it again%s",
+				 e->board, w);
 		break;
 	case EV_SYSTEM_READY:
 		snprintf(buf, n, "system ready");

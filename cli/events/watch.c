@@ -145,6 +145,14 @@ static void board_events(struct emit *em, unsigned b,
 		  p->activity == SMQ_ACTIVITY_WORKING) &&
 	    c->activity == SMQ_ACTIVITY_NONE)
 		emit(em, (e.type = EV_BOARD_GONE, e.pid = p->pid, e));
+	if (p && p->activity == SMQ_ACTIVITY_DEAD &&
+	    (c->activity == SMQ_ACTIVITY_ATTACHED ||
+	     c->activity == SMQ_ACTIVITY_WORKING)) {
+		e.type = EV_BOARD_RESTARTED;
+		e.pid = c->pid;
+		e.old_pid = p->pid != c->pid ? p->pid : 0;
+		emit(em, e);
+	}
 }
 
 static bool lives(int state)
@@ -304,6 +312,13 @@ int ev_watch_step(struct ev_watch *ew,
 
 	ew->err = take_look(ew, c);
 	em.now = c->real_ns;
+	/* a queue being cleared (epoch 0) is compared as it was, so that the
+	 * clear is one event, from the old epoch to the new */
+	for (unsigned q = 0; c->ok && p->ok && q < c->nqueues && q < p->nqueues;
+	     q++)
+		if (!c->queues[q].epoch &&
+		    p->wi.generation == c->wi.generation)
+			c->queues[q] = p->queues[q];
 	if (!first && c->mono_ns - p->mono_ns >
 		      2ull * (uint64_t)ew->interval_ms * 1000000ull + LAG_SLACK_NS) {
 		struct event e = ev(EV_LAGGED, -1, -1);
