@@ -61,7 +61,9 @@ static const struct argp argp = {
 	"megabytes (10^6 bytes), doorbells and full-ring waits per second "
 	"measured over each refresh.  Keys: q quit, r reset the rates and "
 	"totals, s cycle the sort column (queue, msgs/s, MB/s, fill), p pause, "
-	"arrows, PgUp, PgDn, Home and End scroll the queues.  Top only reads "
+	"arrows, PgUp, PgDn, Home and End scroll the queues.  Below them, the "
+	"latest events (as smqctl events says them) and each queue's messages "
+	"a second over about the last minute.  Top only reads "
 	"the window, and attaches again by itself when the window is "
 	"re-initialised.",
 	NULL, NULL, NULL
@@ -78,6 +80,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	v.interval_ms = o.interval_ms;
 	v.cur = &v.snaps[0];
 	v.next = &v.snaps[1];
+	ev_watch_open(&v.events, window_spec(ctx), o.interval_ms);
 	if (open_window(ctx, 0, &v.w))
 		return 1;
 	catch_signals();
@@ -91,6 +94,8 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	}
 	free(v.rates);
 	free(v.rows);
+	free(v.history);
+	ev_watch_close(&v.events);
 	return rc;
 }
 

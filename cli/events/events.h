@@ -87,5 +87,13 @@ void ev_watch_close(struct ev_watch *ew);
  * or fn's first non-zero return. */
 int ev_watch_step(struct ev_watch *ew,
 		  int (*fn)(const struct event *e, void *arg), void *arg);
+/* The same with a look the caller took (top's frames): err its failure,
+ * else the window, its boards and queues, and when it was taken. */
+int ev_watch_feed(struct ev_watch *ew, int err,
+		  const struct smq_window_info *wi,
+		  const struct smq_board_info *boards, unsigned nboards,
+		  const struct smq_queue_info *queues, unsigned nqueues,
+		  uint64_t mono_ns, uint64_t real_ns,
+		  int (*fn)(const struct event *e, void *arg), void *arg);
 
 #endif

@@ -303,14 +303,14 @@ static void compare(struct ev_watch *ew, struct emit *em,
 	}
 }
 
-int ev_watch_step(struct ev_watch *ew,
-		  int (*fn)(const struct event *e, void *arg), void *arg)
+/* The events from the last look to the one just taken into ew->cur. */
+static int step(struct ev_watch *ew,
+		int (*fn)(const struct event *e, void *arg), void *arg)
 {
 	struct ev_look *p = ew->prev, *c = ew->cur;
 	struct emit em = { fn, arg, 0, 0 };
 	bool first = !p->mono_ns;
 
-	ew->err = take_look(ew, c);
 	em.now = c->real_ns;
 	/* a queue being cleared (epoch 0) is compared as it was, so that the
 	 * clear is one event, from the old epoch to the new */
@@ -359,4 +359,35 @@ int ev_watch_step(struct ev_watch *ew,
 		ew->cur = p;
 	}
 	return em.rc;
+}
+
+int ev_watch_step(struct ev_watch *ew,
+		  int (*fn)(const struct event *e, void *arg), void *arg)
+{
+	ew->err = take_look(ew, ew->cur);
+	return step(ew, fn, arg);
+}
+
+int ev_watch_feed(struct ev_watch *ew, int err,
+		  const struct smq_window_info *wi,
+		  const struct smq_board_info *boards, unsigned nboards,
+		  const struct smq_queue_info *queues, unsigned nqueues,
+		  uint64_t mono_ns, uint64_t real_ns,
+		  int (*fn)(const struct event *e, void *arg), void *arg)
+{
+	struct ev_look *c = ew->cur;
+
+	c->ok = false;
+	c->mono_ns = mono_ns;
+	c->real_ns = real_ns;
+	ew->err = err;
+	if (!err && !(ew->err = grow(c, nboards, nqueues))) {
+		c->wi = *wi;
+		memcpy(c->boards, boards, nboards * sizeof(*boards));
+		memcpy(c->queues, queues, nqueues * sizeof(*queues));
+		c->nboards = nboards;
+		c->nqueues = nqueues;
+		c->ok = true;
+	}
+	return step(ew, fn, arg);
 }

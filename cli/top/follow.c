@@ -189,6 +189,43 @@ static int ensure_rows(struct viewer *v, unsigned n)
 	return 0;
 }
 
+static int keep_event(const struct event *e, void *arg)
+{
+	struct viewer *v = arg;
+	struct recent_event *r = &v->recent[v->recent_next];
+
+	r->real_ns = e->time_ns;
+	event_text(e, r->text, sizeof(r->text));
+	v->recent_next = (v->recent_next + 1) % EVENTS_KEPT;
+	if (v->nrecent < EVENTS_KEPT)
+		v->nrecent++;
+	return 0;
+}
+
+/* About a minute of each queue's message rate: as many samples as
+ * intervals fit in HISTORY_S. */
+static void keep_history(struct viewer *v, const struct snap *s)
+{
+	unsigned len = (unsigned)(HISTORY_S * 1000 / v->interval_ms);
+
+	len = len < 2 ? 2 : len > HISTORY_MAX ? HISTORY_MAX : len;
+	if (s->nqueues * len > v->history_cap || v->history_len != len) {
+		free(v->history);
+		v->history = calloc((size_t)s->nqueues * len, sizeof(float));
+		v->history_cap = v->history ? s->nqueues * len : 0;
+		v->history_len = len;
+		v->history_pos = v->history_n = 0;
+		if (!v->history)
+			return;
+	}
+	for (unsigned q = 0; q < s->nqueues; q++)
+		v->history[q * len + v->history_pos] =
+			v->show_rates ? (float)v->rates[q].msgs : 0;
+	v->history_pos = (v->history_pos + 1) % len;
+	if (v->history_n < len)
+		v->history_n++;
+}
+
 /* Takes a reading into v->cur.  Returns 0 with a new frame, 1 when the
  * window cannot be read just now (v->trouble says why; the last frame
  * stays), or a negative error once that has lasted GRACE_NS. */
@@ -228,6 +265,8 @@ int take_frame(struct viewer *v)
 		if (!v->trouble_since)
 			v->trouble_since = now;
 		v->trouble = err;
+		ev_watch_feed(&v->events, err, NULL, NULL, 0, NULL, 0, now,
+			      real_ns(), keep_event, v);
 		return now - v->trouble_since >= GRACE_NS ? err : 1;
 	}
 	v->trouble_since = 0;
@@ -248,6 +287,11 @@ int take_frame(struct viewer *v)
 		memset(&v->tot.rate, 0, sizeof(v->tot.rate));
 	}
 	sort_rows(v);
+	ev_watch_feed(&v->events, 0, &s->wi, s->boards, s->nboards, s->queues,
+		      s->nqueues, s->mono_ns, s->real_ns, keep_event, v);
+	if (fresh)
+		v->history_n = 0;  /* another window: another history */
+	keep_history(v, s);
 	return 0;
 }
 

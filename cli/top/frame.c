@@ -84,10 +84,11 @@ void board_text(const struct snap *s, unsigned b, char *buf, size_t n)
 		 bi->pid, text_safe(bi->host, host, sizeof(host)), age, bell);
 }
 
-/* The fill bar takes what the terminal leaves; 0: no terminal. */
+/* The fill bar takes half of what the terminal leaves, the rate history
+ * the other half; 0: no terminal. */
 int bar_width(int cols)
 {
-	int w = cols - 99;
+	int w = (cols - 99) / 2;
 	return cols <= 0 ? 20 : w < 8 ? 8 : w > 40 ? 40 : w;
 }
 
@@ -166,4 +167,41 @@ void totals_text(const struct viewer *v, uint64_t now_mono, char *buf,
 		 " full waits", fmt_time(t->since_real_ns, "%H:%M:%S", when),
 		 secs, t->msgs, human_bytes(t->bytes, size), t->received,
 		 t->doorbells, t->full_waits);
+}
+
+void history_text(const struct viewer *v, unsigned q, int w, char *buf,
+		  size_t n)
+{
+	static const char levels[] = " _.-=+*#";
+	unsigned len = v->history_len, have = v->history_n;
+	float most = 0;
+
+	buf[0] = 0;
+	if (!v->history || w <= 0 || !have || n < 2)
+		return;
+	if ((unsigned)w > have)
+		w = (int)have;
+	if ((size_t)w >= n)
+		w = (int)n - 1;
+	const float *h = &v->history[q * len];
+	for (int i = 0; i < w; i++) {
+		float x = h[(v->history_pos + len - (unsigned)w + (unsigned)i) % len];
+		most = x > most ? x : most;
+	}
+	for (int i = 0; i < w; i++) {
+		float x = h[(v->history_pos + len - (unsigned)w + (unsigned)i) % len];
+		int lvl = most > 0 ? (int)(x / most * 7 + 0.5f) : 0;
+		if (x > 0 && lvl == 0)
+			lvl = 1;  /* any message shows */
+		buf[i] = levels[lvl];
+	}
+	buf[w] = 0;
+}
+
+void event_line(const struct recent_event *e, char *buf, size_t n)
+{
+	char when[32];
+
+	snprintf(buf, n, "%s  %s", fmt_time(e->real_ns, "%H:%M:%S", when),
+		 e->text);
 }

@@ -73,11 +73,16 @@ static void draw(struct viewer *v)
 	put(y++, A_REVERSE, line);
 
 	/* below the two header lines: a blank, the boards' heading, a blank,
-	 * the queues' heading and two lines of totals; the boards get a third
-	 * of the rest, the queues the remainder */
+	 * the queues' heading and two lines of totals; the latest events
+	 * (a heading and up to five) when there is room for them; the boards
+	 * get a third of the rest, the queues the remainder */
 	int rest = LINES - 8;
 	if (rest < 0)
 		rest = 0;
+	int event_rows = v->nrecent < 5 ? (int)v->nrecent : 5;
+	if (rest - (event_rows + 1) < 6)
+		event_rows = -1;  /* no room: none, nor their heading */
+	rest -= event_rows + 1;
 	int board_rows = (int)s->nboards;
 	if (board_rows > rest / 3)
 		board_rows = rest / 3 > 1 ? rest / 3 : 1;
@@ -102,24 +107,53 @@ static void draw(struct viewer *v)
 		put(y++, A_NORMAL, line);
 	}
 	if (shown < s->nboards) {
-		unsigned alive = 0;
-		for (unsigned b = shown; b < s->nboards; b++)
-			alive += s->boards[b].alive > 0;
-		snprintf(line, sizeof(line), "%5s %s%u boards, %u alive", "...",
-			 shown ? "and " : "", s->nboards - shown, alive);
+		unsigned work = 0, dead = 0;
+		for (unsigned b = shown; b < s->nboards; b++) {
+			work += s->boards[b].activity == SMQ_ACTIVITY_WORKING;
+			dead += s->boards[b].activity == SMQ_ACTIVITY_DEAD;
+		}
+		snprintf(line, sizeof(line), "%5s %s%u boards: %u at work, %u "
+			 "dead", "...", shown ? "and " : "", s->nboards - shown,
+			 work, dead);
 		put(y++, A_NORMAL, line);
 	}
 	y++;
 	int barw = bar_width(COLS);
 	queue_head(barw, line, sizeof(line));
-	put(y++, A_REVERSE, line);
+	/* what the terminal leaves right of the counters: the last minute */
+	int histw = COLS - (int)strlen(line) - 2;
+	if (histw >= 8 && (size_t)histw < sizeof(line) - strlen(line) - 2)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 "  %-*.*s", histw, histw, "MSGS/S, LAST MINUTE");
+	else
+		histw = 0;
+	if (!queue_rows && s->nqueues)  /* said where the heading would be */
+		snprintf(line, sizeof(line), "terminal too small to show the %u "
+			 "queues (%dx%d): make it taller, or smqctl top --once",
+			 s->nqueues, COLS, LINES);
+	put(y++, queue_rows ? A_REVERSE : A_BOLD, line);
 	/* only the visible rows are formatted */
 	for (unsigned i = 0; i < v->page && v->first_row + i < s->nqueues; i++) {
-		queue_text(v, v->rows[v->first_row + i].queue, barw, line,
-			   sizeof(line));
+		unsigned q = v->rows[v->first_row + i].queue;
+		queue_text(v, q, barw, line, sizeof(line));
+		if (histw) {
+			char h[HISTORY_MAX + 1];
+			history_text(v, q, histw, h, sizeof(h));
+			snprintf(line + strlen(line), sizeof(line) - strlen(line),
+				 "  %s", h);
+		}
 		put(y + (int)i, A_NORMAL, line);
 	}
 	y += queue_rows;
+	if (event_rows >= 0) {
+		put(y++, A_BOLD, "latest events:");
+		for (int i = event_rows; i > 0; i--) {
+			unsigned k = (v->recent_next + EVENTS_KEPT - (unsigned)i) %
+				     EVENTS_KEPT;
+			event_line(&v->recent[k], line, sizeof(line));
+			put(y++, A_NORMAL, line);
+		}
+	}
 	rates_text(v, line, sizeof(line));
 	put(y++, A_BOLD, line);
 	totals_text(v, v->paused || !v->have_frame ? s->mono_ns : mono_ns(),

@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include "../smqctl.h"
+#include "../events/events.h"
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull
@@ -16,6 +17,11 @@
  * formatted. */
 #define GRACE_NS (3 * NS_PER_S)
 #define RETRY_MS 200
+/* The latest events kept for the live view, and the rate history: about a
+ * minute of samples per queue. */
+#define EVENTS_KEPT 16
+#define HISTORY_S 60
+#define HISTORY_MAX 240
 
 enum sort_key { SORT_QUEUE, SORT_MSGS, SORT_BYTES, SORT_FILL, SORT_KEYS };
 
@@ -45,6 +51,11 @@ struct totals {
 	struct rate rate;  /* all queues, over the last interval */
 };
 
+struct recent_event {
+	uint64_t real_ns;
+	char text[200];
+};
+
 struct viewer {
 	struct ctx *ctx;
 	int interval_ms;
@@ -67,6 +78,11 @@ struct viewer {
 	int trouble;
 	bool trouble_open;       /* it is attaching that fails */
 	char note[160];          /* re-attached, in the header */
+	struct ev_watch events;  /* fed each frame: what changed */
+	struct recent_event recent[EVENTS_KEPT];
+	unsigned nrecent, recent_next;
+	float *history;          /* [queues][history_len] msgs/s, a ring */
+	unsigned history_len, history_cap, history_pos, history_n;
 };
 
 /* ---- follow.c ---- */
@@ -98,6 +114,11 @@ void queue_head(int barw, char *buf, size_t n);
 void queue_text(const struct viewer *v, unsigned q, int barw, char *buf,
 		size_t n);
 void rates_text(const struct viewer *v, char *buf, size_t n);
+/* queue q's rate history as a line of width w: its last samples, each a
+ * level of " _.-=+*#" scaled to the most of them */
+void history_text(const struct viewer *v, unsigned q, int w, char *buf,
+		  size_t n);
+void event_line(const struct recent_event *e, char *buf, size_t n);
 void totals_text(const struct viewer *v, uint64_t now_mono, char *buf,
 		 size_t n);
 
