@@ -19,8 +19,12 @@
 #    also the one its device reports, IVPosition), and doorbells rung on
 #    every path the messages took (guest to guest, host to guest, guest to
 #    host);
-#  - killing guest 2's QEMU: the server says "peer N left", and dump says
-#    board 2 is not alive once its heartbeat stood still, board 1 is.
+#  - a receiver killed in guest 2, the guest living on: the host's dump,
+#    top --once and metrics say the receiver of queue 2 is dead (judged by
+#    its heartbeat, which stopped while it waited), and queue 1's is not;
+#  - killing guest 2's QEMU: the server says "peer N left", dump says board
+#    2's processes are dead once its heartbeat stood still, board 1's are
+#    at work; the host's sync names board 2 dead and exits 1.
 # Reports the wake-up times (pingpong's half round trips, and the idle
 # receivers' wake-ups as seen from the host) and the idle receivers' CPU.
 # Exit 0 pass, 1 fail (with the guests' serial logs), 77 skip (no QEMU,
@@ -431,6 +435,35 @@ for b in 1 2; do
 		failed "dump: board $b alive '$a' while its receiver holds it"
 done
 
+# ---- a receiver killed in guest 2: the host sees it dead ----
+printf 'SMQ-KILL\n' | timeout 20 "$S" --window "ivshmem:$sock" send --queue 2 ||
+	failed "host: send of kill to queue 2 exit $?"
+if await 2 '^SMQ-GUEST: receiver killed' 30; then
+	vpid=$(serial 2 | sed -n 's/^SMQ-GUEST: receiver killed: pid \([0-9]*\)$/\1/p')
+	t0=$(now_ms)
+	# dump watches a heartbeat of another host for up to 5 s itself
+	timeout 30 "$S" --window "ivshmem:$sock" dump --json >"$T/dump3.json" 2>"$T/dump3.err"
+	json_flat <"$T/dump3.json" >"$T/dump3.flat"
+	r2=$(jv queue_table.2.receiver_state "$T/dump3.flat")
+	p2=$(jv queue_table.2.receiver_pid "$T/dump3.flat")
+	r1=$(jv queue_table.1.receiver_state "$T/dump3.flat")
+	[ "$r2" = dead ] && [ "$p2" = "$vpid" ] && [ "$r1" != dead ] &&
+		ok "dump: queue 2's receiver (pid $vpid in guest 2) dead, queue 1's $r1 ($(($(now_ms) - t0)) ms)" ||
+		failed "dump after a receiver was killed in guest 2: queue 2's '$r2' (pid '$p2', killed '$vpid'), queue 1's '$r1'"
+	timeout 30 "$S" --window "ivshmem:$sock" --json top --once --interval 0.2 >"$T/top3.json" 2>"$T/top3.err"
+	json_flat <"$T/top3.json" >"$T/top3.flat"
+	r2=$(jv queue_table.2.receiver_state "$T/top3.flat")
+	[ "$r2" = dead ] && ok "top --once: queue 2's receiver dead" ||
+		failed "top --once after a receiver was killed in guest 2: queue 2's '$r2' $(cat "$T/top3.err")"
+	timeout 30 "$S" --window "ivshmem:$sock" metrics >"$T/metrics3" 2>"$T/metrics3.err"
+	grep -q '^smq_queue_receiver_state{.*queue="2".*state="dead"} 1$' "$T/metrics3" &&
+	grep -q '^smq_queue_receiver_alive{.*queue="2".*} 0$' "$T/metrics3" &&
+		ok "metrics: queue 2's receiver dead (smq_queue_receiver_state, _alive 0)" ||
+		failed "metrics after a receiver was killed in guest 2: $(grep 'queue="2"' "$T/metrics3" | grep receiver_)"
+else
+	failed "guest 2: no receiver killed"
+fi
+
 # ---- kill guest 2: the server and dump notice ----
 [ -n "$qp2" ] && kill -KILL "$qp2" 2>/dev/null || bail "cannot kill guest 2's QEMU (pid '$qp2')"
 n=0
@@ -448,12 +481,22 @@ t1=$(now_ms)
 json_flat <"$T/dump2.json" >"$T/dump2.flat"
 a1=$(jv board_table.1.alive "$T/dump2.flat")
 a2=$(jv board_table.2.alive "$T/dump2.flat")
+w1=$(jv board_table.1.activity "$T/dump2.flat")
+w2=$(jv board_table.2.activity "$T/dump2.flat")
 age2=$(jv board_table.2.heartbeat_age_ms "$T/dump2.flat")
-if [ "$a2" = no ] && [ "$a1" = yes ]; then
-	ok "dump: board 2 not alive (heartbeat still for $age2 ms), board 1 alive; dump took $((t1 - t0)) ms (exit $drc)"
+if [ "$a2" = no ] && [ "$w2" = dead ] && [ "$a1" = yes ] && [ "$w1" = working ]; then
+	ok "dump: board 2 dead (heartbeat still for $age2 ms), board 1 at work; dump took $((t1 - t0)) ms (exit $drc)"
 else
-	failed "dump after the kill: board 2 alive '$a2' (heartbeat age '$age2' ms), board 1 '$a1' (exit $drc)"
+	failed "dump after the kill: board 2 alive '$a2' activity '$w2' (heartbeat age '$age2' ms), board 1 '$a1' '$w1' (exit $drc)"
 	sed 's/^/  | /' "$T/dump2.json" "$T/dump2.err"
+fi
+# the host's sync does not take a board whose guest died for ready
+timeout 30 "$S" --window "ivshmem:$sock" sync --timeout 10 >"$T/sync2.out" 2>"$T/sync2.err"
+src=$?
+if [ $src = 1 ] && grep -q 'board 2 announced itself and then died' "$T/sync2.err"; then
+	ok "host sync after guest 2 died: exit 1, $(cat "$T/sync2.err")"
+else
+	failed "host sync after guest 2 died: exit $src, $(cat "$T/sync2.out" "$T/sync2.err")"
 fi
 
 # ---- guest 1 leaves: "bye" to its receiver ----
