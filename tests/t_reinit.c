@@ -635,28 +635,22 @@ static void finish(struct runner *rn, int *rc)
 	}
 }
 
-static void round_(struct smq_window *w, const char *spec, enum kind kind,
-		   const struct smq_geometry *now, const struct smq_geometry *next,
-		   bool announce, bool threads)
+/* The boards of a round started (processes or threads) on geometry g,
+ * each streaming; only: the queue a clear of one queue empties, or -1. */
+static struct ctl *begin_round(struct runner *rn, const char *spec,
+			       const struct smq_geometry *g, bool announce,
+			       int only, const char *what)
 {
 	struct ctl *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
 			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	struct runner rn = { .threads = threads };
-	char what[160];
-	int rc[NB];
 
 	CHECK(c != MAP_FAILED);
-	snprintf(what, sizeof(what), "%s (%s, %s)", kind_name[kind],
-		 threads ? "threads" : "processes",
-		 announce ? "announced" : "not announced");
 	c->spec = spec;
-	c->only = -1;
-	c->queues = now->queues;
-	c->entry_size = now->entry_size < PAYLOAD ? now->entry_size : PAYLOAD;
+	c->only = only;
+	c->queues = g->queues;
+	c->entry_size = g->entry_size < PAYLOAD ? g->entry_size : PAYLOAD;
 	c->announce = announce;
-	start(&rn, c);
-
-	/* every board streaming */
+	start(rn, c);
 	uint64_t until = now_ms() + 20000;
 	for (unsigned b = 0; b < NB; b++)
 		while ((!AL(&c->ch[b].ready) || AL(&c->ch[b].ok) < 20) &&
@@ -667,6 +661,21 @@ static void round_(struct smq_window *w, const char *spec, enum kind kind,
 			FAIL("%s: board %u did not get going (%s: %s)", what, b,
 			     where_name[AL(&c->ch[b].bad_where)],
 			     smq_strerror(AL(&c->ch[b].bad)));
+	return c;
+}
+
+static void round_(struct smq_window *w, const char *spec, enum kind kind,
+		   const struct smq_geometry *now, const struct smq_geometry *next,
+		   bool announce, bool threads)
+{
+	struct runner rn = { .threads = threads };
+	char what[160];
+	int rc[NB];
+
+	snprintf(what, sizeof(what), "%s (%s, %s)", kind_name[kind],
+		 threads ? "threads" : "processes",
+		 announce ? "announced" : "not announced");
+	struct ctl *c = begin_round(&rn, spec, now, announce, -1, what);
 	sleep_ms(20);
 
 	/* the re-init, under load */
@@ -694,7 +703,7 @@ static void round_(struct smq_window *w, const char *spec, enum kind kind,
 
 	/* every board told */
 	uint64_t t0 = now_ms(), told = 0;
-	until = t0 + 5000;
+	uint64_t until = t0 + 5000;
 	for (unsigned b = 0; b < NB; b++) {
 		while (!AL(&c->ch[b].stale) && !AL(&c->ch[b].bad) &&
 		       now_ms() < until)
@@ -781,32 +790,14 @@ static void round_(struct smq_window *w, const char *spec, enum kind kind,
 static void round_one(struct smq_window *w, const char *spec,
 		      const struct smq_geometry *g, bool announce, bool threads)
 {
-	struct ctl *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct runner rn = { .threads = threads };
 	char what[160];
 	int rc[NB];
 
-	CHECK(c != MAP_FAILED);
 	snprintf(what, sizeof(what), "%s (%s, %s)", kind_name[CLEAR_ONE],
 		 threads ? "threads" : "processes",
 		 announce ? "announced" : "not announced");
-	c->spec = spec;
-	c->queues = g->queues;
-	c->entry_size = g->entry_size < PAYLOAD ? g->entry_size : PAYLOAD;
-	c->announce = announce;
-	c->only = 1;
-	start(&rn, c);
-	uint64_t until = now_ms() + 20000;
-	for (unsigned b = 0; b < NB; b++)
-		while ((!AL(&c->ch[b].ready) || AL(&c->ch[b].ok) < 20) &&
-		       !AL(&c->ch[b].bad) && now_ms() < until)
-			sleep_ms(1);
-	for (unsigned b = 0; b < NB; b++)
-		if (AL(&c->ch[b].bad) || AL(&c->ch[b].ok) < 20)
-			FAIL("%s: board %u did not get going (%s: %s)", what, b,
-			     where_name[AL(&c->ch[b].bad_where)],
-			     smq_strerror(AL(&c->ch[b].bad)));
+	struct ctl *c = begin_round(&rn, spec, g, announce, 1, what);
 	uint32_t states[NB];
 	for (unsigned b = 0; b < NB; b++)
 		states[b] = ((const struct smq_board_slot *)at(w,
@@ -824,7 +815,7 @@ static void round_one(struct smq_window *w, const char *spec,
 
 	/* the handles of queue 1 told; the others not */
 	uint64_t t0 = now_ms(), ok[NB];
-	until = t0 + 5000;
+	uint64_t until = t0 + 5000;
 	while ((!AL(&c->ch[0].stale) || !AL(&c->ch[2].stale)) &&
 	       now_ms() < until)
 		sleep_ms(1);
