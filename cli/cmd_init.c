@@ -39,8 +39,10 @@ static const struct argp_option options[] = {
 	  "in it (default: every board); repeatable", 0 },
 	{ "force", OPT_FORCE, NULL, 0,
 	  "Format even while processes are at work (a queue open, a "
-	  "receiver), over data that is not a window, and a window object of "
-	  "another user or that others may write (made ours, mode 0600)", 0 },
+	  "receiver), over a window of another format version or with a "
+	  "feature it does not know, over data that is not a window, and a "
+	  "window object of another user or that others may write (made "
+	  "ours, mode 0600)", 0 },
 	{ "timeout", OPT_TIMEOUT, "TIME", 0,
 	  "Wait this long for every board to leave the calls it began under "
 	  "the old generation (default 5s; inf: no bound)", 0 },

@@ -187,6 +187,16 @@ static int announcer_busy(struct ctx *ctx, struct smq_window *w)
 		     ctx->board, h.pid, text_safe(h.host, host, sizeof(host)));
 }
 
+/* The last look of a sync at its deadline, the board not kept announced:
+ * 0 if the system is ready after all, else -ETIMEDOUT with the board's
+ * announcement taken back (a slice that stayed announced may have ended
+ * past the deadline: a stopped or busy process). */
+static int give_up(struct smq_window *w, const struct sync_opts *o,
+		   uint64_t *pending)
+{
+	return smq_synchronize(w, 0, 0, o->interval_ms, pending);
+}
+
 /* The flags of one slice of a sync: the board stays announced between
  * slices, and takes its announcement back only if the last one fails. */
 static unsigned slice_flags(int64_t deadline, int slice)
@@ -235,13 +245,16 @@ static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 			smq_close(w);
 			return 0;
 		}
-		if (deadline >= 0 && now_ms() >= deadline) {
+		if (deadline >= 0 && now_ms() >= deadline &&
+		    (err = give_up(w, o, &pending)) == -ETIMEDOUT) {
 			fprintf(stderr, "smqctl: sync timed out after ");
 			print_duration(stderr, o->timeout_ms);
 			print_missing(w, pending);
 			smq_close(w);
 			return 1;
 		}
+		if (!err)
+			pending = 0;
 	}
 	smq_close(w);
 	return window_error(ctx, "sync", err);
@@ -349,6 +362,9 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 						      &pending);
 				if (err == -EBUSY && !flags)
 					return announcer_busy(ctx, w);
+				if (err == -ETIMEDOUT && !flags && deadline >= 0 &&
+				    now_ms() >= deadline)
+					err = give_up(w, o, &pending);
 				if (err != -ETIMEDOUT ||
 				    (deadline >= 0 && now_ms() >= deadline))
 					break;

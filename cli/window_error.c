@@ -171,8 +171,12 @@ int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
 	if (err == -SMQ_EHELD) {
 		fflush(stdout);
 		fprintf(stderr, "smqctl: %s: board %u (pid %u%s%s) did not leave a "
-			"call it began under the old generation within ", what,
-			h.board, h.pid, host[0] ? " on " : "", host);
+			"call it began ", what, h.board, h.pid,
+			host[0] ? " on " : "", host);
+		if (queue >= 0)
+			fprintf(stderr, "on queue %d within ", queue);
+		else
+			fprintf(stderr, "under the old generation within ");
 		print_duration(stderr, timeout_ms);
 		fprintf(stderr, "; nothing was changed.  %s\n", h.same_host
 			? "See what that process is doing (stopped? stuck?), or "
@@ -226,8 +230,8 @@ int window_error(struct ctx *ctx, const char *what, int err)
 		return say_error("unknown transport in window spec '%s' (see "
 			     "smqctl --window help)", spec);
 	case ESTALE:
-		return say_error("%s: window %s was re-initialised meanwhile: "
-			     "attach again", what, spec);
+		return say_error("%s: window %s was re-initialised, or the queue "
+			     "cleared, meanwhile: open it again", what, spec);
 	case EBUSY:  /* says nothing of a fault */
 		return fault_error(ctx, err, NULL);
 	case SMQ_EUNFORMATTED:

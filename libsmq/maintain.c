@@ -570,8 +570,16 @@ int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
 		smq_layout_free(&lay);
 		return -SMQ_ENOTWINDOW;
 	}
-	bool valid_old = reread(w, &old) == 0;
+	int rerr = reread(w, &old);
+	bool valid_old = rerr == 0;
 	bool keep_control = ours(w);
+	/* a window of ours this library cannot read (another version, a
+	 * feature it does not know): who is at work there cannot be told,
+	 * nor what a newer smq keeps in it; only a forced init overwrites it */
+	if ((rerr == -SMQ_EVERSION || rerr == -SMQ_EFEATURE) && !w->map.force) {
+		err = rerr;
+		goto out;
+	}
 	/* nobody at work is formatted under, unless forced */
 	if (valid_old && !w->map.force &&
 	    (err = smq_check_at_work(w, &old, -1)))

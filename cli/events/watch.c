@@ -312,12 +312,18 @@ static int step(struct ev_watch *ew,
 	bool first = !p->mono_ns;
 
 	em.now = c->real_ns;
-	/* a queue being cleared (epoch 0) is compared as it was, so that the
-	 * clear is one event, from the old epoch to the new */
-	for (unsigned q = 0; c->ok && p->ok && q < c->nqueues && q < p->nqueues;
-	     q++)
-		if (!c->queues[q].epoch &&
-		    p->wi.generation == c->wi.generation)
+	/* While an init or clear runs, the tables may be half rewritten: the
+	 * boards and queues are compared as they were, so that what it does
+	 * is one event (a generation, a queue cleared) once it is done; so is
+	 * a queue being cleared (epoch 0), from its old epoch to its new. */
+	bool alike = c->ok && p->ok && p->wi.generation == c->wi.generation &&
+		    p->nboards == c->nboards && p->nqueues == c->nqueues;
+	if (alike && c->wi.maint_phase) {
+		memcpy(c->boards, p->boards, c->nboards * sizeof(*c->boards));
+		memcpy(c->queues, p->queues, c->nqueues * sizeof(*c->queues));
+	}
+	for (unsigned q = 0; alike && q < c->nqueues; q++)
+		if (!c->queues[q].epoch)
 			c->queues[q] = p->queues[q];
 	if (!first && c->mono_ns - p->mono_ns >
 		      2ull * (uint64_t)ew->interval_ms * 1000000ull + LAG_SLACK_NS) {

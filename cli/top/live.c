@@ -124,7 +124,8 @@ static void draw(struct viewer *v)
 	int histw = COLS - (int)strlen(line) - 2;
 	if (histw >= 8 && (size_t)histw < sizeof(line) - strlen(line) - 2)
 		snprintf(line + strlen(line), sizeof(line) - strlen(line),
-			 "  %-*.*s", histw, histw, "MSGS/S, LAST MINUTE");
+			 "  %-*s", histw, histw >= 19 ? "MSGS/S, LAST MINUTE"
+			 : histw >= 11 ? "LAST MINUTE" : "LAST MIN");
 	else
 		histw = 0;
 	if (!queue_rows && s->nqueues)  /* said where the heading would be */
