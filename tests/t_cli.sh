@@ -98,9 +98,9 @@ sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" 2>"$T/pyerr" ||
 		no "JSON check failed: $2 ($(head -c 200 "$T/pyerr"))"
 }
 fill() { # fill() QUEUE [SPEC]: messages waiting in QUEUE (all lanes), from
-	# the text dump's QUEUED column
+	# the text dump's QUEUED column (after RECEIVER, "BOARD WORD", and FILL)
 	"$S" -w "${2:-file:$W}" dump 2>/dev/null |
-		sed -En "s|^$1 +[0-9]+( \(-\))? +[0-9]+/[0-9]+ +([0-9]+) .*|\2|p"
+		sed -En "s|^$1 +[0-9]+ [a-z]+ +[0-9]+/[0-9]+ +([0-9]+) .*|\1|p"
 }
 want_fill() { # want_fill QUEUE N [SPEC]
 	[ "$(fill "$1" "$3")" = "$2" ] || no "queue $1 holds '$(fill "$1" "$3")' messages, expected $2"
@@ -109,6 +109,12 @@ generation() { # of the window $1 (a spec), from the text dump
 	"$S" -w "$1" dump 2>/dev/null |
 		sed -n '1s/.*generation \([0-9][0-9]*\),.*/\1/p'
 }
+epoch() { # epoch QUEUE: its epoch in $W, as dump -v says it (0x...)
+	"$S" dump -v --queue "$1" 2>/dev/null |
+		sed -n 's/^ *receiver pid .*; epoch \(0x[0-9a-f]*\)$/\1/p'
+}
+# hex N: N (a number of the shell's arithmetic) as dump prints an epoch
+hex() { printf '%#x' "$1"; }
 # waitfor SHELL-CONDITION: poll it for up to 3 s
 waitfor() {
 	i=0
@@ -279,25 +285,38 @@ verdict "recv waiting in another process gets 3 messages in order"
 run --json dump
 want_rc 0
 json "$T/out" 'd["generation"]==4 and d["boards"]==2 and d["queues"]==2 and d["entries"]==16 and d["entry_size"]==256 and d["system_state"]=="ready" and len(d["board_table"])==2 and all(b["state"]=="ready" and b["generation"]==4 for b in d["board_table"])'
+# every process has exited: the boards are ready and at rest, no handle
+# open or left by the dead, nobody announcing; no receiver
+json "$T/out" 'all(b["activity"]=="none" and b["handles"]==0 and b["queue_handles"]==0 and b["dead_handles"]==0 and b["announcer_pid"]==0 and b["announces"]>=1 for b in d["board_table"])'
+json "$T/out" 'all(q["receiver_state"]=="none" and q["senders"]==[0,1] and q["full_refusals"]==0 and q["receiver_opens"]>=1 and q["receiver_takeovers"]==0 for q in d["queue_table"] if not q["diagnostic"])'
+# no queue was cleared alone: every epoch is the generation's, 4 << 32
+json "$T/out" 'all(q["epoch"]==4<<32 for q in d["queue_table"])'
 json "$T/out" '[(q["queue"],q["receiver"],q["sent"],q["received"],q["bytes_sent"],q["bytes_received"],q["fill"],q["queued"],q["capacity"]) for q in d["queue_table"] if not q["diagnostic"]]==[(0,0,2,2,7,7,0,0,16),(1,1,10,10,43,43,0,0,16)]'
 json "$T/out" 'd["diagnostic_queues"]==2 and [(q["queue"],q["receiver"],q["sent"],q["capacity"]) for q in d["queue_table"] if q["diagnostic"]]==[(2,0,0,16),(3,1,0,16)] and d["fault"] is None'
-verdict "--json dump: generation, boards, queue counters"
+verdict "--json dump: generation, boards (activity, handles), queue counters, receivers, epochs"
 
 run dump
 want_rc 0
 want_out "generation 4, system ready"
 want_out "2 boards, 2 queues (and 2 diagnostic), 16 entries of 256 bytes"
 want_out "diagnostic queues (pingpong, bench):"
-grep -Eq '^0 +0 \(-\) +0/16 +0 +2 +2 +7 ' "$T/out" || no "queue 0 row wrong"
-grep -Eq '^1 +1 \(-\) +0/16 +0 +10 +10 +43 ' "$T/out" || no "queue 1 row wrong"
-grep -Eq '^1 +ready +4 ' "$T/out" || no "board 1 row wrong"
-verdict "dump (text): generation, queue rows"
+grep -Eq '^BOARD +STATE +ACTIVITY +HANDLES +PID +HOST +HEARTBEAT +MOVED +DOORBELL$' "$T/out" ||
+	no "board heading is not BOARD STATE ACTIVITY HANDLES PID HOST HEARTBEAT MOVED DOORBELL"
+[ "$(grep -Ec '^QUEUE +RECEIVER +FILL +QUEUED +SENT +RECEIVED +BYTES +FULL-WAITS +DOORBELLS$' "$T/out")" = 2 ] ||
+	no "queue headings are not QUEUE RECEIVER FILL QUEUED SENT RECEIVED BYTES FULL-WAITS DOORBELLS (twice)"
+grep -Eq '^0 +0 none +0/16 +0 +2 +2 +7 ' "$T/out" || no "queue 0 row wrong"
+grep -Eq '^1 +1 none +0/16 +0 +10 +10 +43 ' "$T/out" || no "queue 1 row wrong"
+grep -Eq '^0 +ready +at rest +- +[0-9]+ ' "$T/out" || no "board 0 row wrong"
+grep -Eq '^1 +ready +at rest +- +[0-9]+ ' "$T/out" || no "board 1 row wrong"
+want_out "ACTIVITY: at rest (no process attached: normal once ready)"
+want_out "RECEIVER: waiting, asleep, away (between calls), dead, none"
+verdict "dump (text): generation, board and queue rows, headings"
 
 run dump --queue 1
 want_rc 0
-n=$(grep -Ec '^[0-9]+ +[0-9]+( \(-\))? +[0-9]+/[0-9]+ ' "$T/out")
+n=$(grep -Ec '^[0-9]+ +[0-9]+ [a-z]+ +[0-9]+/[0-9]+ ' "$T/out")
 [ "$n" = 1 ] || no "$n queue rows, expected 1"
-grep -Eq '^1 +1 \(-\) +0/16 +0 +10 ' "$T/out" || no "queue 1 row missing"
+grep -Eq '^1 +1 none +0/16 +0 +10 ' "$T/out" || no "queue 1 row missing"
 verdict "dump --queue 1 (text): one queue"
 run --json dump --queue 1
 want_rc 0
@@ -308,56 +327,129 @@ run dump -v
 want_rc 0
 want_out "lane of board 0"
 want_out "lane of board 1"
-want_out "receiver pid"
-verdict "dump -v shows lanes"
+want_out "receiver pid 0 (none), "
+want_out "; epoch $(hex $((4 << 32)))"
+want_out "senders: every board"
+verdict "dump -v shows lanes, the receiver, senders and epoch"
 run --json -v dump
 want_rc 0
 json "$T/out" 'all(len(q["lanes"])==2 for q in d["queue_table"]) and d["queue_table"][1]["lanes"][0]["messages"]==10 and d["queue_table"][0]["lanes"][1]["messages"]==2'
 verdict "--json -v dump has lanes with message counts"
 
 # ---- clear and clear --queue ----
+# A clear of every queue is a new generation, and every queue's epoch is
+# the new generation's (generation << 32, smq(7) Epochs); a clear of one
+# queue gives that queue alone the next epoch: the generation, the boards
+# and the other queues go on.
 g=$(generation "file:$W")
 "$S" send a >/dev/null && "$S" -b 1 send b && "$S" send -q 1 c || no "sends failed"
 run clear
 want_rc 0
-want_out "generation $((g + 1))"
+want_out "cleared every queue of file:$W: generation $((g + 1))"
 [ "$(generation "file:$W")" = $((g + 1)) ] || no "generation not $((g + 1))"
 "$S" --json dump >"$T/d.json"
 json "$T/d.json" 'all(q["fill"]==0 and q["top"]==q["bottom"] for q in d["queue_table"])'
-"$S" dump | grep -Eq '^0 +0 \(-\) +0/16 ' || no "queue 0 not empty"
-"$S" dump | grep -Eq '^1 +1 \(-\) +0/16 ' || no "queue 1 not empty"
+json "$T/d.json" 'all(q["epoch"]=='"$(((g + 1) << 32))"' for q in d["queue_table"])'
+"$S" dump | grep -Eq '^0 +0 none +0/16 ' || no "queue 0 not empty"
+"$S" dump | grep -Eq '^1 +1 none +0/16 ' || no "queue 1 not empty"
 "$S" recv --timeout 0 >/dev/null 2>&1 && no "queue 0 still had a message"
 "$S" -b 1 recv --timeout 0 >/dev/null 2>&1 && no "queue 1 still had a message"
-verdict "clear: generation +1, every queue empty"
+verdict "clear: generation +1, every queue empty, every epoch the generation's"
 
 g=$(generation "file:$W")
+e0=$(epoch 0)
+[ "$e0" = "$(hex $((g << 32)))" ] || no "queue 0's epoch is '$e0', not generation $g << 32"
 "$S" send keep && "$S" send -q 1 drop || no "sends failed"
+"$S" --json dump >"$T/before.json"
 run --json clear --queue 1
 want_rc 0
-json "$T/out" 'd["queue"]==1 and d["generation"]=='"$((g + 1))"
-[ "$(generation "file:$W")" = $((g + 1)) ] || no "generation not $((g + 1))"
-"$S" dump | grep -Eq '^1 +1 \(-\) +0/16 ' || no "queue 1 not empty"
-"$S" dump | grep -Eq '^0 +0 \(-\) +1/16 ' || no "queue 0 lost its message"
+json "$T/out" 'd["queue"]==1 and d["generation"]=='"$g"' and d["epoch"]=='"$(((g << 32) + 1))"
+[ "$(generation "file:$W")" = "$g" ] || no "generation not $g (it went on to '$(generation "file:$W")')"
+[ "$(epoch 1)" = "$(hex $(((g << 32) + 1)))" ] || no "queue 1's epoch is '$(epoch 1)', not $(hex $(((g << 32) + 1)))"
+[ "$(epoch 0)" = "$e0" ] || no "queue 0's epoch changed from $e0 to '$(epoch 0)'"
+"$S" --json dump >"$T/after.json"
+[ "$PY" = 1 ] && ! python3 -c 'import json,sys
+b,a=(json.load(open(f)) for f in sys.argv[1:])
+k=("board","state","generation","pid","activity","announces")
+t=lambda d:[tuple(x[i] for i in k) for x in d["board_table"]]
+sys.exit(0 if t(a)==t(b) and a["system_state"]==b["system_state"] else 1)' \
+	"$T/before.json" "$T/after.json" && no "the board table or the system state changed"
+"$S" dump | grep -Eq '^1 +1 none +0/16 +0 ' || no "queue 1 not empty"
+"$S" dump | grep -Eq '^0 +0 none +1/16 +1 ' || no "queue 0 lost its message"
 [ "$("$S" recv --timeout 1 2>/dev/null)" = keep ] || no "queue 0's message not received intact"
-verdict "--json clear --queue 1: generation +1, only queue 1 emptied"
-g=$(generation "file:$W")
+verdict "--json clear --queue 1: only queue 1 emptied, its epoch the next; generation $g goes on"
 run clear --queue 0
 want_rc 0
-want_out "cleared queue 0"
-want_out "generation $((g + 1))"
-verdict "clear --queue 0 (text)"
+want_out "cleared queue 0 of file:$W: epoch $(hex $(((g << 32) + 2))) (generation $g goes on)"
+[ "$(generation "file:$W")" = "$g" ] || no "generation not $g"
+[ "$(epoch 0)" = "$(hex $(((g << 32) + 2)))" ] || no "queue 0's epoch is '$(epoch 0)'"
+[ "$(epoch 1)" = "$(hex $(((g << 32) + 1)))" ] || no "queue 1's epoch changed to '$(epoch 1)'"
+verdict "clear --queue 0 (text): epoch $(hex $(((g << 32) + 2))), generation $g goes on"
+
+# Only the processes at work on the queue cleared are in its way: a
+# receiver of queue 0 waits on through a clear of queue 1 and still
+# receives; a receiver of queue 1 is named, and told when forced.
+bg_start "$T/r0" recv --queue 0 --timeout $((10 * slow))
+r0=$bgpid
+waitfor '"$S" dump 2>/dev/null | grep -Eq "^0 +0 (waiting|asleep) "' || no "queue 0's receiver never showed waiting"
+"$S" send -q 1 drop || no "send failed"
+run clear --queue 1
+want_rc 0
+want_out "cleared queue 1 of file:$W: epoch $(hex $(((g << 32) + 3))) (generation $g goes on)"
+"$S" dump | grep -Eq '^1 +1 none +0/16 +0 ' || no "queue 1 not empty"
+"$S" dump | grep -Eq '^0 +0 (waiting|asleep) ' || no "queue 0's receiver no longer waits"
+"$S" -b 1 send -q 0 ping || no "send to queue 0 failed"
+bg_wait "$r0"
+[ "$bgrc" -eq 0 ] || no "queue 0's receiver exited $bgrc: $(cat "$T/r0.err")"
+[ "$(cat "$T/r0")" = ping ] || no "queue 0's receiver got '$(cat "$T/r0")'"
+verdict "clear --queue 1 beside queue 0's receiver (pid $r0): it goes on and receives"
+
+bg_start "$T/r1" -b 1 recv --queue 1 --timeout $((10 * slow))
+r1=$bgpid
+waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +1 (waiting|asleep) "' || no "queue 1's receiver never showed waiting"
+e1=$(epoch 1)
+run clear --queue 1
+want_rc 1
+want_no_out
+want_err "smqctl: clear: processes are at work on queue 1: board 1 pid $r1 on "
+want_err " (receiver of queue 1"  # ", in a call" if it is in one just then
+want_err ".  clear would empty the queue under it: stop it first, or --force"
+[ "$(epoch 1)" = "$e1" ] || no "queue 1's epoch changed from $e1 to '$(epoch 1)'"
+run clear
+want_rc 1
+want_no_out
+want_err "smqctl: clear: processes are at work on the window: board 1 pid $r1 on "
+want_err " (receiver of queue 1"
+want_err ".  clear would empty every queue under it: stop it first, or --force"
+[ "$(generation "file:$W")" = "$g" ] || no "generation changed"
+"$S" dump | grep -Eq '^1 +1 (waiting|asleep) ' || no "queue 1's receiver no longer waits"
+verdict "clear and clear --queue 1 refuse while queue 1's receiver (pid $r1) waits, naming it"
+run clear --queue 1 --force
+want_rc 0
+want_out "cleared queue 1 of file:$W: epoch $(hex $(((g << 32) + 4))) (generation $g goes on)"
+bg_wait "$r1"
+[ "$bgrc" -eq 1 ] || no "queue 1's receiver exited $bgrc, not 1"
+grep -q '^smqctl: recv' "$T/r1.err" || no "queue 1's receiver said nothing of why it ended"
+[ "$(generation "file:$W")" = "$g" ] || no "generation changed"
+verdict "clear --queue 1 --force: the queue's receiver (pid $r1) is told and ends; generation $g goes on"
 
 # ---- init and boards that only wait in sync, or are at work ----
 # A board that waits in sync (as at boot, on a window left from before) is
-# not in init's way: it starts again on the new generation.
+# not in init's way: it is attached (a handle, no queue open), and starts
+# again on the new generation.
 bg_start "$T/att" -b 1 sync --timeout $((10 * slow))
 att=$bgpid
-waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +initialized .* yes +futex\$"' || no "board 1 never showed as waiting"
+waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +initialized +attached +1 +$att "' ||
+	no "board 1 never showed as initialized, attached, 1 handle, pid $att"
 g=$(generation "file:$W")
 run init --entries 16 --entry-size 256
 want_rc 0
 want_out "generation $((g + 1))"
-verdict "init goes on while board 1 (pid $att) only waits in sync"
+waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +initialized +attached +1 +$att "' ||
+	no "board 1 did not announce itself again"
+"$S" --json dump >"$T/d.json"
+json "$T/d.json" 'd["board_table"][1]["generation"]=='"$((g + 1))"' and d["board_table"][1]["announcer_pid"]=='"$att"' and d["board_table"][1]["activity"]=="attached"'
+verdict "init goes on while board 1 (pid $att) only waits in sync; it announces itself again"
 # board 1 attaches again under the new generation; board 0 completes the sync
 run sync --timeout $((5 * slow))
 want_rc 0
@@ -369,14 +461,16 @@ verdict "after init board 1 re-attaches and sync completes"
 # A board at work (here a receiver) is: init refuses, unless --force.
 bg_start "$T/work" -b 1 recv --timeout $((10 * slow))
 work=$bgpid
-waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +(absent|ready) .* yes +futex\$"' || no "board 1 never showed at work"
+waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +ready +at work +[0-9]+ +$work "' ||
+	no "board 1 never showed at work (pid $work)"
+"$S" dump 2>/dev/null | grep -Eq "^1 +1 (waiting|asleep) " || no "queue 1's receiver not shown waiting"
 g=$(generation "file:$W")
 run init --entries 16 --entry-size 256
 want_rc 1
 want_no_out
-want_err "boards are attached"
-want_err "(pid $work"
-want_err "--force"
+want_err "smqctl: init: processes are at work on the window: board 1 pid $work on "
+want_err " (receiver of queue 1"
+want_err ".  init would empty every queue under it: stop it first, or --force"
 [ "$(generation "file:$W")" = "$g" ] || no "generation changed"
 verdict "init refuses while board 1 (pid $work) is at work"
 run init --force --entries 16 --entry-size 256
@@ -397,7 +491,7 @@ verdict "init without --force once board 1's process has exited"
 # ---- a queue has one receiver ----
 bg_start "$T/busy" -b 1 recv --timeout $((5 * slow))
 busy=$bgpid
-waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +1 +0/"' || no "receiver never showed in dump"
+waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +1 (waiting|asleep) +0/"' || no "receiver never showed waiting in dump"
 run -b 1 recv --timeout 0
 want_rc 1
 want_no_out
@@ -481,17 +575,35 @@ want_err "boards 1 and 2"
 [ $(($(date +%s) - start)) -le $((3 * slow)) ] || no "took more than $((3 * slow)) s"
 verdict "sync --timeout 0.3 on board 0, 3 boards, none came: names boards 1 and 2"
 
-bg_start "$T/b1" -w "file:$W3" -b 1 sync --timeout 1
-sleep 0.2
+bg_start "$T/b1" -w "file:$W3" -b 1 sync --timeout $((2 * slow))
+b1=$bgpid
+waitfor '"$S" -w "file:$W3" dump 2>/dev/null | grep -Eq "^1 +initialized +attached +1 +$b1 "' ||
+	no "board 1 never showed announced (initialized, attached, pid $b1)"
+# one process announces a board: a second sync of board 1 is refused
+run -w "file:$W3" -b 1 sync --timeout 0.3
+want_rc 1
+want_no_out
+want_err "smqctl: sync: board 1 is being announced by pid $b1 on "
+want_err "one process announces a board"
+verdict "a second sync of board 1 while pid $b1 announces it: refused, naming pid $b1"
 run -w "file:$W3" sync --timeout 0.3
 want_rc 1
-want_out "board 1 announced"
+want_out "board 1 announced (pid $b1"
 want_err "board 2 never announced"
 grep -q "board 1" "$T/err" && no "stderr names board 1, which came"
-bg_wait "$bgpid"
+bg_wait "$b1"
 [ "$bgrc" -eq 1 ] || no "board 1 sync exited $bgrc, expected 1"
 grep -q "board 0" "$T/b1.err" || no "board 1's timeout does not name board 0"
 verdict "sync --timeout 0.3 on board 0, board 1 came, board 2 never did: names board 2"
+# a sync that gave up took its announcement back: board 1 is absent again
+"$S" -w "file:$W3" dump >"$T/out" 2>"$T/err"
+grep -Eq '^1 +absent +at rest +- ' "$T/out" ||
+	no "board 1 not shown absent and at rest: '$(grep -E '^1 ' "$T/out")'"
+grep -Eq '^0 +absent +at rest +- ' "$T/out" ||
+	no "board 0 not shown absent and at rest: '$(grep -E '^0 ' "$T/out")'"
+"$S" -w "file:$W3" --json dump >"$T/d.json"
+json "$T/d.json" 'd["board_table"][1]["state"]=="absent" and d["board_table"][1]["announcer_pid"]==0 and d["board_table"][0]["state"]=="absent"'
+verdict "the syncs that gave up took their announcements back: boards 0 and 1 absent"
 
 "$S" -w "file:$W3" init --boards 3 >/dev/null
 run -w "file:$W3" -b 1 sync --timeout 0.3
@@ -629,7 +741,26 @@ row 1 "larger than the entry size 16" - "$W2" -w "file:$W2" send -q 1 1234567890
 printf '12345678901234567' >"$T/big"
 row 1 "larger than the entry size 16" - "$W2" -w "file:$W2" send -q 1 --file "$T/big"
 row 1 "cannot read $T/nosuchfile" - "$W2" -w "file:$W2" send -q 1 --file "$T/nosuchfile"
-row 1 "queue 1 is full" - "$W2" -w "file:$W2" send -q 1 --timeout 0 m5
+# A send refused on a full queue writes one thing: it counts the refusal
+# (full_refusals of the queue's lane of board 0; smq(7)), one byte here.
+"$S" -w "file:$W2" --json -v dump >"$T/full.before"
+cp "$W2" "$T/before"
+run -w "file:$W2" send -q 1 --timeout 0 m5
+want_rc 1
+want_no_out
+want_err "smqctl: queue 1 is full: no room after 0 s (no receiver has it open)"
+n=$(cmp -l "$T/before" "$W2" | wc -l)
+[ "$n" -eq 1 ] || no "$n bytes of the window changed, expected 1 (the refusal counted)"
+"$S" -w "file:$W2" --json -v dump >"$T/full.after"
+[ "$PY" = 1 ] && ! python3 -c 'import json,sys
+b,a=(json.load(open(f)) for f in sys.argv[1:])
+qa,qb=a["queue_table"][1],b["queue_table"][1]
+ok=qa["full_refusals"]==qb["full_refusals"]+1==1 and qa["lanes"][0]["full_refusals"]==qb["lanes"][0]["full_refusals"]+1
+qa["full_refusals"]-=1
+qa["lanes"][0]["full_refusals"]-=1
+sys.exit(0 if ok and a==b else 1)' "$T/full.before" "$T/full.after" &&
+	no "the dump changed otherwise than queue 1's full_refusals (and its lane of board 0's) by 1"
+verdict "[exit 1] smqctl -w file:$W2 send -q 1 --timeout 0 m5: full; the refusal counted, nothing else written"
 run -w "file:$W2" -b 1 recv --count 4 --timeout 1
 want_rc 0
 want_out_is 'm1\nm2\nm3\nm4\n'
@@ -644,19 +775,28 @@ poke() { # poke FILE OFFSET OCTAL-BYTES
 }
 "$S" -w "file:$T/good" init >/dev/null
 cp "$T/good" "$T/c-magic" && poke "$T/c-magic" 0 'X'
+# format 3's superblock (smq(7)): version at 8, features_incompat at 16,
+# features_compat at 20 (bits a reader ignores, but the checksum covers
+# them), boards at 24, checksum at 60
 cp "$T/good" "$T/c-version" && poke "$T/c-version" 8 '\007\000\000\000'
-cp "$T/good" "$T/c-boards" && poke "$T/c-boards" 16 '\101\000\000\000'
-cp "$T/good" "$T/c-checksum" && poke "$T/c-checksum" 44 '\125\125'
+cp "$T/good" "$T/c-oldversion" && poke "$T/c-oldversion" 8 '\002\000\000\000'
+cp "$T/good" "$T/c-feature" && poke "$T/c-feature" 16 '\001\000\000\000'
+cp "$T/good" "$T/c-boards" && poke "$T/c-boards" 24 '\101\000\000\000'
+cp "$T/good" "$T/c-checksum" && poke "$T/c-checksum" 20 '\001'
 cp "$T/good" "$T/c-trunc100" && truncate -s 100 "$T/c-trunc100"
 cp "$T/good" "$T/c-trunc4096" && truncate -s 4096 "$T/c-trunc4096"
 head -c 4096 /dev/zero >"$T/c-zero"
-for c in magic version boards checksum trunc100 trunc4096 zero; do
+for c in magic version oldversion feature boards checksum trunc100 trunc4096 zero; do
 	anti=-
 	case $c in
 	magic) pat="bad magic" anti="expected at most 0" ;;
-	version) pat="field version at offset 0x8 holds 7" ;;
-	boards) pat="field boards at offset 0x10 holds 65" ;;
-	checksum) pat="checksum" ;;
+	version) pat="has format version 7; this smqctl reads version 3 (field version at offset 0x8).  A newer smq formatted it: use that version"
+		anti="To upgrade" ;;
+	oldversion) pat="has format version 2; this smqctl reads version 3 (field version at offset 0x8).  To upgrade: stop every process attached to it, then run smqctl init --force on board 0"
+		anti="A newer smq" ;;
+	feature) pat="uses an incompatible feature this smqctl does not know (bit 0x1 of field features_incompat at offset 0x10; it knows 0)" ;;
+	boards) pat="field boards at offset 0x18 holds 65 (at most 64)" ;;
+	checksum) pat="checksum mismatch: field checksum at offset 0x3c holds" ;;
 	trunc100) pat="too small" anti="at most 256" ;;
 	trunc4096) pat="too small" ;;
 	zero) pat="not formatted" ;;
@@ -667,6 +807,16 @@ for c in magic version boards checksum trunc100 trunc4096 zero; do
 	row 1 "$pat" "$anti" "$f" -w "file:$f" recv --timeout 0
 	row 1 "$pat" "$anti" "$f" -w "file:$f" clear
 	row 1 "$pat" "$anti" "$f" -w "file:$f" sync --timeout 0.2
+done
+# --json dump names the fault as a field, its offset, value and limit
+for c in boards feature; do
+	run -w "file:$T/c-$c" --json dump
+	want_rc 1
+	case $c in
+	boards) json "$T/out" 'd["fault"]["field"]=="boards" and d["fault"]["offset"]==24 and d["fault"]["value"]==65 and d["fault"]["at_most"]==64' ;;
+	feature) json "$T/out" 'd["fault"]["field"]=="features_incompat" and d["fault"]["offset"]==16 and d["fault"]["value"]==1 and d["fault"]["known"]==0' ;;
+	esac
+	verdict "--json dump of c-$c: the fault, its offset, value and limit"
 done
 
 echo "$rows bad invocations"

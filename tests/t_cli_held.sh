@@ -13,10 +13,15 @@
 #      sync on board 0; sync on board 1 with a short --timeout exits 1,
 #      saying an init or clear is under way, and with a long one says it
 #      waits (-v) and is ready in the new generation once the init ends;
-#  (d) a board held in a call (a recv held inside its take): init and
-#      clear --timeout 1 exit 1 naming board 1 and its pid, the window as
-#      it was (same generation, a message queued before still there); the
-#      held message delivered once when let go, and init goes through.
+#  (d) a board held in a call (a recv held inside its take, queue 1 open):
+#      without --force, init, clear and clear -q 1 are refused before any
+#      handshake, naming the worker (board 1, its pid, receiver of queue 1,
+#      in a call), while clear -q 2 goes through (a call on queue 1 is not
+#      in its way); with --force the handshake is reached, and init, clear
+#      and clear -q 1 --timeout 1 exit 1 naming board 1 and its pid: it did
+#      not leave its call; the window as it was (same generation and
+#      epochs, a message queued before still there); the held message
+#      delivered once when let go, and init goes through.
 # The refusals are where smqctl reads who held the window through its
 # handle (maint_error): the sanitizer build runs this script too.
 # Prints "ok"/"FAIL" per check; exit 0 pass, 1 fail, 77 skip.
@@ -140,6 +145,16 @@ generation() { # the window's generation, as dump says it
 	"$S" -w "$W" dump 2>/dev/null |
 		sed -n '1s/.*, generation \([0-9]*\),.*/\1/p'
 }
+epoch() { # epoch QUEUE: its epoch, as dump -v says it (0x...)
+	"$S" -w "$W" dump -v -q "$1" 2>/dev/null |
+		sed -n 's/^ *receiver pid .*; epoch \(0x[0-9a-f]*\)$/\1/p'
+}
+# said WORDS...: the last run's stderr says each of them
+said() {
+	for words in "$@"; do
+		grep -qF -e "$words" "$T/err" || return 1
+	done
+}
 
 "$S" -w "$W" init --boards 2 >/dev/null || { echo "FAIL init"; exit 1; }
 g=$(generation)
@@ -204,20 +219,53 @@ if held init maint_formatted -w "$W" init --boards 2; then
 		sh "$rc" "$g" "$T/s1.out"
 fi
 
-# ---- (d) a board that does not leave its call: -SMQ_EHELD ----
-"$S" -w "$W" init --boards 2 >/dev/null || failed "(d) init"
+# ---- (d) a board that does not leave its call ----
+# The held receiver has queue 1 open: init and clear refuse it as a worker
+# (SMQ_EATWORK) before any handshake; --force goes past that refusal to the
+# handshake, which it does not pass: the call is held (-SMQ_EHELD).
+"$S" -w "$W" init --boards 2 --queues 3 >/dev/null || failed "(d) init"
 g=$(generation)
 "$S" -w "$W" -b 1 send -q 0 "queued before" >/dev/null || failed "(d) send to 0"
 "$S" -w "$W" send -q 1 "the held one" >/dev/null || failed "(d) send to 1"
+"$S" -w "$W" -b 1 send -q 2 "on queue 2" >/dev/null || failed "(d) send to 2"
 if held recv commit -w "$W" -b 1 recv -q 1 --count 1 --timeout 30; then
+	e1=$(epoch 1)
+	check "queue 1's epoch is generation $g's" \
+		[ "$e1" = "$(printf '%#x' $((g << 32)))" ]
 	for cmd in init clear; do
 		run -w "$W" "$cmd" --timeout 1
-		check "$cmd --timeout 1 beside a held take: exit 1, names board 1 pid $pid" \
+		check "$cmd beside a held take: exit 1" [ "$rc" -eq 1 ]
+		check "...refused as work on the window (not after a handshake), naming board 1 pid $pid, receiver of queue 1 in a call, and --force" \
+			said "smqctl: $cmd: processes are at work on the window: board 1 pid $pid on " \
+				" (receiver of queue 1, in a call).  $cmd would empty every queue under it: stop it first, or --force"
+	done
+	run -w "$W" clear -q 1 --timeout 1
+	check "clear -q 1 beside a held take: exit 1" [ "$rc" -eq 1 ]
+	check "...refused as work on queue 1, naming board 1 pid $pid, receiver of queue 1 in a call, and --force" \
+		said "smqctl: clear: processes are at work on queue 1: board 1 pid $pid on " \
+			" (receiver of queue 1, in a call).  clear would empty the queue under it: stop it first, or --force"
+	# a clear of another queue waits for the calls on that queue only
+	run -w "$W" clear -q 2 --timeout 1
+	check "clear -q 2 beside the held take on queue 1: exit 0, epoch $(printf '%#x' $(((g << 32) + 1))), generation $g goes on" \
+		sh -c '[ "$1" -eq 0 ] && grep -qxF "$2" "$3"' sh "$rc" \
+		"cleared queue 2 of $W: epoch $(printf '%#x' $(((g << 32) + 1))) (generation $g goes on)" "$T/out"
+	"$S" -w "$W" --json dump -q 2 >"$T/out" 2>"$T/err"
+	check "...queue 2 is empty" grep -q '"queued": 0' "$T/out"
+	# --force: past the refusal, into the handshake the held call holds
+	for cmd in init clear; do
+		run -w "$W" "$cmd" --force --timeout 1
+		check "$cmd --force --timeout 1 beside a held take: exit 1, names board 1 pid $pid" \
 			refused 1 "$cmd: board 1 (pid $pid on "
 		check "...says it did not let go within 1 s and nothing changed" \
-			grep -qF "did not leave a call it began under the old generation within 1 s; nothing was changed" "$T/err"
+			said "did not leave a call it began under the old generation within 1 s; nothing was changed"
 	done
+	run -w "$W" clear -q 1 --force --timeout 1
+	check "clear -q 1 --force --timeout 1 beside a held take: exit 1, names board 1 pid $pid" \
+		refused 1 "clear: board 1 (pid $pid on "
+	check "...says it did not let go within 1 s and nothing changed" \
+		said "did not leave a call it began" "within 1 s; nothing was changed"
 	check "the window as it was: generation $g" [ "$(generation)" = "$g" ]
+	check "...queue 1's epoch as it was ($e1)" [ "$(epoch 1)" = "$e1" ]
 	"$S" -w "$W" --json dump -q 0 >"$T/out" 2>"$T/err"
 	check "...the message queued before still queued" \
 		grep -q '"queued": 1' "$T/out"
@@ -230,7 +278,7 @@ if held recv commit -w "$W" -b 1 recv -q 1 --count 1 --timeout 30; then
 		sh -c '[ "$1" -eq 0 ] && [ "$(cat "$2")" = "queued before" ]' \
 		sh "$rc" "$T/out"
 	run -w "$W" init --boards 2 --timeout 1
-	check "init then goes through: generation $((g + 1))" \
+	check "init (no --force) then goes through: generation $((g + 1))" \
 		sh -c '[ "$1" -eq 0 ] && [ "$2" = "$3" ]' sh "$rc" \
 		"$(generation)" "$((g + 1))"
 fi

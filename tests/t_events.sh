@@ -111,6 +111,15 @@ step "a clear of every queue"
 "$S" clear >/dev/null || die "clear"
 seen generation '' 'formatted anew: generation 1 -> 2'
 
+step "the window removed"
+rm -f "/dev/shm/smq-t-events-$$"
+seen window_unreadable '' 'window cannot be read'
+
+step "the window made again"
+"$S" init -n 3 --queues 3 --entries 4 >/dev/null || die "init again"
+seen window_readable '' 'window can be read again'
+seen generation '.*"from": 2, "to": 1' 'generation 2 -> 1'
+
 step "the watchers stopped and let go on: they say they fell behind"
 kill -STOP $EV_TXT $EV_JSON
 sleep 1.5
@@ -142,6 +151,9 @@ steps = [
     [("queue_cleared", 0, 0)],
     [("receiver_gone", 1, 1), ("board_gone", 1, None)],
     [("generation", None, None)],
+    [("window_unreadable", None, None)],
+    # a window of that name again: readable, and of another generation
+    [("window_readable", None, None), ("generation", None, None)],
     [("lagged", None, None)],
 ]
 def key(e):
@@ -204,7 +216,9 @@ words = [("board_announced", r"board (\d+) announced itself"),
          ("doorbell_unanswered", r"queue (\d+): doorbell not answered"),
          ("queue_cleared", r"queue (\d+) cleared"),
          ("generation", r"window formatted anew"), ("lagged", r"events fell behind"),
-         ("maintenance", r"an init or clear began")]
+         ("maintenance", r"an init or clear began"),
+         ("window_unreadable", r"window cannot be read"),
+         ("window_readable", r"window can be read again")]
 text = []
 for line in open(sys.argv[2]):
     m = re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}  (.*)", line.rstrip("\n"))
@@ -225,6 +239,24 @@ for line in open(sys.argv[2]):
     else:
         print("FAIL text: a line of no known event: %r" % line); ok = False
 ok = check("text", text) and ok
+# every key printed is in smqctl(1)'s events block, and every key there
+# was printed
+keys, cur = set(), False
+for line in open("man/smqctl.1"):
+    line = line.rstrip("\n")
+    if line.startswith('.\\" json-keys: '):
+        cur = line.endswith(": events")
+    elif cur and line == ".EE":
+        cur = False
+    elif cur and line and not line.startswith(".") and not line[0].isspace():
+        keys.add(line.split()[0])
+printed = set(k for e in events for k in e)
+if not keys:
+    print("FAIL no events block of JSON keys in smqctl(1)"); ok = False
+elif printed - keys or keys - printed:
+    print("FAIL JSON keys: printed but not in smqctl(1): %s; in smqctl(1) but "
+          "never printed: %s" % (sorted(printed - keys), sorted(keys - printed)))
+    ok = False
 if ok:
     print("ok   %d events in %d steps, the same in text and JSON" % (len(events), len(steps)))
 sys.exit(0 if ok else 1)

@@ -51,6 +51,34 @@ f=open(sys.argv[1],"r+b"); f.seek(int(sys.argv[2])); f.write(struct.pack(sys.arg
 }
 corrupt size "$off" '<I' 99999
 corrupt check "$((off + 4))" '<I' 1
+# Faults of the superblock and the queue table (smq(7)): an unknown
+# incompatible feature (its lowest bit, against the known ones), a part
+# features add that is not whole pages, and a queue's senders that name a
+# board the window does not have, its checksum made right again (CRC-32C
+# of bytes 8..59, 192..255 and the queue table).
+corrupt feature 16 '<I' 4
+corrupt extra 192 '<Q' 100
+cp "$W" "$T/senders"
+python3 - "$T/senders" <<'PY' || die "cannot corrupt senders"
+import struct, sys
+def crc32c(crc, data):
+    crc ^= 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 & -(crc & 1))
+    return crc ^ 0xffffffff
+f = open(sys.argv[1], "r+b")
+qt = 4096 + 64 * 4096 + 64 * 128
+f.seek(0); sb = bytearray(f.read(4096))
+queues = struct.unpack_from("<I", sb, 28)[0]
+f.seek(qt + 8); f.write(struct.pack("<Q", 1 << 40))
+f.seek(qt); table = f.read(queues * 16)
+sum_ = crc32c(crc32c(crc32c(0, sb[8:60]), sb[192:256]), table)
+f.seek(60); f.write(struct.pack("<I", sum_))
+PY
+"$S" -w "file:$T/senders" --json dump >"$T/senders.json" 2>"$T/senders.err"
+[ $? = 1 ] || die "dump --json of a window with a queue's senders out of range does not exit 1"
 
 python3 - "$man" "$T" <<'PY' >"$T/keys" 2>"$T/err"
 import json, os, sys
@@ -76,7 +104,8 @@ def paths(v, pre=""):
     elif isinstance(v, list):
         for x in v:
             yield from paths(x, pre)
-outputs = {"dump": ["dump.json", "dump-v.json", "size.json", "check.json"],
+outputs = {"dump": ["dump.json", "dump-v.json", "size.json", "check.json",
+                    "feature.json", "extra.json", "senders.json"],
            "top": ["top.json"]}
 seen = {b: set() for b in outputs}
 for b, files in outputs.items():
@@ -87,7 +116,10 @@ for b, files in outputs.items():
             seen[b].add(p)
 # the faults seen are the two asked for
 for f, field, kind in (("size.json", "entry.size", "at_most"),
-                       ("check.json", "entry.check", "expected")):
+                       ("check.json", "entry.check", "expected"),
+                       ("feature.json", "features_incompat", "known"),
+                       ("extra.json", "tables_extra", "pages_at_most"),
+                       ("senders.json", "queue_table.senders", "subset_of")):
     fault = json.load(open(os.path.join(d, f)))["fault"]
     assert fault and fault["field"] == field and kind in fault, (f, fault)
 # A fault with a lower bound (at_least: a window too small, a generation

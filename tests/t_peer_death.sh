@@ -1,11 +1,12 @@
 #!/bin/sh
-# Peer death.  (a) A board that is killed shows as dead in dump and top: on
-# this host its liveness is its pid, at once; (b) on another host (a board
-# run in a mount namespace where the kernel's boot id reads otherwise: to
-# smq, another host) only its heartbeat tells: alive while this dump sees
-# it move, dead once this dump has not seen it move for
-# SMQ_HEARTBEAT_TIMEOUT_MS (5 s), measured on this host's clock alone --
-# whatever time the other host keeps;
+# Peer death.  (a) A board whose receiver is killed shows as dead in dump
+# and top, and so does the receiver (dead, not asleep): on this host its
+# liveness is its pid, at once; (b) on another host (a board run in a mount
+# namespace where the kernel's boot id reads otherwise: to smq, another
+# host) only its heartbeat tells: alive while dump and top --once see it
+# move, dead once they have not seen it move for SMQ_HEARTBEAT_TIMEOUT_MS
+# (5 s), measured on this host's clock alone -- whatever time the other
+# host keeps;
 # (c) board 0's sync, waiting for boards 1 and 2, reports board 1 dead when
 # board 1 is killed after it announced itself, within a few seconds of the
 # kill and not only at its timeout.
@@ -103,8 +104,10 @@ now_ms() {
 "$S" -w "$W" -b 1 recv --timeout 30 >/dev/null 2>&1 &
 rcv=$!
 BG="$BG $rcv"
-# it writes its pid and a heartbeat when it first sleeps
-if waitfor 5 '[ "$(alive_in dump 1)" = yes ]'; then
+# it writes its pid and a heartbeat when it first sleeps; its board is
+# alive before that, from its handles' processes
+if waitfor 5 '[ "$(alive_in dump 1)" = yes ] &&
+	[ "$(field "$T/j" ".board_table[1].pid")" = "$rcv" ]'; then
 	ok "dump: board 1 (recv, pid $rcv) alive"
 else
 	failed "dump: board 1 (recv, pid $rcv) never shown alive: $(cat "$T/jerr")"
@@ -112,30 +115,67 @@ fi
 pid=$(field "$T/j" '.board_table[1].pid')
 [ "$pid" = "$rcv" ] && ok "dump: board 1's pid is recv's ($pid)" ||
 	failed "dump: board 1's pid is $pid, recv is $rcv"
+# judged: board 1's activity and queue 1's receiver state in "$T/j"
+judged() {
+	echo "$(field "$T/j" '.board_table[1].activity') $(field "$T/j" '.queue_table[1].receiver_state')"
+}
+# rx: queue 1's receiver as "$T/j" has it, for a failure's message
+rx() {
+	echo "(receiver pid $(field "$T/j" '.queue_table[1].receiver_pid'), alive '$(field "$T/j" '.queue_table[1].receiver_alive')')"
+}
+j=$(judged)
+[ "$j" = "working waiting" ] && ok "dump: board 1 at work, queue 1's receiver waiting" ||
+	failed "dump: board 1's activity and queue 1's receiver: '$j', expected 'working waiting'"
 if [ "$(alive_in top 1)" = yes ]; then
 	ok "top --once: board 1 alive"
 else
 	failed "top --once: board 1 not shown alive: $(cat "$T/jerr")"
 fi
+j=$(judged)
+[ "$j" = "working waiting" ] && ok "top --once: board 1 at work, queue 1's receiver waiting" ||
+	failed "top --once: board 1's activity and queue 1's receiver: '$j', expected 'working waiting'"
 kill -9 "$rcv"
 wait "$rcv" 2>/dev/null
 a=$(alive_in dump 1)
 [ "$a" = no ] && ok "dump: board 1 dead right after kill -9" ||
 	failed "dump: board 1 after kill -9: alive is '$a'"
+j="$(judged) $(field "$T/j" '.queue_table[1].sleeping')"
+[ "$j" = "dead dead false" ] && ok "dump: board 1 dead, queue 1's receiver dead (not asleep)" ||
+	failed "dump: board 1's activity, queue 1's receiver, sleeping: '$j', expected 'dead dead false' $(rx)"
+h="$(field "$T/j" '.board_table[1].handles') $(field "$T/j" '.board_table[1].dead_handles')"
+[ "$h" = "0 2" ] && ok "dump: board 1 has no handle open, 2 left by the dead (window, queue 1)" ||
+	failed "dump: board 1's handles and dead handles: '$h', expected '0 2'"
+if "$S" -w "$W" dump >"$T/text" 2>&1 && grep -Eq '^1 +1 dead ' "$T/text" &&
+	grep -Eq "^1 +absent +dead +0\+2 +$rcv " "$T/text"; then
+	ok "dump (text): queue 1's RECEIVER '1 dead', board 1 dead with HANDLES 0+2"
+else
+	failed "dump (text) after kill -9:"
+	sed 's/^/    | /' "$T/text"
+fi
 a=$(alive_in top 1)
 [ "$a" = no ] && ok "top --once: board 1 dead right after kill -9" ||
 	failed "top --once: board 1 after kill -9: alive is '$a'"
+j=$(judged)
+[ "$j" = "dead dead" ] && ok "top --once: board 1 dead, queue 1's receiver dead" ||
+	failed "top --once: board 1's activity and queue 1's receiver: '$j', expected 'dead dead' $(rx)"
 # and while it is dead a zombie does not pass for alive either
 "$S" -w "$W" -b 1 recv --timeout 30 >/dev/null 2>&1 &
 rcv=$!
 BG="$BG $rcv"
-waitfor 5 '[ "$(alive_in dump 1)" = yes ]'
+# the receiver of queue 1 now (it took over from the dead one)
+waitfor 5 '[ "$(alive_in dump 1)" = yes ] &&
+	[ "$(field "$T/j" ".queue_table[1].receiver_pid")" = "$rcv" ] &&
+	[ "$(field "$T/j" ".queue_table[1].receiver_state")" = waiting ]' ||
+	failed "dump: the second recv (pid $rcv) never shown waiting on queue 1 $(rx)"
+t=$(field "$T/j" '.queue_table[1].receiver_takeovers')
+[ "$t" = 1 ] && ok "dump: the second recv took queue 1 over from the dead one (1 takeover)" ||
+	failed "dump: queue 1's receiver_takeovers is '$t', expected 1"
 kill -9 "$rcv"
 # not reaped yet: a zombie
 sleep 0.2
-a=$(alive_in dump 1)
-[ "$a" = no ] && ok "dump: board 1 dead while a zombie (not yet reaped)" ||
-	failed "dump: board 1 while a zombie: alive is '$a'"
+a="$(alive_in dump 1) $(judged)"
+[ "$a" = "no dead dead" ] && ok "dump: board 1 and its receiver dead while a zombie (not yet reaped)" ||
+	failed "dump: board 1 while a zombie: alive, activity, receiver: '$a', expected 'no dead dead' $(rx)"
 wait "$rcv" 2>/dev/null
 
 # ---- (b) a board of another host: its heartbeat tells ----
@@ -167,12 +207,27 @@ else
 			"(alive '$(field "$T/j" '.board_table[1].alive')', same host" \
 			"'$(field "$T/j" '.board_table[1].same_host')')"
 	fi
+	j=$(judged)
+	rage=$(field "$T/j" '.queue_table[1].receiver_heartbeat_age_ms')
+	[ "$j" = "working waiting" ] && [ "$rage" -ge 0 ] 2>/dev/null &&
+		ok "dump: board 1 of another host at work, its receiver waiting (its heartbeat seen to move $rage ms before)" ||
+		failed "dump: board 1 of another host: activity and receiver '$j' (expected 'working waiting'), receiver heartbeat age '$rage'"
+	# top --once, like dump, watches another host's heartbeat until it
+	# moves (up to 5.1 s): it judges, it does not say unknown
+	t0=$(now_ms)
 	a=$(alive_in top 1)
-	[ "$a" = unknown ] && ok "top --once: board 1 of another host: liveness unknown after one look" ||
-		failed "top --once: board 1 of another host after one look: alive '$a'"
+	t=$(($(now_ms) - t0))
+	j=$(judged)
+	[ "$a $j" = "yes working waiting" ] &&
+		ok "top --once: board 1 of another host alive, at work, its receiver waiting (judged in $t ms)" ||
+		failed "top --once: board 1 of another host: alive, activity, receiver '$a $j' (expected 'yes working waiting'), after $t ms"
 	kill -9 "$rcv"
 	wait "$rcv" 2>/dev/null
+	# dump and top --once look at once, side by side
 	t0=$(now_ms)
+	( "$S" -w "$W" --json top --once --interval 0.1 >"$T/jt" 2>"$T/jterr"
+	  echo $(($(now_ms) - t0)) >"$T/jt.ms" ) &
+	topbg=$!
 	a=$(alive_in dump 1)
 	t=$(($(now_ms) - t0))
 	age=$(field "$T/j" '.board_table[1].heartbeat_age_ms')
@@ -180,6 +235,19 @@ else
 		ok "dump: dead once it watched the heartbeat stand still for $age ms ($t ms after the kill)"
 	else
 		failed "dump: board 1 of another host after kill -9: alive '$a', heartbeat age '$age' ms, after $t ms"
+	fi
+	j=$(judged)
+	[ "$j" = "dead dead" ] && ok "dump: board 1 of another host dead, its receiver dead" ||
+		failed "dump: board 1 of another host after kill -9: activity and receiver '$j', expected 'dead dead'"
+	wait "$topbg"
+	cp "$T/jt" "$T/j"
+	a=$(field "$T/j" '.board_table[1].alive')
+	j=$(judged)
+	t=$(cat "$T/jt.ms" 2>/dev/null)
+	if [ "$a $j" = "no dead dead" ] && [ "$t" -ge 4900 ] 2>/dev/null; then
+		ok "top --once: dead, its receiver dead, once it watched the heartbeat stand still ($t ms after the kill)"
+	else
+		failed "top --once: board 1 of another host after kill -9: alive, activity, receiver '$a $j' (expected 'no dead dead'), after '$t' ms: $(cat "$T/jterr")"
 	fi
 fi
 

@@ -1,7 +1,9 @@
 #!/bin/sh
 # smqctl top: the live view driven in detached tmux sessions of a fixed size
 # on a private server (keys, resize, quitting, SIGTERM, a removed window, a
-# re-initialised one, a window of 1024 queues), and --once in text and JSON.
+# re-initialised one, a window of 1024 queues), and --once in text and JSON
+# (the columns, the words for boards and receivers, a receiver waiting and
+# then killed).
 # Prints "ok"/"FAIL" per check; exit 0 pass, 1 fail, 77 skip (no tmux, or
 # no pseudo-terminal for the live view).
 cd "$(dirname "$0")/.." || exit 1
@@ -16,7 +18,9 @@ command -v tmux >/dev/null 2>&1 ||
 
 T=$(mktemp -d) || exit 1
 SOCK=smq-top-$$
+rcv=""
 cleanup() {
+	[ -z "$rcv" ] || kill -9 "$rcv" 2>/dev/null
 	tmux -L "$SOCK" kill-server 2>/dev/null
 	# the server may leave its socket behind
 	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
@@ -76,8 +80,15 @@ row() {
 	cap "$1" && sed -n '/^QUEUE /,$p' "$T/screen" |
 		grep -E "^ *$2 [0-9]+ " >"$T/row"
 }
+# col SESSION QUEUE N: the Nth column after the fill bar in the queue's
+# row (1 FILL, 2 MSGS/S, 3 MB/S, 4 BELLS/S, 5 FULL/S, 6 SENT, 7 RECEIVED),
+# counted from the bar: the rate history after them, where the terminal
+# has room for it, is levels and blanks, not one field
+col() {
+	row "$1" "$2" && sed 's/^[^]]*\]//' "$T/row" | awk -v c="$3" '{ print $c }'
+}
 # sent_is SESSION QUEUE N: the SENT column of the queue's row is N
-sent_is() { row "$1" "$2" && awk -v n="$3" '{ if ($(NF - 1) != n) exit 1 }' "$T/row"; }
+sent_is() { [ "$(col "$1" "$2" 6)" = "$3" ]; }
 # first_row SESSION: the queue of the first row of the table
 first_row() {
 	cap "$1"
@@ -110,8 +121,20 @@ cp "$T/once" "$T/screen"
 check "top --once: exit 0" [ "$rc" -eq 0 ]
 rows=$(sed -n '/^QUEUE /,/^$/p' "$T/once" | grep -cE '^ *[0-3] [0-9]+ ')
 check "top --once: a row for each of the 4 queues" [ "$rows" -eq 4 ]
-drows=$(sed -n '/^QUEUE /,/^$/p' "$T/once" | grep -cE '^ *[45] [01] \(-\) d ')
+drows=$(sed -n '/^QUEUE /,/^$/p' "$T/once" | grep -cE '^ *[45] [01] d +none +\[')
 check "top --once: the 2 diagnostic queues, marked" [ "$drows" -eq 2 ]
+nrows=$(sed -n '/^QUEUE /,/^$/p' "$T/once" | grep -cE '^ *[0-3] [01] +none +\[')
+check "top --once: no receiver on queues 0 to 3 (RECEIVER none)" [ "$nrows" -eq 4 ]
+check "top --once: the queue heading (QUEUE RCVR RECEIVER FILL ...)" \
+	grep -qE '^QUEUE RCVR RECEIVER FILL +MSGS/S +MB/S +BELLS/S +FULL/S +SENT +RECEIVED$' "$T/once"
+check "top --once: the board heading (BOARD STATE ACTIVITY PID HOST MOVED DOORBELL)" \
+	grep -qE '^BOARD STATE +ACTIVITY +PID +HOST +MOVED +DOORBELL$' "$T/once"
+# board 0's sends have exited (its pid is the last one's); board 1 never ran
+check "top --once: boards absent and at rest" \
+	sh -c 'grep -qE "^ +0 absent +at rest +[0-9]+ " "$1" &&
+	       grep -qE "^ +1 absent +at rest +- +- " "$1"' sh "$T/once"
+check "top --once: the totals count no receiver" \
+	grep -q '; 0 receivers, 0 asleep$' "$T/once"
 check "top --once: the window name, rates over the interval" \
 	grep -q "file:$W .*generation 1" "$T/once"
 check "top --once: plain text (no escape sequences)" \
@@ -131,6 +154,8 @@ for x in q:
     for k in ("receiver","fill","capacity","msgs_per_s","mb_per_s",
               "doorbells_per_s","full_waits_per_s","sleeping","received"):
         assert k in x, k
+assert [x["receiver_state"] for x in q]==["none"]*6
+assert [b["activity"] for b in d["board_table"]]==["none"]*2
 assert "msgs" in d["totals"] and d["elapsed_s"] > 0' "$T/json"
 else
 	echo "note: python3 not found: the JSON sub-check is skipped"
@@ -139,6 +164,31 @@ smq top >/dev/null 2>"$T/err" </dev/null
 rc=$?
 check "top without a terminal: exit 1 and says so" \
 	sh -c '[ "$1" -eq 1 ] && grep -q terminal "$2"' sh "$rc" "$T/err"
+
+# ---- --once: a receiver waiting, then killed (a window of its own) ----
+# It sleeps in its wait: asleep, its board at work; killed, it is dead and
+# so is its board, not asleep (what top shows is true after a SIGKILL).
+RW=file:$T/rw
+"$S" -w "$RW" init --boards 2 --queues 4 >/dev/null ||
+	{ echo "FAIL cannot set up the receiver's window"; exit 1; }
+"$S" -w "$RW" -b 1 recv -q 3 --timeout 30 >/dev/null 2>&1 &
+rcv=$!
+# once: top --once of $RW into $T/screen
+once() { "$S" -w "$RW" top --once -i 0.1 >"$T/screen" 2>&1; }
+check "receiver: queue 3 asleep, board 1 at work (pid $rcv)" \
+	waitfor 3 'once && grep -qE "^ +3 1 +asleep +\[" "$T/screen" &&
+	           grep -qE "^ +1 absent +at work +$rcv " "$T/screen"'
+check "receiver: the totals count 1 receiver, 1 asleep" \
+	grep -q '; 1 receivers, 1 asleep$' "$T/screen"
+kill -9 "$rcv"
+wait "$rcv" 2>/dev/null
+killed=$rcv rcv=""  # waited for: no longer ours to kill
+once
+check "receiver killed: queue 3's receiver dead, board 1 dead, at once" \
+	sh -c 'grep -qE "^ +3 1 +dead +\[" "$1" &&
+	       grep -qE "^ +1 absent +dead +$2 " "$1"' sh "$T/screen" "$killed"
+check "receiver killed: the totals count 0 receivers, 1 dead" \
+	grep -q '; 0 receivers, 0 asleep, 1 dead$' "$T/screen"
 
 # ---- the live view needs a terminal ----
 # tmux gives each pane a pseudo-terminal.  Where none can be opened (no
@@ -176,12 +226,21 @@ check "live: a message sent meanwhile shows (queue 3 sent 1)" \
 	waitfor 2 'sent_is live 3 1'
 check "live: the totals count it" waitfor 2 'shows live ": 1 msgs,"'
 # msgs_rate SESSION QUEUE: the MSGS/S column of its row is above 0
-msgs_rate() { row "$1" "$2" && awk '{ if (!($(NF - 5) > 0)) exit 1 }' "$T/row"; }
-check "live: queue 3 at 0 msgs/s" waitfor 2 '! msgs_rate live 3'
+msgs_rate() { awk -v r="$(col "$1" "$2" 2)" 'BEGIN { exit !(r > 0) }'; }
+# msgs_none SESSION QUEUE: its MSGS/S column is 0.0
+msgs_none() { [ "$(col "$1" "$2" 2)" = 0.0 ]; }
+# history SESSION QUEUE: the levels of its rate history, blanks removed
+history() {
+	row "$1" "$2" && sed 's/^[^]]*\]//' "$T/row" |
+		awk '{ for (i = 8; i <= NF; i++) printf "%s", $i }'
+}
+check "live: queue 3 at 0 msgs/s" waitfor 2 'msgs_none live 3'
 for i in 1 2 3 4 5 6 7 8; do smq send -q 3 x; done
 check "live: a burst of messages shows as msgs/s on queue 3" \
 	waitfor 2 'msgs_rate live 3'
-check "live: the rate comes back to 0" waitfor 2 '! msgs_rate live 3'
+check "live: the rate comes back to 0" waitfor 2 'msgs_none live 3'
+check "live: the burst stays in queue 3's rate history, not in queue 2's" \
+	sh -c '[ -n "$1" ] && [ -z "$2" ]' sh "$(history live 3)" "$(history live 2)"
 
 check "live: the sort is by queue" shows live "sort: queue"
 tm send-keys -t live s
