@@ -387,7 +387,7 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 	       "attached, at work (a queue open), dead (processes died "
 	       "without closing), unknown (another host, not seen long "
 	       "enough); HANDLES: open (+ left by the dead); RECEIVER: "
-	       "waiting, asleep, away (between calls), dead, none; FILL: the "
+	       "waiting, asleep, away (not waiting for one), dead, none; FILL: the "
 	       "fullest lane, what a sender meets; QUEUED: messages waiting "
 	       "in all lanes; MOVED: when this dump last saw the heartbeat "
 	       "move\n");

@@ -88,7 +88,7 @@ static const char *receiver_says(const struct smq_queue_info *qi)
 		return buf;
 	case SMQ_RECEIVER_AWAY:
 		snprintf(buf, sizeof(buf), "its receiver, pid %u, is not taking "
-			 "messages: between calls", qi->receiver_pid);
+			 "messages: not waiting for one", qi->receiver_pid);
 		return buf;
 	case SMQ_RECEIVER_WAITING:
 		return "its receiver is taking messages more slowly than they "

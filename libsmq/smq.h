@@ -350,7 +350,8 @@ enum smq_receiver_state {
 	SMQ_RECEIVER_UNKNOWN = 0,  /* another host, not seen long enough */
 	SMQ_RECEIVER_NONE = 1,     /* no receiver has the queue open */
 	SMQ_RECEIVER_WAITING = 2,  /* in a receive call, waiting */
-	SMQ_RECEIVER_AWAY = 3,     /* open and alive, between calls */
+	SMQ_RECEIVER_AWAY = 3,     /* open and alive, not waiting for a
+				      message (between calls, or taking one) */
 	SMQ_RECEIVER_DEAD = 4      /* its process died with the queue open */
 };
 struct smq_queue_info {

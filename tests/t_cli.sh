@@ -309,7 +309,7 @@ grep -Eq '^1 +1 none +0/16 +0 +10 +10 +43 ' "$T/out" || no "queue 1 row wrong"
 grep -Eq '^0 +ready +at rest +- +[0-9]+ ' "$T/out" || no "board 0 row wrong"
 grep -Eq '^1 +ready +at rest +- +[0-9]+ ' "$T/out" || no "board 1 row wrong"
 want_out "ACTIVITY: at rest (no process attached: normal once ready)"
-want_out "RECEIVER: waiting, asleep, away (between calls), dead, none"
+want_out "RECEIVER: waiting, asleep, away (not waiting for one), dead, none"
 verdict "dump (text): generation, board and queue rows, headings"
 
 run dump --queue 1

@@ -326,7 +326,7 @@ static void queue_families(struct mbuf *b, const struct metrics_src *m)
 	}
 	family(b, "smq_queue_receiver_state", "gauge", "The queue's receiver: "
 	       "1 for its state (none; waiting in a receive call; away: open "
-	       "and alive, between calls; dead: its process died with the "
+	       "and alive, not waiting for a message; dead: its process died with the "
 	       "queue open; unknown: another host, not watched long enough), "
 	       "0 for the others.");
 	for (unsigned q = 0; q < m->nqueues; q++)
