@@ -266,7 +266,17 @@ check "live: totals before r are not 0" sh -c '! grep -q ": 0 msgs," "$1"' sh "$
 tm send-keys -t live r
 check "live: r resets the totals" waitfor 2 'shows live ": 0 msgs,"'
 
-smq init --boards 2 --queues 4 >/dev/null
+# the latest events: a receiver comes and goes, as smqctl events says it
+"$S" -w "file:$W" -b 1 recv -q 3 -c 1000 >/dev/null &
+ev_rcv=$!
+check "live: the latest events show a receiver attached" \
+	waitfor 3 'shows live "latest events:" && shows live "queue 3: receiver attached (pid $ev_rcv"'
+kill -9 $ev_rcv
+wait $ev_rcv 2>/dev/null
+check "live: ...and the same receiver killed" \
+	waitfor 3 'shows live "queue 3: receiver died with the queue open (pid $ev_rcv"'
+
+smq init --boards 2 --queues 4 --force >/dev/null
 check "live: a re-initialised window is attached again, and it says so" \
 	waitfor 3 'shows live "re-attached" && shows live "generation 2" && sent_is live 3 0'
 
@@ -283,7 +293,11 @@ check "live: after the resize, header, heading and totals once, no garbage" \
 	       [ "$(grep -c "^since " "$1")" = 1 ] &&
 	       [ "$(wc -l <"$1")" -le 15 ] &&
 	       awk "length > 60 { bad = 1 } END { exit bad }" "$1"' sh "$T/screen"
+tm resize-window -t live -x 120 -y 9
+check "live: at 120x9 no queue fits, and it says so where they would be" \
+	waitfor 2 'shows live "terminal too small to show the 6 queues (120x9)"'
 tm resize-window -t live -x 120 -y 40
+check "live: at 120x40 the queues again" waitfor 2 '! shows live "terminal too small" && row live 3'
 
 tm send-keys -t live q
 check "live: q ends top" waitfor 2 'ended live'
