@@ -28,6 +28,12 @@ enum smq_hook {
 	SMQ_HOOK_GEOMETRY_READ,         /* a check of the layout: the
 					   geometry read and summed, the
 					   queue table's entries not yet */
+	SMQ_HOOK_ARM,                   /* a receiver found every lane empty
+					   and is about to arm its sleep;
+					   mark up */
+	SMQ_HOOK_ARM_ROOM,              /* a sender found its lane full and
+					   is about to arm its wait for room;
+					   lock held, mark up */
 };
 #ifdef SMQ_COUNT_FAR
 extern void (*smq_test_hook)(enum smq_hook where);

@@ -171,7 +171,10 @@ static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
 
 	if ((err = smq_queue_enter(q)))
 		return err;
+	TEST_HOOK(SMQ_HOOK_ARM);
 	bool can_sleep = arm_sleep(q);
+	/* the look after arming: a message that landed between our last
+	 * look and the arming rang no doorbell (the sender saw us awake) */
 	if (ready_lane(q) < 0 && !(err = bad_lane(q))) {
 		STORE(&q->rx->sleeps, LOAD(&q->rx->sleeps) + 1);
 		rx_beat(q, 1);

@@ -137,7 +137,10 @@ static int wait_for_room(struct smq_queue *q, uint64_t seq,
 	if (LOAD(&q->out->top) != seq || room(q, seq))
 		return 0;
 	uint32_t seen = LOAD(&q->wake->space_bell);
+	TEST_HOOK(SMQ_HOOK_ARM_ROOM);
 	bool can_sleep = arm_room(q, seen);
+	/* the look after arming: a take between our last look and the
+	 * arming rang nothing (the receiver saw no request) */
 	if (room(q, seq))
 		return 0;
 	smq_lane_unlock(q);
