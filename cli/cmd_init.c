@@ -262,7 +262,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	memset(o.senders, 0, sizeof(o.senders));
 	for (uint32_t i = 0; i < o.nsets; i++)
 		o.senders[o.set_q[i]] = o.set_mask[i];
-	struct smq_shape shape = { o.g, o.nsets ? o.senders : NULL };
+	struct smq_shape shape = { o.g, o.nsets ? o.senders : NULL, 0 };
 	if ((err = smq_shape_size(&shape, sizeof(shape), &bytes)))
 		return say_error("a window of %u boards, %u queues, %u entries of %u "
 			     "bytes is too large", o.g.boards, o.g.queues,

@@ -166,7 +166,7 @@ int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 
 int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g)
 {
-	struct smq_shape sh = { *g, NULL };
+	struct smq_shape sh = { *g, NULL, 0 };
 	return smq_layout_make(l, &sh, 0, 0);
 }
 
@@ -188,10 +188,56 @@ int smq_shape_size(const struct smq_shape *sin, size_t size, uint64_t *bytes)
 	return 0;
 }
 
+/* Where a shape's bytes go.  A queue's part in its receiver's body is its
+ * receive area and rings; in each sender's, its lane lines. */
+int smq_shape_parts(const struct smq_shape *sin, size_t size,
+		    struct smq_shape_parts *out, size_t psize)
+{
+	struct smq_shape sh;
+	struct smq_shape_parts p;
+	struct smq_layout l;
+	struct smq_range r[SMQ_MAX_RANGES];
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size)))
+		return err;
+	if ((err = smq_layout_make(&l, &sh, 0, 0)))
+		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
+	memset(&p, 0, sizeof(p));
+	p.total = l.size;
+	p.superblock = SMQ_SB_SIZE;
+	p.control = (uint64_t)SMQ_MAX_BOARDS * SMQ_CTL_SIZE;
+	p.tables = l.tables_end - l.tables_extra - SMQ_BOARD_TABLE;
+	p.features = l.tables_extra + (uint64_t)l.boards * l.body_extra;
+	for (unsigned q = 0; q < l.queues; q++) {
+		bool diag = l.qflags[q] & SMQ_QUEUE_DIAGNOSTIC;
+		uint64_t lanes = lay_lanes(&l, q);
+		uint64_t rx = 2 * SMQ_LINE + lay_bottoms_size(&l, q) + SMQ_LINE +
+			      2 * lanes * SMQ_LINE +
+			      lanes * lay_entries(&l, q) * lay_stride(&l, q);
+		uint64_t lines = lanes * SMQ_LANE_LINES * SMQ_LINE;
+		*(diag ? &p.diag_rings : &p.app_rings) += rx;
+		*(diag ? &p.diag_lanes : &p.app_lanes) += lines;
+	}
+	p.padding = p.total - p.superblock - p.control - p.tables -
+		    p.features - p.app_lanes - p.app_rings - p.diag_lanes -
+		    p.diag_rings;
+	/* the control pages of boards past the geometry belong to none */
+	for (unsigned b = 0; b < l.boards; b++) {
+		int n = smq_layout_ranges(&l, b, r);
+		for (int i = 0; i < n; i++)
+			p.region[b] += r[i].len;
+	}
+	smq_layout_free(&l);
+	return smq_struct_out(out, psize, &p, sizeof(p));
+}
+
 int smq_layout_size(const struct smq_geometry *gin, size_t size,
 		    uint64_t *bytes)
 {
-	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL };
+	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL, 0 };
 	int err;
 
 	if (!bytes)

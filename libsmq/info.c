@@ -28,9 +28,14 @@ static int window_info(struct smq_window *w, struct smq_window_info *info)
 	else
 		snprintf(info->notify, sizeof(info->notify),
 			 "polling: no doorbell");
+	const struct smq_sb *sb = sb_at(w);
+	/* a window refused for a feature still says which */
+	if (sb && !memcmp(sb->magic, SMQ_MAGIC, 8)) {
+		info->features_incompat = LOAD(&sb->features_incompat);
+		info->features_compat = LOAD(&sb->features_compat);
+	}
 	if (!w->valid)
 		return -SMQ_EUNFORMATTED;
-	const struct smq_sb *sb = sb_at(w);
 	info->version = LOAD(&sb->version);
 	info->geometry.boards = w->lay.boards;
 	info->geometry.queues = w->lay.queues - w->lay.diag_queues;

@@ -534,7 +534,7 @@ static void tidy_control_area(struct smq_window *w, bool ours_before)
 int smq_init(struct smq_window *w, const struct smq_geometry *gin,
 	     size_t size)
 {
-	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL };
+	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL, 0 };
 	int err;
 
 	if (!w)

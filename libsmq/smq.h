@@ -77,9 +77,14 @@ enum smq_error {
 	SMQ_ENOTSENDER = 2013,   /* smq_queue_open as a sender: this board is
 				    not among the queue's senders
 				    (smq_queue_info().senders) */
-	SMQ_EATWORK = 2014       /* init, clear: processes are at work on what
+	SMQ_EATWORK = 2014,      /* init, clear: processes are at work on what
 				    it would empty (smq_workers() names them;
 				    SMQ_OPEN_FORCE lets it go ahead) */
+	SMQ_EPAYLOAD = 2015      /* smq_peek, smq_receive: the next message
+				    failed its check (a window formatted with
+				    SMQ_SHAPE_CHECKSUM): it was taken off the
+				    ring, never handed over; *len and *sender
+				    say whose it was */
 };
 
 struct smq_window;
@@ -111,6 +116,30 @@ struct smq_geometry {
 struct smq_shape {
 	struct smq_geometry geometry;
 	const uint64_t *senders;
+	uint32_t flags;          /* SMQ_SHAPE_* */
+};
+/* Every entry carries a CRC-32C of its header and payload, which the
+ * sender computes from its own buffer and the receiver checks before it
+ * hands the message over (smq(7), feature "checksum"). */
+#define SMQ_SHAPE_CHECKSUM 0x1u
+
+/* Since 1.1: where a shape's bytes go (smq_shape_parts()).  The parts add
+ * up to total. */
+struct smq_shape_parts {
+	uint64_t total;          /* smq_shape_size() */
+	uint64_t superblock;     /* its page */
+	uint64_t control;        /* one page per possible board
+				    (SMQ_MAX_BOARDS): fixed places */
+	uint64_t tables;         /* board table and queue table, to a page */
+	uint64_t app_lanes;      /* application queues: senders' lane lines */
+	uint64_t app_rings;      /* ...their receive areas and rings */
+	uint64_t diag_lanes;     /* diagnostic queues: senders' lane lines */
+	uint64_t diag_rings;     /* ...their receive areas and rings */
+	uint64_t padding;        /* each board's body rounded up to a page */
+	uint64_t features;       /* what the shape's features add */
+	uint64_t region[SMQ_MAX_BOARDS]; /* board b's region: its control
+				    page and body; board 0's also the
+				    superblock and the tables */
 };
 
 /* smq_open() flags */
@@ -182,6 +211,9 @@ int smq_clear(struct smq_window *w, int queue);
 int smq_layout_size(const struct smq_geometry *g, size_t size,
 		    uint64_t *bytes);
 int smq_shape_size(const struct smq_shape *s, size_t size, uint64_t *bytes);
+/* Since 1.1: the same, part by part (-EINVAL: no such window). */
+int smq_shape_parts(const struct smq_shape *s, size_t size,
+		    struct smq_shape_parts *parts, size_t psize);
 
 /* After -SMQ_EHELD, -EALREADY or -SMQ_EATWORK (init, clear), or -EBUSY
  * from smq_synchronize (another process announces the board): who held
@@ -284,6 +316,13 @@ struct smq_window_info {
 	uint64_t format_time_ns; /* CLOCK_REALTIME of the last init or clear */
 	char notify[64];         /* how this handle's waits are woken */
 	unsigned char first_bytes[16]; /* the window's first bytes, as found */
+	/* since 1.1 */
+	uint32_t features_incompat; /* the window's format features (smq(7)) */
+	uint32_t features_compat;
+	uint64_t fixed_size;     /* bytes the window holds, which init cannot
+				    grow: a BAR, an ivshmem region, an object
+				    another program sized; 0: init grows the
+				    object to what the layout needs */
 };
 
 struct smq_bell_info {
@@ -377,6 +416,8 @@ struct smq_queue_info {
 	uint64_t receiver_takeovers; /* ...taking a dead receiver's claim */
 	uint64_t epoch;          /* the queue's epoch: a clear changes it */
 	uint64_t full_refusals;  /* all lanes' (smq_lane_info()) */
+	uint64_t corrupt;        /* messages that failed their check, taken
+				    off the ring (SMQ_EPAYLOAD); wraps */
 };
 
 /* Who is at work on the window: each handle open by a process not known
