@@ -28,6 +28,11 @@ void smq_map_retire(struct smq_map *m, void *base, uint64_t size);
  * -SMQ_EFOREIGN; with force, made ours and 0600. */
 int smq_fd_claim(int fd, bool force);
 int smq_fd_grow(int fd, uint64_t size);         /* never shrinks */
+/* Whether an object of size bytes, mapped at base, was sized by
+ * another program (QEMU's memory backend, truncate -s): it has bytes and
+ * its first page is all zero, so no init ever wrote it.  Such an object is
+ * fixed at its size: a guest or a device already maps that much. */
+bool smq_map_sized_elsewhere(const void *base, uint64_t size);
 /* 0 if smq_remove() may delete the object at fd (empty, zero at its
  * start, or an smq window), else -SMQ_ENOTWINDOW or -errno. */
 int smq_fd_is_window(int fd);

@@ -194,6 +194,7 @@ static int open_vfio(struct smq_map *m, const char *dev, int bar)
 		err = -ENXIO;
 	if (err)
 		goto fail;
+	m->fixed_size = m->size;  /* a BAR: what the device decodes */
 	/* Interrupts before anyone may ring: a ring to a vector not yet
 	 * routed is dropped by the device. */
 	if (pv->db) {
@@ -291,6 +292,7 @@ static int pci_open_window(struct smq_map *m, const char *arg, unsigned flags)
 		return err;
 	}
 	m->base = p;
+	m->fixed_size = m->size;  /* a BAR: what the device decodes */
 	m->order = &smq_order_device;
 	smq_map_single(m);
 	return 0;

@@ -58,6 +58,19 @@ static int map_fd(struct smq_map *m)
 	return 0;
 }
 
+bool smq_map_sized_elsewhere(const void *base, uint64_t size)
+{
+	const uint8_t *p = base;
+	uint64_t n = size < SMQ_PAGE ? size : SMQ_PAGE;
+
+	if (!p || !size)
+		return false;
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 /* Whoever formats a window takes it over: it must be ours and not
  * writable by others, or a user who made it in advance keeps a hand in
  * it.  With force, it is made ours and 0600. */
@@ -95,6 +108,8 @@ static int fd_open(struct smq_map *m, int fd, unsigned flags)
 	if (err) {
 		close(fd);
 		m->fd = -1;
+	} else if (smq_map_sized_elsewhere(m->base, m->size)) {
+		m->fixed_size = m->size;
 	}
 	return err;
 }
@@ -167,6 +182,8 @@ int smq_fd_grow(int fd, uint64_t size)
 static int fd_map_layout(struct smq_map *m, const struct smq_layout *l,
 			 bool grow)
 {
+	if (grow && m->fixed_size && l->size > m->fixed_size)
+		return -ENOSPC;
 	if (l->size > m->size) {
 		int err = grow ? smq_fd_grow(m->fd, l->size) : 0;
 		struct stat st;

@@ -21,6 +21,8 @@ struct split {
 	int fd[SMQ_MAX_BOARDS];
 	uint8_t *base[SMQ_MAX_BOARDS];
 	uint64_t size[SMQ_MAX_BOARDS];
+	bool fixed;             /* sized by another program: never created
+				   nor grown (smq_map_sized_elsewhere()) */
 };
 
 static void unmap_object(struct split *sp, unsigned b)
@@ -90,6 +92,22 @@ static void add_segment(struct smq_map *m, unsigned b, uint64_t start,
 							  sp->base[b] + at, b };
 }
 
+/* A split window whose first object another program sized holds what
+ * its objects held at open: each is fixed at its size. */
+static uint64_t objects_size(const struct split *sp)
+{
+	uint64_t sum = 0;
+
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
+		char path[256];
+		struct stat st;
+		snprintf(path, sizeof(path), "/dev/shm/%s.%u", sp->name, b);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	}
+	return sum;
+}
+
 static int split_open(struct smq_map *m, const char *arg, unsigned flags)
 {
 	struct split *sp;
@@ -110,6 +128,10 @@ static int split_open(struct smq_map *m, const char *arg, unsigned flags)
 		free(sp);
 		m->priv = NULL;
 		return err;
+	}
+	if (smq_map_sized_elsewhere(sp->base[0], sp->size[0])) {
+		sp->fixed = true;
+		m->fixed_size = objects_size(sp);
 	}
 	/* Until the layout is known: the superblock, board 0's control block,
 	 * and the tables, which follow them in object 0. */
@@ -141,17 +163,22 @@ static int split_map_layout(struct smq_map *m, const struct smq_layout *l,
 		 * handle's marks in its control block: map it if it exists. */
 		int err = 0;
 		if (!sp->base[b] || sp->size[b] < need)
-			err = map_object(m, b, grow && b < l->boards);
+			err = map_object(m, b, grow && !sp->fixed &&
+					 b < l->boards);
 		if (err == -ENOENT && b >= l->boards)
 			continue;
 		if (!err && sp->size[b] < need && b < l->boards) {
 			if (!grow)
 				err = -SMQ_ETOOSMALL;
+			else if (sp->fixed)
+				err = -ENOSPC;
 			else if (!(err = smq_fd_grow(sp->fd[b], need)))
 				err = map_object(m, b, false);
 		}
+		if (err == -ENOENT)
+			err = grow && sp->fixed ? -ENOSPC : -SMQ_ETOOSMALL;
 		if (err)
-			return err == -ENOENT ? -SMQ_ETOOSMALL : err;
+			return err;
 		uint64_t at = 0;
 		for (int i = 0; i < nr; i++) {
 			add_segment(m, b, r[i].start, r[i].len, at);

@@ -47,6 +47,11 @@ struct smq_map {
 	/* A single window (every transport but split): the whole mapping. */
 	void *base;
 	uint64_t size;
+	/* Bytes the window holds that init cannot grow, set at open: a
+	 * device's (a BAR, an ivshmem server's memory), or an object another
+	 * program sized and no init ever wrote (smq_map_sized_elsewhere());
+	 * 0: init grows the window to what its layout needs. */
+	uint64_t fixed_size;
 	int fd;
 	/* What the library reads and writes through, filled by open and by
 	 * map_layout: for a single window, one segment of the whole mapping
@@ -75,8 +80,9 @@ struct smq_transport {
 	 * smq_open()'s.  A single window sets base, size and one segment. */
 	int (*open)(struct smq_map *m, const char *arg, unsigned flags);
 	/* Map everything layout l uses.  With grow (init), make the window
-	 * large enough first; without, a window smaller than l is -SMQ_ETOOSMALL.
-	 * Single windows: smq_map_single_layout(). */
+	 * large enough first (a window of fixed_size smaller than l is
+	 * -ENOSPC, never grown); without, a window smaller than l is
+	 * -SMQ_ETOOSMALL.  Devices: smq_map_fixed_layout(). */
 	int (*map_layout)(struct smq_map *m, const struct smq_layout *l,
 			  bool grow);
 	void (*close)(struct smq_map *m);
