@@ -9,19 +9,6 @@
 
 #define MAX_WINDOW (1ull << 46) /* 64 TiB: far past any BAR, no overflow */
 
-uint32_t smq_crc32c(uint32_t crc, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	crc = ~crc;
-	while (n--) {
-		crc ^= *b++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78u & -(crc & 1));
-	}
-	return ~crc;
-}
-
 /* A word a receiver can tell from any stale one: it changes with the
  * generation, the queue, the lane and the sequence (control words signed
  * with a changing bit pattern, as the SCI message-passing layer does). */
@@ -138,7 +125,10 @@ int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 	    body_extra > MAX_WINDOW / SMQ_MAX_BOARDS ||
 	    tables_extra % SMQ_PAGE || body_extra % SMQ_PAGE)
 		return -SMQ_EGEOMETRY;
+	if (sh->flags & ~SMQ_SHAPE_CHECKSUM)
+		return -SMQ_EGEOMETRY;
 	memset(l, 0, sizeof(*l));
+	l->features = sh->flags & SMQ_SHAPE_CHECKSUM ? SMQ_FEATURE_CHECKSUM : 0;
 	l->boards = g->boards;
 	l->diag_queues = g->boards;
 	l->queues = g->queues + l->diag_queues;

@@ -97,10 +97,13 @@ enum smq_maint_phase {
 				   to leave their calls */
 	SMQ_MAINT_WRITING = 2,  /* formatting or clearing */
 };
-/* Feature bits this library knows (none yet: version 3 as first made).
- * A compatible feature is one a board that does not know it can ignore
- * and still keep every promise of the window; any other is incompatible. */
-#define SMQ_FEATURES_INCOMPAT_KNOWN 0u
+/* Feature bits this library knows.  A compatible feature is one a board
+ * that does not know it can ignore and still keep every promise of the
+ * window; any other is incompatible. */
+#define SMQ_FEATURE_CHECKSUM 0x1u   /* incompatible: every entry's check is
+				       the CRC-32C of its size, signature
+				       and payload (smq_entry_check_head) */
+#define SMQ_FEATURES_INCOMPAT_KNOWN SMQ_FEATURE_CHECKSUM
 #define SMQ_FEATURES_COMPAT_KNOWN 0u
 #define SB_CHECKSUM_FROM offsetof(struct smq_sb, version)
 #define SB_CHECKSUM_TO offsetof(struct smq_sb, checksum)
@@ -251,7 +254,9 @@ struct smq_rx_info {            /* written by the receiving board */
 	uint64_t takeovers;     /* ...taking the claim of a dead one */
 	uint64_t beats;         /* the receiver's heartbeat: it moves at least
 				   once a sleep slice while it waits */
-	uint8_t pad2[16];
+	uint64_t corrupt;       /* messages that failed their check (feature
+				   checksum), taken off the ring */
+	uint8_t pad2[8];
 };
 struct smq_bell {               /* the receiver's futex word; senders store */
 	uint32_t doorbell;
@@ -268,7 +273,8 @@ struct smq_lane_ask {           /* line s: sender s when it waits for room */
 };
 struct smq_entry {
 	uint32_t size;
-	uint32_t check;         /* 0 (reserved for a payload check) */
+	uint32_t check;         /* feature checksum: CRC-32C of size,
+				   signature and payload; else 0 */
 	uint64_t signature;
 	/* payload follows */
 };
@@ -302,6 +308,7 @@ struct smq_layout {
 	uint64_t diag_stride;   /* of the diagnostic queues */
 	uint64_t queue_table;
 	uint64_t tables_extra, body_extra; /* what features add */
+	uint32_t features;      /* features_incompat: SMQ_FEATURE_* */
 	uint64_t tables_end;    /* page after the queue table and its extra */
 	uint64_t size;          /* total bytes */
 	uint64_t body[SMQ_MAX_BOARDS];      /* start of each board's body */
@@ -415,7 +422,15 @@ void smq_layout_free(struct smq_layout *l);
 /* The canonical ranges of board b's region, in order; returns how many. */
 int smq_layout_ranges(const struct smq_layout *l, unsigned b,
 		      struct smq_range r[SMQ_MAX_RANGES]);
+/* crc32c.c: CRC-32C, continued from crc (0 to begin) */
 uint32_t smq_crc32c(uint32_t crc, const void *p, size_t n);
+/* ...of src, copied to dst as it is read (src is read once) */
+uint32_t smq_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t n);
+uint32_t smq_crc32c_bitwise(uint32_t crc, const void *p, size_t n);
+uint32_t smq_crc32c_portable(uint32_t crc, void *dst, const void *src,
+			     size_t n);  /* dst may be NULL */
+/* An entry's check begins with its size and signature (feature checksum) */
+uint32_t smq_entry_check_head(uint32_t size, uint64_t signature);
 uint64_t smq_signature(uint64_t gen, unsigned q, unsigned s, uint64_t seq);
 static inline uint64_t smq_notice_check(uint64_t gen, unsigned board)
 {

@@ -81,6 +81,7 @@ struct smq_queue {
 	unsigned spin_ns;
 	uint32_t entries, entry_size;   /* this queue's shape */
 	uint64_t stride;
+	bool checksum;          /* entries carry a CRC-32C (feature) */
 	struct smq_handle_slot *slot;   /* in-flight mark */
 	bool slot_shared;       /* the window's: count, do not set */
 	const uint64_t *epoch_word; /* the queue's notice of a clear, near:
@@ -156,6 +157,13 @@ static inline void smq_far_copy(struct smq_far dst, uint64_t off,
 				const void *src, size_t n)
 {
 	memcpy(dst.far_ + off, src, n);
+}
+/* ...summing the CRC-32C of src as it goes (src is read once) */
+static inline uint32_t smq_far_copy_sum(struct smq_far dst, uint64_t off,
+					const void *src, size_t n,
+					uint32_t crc)
+{
+	return smq_crc32c_copy(crc, dst.far_ + off, src, n);
 }
 /* The named exception: a read across the bus. */
 #ifdef SMQ_COUNT_FAR

@@ -132,6 +132,9 @@ static int queue_info(struct smq_window *w, unsigned queue,
 	info->entry_size = lay_entry_size(l, queue);
 	info->received = LOAD(&rx->messages);
 	info->bytes_received = LOAD(&rx->bytes);
+	const struct smq_rx_info *ri = smq_snapshot_at(w, lay_rx_info(l, queue),
+						       SMQ_LINE);
+	info->corrupt = LOAD(&ri->corrupt);
 	info->sleeps = LOAD(&rx->sleeps);
 	info->wakeups = LOAD(&rx->wakeups);
 	info->senders = l->senders[queue];

@@ -453,7 +453,7 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 		far_zero(w, l->body[b], l->body_size[b]);
 	sb->version = SMQ_FORMAT_VERSION;
 	sb->sb_size = SMQ_SB_SIZE;
-	sb->features_incompat = 0;
+	sb->features_incompat = l->features;
 	sb->features_compat = 0;
 	sb->boards = l->boards;
 	sb->queues = l->queues;

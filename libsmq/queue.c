@@ -274,6 +274,7 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 	q->entries = lay_entries(&w->lay, index);
 	q->entry_size = lay_entry_size(&w->lay, index);
 	q->stride = lay_stride(&w->lay, index);
+	q->checksum = w->lay.features & SMQ_FEATURE_CHECKSUM;
 	q->ring_kinds = ring_kinds(w);
 	/* our own in-flight mark, or, when the control block is full, the
 	 * window's shared one */

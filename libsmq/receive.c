@@ -242,53 +242,52 @@ out:
 	return s;
 }
 
-int smq_peek(struct smq_queue *q, const void **data, size_t *len,
-	     unsigned *sender, int timeout_ms)
+/* The next message: its lane, with its size and check read after its
+ * signature matched, and the notice read after those (a stale handle's
+ * signature may match too).  The lane is held as peeked.  A header out of
+ * bounds is damage: -SMQ_ECORRUPT, the message left (without checksums
+ * nothing says which of its fields is wrong), or, with checksums, taken
+ * off as one that fails its check. */
+static int next_message(struct smq_queue *q, int timeout_ms,
+			const struct smq_entry **ep, uint32_t *sizep,
+			uint32_t *checkp)
 {
 	int s, err;
 
-	if (!q || q->role != SMQ_RECEIVER || !data)
-		return -EINVAL;
 	if ((s = q->peeked) < 0 && (s = ready_lane(q)) < 0 &&
 	    (s = wait_for_message(q, timeout_ms)) < 0)
 		return s;
-	/* the signature matched: what it signs is read after it, and the
-	 * notice after that (a stale handle's signature may match too) */
 	q->w->map.order->consume();
 	TEST_HOOK(SMQ_HOOK_PEEK);
 	const struct smq_entry *e = q->heads[s];
 	uint32_t size = LOAD(&e->size);
-	uint32_t check = LOAD(&e->check);  /* 0: no payload check */
+	uint32_t check = LOAD(&e->check);
 	q->w->map.order->consume();
 	if ((err = smq_queue_stale(q))) {
 		q->peeked = -1;
 		return err;
 	}
-	if (size > q->entry_size || check) {
+	q->peeked = s;
+	if (size > q->entry_size || (check && !q->checksum)) {
+		if (q->checksum)
+			return -SMQ_EPAYLOAD;  /* the caller takes it off */
 		pass_turn(q, (unsigned)s);
 		q->peeked = -1;
 		return -SMQ_ECORRUPT;
 	}
-	q->peeked = s;
-	*data = (const uint8_t *)e + SMQ_ENTRY_HEADER;
-	if (len)
-		*len = size;
-	if (sender)
-		*sender = q->lane_board[s];
-	return 0;
+	*ep = e;
+	*sizep = size;
+	*checkp = check;
+	return s;
 }
 
-/* Takes the peeked message: our bottom (local), then the sender's copy
- * (across the bus); rings a sender that waits for room. */
-int smq_commit(struct smq_queue *q)
+/* Takes lane s's head off the ring: our bottom (local), then the sender's
+ * copy (across the bus); rings a sender that waits for room.  A message
+ * that failed its check is counted apart from those handed over. */
+static int take(struct smq_queue *q, unsigned s, bool corrupt)
 {
 	int err;
 
-	if (!q || q->role != SMQ_RECEIVER)
-		return -EINVAL;
-	int s = q->peeked;
-	if (s < 0)
-		return -ENOMSG;
 	q->peeked = -1;
 	if ((err = smq_queue_enter(q)))
 		return err;
@@ -297,12 +296,16 @@ int smq_commit(struct smq_queue *q)
 	uint32_t size = LOAD(&q->heads[s]->size);
 	uint64_t bottom = LOAD(&q->bottoms[s]) + 1;
 	STORE_REL(&q->bottoms[s], bottom);
-	smq_lane_expect(q, (unsigned)s, bottom);
-	pass_turn(q, (unsigned)s);
+	smq_lane_expect(q, s, bottom);
+	pass_turn(q, s);
 	STORE(&q->rx->cursor, q->cursor);
-	uint64_t n = LOAD(&q->rx->messages) + 1;
-	STORE(&q->rx->messages, n);
-	STORE(&q->rx->bytes, LOAD(&q->rx->bytes) + size);
+	uint64_t n = LOAD(&q->rx->messages) + !corrupt;
+	if (corrupt) {
+		STORE(&q->rx_info->corrupt, LOAD(&q->rx_info->corrupt) + 1);
+	} else {
+		STORE(&q->rx->messages, n);
+		STORE(&q->rx->bytes, LOAD(&q->rx->bytes) + size);
+	}
 	/* our bottom before the sender's request: it stores the request, then
 	 * reads our bottom across the bus */
 	w->map.order->full();
@@ -328,22 +331,87 @@ int smq_commit(struct smq_queue *q)
 	return 0;
 }
 
+/* A message that failed its check (feature checksum): taken off the ring,
+ * never handed over; says whose it was. */
+static int refuse(struct smq_queue *q, unsigned s, uint32_t size,
+		  size_t *len, unsigned *sender)
+{
+	int err = take(q, s, true);
+
+	if (len)
+		*len = size <= q->entry_size ? size : 0;
+	if (sender)
+		*sender = q->lane_board[s];
+	return err ? err : -SMQ_EPAYLOAD;
+}
+
+int smq_peek(struct smq_queue *q, const void **data, size_t *len,
+	     unsigned *sender, int timeout_ms)
+{
+	const struct smq_entry *e;
+	uint32_t size, check;
+	int s;
+
+	if (!q || q->role != SMQ_RECEIVER || !data)
+		return -EINVAL;
+	s = next_message(q, timeout_ms, &e, &size, &check);
+	if (s == -SMQ_EPAYLOAD)
+		return refuse(q, (unsigned)q->peeked, LOAD(&q->heads[q->peeked]->size),
+			      len, sender);
+	if (s < 0)
+		return s;
+	const uint8_t *payload = (const uint8_t *)e + SMQ_ENTRY_HEADER;
+	/* the ring is in our own memory: the check reads it there */
+	if (q->checksum &&
+	    smq_crc32c(smq_entry_check_head(size, q->expect[s]), payload,
+		       size) != check)
+		return refuse(q, (unsigned)s, size, len, sender);
+	*data = payload;
+	if (len)
+		*len = size;
+	if (sender)
+		*sender = q->lane_board[s];
+	return 0;
+}
+
+int smq_commit(struct smq_queue *q)
+{
+	if (!q || q->role != SMQ_RECEIVER)
+		return -EINVAL;
+	if (q->peeked < 0)
+		return -ENOMSG;
+	return take(q, (unsigned)q->peeked, false);
+}
+
 int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 		unsigned *sender, int timeout_ms)
 {
-	const void *data;
-	size_t size;
-	int err;
+	const struct smq_entry *e;
+	uint32_t size, check;
+	int s;
 
 	if (!q || q->role != SMQ_RECEIVER || (cap && !buf))
 		return -EINVAL;
-	if ((err = smq_peek(q, &data, &size, sender, timeout_ms)))
-		return err;
+	s = next_message(q, timeout_ms, &e, &size, &check);
+	if (s == -SMQ_EPAYLOAD)
+		return refuse(q, (unsigned)q->peeked, LOAD(&q->heads[q->peeked]->size),
+			      len, sender);
+	if (s < 0)
+		return s;
 	if (len)
 		*len = size;
+	if (sender)
+		*sender = q->lane_board[s];
 	if (size > cap)
 		return -EMSGSIZE;  /* it stays queued */
-	if (size)
-		memcpy(buf, data, size);
-	return smq_commit(q);
+	const uint8_t *payload = (const uint8_t *)e + SMQ_ENTRY_HEADER;
+	/* checked as it is copied: what was checked is what the caller gets */
+	if (q->checksum) {
+		if (smq_crc32c_copy(smq_entry_check_head(size, q->expect[s]),
+				    buf, payload, size) != check)
+			return refuse(q, (unsigned)s, size, len, sender);
+	} else if (size) {
+		memcpy(buf, payload, size);
+	}
+	return take(q, (unsigned)s, false);
 }

@@ -282,13 +282,19 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 	 * a whole entry, even through a write-combining mapping. */
 	uint64_t at = (seq & (q->entries - 1)) * q->stride;
 	struct smq_far e = smq_far_offset(q->ring, at);
-	if (len)
+	uint64_t sig = smq_signature(q->epoch, q->index, w->board, seq);
+	uint32_t check = 0;
+	/* the check is summed from the caller's buffer as it is copied: the
+	 * window is never read back across the bus */
+	if (q->checksum)
+		check = smq_far_copy_sum(e, SMQ_ENTRY_HEADER, data, len,
+				smq_entry_check_head((uint32_t)len, sig));
+	else if (len)
 		smq_far_copy(e, SMQ_ENTRY_HEADER, data, len);
 	FAR_STORE(e, struct smq_entry, size, (uint32_t)len);
-	FAR_STORE(e, struct smq_entry, check, 0);
+	FAR_STORE(e, struct smq_entry, check, check);
 	w->map.order->publish();
-	FAR_STORE(e, struct smq_entry, signature,
-		  smq_signature(q->epoch, q->index, w->board, seq));
+	FAR_STORE(e, struct smq_entry, signature, sig);
 	w->map.order->publish();
 	/* ours first: the published top never runs ahead of it */
 	STORE(&q->out->top, seq + 1);

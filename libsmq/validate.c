@@ -361,6 +361,8 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 			.receivers = receivers,
 		},
 		.senders = senders,
+		.flags = LOAD(&sb->features_incompat) & SMQ_FEATURE_CHECKSUM
+			 ? SMQ_SHAPE_CHECKSUM : 0,
 	};
 	if (!err)
 		err = smq_layout_make(l, &sh, LOAD(&sb->tables_extra),
@@ -468,7 +470,10 @@ static int check_lane(const struct smq_view *v, const struct smq_layout *l,
 		if (LOAD(&e->size) > entry_size)
 			return fault(f, SMQ_ECORRUPT, "entry.size", off,
 				     LOAD(&e->size), entry_size, AT_MOST);
-		if (LOAD(&e->check) != 0)
+		/* a check is a message's to fail (the receiver refuses
+		 * it), not the window's; where none is summed it is 0 */
+		if (!(l->features & SMQ_FEATURE_CHECKSUM) &&
+		    LOAD(&e->check) != 0)
 			return fault(f, SMQ_ECORRUPT, "entry.check", off + 4,
 				     LOAD(&e->check), 0, EXPECTED);
 	}

@@ -371,9 +371,12 @@ static void test_corruptions(const char *spec)
 		  "sb_size", SB(sb_size), 1, 128 },
 		/* an incompatible feature this library does not know: the
 		 * lowest such bit is named, checksum or not */
-		{ "features_incompat bit 0", WRITE, SB(features_incompat), 4, 1,
+		{ "features_incompat bit 1", WRITE, SB(features_incompat), 4, 2,
 		  -SMQ_EFEATURE, "features_incompat", SB(features_incompat), 1,
-		  1 },
+		  2 },
+		{ "features_incompat bits 0 and 3", WRITE, SB(features_incompat),
+		  4, 9, -SMQ_EFEATURE, "features_incompat",
+		  SB(features_incompat), 1, 8 },
 		{ "features_incompat bits 4 and 9", WRITE_FIXSUM,
 		  SB(features_incompat), 4, 0x210, -SMQ_EFEATURE,
 		  "features_incompat", SB(features_incompat), 1, 0x10 },

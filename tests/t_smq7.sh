@@ -83,7 +83,8 @@ static void fields(void)
 	F(smq_rx_info, ring_kinds); F(smq_rx_info, waiting);
 	F(smq_rx_info, host); F(smq_rx_info, owner_boot);
 	F(smq_rx_info, opens); F(smq_rx_info, takeovers);
-	F(smq_rx_info, beats); R(smq_rx_info, pad2); END(smq_rx_info);
+	F(smq_rx_info, beats); F(smq_rx_info, corrupt);
+	R(smq_rx_info, pad2); END(smq_rx_info);
 	F(smq_bell, doorbell); R(smq_bell, pad); END(smq_bell);
 	F(smq_lane_in, top); R(smq_lane_in, pad); END(smq_lane_in);
 	F(smq_lane_ask, space_wait); F(smq_lane_ask, bell);

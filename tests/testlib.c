@@ -64,12 +64,16 @@ struct smq_window *test_init(const char *spec, uint32_t boards, uint32_t queues,
 			     uint32_t entries, uint32_t entry_size)
 {
 	struct smq_window *w;
-	struct smq_geometry g = { boards, queues, entries, entry_size, NULL };
+	const char *sum = getenv("SMQ_TEST_CHECKSUM");
+	struct smq_shape sh = {
+		{ boards, queues, entries, entry_size, NULL }, NULL,
+		sum && atoi(sum) ? SMQ_SHAPE_CHECKSUM : 0
+	};
 
 	/* forced: the tests re-format under boards at work on purpose (those
 	 * of the refusal open a handle of their own, not forced) */
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE, &w));
-	OK(smq_init(w, &g, sizeof(g)));
+	OK(smq_init_shape(w, &sh, sizeof(sh)));
 	return w;
 }
 

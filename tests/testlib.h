@@ -27,7 +27,8 @@
  * "file:/dev/shm/smq-test-PID-N": the same object), removed at exit. */
 const char *test_window(void);
 /* Formats spec as board 0 with the given geometry; returns the handle,
- * opened with SMQ_OPEN_FORCE (it formats and clears under boards at work). */
+ * opened with SMQ_OPEN_FORCE (it formats and clears under boards at work).
+ * SMQ_TEST_CHECKSUM=1 in the environment: with checksums. */
 struct smq_window *test_init(const char *spec, uint32_t boards, uint32_t queues,
 			     uint32_t entries, uint32_t entry_size);
 /* Pins the calling process to cpu % ncpus; returns 0 or -1. */

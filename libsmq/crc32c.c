@@ -1,0 +1,225 @@
+/* CRC-32C (Castagnoli; as iSCSI, SCTP and ext4 use it): the reflected
+ * polynomial 0x82F63B78, the register preset to all ones and inverted at
+ * the end.  Over a message shorter than 2^31 bits it detects every error
+ * of up to 3 bits, and every burst of up to 32 bits.
+ *
+ * On x86-64 with SSE4.2 the processor's crc32 instruction does the work.
+ * It takes three cycles and can start every cycle, so long buffers are cut
+ * in three, summed side by side, and the three sums joined: the sum of A
+ * followed by B is the sum of A carried over |B| zero bytes, xored with the
+ * sum of B from zero.  Carrying over a fixed length is linear in the 32
+ * bits of the sum, so it is four table lookups (tables made once, from 32
+ * carried bits).  Elsewhere, eight bytes at a time by tables. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+#include "format.h"
+
+#define POLY 0x82f63b78u
+#define SHORT 256          /* each third, for buffers of 768 bytes on */
+#define LONG 8192          /* ...of 24 KiB on */
+
+static uint32_t table[8][256];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+#if defined(__x86_64__)
+#define HAVE_HW 1
+static bool hw;
+static uint32_t carry_short[4][256], carry_long[4][256];
+
+__attribute__((target("sse4.2")))
+static uint32_t hw_zeros(uint32_t s, size_t n)
+{
+	uint64_t r = s;
+	for (size_t i = 0; i < n / 8; i++)
+		r = __builtin_ia32_crc32di(r, 0);
+	return (uint32_t)r;
+}
+
+/* t[k][v]: the sum v << 8k carried over n zero bytes */
+static void make_carry(uint32_t t[4][256], size_t n)
+{
+	uint32_t bit[32];
+
+	for (unsigned b = 0; b < 32; b++)
+		bit[b] = hw_zeros(1u << b, n);
+	for (unsigned k = 0; k < 4; k++)
+		for (unsigned v = 0; v < 256; v++) {
+			uint32_t c = 0;
+			for (unsigned j = 0; j < 8; j++)
+				if (v >> j & 1)
+					c ^= bit[8 * k + j];
+			t[k][v] = c;
+		}
+}
+
+static inline uint32_t carry(uint32_t t[4][256], uint32_t s)
+{
+	return t[0][s & 0xff] ^ t[1][s >> 8 & 0xff] ^ t[2][s >> 16 & 0xff] ^
+	       t[3][s >> 24];
+}
+#endif
+
+static void make_tables(void)
+{
+	for (unsigned i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (POLY & -(c & 1));
+		table[0][i] = c;
+	}
+	for (unsigned i = 0; i < 256; i++)
+		for (unsigned k = 1; k < 8; k++)
+			table[k][i] = (table[k - 1][i] >> 8) ^
+				      table[0][table[k - 1][i] & 0xff];
+#ifdef HAVE_HW
+	__builtin_cpu_init();
+	hw = __builtin_cpu_supports("sse4.2");
+	if (hw) {
+		make_carry(carry_short, SHORT);
+		make_carry(carry_long, LONG);
+	}
+#endif
+}
+
+static inline uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* The register (not inverted) over n bytes; a copy to dst if not NULL. */
+static uint32_t sw_sum(uint32_t s, uint8_t *dst, const uint8_t *p, size_t n)
+{
+	if (dst)
+		memcpy(dst, p, n);
+	for (; n >= 8; n -= 8, p += 8) {
+		uint64_t v = load64(p) ^ s;  /* little-endian, as the sum reads */
+		s = table[7][v & 0xff] ^ table[6][v >> 8 & 0xff] ^
+		    table[5][v >> 16 & 0xff] ^ table[4][v >> 24 & 0xff] ^
+		    table[3][v >> 32 & 0xff] ^ table[2][v >> 40 & 0xff] ^
+		    table[1][v >> 48 & 0xff] ^ table[0][v >> 56];
+	}
+	while (n--)
+		s = (s >> 8) ^ table[0][(s ^ *p++) & 0xff];
+	return s;
+}
+
+#ifdef HAVE_HW
+/* Three thirds of len bytes each, side by side; dst, if not NULL, gets
+ * the bytes as they are summed (a copy that reads the source once). */
+#define THIRDS(len, t) do {						\
+	uint64_t a = s, b = 0, c = 0;					\
+	for (size_t i = 0; i < (len); i += 8) {				\
+		uint64_t va = load64(p + i), vb = load64(p + (len) + i);	\
+		uint64_t vc = load64(p + 2 * (len) + i);		\
+		a = __builtin_ia32_crc32di(a, va);			\
+		b = __builtin_ia32_crc32di(b, vb);			\
+		c = __builtin_ia32_crc32di(c, vc);			\
+		if (dst) {						\
+			memcpy(dst + i, &va, 8);			\
+			memcpy(dst + (len) + i, &vb, 8);		\
+			memcpy(dst + 2 * (len) + i, &vc, 8);		\
+		}							\
+	}								\
+	s = carry(t, carry(t, (uint32_t)a) ^ (uint32_t)b) ^ (uint32_t)c; \
+	p += 3 * (len);							\
+	if (dst)							\
+		dst += 3 * (len);					\
+	n -= 3 * (len);							\
+} while (0)
+
+__attribute__((target("sse4.2")))
+static inline __attribute__((always_inline)) uint32_t
+hw_sum_inline(uint32_t s, uint8_t *dst, const uint8_t *p, size_t n)
+{
+	while (n >= 3 * LONG)
+		THIRDS(LONG, carry_long);
+	while (n >= 3 * SHORT)
+		THIRDS(SHORT, carry_short);
+	uint64_t r = s;
+	for (; n >= 8; n -= 8, p += 8) {
+		uint64_t v = load64(p);
+		r = __builtin_ia32_crc32di(r, v);
+		if (dst) {
+			memcpy(dst, &v, 8);
+			dst += 8;
+		}
+	}
+	s = (uint32_t)r;
+	for (; n; n--, p++) {
+		s = __builtin_ia32_crc32qi(s, *p);
+		if (dst)
+			*dst++ = *p;
+	}
+	return s;
+}
+
+__attribute__((target("sse4.2")))
+static uint32_t hw_sum(uint32_t s, const uint8_t *p, size_t n)
+{
+	return hw_sum_inline(s, NULL, p, n);
+}
+
+__attribute__((target("sse4.2")))
+static uint32_t hw_copy(uint32_t s, uint8_t *dst, const uint8_t *p, size_t n)
+{
+	return hw_sum_inline(s, dst, p, n);
+}
+#endif
+
+uint32_t smq_crc32c(uint32_t crc, const void *p, size_t n)
+{
+	pthread_once(&once, make_tables);
+#ifdef HAVE_HW
+	if (hw)
+		return ~hw_sum(~crc, p, n);
+#endif
+	return ~sw_sum(~crc, NULL, p, n);
+}
+
+uint32_t smq_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t n)
+{
+	pthread_once(&once, make_tables);
+#ifdef HAVE_HW
+	if (hw)
+		return ~hw_copy(~crc, dst, src, n);
+#endif
+	return ~sw_sum(~crc, dst, src, n);
+}
+
+/* The tables alone, whatever the processor has (for the tests). */
+uint32_t smq_crc32c_portable(uint32_t crc, void *dst, const void *src,
+			     size_t n)
+{
+	pthread_once(&once, make_tables);
+	return ~sw_sum(~crc, dst, src, n);
+}
+
+/* The byte-at-a-time definition, for the tests to hold the others to. */
+uint32_t smq_crc32c_bitwise(uint32_t crc, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	crc = ~crc;
+	while (n--) {
+		crc ^= *b++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (POLY & -(crc & 1));
+	}
+	return ~crc;
+}
+
+/* An entry's check (smq(7), feature checksum): the sum of its size and its
+ * signature, little-endian, 12 bytes, and then of its payload. */
+uint32_t smq_entry_check_head(uint32_t size, uint64_t signature)
+{
+	uint8_t h[12];
+
+	for (int i = 0; i < 4; i++)
+		h[i] = (uint8_t)(size >> 8 * i);
+	for (int i = 0; i < 8; i++)
+		h[4 + i] = (uint8_t)(signature >> 8 * i);
+	return smq_crc32c(0, h, sizeof(h));
+}
