@@ -349,11 +349,20 @@ fi
 for b in 1 2; do
 	await $b '^SMQ-GUEST: holding$' 30 || failed "guest $b: no receiver holding its board"
 done
-timeout 30 "$S" --window "ivshmem:$sock" dump -v --json >"$T/dump1.json" 2>"$T/dump1.err" ||
-	failed "host dump exit $?: $(cat "$T/dump1.err")"
-json_flat <"$T/dump1.json" >"$T/dump1.flat"
 # jv PATH FILE: the value at PATH in json_flat's lines
 jv() { awk -v k="$1" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' "$2"; }
+# "holding" is said just before the guest starts its receiver, which may
+# take seconds to open its window under emulation: until it does, no
+# process of that board beats.  Up to four dumps, each of which watches
+# the heartbeats for up to five seconds.
+for try in 1 2 3 4; do
+	timeout 30 "$S" --window "ivshmem:$sock" dump -v --json >"$T/dump1.json" 2>"$T/dump1.err" ||
+		failed "host dump exit $?: $(cat "$T/dump1.err")"
+	json_flat <"$T/dump1.json" >"$T/dump1.flat"
+	[ "$(jv board_table.1.alive "$T/dump1.flat")" = yes ] &&
+		[ "$(jv board_table.2.alive "$T/dump1.flat")" = yes ] && break
+done
+echo "     dump of the holding boards: look $try"
 # the server's ID for process PID (the last time it joined)
 server_id() { sed -n "s/^peer \([0-9]*\) joined (pid $1)\$/\1/p" "$T/server.out" | tail -n 1; }
 qp1=$(cat "$T/qemu-1.pid" 2>/dev/null)
