@@ -3,27 +3,46 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "smqctl.h"
 
-uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
-		 uint32_t min, uint32_t max)
+bool value_u32(const char *opt, const char *arg, uint32_t min, uint32_t max,
+	       uint32_t *out, char *why, size_t n)
 {
 	char *end;
 	unsigned long long v;
 
 	errno = 0;
-	if (!arg || !*arg || *arg == '-' || *arg == '+' || *arg == ' ')
-		argp_error(st, "%s needs a number from %" PRIu32 " to %" PRIu32
-			   ", not '%s'", opt, min, max, arg ? arg : "");
+	if (!arg || !*arg || *arg == '-' || *arg == '+' || *arg == ' ') {
+		snprintf(why, n, "%s needs a number from %" PRIu32 " to %" PRIu32
+			 ", not '%s'", opt, min, max, arg ? arg : "");
+		return false;
+	}
 	v = strtoull(arg, &end, 10);
-	if (*end)
-		argp_error(st, "%s needs a number, not '%s'", opt, arg);
-	if (errno == ERANGE || v < min || v > max)
-		argp_error(st, "%s %s is out of range: %" PRIu32 " to %" PRIu32,
-			   opt, arg, min, max);
-	return (uint32_t)v;
+	if (*end) {
+		snprintf(why, n, "%s needs a number, not '%s'", opt, arg);
+		return false;
+	}
+	if (errno == ERANGE || v < min || v > max) {
+		snprintf(why, n, "%s %s is out of range: %" PRIu32 " to %" PRIu32,
+			 opt, arg, min, max);
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
+		 uint32_t min, uint32_t max)
+{
+	char why[256];
+	uint32_t v = 0;
+
+	if (!value_u32(opt, arg, min, max, &v, why, sizeof(why)))
+		argp_error(st, "%s", why);
+	return v;
 }
 
 int arg_duration(struct argp_state *st, const char *opt, const char *arg)

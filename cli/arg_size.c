@@ -1,8 +1,10 @@
-/* Sizes on the command line: one parser for every option that takes a
- * size (init --entry-size, server --size, the --size lists of pingpong,
- * bench and model, model's --mps and --mrrs). */
+/* Sizes on the command line and in a description file: one parser for
+ * every option that takes a size (init --entry-size and its description
+ * file, server --size, the --size lists of pingpong, bench and model,
+ * model's --mps and --mrrs). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "smqctl.h"
@@ -39,37 +41,59 @@ static bool parse_size(const char *s, uint64_t *out, const char **end,
 }
 
 /* One size of a list or an option; the range is checked here, so that
- * every message names the option and the bounds in the same words. */
-static uint64_t size_in(struct argp_state *st, const char *opt,
-			const char *arg, const char *s, const char **end,
-			uint64_t min, uint64_t max)
+ * every message names the option and the bounds in the same words.
+ * false: why says what is wrong. */
+static bool size_in(const char *opt, const char *arg, const char *s,
+		    const char **end, uint64_t min, uint64_t max,
+		    uint64_t *out, char *why, size_t n)
 {
 	char lo[32], hi[32];
 	uint64_t v = 0;
 	bool over = false;
 
-	if (!parse_size(s, &v, end, &over))
-		argp_error(st, "%s needs a size such as 64, 4K, 1M or 1G, not "
-			   "'%s'", opt, arg);
-	if (**end && **end != ',')
-		argp_error(st, "%s: unknown unit in '%s' (K, M or G, binary)",
-			   opt, arg);
-	if (over || v < min || v > max)
-		argp_error(st, "%s %.*s is out of range: %s to %s", opt,
-			   (int)(*end - s), s, size_words(min, lo),
-			   size_words(max, hi));
-	return v;
+	if (!parse_size(s, &v, end, &over)) {
+		snprintf(why, n, "%s needs a size such as 64, 4K, 1M or 1G, not "
+			 "'%s'", opt, arg);
+		return false;
+	}
+	if (**end && **end != ',') {
+		snprintf(why, n, "%s: unknown unit in '%s' (K, M or G, binary)",
+			 opt, arg);
+		return false;
+	}
+	if (over || v < min || v > max) {
+		snprintf(why, n, "%s %.*s is out of range: %s to %s", opt,
+			 (int)(*end - s), s, size_words(min, lo),
+			 size_words(max, hi));
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+bool value_size(const char *opt, const char *arg, uint64_t min, uint64_t max,
+		uint64_t *out, char *why, size_t n)
+{
+	const char *end;
+
+	if (!size_in(opt, arg, arg, &end, min, max, out, why, n))
+		return false;
+	if (*end) {
+		snprintf(why, n, "%s needs one size such as 64, 4K, 1M or 1G, "
+			 "not '%s'", opt, arg);
+		return false;
+	}
+	return true;
 }
 
 uint64_t arg_size(struct argp_state *st, const char *opt, const char *arg,
 		  uint64_t min, uint64_t max)
 {
-	const char *end;
-	uint64_t v = size_in(st, opt, arg, arg, &end, min, max);
+	char why[256];
+	uint64_t v = 0;
 
-	if (*end)
-		argp_error(st, "%s needs one size such as 64, 4K, 1M or 1G, not "
-			   "'%s'", opt, arg);
+	if (!value_size(opt, arg, min, max, &v, why, sizeof(why)))
+		argp_error(st, "%s", why);
 	return v;
 }
 
@@ -81,10 +105,14 @@ int arg_sizes(struct argp_state *st, const char *opt, const char *arg,
 
 	for (;;) {
 		const char *end;
+		char why[256];
+		uint64_t v = 0;
 		if (n == max)
 			argp_error(st, "%s: at most %d sizes", opt, max);
-		out[n++] = (size_t)size_in(st, opt, arg, p, &end, 0,
-					   SMQ_MAX_ENTRY_SIZE);
+		if (!size_in(opt, arg, p, &end, 0, SMQ_MAX_ENTRY_SIZE, &v, why,
+			     sizeof(why)))
+			argp_error(st, "%s", why);
+		out[n++] = (size_t)v;
 		if (!*end)
 			return n;
 		if (*end != ',')

@@ -45,6 +45,12 @@ void say_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * report through argp (exit 2) naming the option. */
 uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
 		 uint32_t min, uint32_t max);
+/* The same checks for values that come from elsewhere (a description
+ * file): false with why saying what is wrong, naming opt. */
+bool value_u32(const char *opt, const char *arg, uint32_t min, uint32_t max,
+	       uint32_t *out, char *why, size_t n);
+bool value_size(const char *opt, const char *arg, uint64_t min, uint64_t max,
+		uint64_t *out, char *why, size_t n);
 /* "1.5", "30s", "200ms", "2m", "inf": milliseconds, or SMQ_WAIT_FOREVER */
 int arg_duration(struct argp_state *st, const char *opt, const char *arg);
 /* arg_size.c, the one size parser: a number of bytes with an optional
@@ -79,6 +85,9 @@ const char *sys_state_word(unsigned s);
 const char *board_state_word(unsigned s);
 const char *bell_kind_word(unsigned k);
 const char *alive_word(int alive);
+const char *feature_word(bool incompat, unsigned bit, char *buf, size_t n);
+const char *features_text(uint32_t incompat, uint32_t compat, char *buf,
+			  size_t n);
 const char *activity_word(int activity);   /* "at rest", "at work"... */
 const char *activity_key(int activity);    /* one word: "none", "working" */
 const char *receiver_word(int state);      /* "waiting", "dead"... */
