@@ -570,6 +570,12 @@ int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
 		smq_layout_free(&lay);
 		return -SMQ_ENOTWINDOW;
 	}
+	/* a window that cannot grow (a BAR, an object another program
+	 * sized): refused before the lock or a notice is written */
+	if (w->map.fixed_size && lay.size > w->map.fixed_size) {
+		smq_layout_free(&lay);
+		return -ENOSPC;
+	}
 	int rerr = reread(w, &old);
 	bool valid_old = rerr == 0;
 	bool keep_control = ours(w);

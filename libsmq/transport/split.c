@@ -93,7 +93,9 @@ static void add_segment(struct smq_map *m, unsigned b, uint64_t start,
 }
 
 /* A split window whose first object another program sized holds what
- * its objects held at open: each is fixed at its size. */
+ * its objects held at open: each is fixed at its size.  (Init maps the
+ * whole layout of a window it finds unformatted before it writes: a
+ * region larger than its object is refused there.) */
 static uint64_t objects_size(const struct split *sp)
 {
 	uint64_t sum = 0;
