@@ -9,8 +9,10 @@ prints what `smqctl dump -v --json` would.  tests/t_smq7_reader.sh
 compares the two: where they differ, the page (or this reader) is wrong.
 
   smq7_reader.py WINDOW                 print the reader's JSON
-  smq7_reader.py --compare DUMP WINDOW  compare with dump's JSON (a file):
-                                        exit 0 same, 1 different
+  smq7_reader.py --compare DUMP WINDOW [FIELD]
+                                        compare with dump's JSON (a file):
+                                        exit 0 same, 1 different (or dump's
+                                        fault not in FIELD, "" for none)
   smq7_reader.py --boot-hash            this host's boot hash
   smq7_reader.py --tag PID              the tag of a process of this host
   smq7_reader.py --checksum WINDOW      store the right geometry checksum
@@ -960,9 +962,14 @@ def main(argv):
         print(tag_of(int(argv[1]), boot_hash()))
     elif argv[:1] == ["--checksum"] and len(argv) == 2:
         store_checksum(argv[1])
-    elif argv[:1] == ["--compare"] and len(argv) == 3:
+    elif argv[:1] == ["--compare"] and len(argv) in (3, 4):
         with open(argv[1], "rb") as f:
             theirs = json.loads(f.read().decode("utf-8", "replace"))
+        if len(argv) == 4:
+            field = (theirs["fault"] or {}).get("field", "")
+            if field != argv[3]:
+                print("  dump's fault is in %r, not %r" % (field, argv[3]))
+                return 1
         mine = dump(argv[2])
         diff = differences(mine, theirs)
         for d in diff:
