@@ -1,42 +1,37 @@
-/* smqctl init: format the window (system board only). */
+/* smqctl init: format the window (system board only), with a shape given
+ * by options or by a description file; or say what it would make and
+ * whether it fits (--dry-run), make the rings as large as a window of
+ * fixed size allows (--fit), keep a window that holds the shape already
+ * (--keep).  The parts are in init/, the shape in shape/. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "smqctl.h"
+#include "init/init.h"
 
 struct init_opts {
-	struct smq_geometry g;
-	bool queues_set, force;
+	struct shape_opts shape;
+	bool force, dry_run, fit, keep;
 	int mode;               /* permission bits, -1: leave as created */
 	int timeout_ms;         /* the handshake with the boards */
-	uint16_t receivers[SMQ_MAX_QUEUES];
-	uint64_t senders[SMQ_MAX_QUEUES];  /* 0: every board */
-	uint32_t nassign, assign_q[256], assign_b[256];
-	uint32_t nsets, set_q[256];
-	uint64_t set_mask[256];
 };
 
-/* -q is a queue in every other command, -s a PCI slot: the number of
- * queues and the entry size have long options only; so has --force,
- * which should be spelled out. */
-enum { OPT_QUEUES = 0x100, OPT_ENTRY_SIZE, OPT_FORCE, OPT_TIMEOUT,
-       OPT_SENDERS };
+/* --force should be spelled out: long options only */
+enum { OPT_FORCE = 0x100, OPT_TIMEOUT, OPT_DRY_RUN, OPT_FIT, OPT_KEEP };
 
 static const struct argp_option options[] = {
-	{ "boards", 'n', "N", 0, "Number of boards, 1 to 64 (default 2)", 0 },
-	{ "queues", OPT_QUEUES, "N", 0,
-	  "Number of queues (default: one per board)", 0 },
-	{ "entries", 'e', "N", 0,
-	  "Entries per ring, a power of two (default 64)", 0 },
-	{ "entry-size", OPT_ENTRY_SIZE, "BYTES", 0,
-	  "Largest message in bytes, with K or M (default 1K, at most 16M)", 0 },
-	{ "receiver", 'r', "Q:B", 0,
-	  "Queue Q is received by board B (default: board Q mod boards); "
-	  "repeatable", 0 },
-	{ "senders", OPT_SENDERS, "Q:B,B...", 0,
-	  "Only boards B... send on queue Q: only they get a lane (memory) "
-	  "in it (default: every board); repeatable", 0 },
+	{ "dry-run", OPT_DRY_RUN, NULL, 0,
+	  "Print the layout (each part and its bytes, the diagnostic queues' "
+	  "share apart; with -v each board's region) and whether it fits the "
+	  "window, without writing or creating anything", 0 },
+	{ "fit", OPT_FIT, NULL, 0,
+	  "On a window of fixed size (a BAR, an object another program "
+	  "sized): the most entries, a power of two (at most --entries if "
+	  "given), that fit", 0 },
+	{ "keep", OPT_KEEP, NULL, 0,
+	  "Keep a window that already holds exactly this shape and is sound: "
+	  "its generation, its messages and the boards at work on it (board "
+	  "0 rebooting alone rejoins); format any other", 0 },
 	{ "force", OPT_FORCE, NULL, 0,
 	  "Format even while processes are at work (a queue open, a "
 	  "receiver), over a window of another format version or with a "
@@ -57,57 +52,18 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	struct init_opts *o = st->input;
 
 	switch (key) {
-	case 'n':
-		o->g.boards = arg_u32(st, "--boards", arg, 1, SMQ_MAX_BOARDS);
+	case ARGP_KEY_INIT:
+		st->child_inputs[0] = &o->shape;
 		break;
-	case OPT_QUEUES:
-		o->g.queues = arg_u32(st, "--queues", arg, 1, SMQ_MAX_QUEUES);
-		o->queues_set = true;
+	case OPT_DRY_RUN:
+		o->dry_run = true;
 		break;
-	case 'e':
-		o->g.entries = arg_u32(st, "--entries", arg, 1, SMQ_MAX_ENTRIES);
-		if (o->g.entries & (o->g.entries - 1))
-			argp_error(st, "--entries %s is not a power of two", arg);
+	case OPT_FIT:
+		o->fit = true;
 		break;
-	case OPT_ENTRY_SIZE:
-		o->g.entry_size = (uint32_t)arg_size(st, "--entry-size", arg, 0,
-						     SMQ_MAX_ENTRY_SIZE);
+	case OPT_KEEP:
+		o->keep = true;
 		break;
-	case 'r': {
-		char *colon = strchr(arg, ':');
-		if (!colon || colon == arg || !colon[1])
-			argp_error(st, "--receiver needs QUEUE:BOARD, not '%s'", arg);
-		if (o->nassign == 256)
-			argp_error(st, "at most 256 --receiver options");
-		*colon = 0;
-		o->assign_q[o->nassign] = arg_u32(st, "--receiver queue", arg, 0,
-						  SMQ_MAX_QUEUES - 1);
-		o->assign_b[o->nassign] = arg_u32(st, "--receiver board",
-						  colon + 1, 0, SMQ_MAX_BOARDS - 1);
-		*colon = ':';
-		o->nassign++;
-		break;
-	}
-	case OPT_SENDERS: {
-		char *colon = strchr(arg, ':');
-		if (!colon || colon == arg || !colon[1])
-			argp_error(st, "--senders needs QUEUE:BOARD,BOARD..., not "
-				   "'%s'", arg);
-		if (o->nsets == 256)
-			argp_error(st, "at most 256 --senders options");
-		*colon = 0;
-		o->set_q[o->nsets] = arg_u32(st, "--senders queue", arg, 0,
-					     SMQ_MAX_QUEUES - 1);
-		uint64_t mask = 0;
-		for (char *b = colon + 1, *next; b; b = next) {
-			if ((next = strchr(b, ',')))
-				*next++ = 0;
-			mask |= 1ull << arg_u32(st, "--senders board", b, 0,
-						 SMQ_MAX_BOARDS - 1);
-		}
-		o->set_mask[o->nsets++] = mask;
-		break;
-	}
 	case OPT_FORCE:
 		o->force = true;
 		break;
@@ -124,44 +80,22 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		o->mode = (int)v;
 		break;
 	}
-	case ARGP_KEY_END:
-		if (!o->queues_set)
-			o->g.queues = o->g.boards;
-		for (uint32_t i = 0; i < o->nassign; i++) {
-			if (o->assign_q[i] >= o->g.queues)
-				argp_error(st, "--receiver %u:%u: queue %u does not "
-					   "exist: %u queues", o->assign_q[i],
-					   o->assign_b[i], o->assign_q[i],
-					   o->g.queues);
-			if (o->assign_b[i] >= o->g.boards)
-				argp_error(st, "--receiver %u:%u: board %u does not "
-					   "exist: %u boards", o->assign_q[i],
-					   o->assign_b[i], o->assign_b[i],
-					   o->g.boards);
-		}
-		for (uint32_t i = 0; i < o->nsets; i++) {
-			if (o->set_q[i] >= o->g.queues)
-				argp_error(st, "--senders %u:...: queue %u does not "
-					   "exist: %u queues", o->set_q[i],
-					   o->set_q[i], o->g.queues);
-			uint64_t m = o->set_mask[i];
-			if (o->g.boards < 64 && m >> o->g.boards)
-				argp_error(st, "--senders %u:...: board %u does not "
-					   "exist: %u boards", o->set_q[i],
-					   63 - __builtin_clzll(m), o->g.boards);
-		}
-		break;
 	default:
 		return no_operands(key, arg, st);
 	}
 	return 0;
 }
 
+static const struct argp_child children[] = {
+	{ &shape_argp, 0, "The window's shape (or --from FILE):", 1 },
+	{ 0 }
+};
+
 static const struct argp argp = {
 	options, parse, NULL,
 	"Format the window as the system board (board 0): every queue empty, "
 	"a new generation.  Boards attached under the old generation get a "
-	"stale error on their next call.", NULL, NULL, NULL
+	"stale error on their next call.", children, NULL, NULL
 };
 
 /* What init found instead of a window: its size and first bytes. */
@@ -184,14 +118,69 @@ static int not_a_window(struct ctx *ctx, const struct smq_window_info *wi)
 		     wi->mapped_size, text_safe(text, shown, sizeof(shown)));
 }
 
-/* What init made: the window's geometry and its receivers. */
-static void print_formatted(struct ctx *ctx, const struct init_opts *o,
-			    struct smq_window *w)
+/* The window cannot grow to the shape: what it needs, what is there,
+ * and what would fit. */
+static int no_room(struct ctx *ctx, const struct shape_opts *s,
+		   uint64_t need, uint64_t have)
 {
+	char words[160], a[32], b[32];
+	struct shape_fit f;
+
+	say_error("init: %s need %s (%" PRIu64 " bytes), but window %s holds "
+		  "%s (%" PRIu64 " bytes), which init cannot grow (a BAR, or "
+		  "an object another program sized); nothing was written",
+		  shape_words(s, words, sizeof(words)), human_bytes(need, a),
+		  need, window_spec(ctx), human_bytes(have, b), have);
+	shape_fit(s, have, &f);
+	print_fit(stderr, "  ", s, &f);
+	if (f.entries)
+		fprintf(stderr, "  (--fit picks the most entries that fit)\n");
+	return 1;
+}
+
+/* --fit: the most entries that fit the window as it is. */
+static int pick_entries(struct ctx *ctx, struct shape_opts *s)
+{
+	struct window_look l;
+	uint32_t upto = s->given & (1u << SHAPE_ENTRIES) ? s->g.entries
+							 : SMQ_MAX_ENTRIES;
+	uint64_t bytes;
+	char words[160], a[32], b[32];
+
+	window_look(ctx, &l);
+	if (!l.fixed_size)
+		return say_error("init --fit: window %s %s: it grows to what "
+				 "the layout needs, so there is no size to "
+				 "fit; give --entries", window_spec(ctx),
+				 l.exists ? "has no fixed size"
+					  : "does not exist yet");
+	uint32_t e = shape_most_entries(s, l.fixed_size, upto, &bytes);
+	if (e) {
+		s->g.entries = e;
+		return 0;
+	}
+	s->g.entries = 1;
+	say_error("init --fit: not even 1 entry a ring fits: %s need %s (%"
+		  PRIu64 " bytes), window %s holds %s (%" PRIu64 " bytes)",
+		  shape_words(s, words, sizeof(words)), human_bytes(bytes, a),
+		  bytes, window_spec(ctx), human_bytes(l.fixed_size, b),
+		  l.fixed_size);
+	struct shape_fit f;
+	shape_fit(s, l.fixed_size, &f);
+	print_fit(stderr, "  ", s, &f);
+	return 1;
+}
+
+/* What init made, or kept: the window's geometry and its receivers. */
+static void print_window(struct ctx *ctx, const struct init_opts *o,
+			 struct smq_window *w, const struct keep_look *k)
+{
+	const struct shape_opts *s = &o->shape;
 	struct smq_window_info wi;
 	char size[32];
 
 	smq_window_info(w, &wi, sizeof(wi));
+	bool checksum = wi.features_incompat & SHAPE_FEATURE_CHECKSUM;
 	if (ctx->json) {
 		struct json j;
 		json_open(&j, stdout);
@@ -199,114 +188,162 @@ static void print_formatted(struct ctx *ctx, const struct init_opts *o,
 		json_str(&j, "window", wi.name);
 		json_u64(&j, "version", wi.version);
 		json_u64(&j, "generation", wi.generation);
-		json_u64(&j, "boards", wi.geometry.boards);
-		json_u64(&j, "queues", wi.geometry.queues);
-		json_u64(&j, "entries", wi.geometry.entries);
-		json_u64(&j, "entry_size", wi.geometry.entry_size);
+		json_bool(&j, "kept", k->same);
+		json_shape_keys(&j, s, checksum);
 		json_u64(&j, "window_size", wi.window_size);
-		json_begin(&j, "receivers", '[');
-		for (uint32_t q = 0; q < o->g.queues; q++)
-			json_u64(&j, NULL, o->receivers[q]);
-		json_end(&j, ']');
-		json_begin(&j, "senders", '[');
-		for (uint32_t q = 0; q < o->g.queues; q++) {
-			json_begin(&j, NULL, '[');
-			for (unsigned b = 0; b < o->g.boards; b++)
-				if (!o->senders[q] || (o->senders[q] >> b & 1))
-					json_u64(&j, NULL, b);
-			json_end(&j, ']');
-		}
-		json_end(&j, ']');
+		json_u64(&j, "fixed_size", wi.fixed_size);
 		json_end(&j, '}');
 		json_close(&j);
 	} else {
-		printf("formatted %s: generation %" PRIu64 "\n", wi.name,
-		       wi.generation);
+		if (k->same)
+			printf("kept %s: generation %" PRIu64 " (it holds this "
+			       "shape; nothing was written)\n", wi.name,
+			       wi.generation);
+		else
+			printf("formatted %s: generation %" PRIu64 "\n",
+			       wi.name, wi.generation);
 		printf("  %u boards, %u queues, %u entries of %u bytes per "
-		       "sending board\n", wi.geometry.boards, wi.geometry.queues,
-		       wi.geometry.entries, wi.geometry.entry_size);
-		printf("  uses %s (%" PRIu64 " bytes)\n",
-		       human_bytes(wi.window_size, size), wi.window_size);
-		if (ctx->verbose || o->nassign || o->nsets)
-			for (uint32_t q = 0; q < o->g.queues; q++) {
+		       "sending board%s\n", wi.geometry.boards,
+		       wi.geometry.queues, wi.geometry.entries,
+		       wi.geometry.entry_size,
+		       checksum ? ", each with a checksum" : "");
+		printf("  uses %s (%" PRIu64 " bytes)", human_bytes(wi.window_size,
+		       size), wi.window_size);
+		if (wi.fixed_size)
+			printf(" of the %s it holds", human_bytes(wi.fixed_size,
+			       size));
+		printf("\n");
+		if (o->fit)
+			printf("  --fit: %u entries, the most that fit\n",
+			       wi.geometry.entries);
+		if (k->asked && !k->same)
+			printf("  --keep: formatted, as %s\n", k->why);
+		if (ctx->verbose || (s->given & (1u << SHAPE_RECEIVER)) ||
+		    s->any_sets)
+			for (uint32_t q = 0; q < s->g.queues; q++) {
 				char set[200];
 				printf("  queue %u: received by board %u, sent on "
-				       "by %s\n", q, o->receivers[q],
-				       board_set(o->senders[q] ? o->senders[q]
-						 : ~0ull, o->g.boards, set,
+				       "by %s\n", q, s->receivers[q],
+				       board_set(s->senders[q] ? s->senders[q]
+						 : ~0ull, s->g.boards, set,
 						 sizeof(set)));
 			}
 	}
+	/* the library said nothing of a flag it does not know yet */
+	if ((s->flags & SMQ_SHAPE_CHECKSUM) && !checksum)
+		say_warning("init: this library formats no checksums yet: "
+			    "the window's entries carry none");
 }
 
-static int run(int argc, char **argv, struct ctx *ctx)
+static int kept(struct ctx *ctx, const struct init_opts *o,
+		const struct keep_look *k)
 {
-	static struct init_opts o;
 	struct smq_window *w;
-	char size[32];
-	uint64_t bytes;
-	int err;
+	int err = smq_open(window_spec(ctx), 0, SMQ_OPEN_READONLY, &w);
 
-	o.g = (struct smq_geometry){ 2, 0, 64, 1024, NULL };
-	o.mode = -1;
-	o.timeout_ms = 5000;
-	parse_cmd(&argp, argc, argv, &o, ctx);
-	if (ctx->board != 0)
-		return say_error("only the system board (board 0) formats a window, "
-			     "not board %u", ctx->board);
-	for (uint32_t q = 0; q < o.g.queues; q++)
-		o.receivers[q] = (uint16_t)(q % o.g.boards);
-	for (uint32_t i = 0; i < o.nassign; i++)
-		o.receivers[o.assign_q[i]] = (uint16_t)o.assign_b[i];
-	o.g.receivers = o.receivers;
-	memset(o.senders, 0, sizeof(o.senders));
-	for (uint32_t i = 0; i < o.nsets; i++)
-		o.senders[o.set_q[i]] = o.set_mask[i];
-	struct smq_shape shape = { o.g, o.nsets ? o.senders : NULL, 0 };
-	if ((err = smq_shape_size(&shape, sizeof(shape), &bytes)))
-		return say_error("a window of %u boards, %u queues, %u entries of %u "
-			     "bytes is too large", o.g.boards, o.g.queues,
-			     o.g.entries, o.g.entry_size);
-
-	err = smq_open(window_spec(ctx), 0,
-		       SMQ_OPEN_CREATE | SMQ_OPEN_RAW |
-		       (o.force ? SMQ_OPEN_FORCE : 0),
-		       &w);
 	if (err)
 		return open_error(ctx, err);
-	smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, o.timeout_ms);
+	print_window(ctx, o, w, k);
+	smq_close(w);
+	return 0;
+}
+
+/* Why init failed on w, err from smq_init_shape(). */
+static int init_error(struct ctx *ctx, const struct init_opts *o,
+		      struct smq_window *w, int err, uint64_t bytes)
+{
+	struct smq_window_info before;
+	char size[32];
+
+	smq_window_info(w, &before, sizeof(before));
+	if (err == -ENOSPC || err == -EFBIG)
+		return say_error("window %s cannot grow to %s: it has %" PRIu64
+				 " bytes (%s)", window_spec(ctx),
+				 human_bytes(bytes, size), before.mapped_size,
+				 smq_strerror(err));
+	if (err == -SMQ_ENOTWINDOW)
+		return not_a_window(ctx, &before);
+	/* it reads who holds the window through w */
+	return maint_error(ctx, w, "init", -1, err, o->timeout_ms);
+}
+
+static int format(struct ctx *ctx, const struct init_opts *o,
+		  const struct keep_look *k)
+{
+	struct smq_shape shape = shape_of(&o->shape);
+	struct smq_window_info wi;
+	struct smq_window *w;
+	uint64_t bytes;
+	int err, rc;
+
+	if (smq_shape_size(&shape, sizeof(shape), &bytes))
+		return say_error("a window of %u boards, %u queues, %u entries "
+				 "of %u bytes is too large", o->shape.g.boards,
+				 o->shape.g.queues, o->shape.g.entries,
+				 o->shape.g.entry_size);
+	err = smq_open(window_spec(ctx), 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW |
+		       (o->force ? SMQ_OPEN_FORCE : 0), &w);
+	if (err)
+		return open_error(ctx, err);
+	smq_window_info(w, &wi, sizeof(wi));
+	if (wi.fixed_size && bytes > wi.fixed_size) {
+		smq_close(w);
+		return no_room(ctx, &o->shape, bytes, wi.fixed_size);
+	}
+	smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, o->timeout_ms);
 	err = smq_init_shape(w, &shape, sizeof(shape));
 	/* processes of another host at work, not judged yet: judged after a
 	 * second look (a process only waiting in sync is not at work) */
 	if (err == -SMQ_EATWORK && at_work_unknown(w, -1))
 		err = smq_init_shape(w, &shape, sizeof(shape));
 	if (err) {
-		struct smq_window_info before;
-		int rc;
-		smq_window_info(w, &before, sizeof(before));
-		if (err == -ENOSPC || err == -EFBIG)
-			rc = say_error("window %s cannot grow to %s: it has %" PRIu64
-				       " bytes (%s)", window_spec(ctx),
-				       human_bytes(bytes, size),
-				       before.mapped_size, smq_strerror(err));
-		else if (err == -SMQ_ENOTWINDOW)
-			rc = not_a_window(ctx, &before);
-		else  /* it reads who holds the window through w */
-			rc = maint_error(ctx, w, "init", -1, err,
-					 o.timeout_ms);
+		rc = init_error(ctx, o, w, err, bytes);
+		if (k->asked)
+			fprintf(stderr, "  (--keep did not keep it: %s)\n",
+				k->why);
 		smq_close(w);
 		return rc;
 	}
-	if (o.mode >= 0 && (err = smq_set_mode(w, (unsigned)o.mode))) {
+	if (o->mode >= 0 && (err = smq_set_mode(w, (unsigned)o->mode))) {
 		smq_close(w);
 		return say_error("formatted %s, but cannot set its mode to %04o: %s",
-			     window_spec(ctx), (unsigned)o.mode,
+			     window_spec(ctx), (unsigned)o->mode,
 			     err == -EOPNOTSUPP ? "this transport has no "
 			     "permission bits" : smq_strerror(err));
 	}
-	print_formatted(ctx, &o, w);
+	print_window(ctx, o, w, k);
 	smq_close(w);
 	return 0;
+}
+
+static int run(int argc, char **argv, struct ctx *ctx)
+{
+	static struct init_opts o;
+	struct keep_look k;
+	int rc;
+
+	shape_defaults(&o.shape);
+	o.mode = -1;
+	o.timeout_ms = 5000;
+	parse_cmd(&argp, argc, argv, &o, ctx);
+	if (ctx->board != 0 && !o.dry_run)
+		return say_error("only the system board (board 0) formats a window, "
+			     "not board %u", ctx->board);
+	if ((rc = shape_ready(&o.shape)))
+		return rc;
+	if (o.fit && (rc = pick_entries(ctx, &o.shape)))
+		return rc;
+	memset(&k, 0, sizeof(k));
+	if (o.keep)
+		keep_look(ctx, &o.shape, &k);
+	if (o.dry_run) {
+		struct window_look l;
+		window_look(ctx, &l);
+		return print_layout(ctx, &o.shape, &l, &k);
+	}
+	if (k.same)
+		return kept(ctx, &o, &k);
+	return format(ctx, &o, &k);
 }
 
 const struct cmd cmd_init = { "init", run, &argp,

@@ -1,0 +1,362 @@
+/* A window's shape from options: the child parser that init, probe and
+ * model share, and the setter that a description file uses too, so that
+ * a value means the same and is refused in the same words either way. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "shape.h"
+
+const char *const shape_key_names[SHAPE_NKEYS] = {
+	"boards", "queues", "entries", "entry-size", "receiver", "senders",
+	"checksum",
+};
+
+/* -q is a queue in every other command, -s a PCI slot: the number of
+ * queues and the entry size have long options only. */
+enum { OPT_QUEUES = 0x100, OPT_ENTRY_SIZE, OPT_SENDERS, OPT_CHECKSUM,
+       OPT_FROM };
+
+static const struct argp_option options[] = {
+	{ "boards", 'n', "N", 0, "Number of boards, 1 to 64 (default 2)", 0 },
+	{ "queues", OPT_QUEUES, "N", 0,
+	  "Number of queues (default: one per board)", 0 },
+	{ "entries", 'e', "N", 0,
+	  "Entries per ring, a power of two (default 64)", 0 },
+	{ "entry-size", OPT_ENTRY_SIZE, "BYTES", 0,
+	  "Largest message in bytes, with K or M (default 1K, at most 16M)", 0 },
+	{ "receiver", 'r', "Q:B", 0,
+	  "Queue Q is received by board B (default: board Q mod boards); "
+	  "repeatable", 0 },
+	{ "senders", OPT_SENDERS, "Q:B,B...", 0,
+	  "Only boards B... send on queue Q: only they get a lane (memory) "
+	  "in it (default: every board); repeatable", 0 },
+	{ "checksum", OPT_CHECKSUM, NULL, 0,
+	  "Every entry carries a CRC-32C of its header and payload, which the "
+	  "receiver checks before it hands the message over", 0 },
+	{ "from", OPT_FROM, "FILE", 0,
+	  "Read the whole shape from FILE, a description: a line per option "
+	  "above, 'boards 4', 'senders 3:0,2', '# comments' (smqctl(1), "
+	  "DESCRIPTION FILES); none of them beside it", 0 },
+	{ 0 }
+};
+
+void shape_defaults(struct shape_opts *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->g = (struct smq_geometry){ 2, 0, 64, 1024, NULL };
+}
+
+/* "Q:B" or "Q:B,B...": the queue, and the rest after the colon. */
+static bool queue_part(const char *shown, const char *value,
+		       const char *want, uint32_t *q, const char **rest,
+		       char *why, size_t n)
+{
+	const char *colon = value ? strchr(value, ':') : NULL;
+	char num[32], name[64];
+
+	if (!colon || colon == value || !colon[1] ||
+	    (size_t)(colon - value) >= sizeof(num)) {
+		snprintf(why, n, "%s needs %s, not '%s'", shown, want,
+			 value ? value : "");
+		return false;
+	}
+	memcpy(num, value, (size_t)(colon - value));
+	num[colon - value] = 0;
+	snprintf(name, sizeof(name), "%s queue", shown);
+	*rest = colon + 1;
+	return value_u32(name, num, 0, SMQ_MAX_QUEUES - 1, q, why, n);
+}
+
+/* "0,2,5": a mask of boards. */
+static bool board_mask(const char *shown, const char *list, uint64_t *mask,
+		       char *why, size_t n)
+{
+	char name[64];
+	const char *b = list;
+
+	snprintf(name, sizeof(name), "%s board", shown);
+	*mask = 0;
+	for (;;) {
+		const char *comma = strchr(b, ',');
+		size_t len = comma ? (size_t)(comma - b) : strlen(b);
+		char num[32];
+		uint32_t v;
+		if (len >= sizeof(num))
+			len = sizeof(num) - 1;
+		memcpy(num, b, len);
+		num[len] = 0;
+		if (!value_u32(name, num, 0, SMQ_MAX_BOARDS - 1, &v, why, n))
+			return false;
+		*mask |= 1ull << v;
+		if (!comma)
+			return true;
+		b = comma + 1;
+	}
+}
+
+static bool set_checksum(struct shape_opts *s, const char *shown,
+			 const char *value, char *why, size_t n)
+{
+	if (!value || !strcmp(value, "yes"))
+		s->flags |= SMQ_SHAPE_CHECKSUM;
+	else if (!strcmp(value, "no"))
+		s->flags &= ~SMQ_SHAPE_CHECKSUM;
+	else {
+		snprintf(why, n, "%s takes yes or no, not '%s'", shown, value);
+		return false;
+	}
+	return true;
+}
+
+/* A queue's receiver or senders given twice in a file: a mistake that a
+ * command line, where the last one counts, cannot make as easily. */
+static bool once(uint32_t *seen, uint32_t at, const char *what, uint32_t q,
+		 char *why, size_t n)
+{
+	if (at != SHAPE_AT_OPTION && *seen) {
+		snprintf(why, n, "%s of queue %" PRIu32 " is given on line %"
+			 PRIu32 " already", what, q, *seen);
+		return false;
+	}
+	*seen = at;
+	return true;
+}
+
+static bool set_queue_key(struct shape_opts *s, enum shape_key key,
+			  const char *value, const char *shown, uint32_t at,
+			  char *why, size_t n)
+{
+	const char *rest;
+	uint32_t q, b;
+	uint64_t mask;
+
+	if (key == SHAPE_RECEIVER) {
+		char name[64];
+		if (!queue_part(shown, value, "QUEUE:BOARD", &q, &rest, why, n))
+			return false;
+		snprintf(name, sizeof(name), "%s board", shown);
+		if (!value_u32(name, rest, 0, SMQ_MAX_BOARDS - 1, &b, why, n) ||
+		    !once(&s->receiver_at[q], at, "the receiver", q, why, n))
+			return false;
+		s->receivers[q] = (uint16_t)b;
+		return true;
+	}
+	if (!queue_part(shown, value, "QUEUE:BOARD,BOARD...", &q, &rest, why,
+			n) ||
+	    !board_mask(shown, rest, &mask, why, n) ||
+	    !once(&s->senders_at[q], at, "the senders", q, why, n))
+		return false;
+	s->senders[q] = mask;
+	s->any_sets = true;
+	return true;
+}
+
+bool shape_set(struct shape_opts *s, enum shape_key key, const char *value,
+	       const char *shown, uint32_t at, char *why, size_t n)
+{
+	uint32_t v;
+	uint64_t size;
+	bool queue_key = key == SHAPE_RECEIVER || key == SHAPE_SENDERS;
+
+	if (!queue_key && at != SHAPE_AT_OPTION && s->key_at[key]) {
+		snprintf(why, n, "%s is given on line %" PRIu32 " already",
+			 shown, s->key_at[key]);
+		return false;
+	}
+	if (key != SHAPE_CHECKSUM && (!value || !*value)) {
+		snprintf(why, n, "%s needs a value", shown);
+		return false;
+	}
+	switch (key) {
+	case SHAPE_BOARDS:
+		if (!value_u32(shown, value, 1, SMQ_MAX_BOARDS, &v, why, n))
+			return false;
+		s->g.boards = v;
+		break;
+	case SHAPE_QUEUES:
+		if (!value_u32(shown, value, 1, SMQ_MAX_QUEUES, &v, why, n))
+			return false;
+		s->g.queues = v;
+		break;
+	case SHAPE_ENTRIES:
+		if (!value_u32(shown, value, 1, SMQ_MAX_ENTRIES, &v, why, n))
+			return false;
+		if (v & (v - 1)) {
+			snprintf(why, n, "%s %s is not a power of two", shown,
+				 value);
+			return false;
+		}
+		s->g.entries = v;
+		break;
+	case SHAPE_ENTRY_SIZE:
+		if (!value_size(shown, value, 0, SMQ_MAX_ENTRY_SIZE, &size, why,
+				n))
+			return false;
+		s->g.entry_size = (uint32_t)size;
+		break;
+	case SHAPE_RECEIVER:
+	case SHAPE_SENDERS:
+		if (!set_queue_key(s, key, value, shown, at, why, n))
+			return false;
+		break;
+	case SHAPE_CHECKSUM:
+		if (!set_checksum(s, shown, value, why, n))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	s->given |= 1u << key;
+	if (!queue_key)
+		s->key_at[key] = at;
+	return true;
+}
+
+bool shape_check(const struct shape_opts *s, const char *dashes, char *why,
+		 size_t n, uint32_t *at)
+{
+	const struct smq_geometry *g = &s->g;
+
+	for (uint32_t q = 0; q < SMQ_MAX_QUEUES; q++) {
+		unsigned r = s->receivers[q];
+		uint64_t m = s->senders[q];
+		if (s->receiver_at[q] && (q >= g->queues || r >= g->boards)) {
+			*at = s->receiver_at[q];
+			if (q >= g->queues)
+				snprintf(why, n, "%sreceiver %u:%u: queue %u does "
+					 "not exist: %u queues", dashes, q, r, q,
+					 g->queues);
+			else
+				snprintf(why, n, "%sreceiver %u:%u: board %u does "
+					 "not exist: %u boards", dashes, q, r, r,
+					 g->boards);
+			return false;
+		}
+		if (s->senders_at[q] &&
+		    (q >= g->queues || (g->boards < 64 && m >> g->boards))) {
+			*at = s->senders_at[q];
+			if (q >= g->queues)
+				snprintf(why, n, "%ssenders %u:...: queue %u does "
+					 "not exist: %u queues", dashes, q, q,
+					 g->queues);
+			else
+				snprintf(why, n, "%ssenders %u:...: board %u does "
+					 "not exist: %u boards", dashes, q,
+					 63 - __builtin_clzll(m), g->boards);
+			return false;
+		}
+	}
+	return true;
+}
+
+static error_t parse(int key, char *arg, struct argp_state *st)
+{
+	struct shape_opts *s = st->input;
+	static const struct { int opt; enum shape_key key; } keys[] = {
+		{ 'n', SHAPE_BOARDS }, { OPT_QUEUES, SHAPE_QUEUES },
+		{ 'e', SHAPE_ENTRIES }, { OPT_ENTRY_SIZE, SHAPE_ENTRY_SIZE },
+		{ 'r', SHAPE_RECEIVER }, { OPT_SENDERS, SHAPE_SENDERS },
+		{ OPT_CHECKSUM, SHAPE_CHECKSUM },
+	};
+	char why[256], shown[32];
+	uint32_t at;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (keys[i].opt != key)
+			continue;
+		snprintf(shown, sizeof(shown), "--%s",
+			 shape_key_names[keys[i].key]);
+		if (!shape_set(s, keys[i].key, arg, shown, SHAPE_AT_OPTION, why,
+			       sizeof(why)))
+			argp_error(st, "%s", why);
+		return 0;
+	}
+	switch (key) {
+	case OPT_FROM:
+		if (!*arg)
+			argp_error(st, "--from needs a file");
+		s->from = arg;
+		break;
+	case ARGP_KEY_END:
+		for (int k = 0; s->from && k < SHAPE_NKEYS; k++)
+			if (s->given & (1u << k))
+				argp_error(st, "--%s beside --from %s: the file "
+					   "holds the whole shape (give it "
+					   "there)", shape_key_names[k],
+					   s->from);
+		if (s->from)
+			break;
+		if (!(s->given & (1u << SHAPE_QUEUES)))
+			s->g.queues = s->g.boards;
+		if (!shape_check(s, "--", why, sizeof(why), &at))
+			argp_error(st, "%s", why);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp shape_argp = { options, parse, NULL, NULL, NULL, NULL,
+				 NULL };
+
+int shape_ready(struct shape_opts *s)
+{
+	int rc = s->from ? shape_read_file(s) : 0;
+
+	if (rc)
+		return rc;
+	for (uint32_t q = 0; q < s->g.queues; q++)
+		if (!s->receiver_at[q])
+			s->receivers[q] = (uint16_t)(q % s->g.boards);
+	s->g.receivers = s->receivers;
+	return 0;
+}
+
+bool shape_given(const struct shape_opts *s)
+{
+	return s->given || s->from;
+}
+
+int shape_window(struct shape_opts *s, uint64_t *bytes)
+{
+	char words[160];
+	int rc = shape_ready(s);
+
+	if (rc)
+		return rc;
+	if (!shape_bytes(s, 0, 0, 0, bytes))
+		return say_error("a window of %s is too large",
+				 shape_words(s, words, sizeof(words)));
+	return 0;
+}
+
+struct smq_shape shape_of(const struct shape_opts *s)
+{
+	struct smq_shape sh = { s->g, s->any_sets ? s->senders : NULL,
+				s->flags };
+
+	sh.geometry.receivers = s->receivers;
+	return sh;
+}
+
+const char *shape_words(const struct shape_opts *s, char *buf, size_t n)
+{
+	const struct smq_geometry *g = &s->g;
+	uint32_t es = g->entry_size;
+	char size[32];
+
+	if (es && !(es % (1u << 20)))
+		snprintf(size, sizeof(size), "%u MiB", es >> 20);
+	else if (es && !(es % 1024))
+		snprintf(size, sizeof(size), "%u KiB", es >> 10);
+	else
+		snprintf(size, sizeof(size), "%u B", es);
+	snprintf(buf, n, "%u board%s x %u queue%s x %u entr%s x %s%s%s",
+		 g->boards, g->boards == 1 ? "" : "s", g->queues,
+		 g->queues == 1 ? "" : "s", g->entries,
+		 g->entries == 1 ? "y" : "ies", size,
+		 s->any_sets ? ", sender sets" : "",
+		 s->flags & SMQ_SHAPE_CHECKSUM ? ", checksums" : "");
+	return buf;
+}
