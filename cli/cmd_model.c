@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "smqctl.h"
+#include "shape/shape.h"
 #include "model.h"
 #include "probe.h"
 
@@ -22,6 +23,8 @@ struct model_opts {
 	bool gen_set, width_set, mps_set, mrrs_set;
 	size_t sizes[MAX_SIZES];
 	int nsizes;
+	struct shape_opts *shape;  /* a window's shape, to size */
+	uint64_t need;             /* ...the bytes it needs; 0: none given */
 };
 
 static const struct argp_option options[] = {
@@ -98,6 +101,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case OPT_SIZE:
 		o->nsizes = arg_sizes(st, "--size", arg, o->sizes, MAX_SIZES);
 		break;
+	case ARGP_KEY_INIT:
+		st->child_inputs[0] = o->shape;
+		break;
 	case ARGP_KEY_END:
 		if (o->dump && !o->slot)
 			argp_error(st, "--dump needs -s: which device of the dump");
@@ -107,6 +113,12 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	}
 	return 0;
 }
+
+static const struct argp_child children[] = {
+	{ &shape_argp, 0, "A window's shape, to size against the device's BAR "
+	  "or the window (or --from FILE):", 1 },
+	{ 0 }
+};
 
 static const struct argp argp = {
 	options, parse, NULL,
@@ -119,14 +131,18 @@ static const struct argp argp = {
 	"through libpci), or given with --gen, --width, --mps and --mrrs "
 	"(which also override what -s reads); without either, PCIe Gen3 x8, "
 	"MPS 256, MRRS 512, the study's example.  With --window, sizes above "
-	"the window's entry size are marked.",
-	NULL, NULL, NULL
+	"the window's entry size are marked.  With a window's shape (as for "
+	"init), the window it needs, and whether the BAR of -s or the window "
+	"holds it.",
+	children, NULL, NULL
 };
 
 /* ---- the link ---- */
 
 struct link_src {
 	char device[32];        /* "0000:01:00.0" or "" */
+	int bar;                /* the BAR smq would map, -1: none */
+	uint64_t bar_size;      /* 0: not known (a dump) */
 	char name[200];         /* vendor and device names or "" */
 	char note[200];         /* where the parameters come from */
 	bool downgraded;
@@ -203,6 +219,10 @@ static int probed_link(struct model_opts *o, struct link_src *src)
 		 *d->vendor_name && *d->device_name ? " " : "", d->device_name);
 	const struct probe_link l = d->link;
 	bool limited = d->config_limited;
+	src->bar = d->use.candidate ? d->use.bar : -1;
+	for (int i = 0; i < d->nbars; i++)
+		if (d->bars[i].index == src->bar && d->bars[i].size_known)
+			src->bar_size = d->bars[i].size;
 	probe_free(&list);
 	if (limited && o->dump)
 		return say_error("%s: %s holds only 64 bytes of its config space "
@@ -300,6 +320,73 @@ static void compute(const struct pcie_link_params *p, uint64_t size,
 	r->q_msgs = pcie_queue_msgs_per_s(p, size);
 }
 
+/* ---- the window a shape needs, and where it would go ---- */
+
+struct room {
+	char where[300];        /* "window shm:x", "BAR2 of 0000:01:00.0"; ""
+				   none */
+	uint64_t size;          /* what it holds; 0: not known, or grows */
+	bool grows;             /* a window init grows to its layout */
+};
+
+/* The window named, else the BAR of -s that smq would map. */
+static void find_room(struct ctx *ctx, const struct link_src *src,
+		      struct room *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (ctx->window) {
+		struct window_look l;
+		window_look(ctx, &l);
+		snprintf(r->where, sizeof(r->where), "window %s",
+			 window_spec(ctx));
+		r->size = l.fixed_size;
+		r->grows = l.exists && !l.fixed_size;
+	} else if (src->bar >= 0) {
+		snprintf(r->where, sizeof(r->where), "BAR%d of %s", src->bar,
+			 src->device);
+		r->size = src->bar_size;
+	}
+}
+
+static void print_need(const struct model_opts *o, const struct room *r)
+{
+	char words[160], size[32], has[32];
+
+	printf("window for %s: %s (%" PRIu64 " bytes)",
+	       shape_words(o->shape, words, sizeof(words)),
+	       human_bytes(o->need, size), o->need);
+	if (r->grows)
+		printf("; %s grows to it\n", r->where);
+	else if (r->where[0] && !r->size)
+		printf("; %s: its size is not known\n", r->where);
+	else if (r->where[0])
+		printf("; %s holds %s: %s\n", r->where,
+		       human_bytes(r->size, has),
+		       o->need <= r->size ? "fits" : "does not fit");
+	else
+		printf("\n");
+	if (r->size && o->need > r->size) {
+		struct shape_fit f;
+		shape_fit(o->shape, r->size, &f);
+		print_fit(stdout, "  ", o->shape, &f);
+	}
+}
+
+static void json_need(struct json *j, const struct model_opts *o,
+		      const struct room *r)
+{
+	char words[160];
+
+	json_str(j, "shape", shape_words(o->shape, words, sizeof(words)));
+	json_u64(j, "shape_size", o->need);
+	json_str(j, "room", r->where);
+	json_u64(j, "room_size", r->size);
+	if (r->grows || r->size)
+		json_bool(j, "shape_fits", r->grows || o->need <= r->size);
+	else
+		json_null(j, "shape_fits");
+}
+
 static const char *source_name(const struct model_opts *o)
 {
 	if (o->slot)
@@ -311,7 +398,7 @@ static const char *source_name(const struct model_opts *o)
 
 static void print_json(const struct model_opts *o, const struct link_src *src,
 		       const struct row *rows, const char *window,
-		       uint32_t entry_size)
+		       uint32_t entry_size, const struct room *room)
 {
 	const struct pcie_link_params *p = &o->p;
 	struct json j;
@@ -342,6 +429,8 @@ static void print_json(const struct model_opts *o, const struct link_src *src,
 		json_str(&j, "window", window);
 		json_u64(&j, "entry_size", entry_size);
 	}
+	if (o->need)
+		json_need(&j, o, room);
 	json_begin(&j, "sizes", '[');
 	for (int i = 0; i < o->nsizes; i++) {
 		const struct row *r = &rows[i];
@@ -369,7 +458,7 @@ static void print_json(const struct model_opts *o, const struct link_src *src,
 
 static void print_text(const struct model_opts *o, const struct link_src *src,
 		       const struct row *rows, const char *window,
-		       uint32_t entry_size)
+		       uint32_t entry_size, const struct room *room)
 {
 	const struct pcie_link_params *p = &o->p;
 	bool toobig = false;
@@ -392,6 +481,8 @@ static void print_text(const struct model_opts *o, const struct link_src *src,
 	if (window)
 		printf("window %s: entries of up to %" PRIu32 " bytes\n",
 		       window, entry_size);
+	if (o->need)
+		print_need(o, room);
 	printf("\n%8s  %8s  %8s  %9s  %6s  %10s  %10s  %8s  %12s  %10s\n",
 	       "SIZE", "WRITE-B", "READ-UP", "READ-DOWN", "EFFIC",
 	       "WRITE-MB/S", "WRITE-GB/S", "QUEUE-B", "QUEUE-MSGS/S",
@@ -426,14 +517,20 @@ static void print_text(const struct model_opts *o, const struct link_src *src,
 
 static int run(int argc, char **argv, struct ctx *ctx)
 {
+	static struct shape_opts shape;
 	struct model_opts o;
 	struct link_src src;
+	struct room room;
 	static const size_t defaults[] = { 0, 64, 256, 1000, 4096, 65536 };
 	uint32_t entry_size = UINT32_MAX;
 	const char *window = NULL;
 
 	memset(&o, 0, sizeof(o));
 	memset(&src, 0, sizeof(src));
+	memset(&room, 0, sizeof(room));
+	src.bar = -1;
+	shape_defaults(&shape);
+	o.shape = &shape;
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	if (!o.nsizes) {
 		o.nsizes = (int)(sizeof(defaults) / sizeof(defaults[0]));
@@ -442,8 +539,15 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	int rc = link_params(&o, &src);
 	if (rc)
 		return rc;
-	/* Only a window named on the command line: the model needs none. */
-	if (ctx->window) {
+	if (shape_given(&shape)) {
+		/* the shape's entries; a window named is only where it goes */
+		if ((rc = shape_window(&shape, &o.need)))
+			return rc;
+		entry_size = shape.g.entry_size;
+		find_room(ctx, &src, &room);
+	} else if (ctx->window) {
+		/* Only a window named on the command line: the model needs
+		 * none. */
 		struct smq_window *w;
 		struct smq_window_info wi;
 		if (open_window(ctx, 0, &w))
@@ -458,9 +562,9 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	for (int i = 0; i < o.nsizes; i++)
 		compute(&o.p, o.sizes[i], entry_size, &rows[i]);
 	if (ctx->json)
-		print_json(&o, &src, rows, window, entry_size);
+		print_json(&o, &src, rows, window, entry_size, &room);
 	else
-		print_text(&o, &src, rows, window, entry_size);
+		print_text(&o, &src, rows, window, entry_size, &room);
 	return 0;
 }
 

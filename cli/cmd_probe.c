@@ -61,11 +61,22 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case OPT_NTB:
 		o->ntb = true;
 		break;
+	case ARGP_KEY_INIT:
+		st->child_inputs[0] = o->shape;
+		break;
 	default:
 		return no_operands(key, arg, st);
 	}
 	return 0;
 }
+
+/* The shape of init: a candidate's BAR is said to hold its window or
+ * not, as lspci users size a BAR against what they configure. */
+static const struct argp_child children[] = {
+	{ &shape_argp, 0, "A window's shape, to size against each BAR (or "
+	  "--from FILE):", 1 },
+	{ 0 }
+};
 
 static const struct argp argp = {
 	options, parse, NULL,
@@ -75,8 +86,11 @@ static const struct argp argp = {
 	"link (capability and status: speed, width, downgraded) and MaxPayload "
 	"and MaxReadReq sizes, NUMA node and driver; bridges with their bus "
 	"numbers and memory windows; non-transparent bridges by their IDs.  "
-	"Exit 1 when no device matches or there is no PCI access.",
-	NULL, NULL, NULL
+	"With a window's shape (--boards, --queues, ..., or --from FILE, as "
+	"for init), each candidate says whether the BAR it would map holds "
+	"that window.  Exit 1 when no device matches or there is no PCI "
+	"access.",
+	children, NULL, NULL
 };
 
 static const char *filter_words(const struct probe_opts *o, char *buf,
@@ -108,12 +122,16 @@ static int no_match(const struct probe_opts *o, const char *filter,
 
 static int run(int argc, char **argv, struct ctx *ctx)
 {
-	struct probe_opts o = { { NULL, NULL }, NULL, false, false };
+	static struct shape_opts shape;
+	struct probe_opts o = { { NULL, NULL }, NULL, false, false, &shape, 0 };
 	struct probe_list l;
 	char words[512];
 	int err;
 
+	shape_defaults(&shape);
 	parse_cmd(&argp, argc, argv, &o, ctx);
+	if (shape_given(&shape) && (err = shape_window(&shape, &o.need)))
+		return err;
 	err = probe_scan(&l, &o.filter, o.dump);
 	if (err == -ENODEV)
 		return say_error("no PCI access on this machine: %s (read a dump "

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Windows that fit: init --dry-run, the refusals of a window of fixed size
 # (a file another program sized, truncate -s 16M), --fit, a shape from a
-# description file (--from) and its refusals, --checksum.
+# description file (--from) and its refusals, --checksum, and the window a
+# shape needs in probe and model.
 #  - each refusal names what the shape needs, what the window holds and
 #    what would fit, and each number it names is checked against the
 #    sizes --dry-run gives: N entries fit and 2N do not, B bytes fit and
@@ -17,6 +18,7 @@ case $B in
 esac
 [ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
 command -v truncate >/dev/null 2>&1 || { echo "no truncate"; exit 77; }
+DUMP=$PWD/tests/pci-dumps/ivshmem.txt
 
 T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -245,6 +247,33 @@ run -w "file:$T/w" init --from "$T/missing.conf"
 want_rc 1
 want_err "cannot read the description $T/missing.conf"
 verdict "init --from: a bad line is named FILE:LINE; options beside it are a usage error"
+
+# ---- probe and model name the window a shape needs ----
+run probe --ntb --dump "$DUMP" $shape
+want_rc 0
+n4=$(need $shape)
+want_out "smq: window for 4 boards x 8 queues x 64 entries x 1 KiB: "
+want_out "($n4 bytes); BAR2's size is not known"
+run --json probe --ntb --dump "$DUMP" --from "$T/d.conf"
+[ "$(jnum window_size "$T/out")" = "$(need --from "$T/d.conf")" ] ||
+	no "probe --json window_size is not the description's"
+grep -q '"window_fits": null' "$T/out" || no "probe --json window_fits is not null from a dump"
+run probe --ntb --dump "$DUMP"
+grep -q "window for" "$T/out" && no "probe names a window without a shape"
+verdict "probe --ntb: the window a shape needs beside each candidate's BAR"
+
+fresh
+run -w "$W16" model $shape -e 1024
+want_rc 0
+want_out "window for 4 boards x 8 queues x 1024 entries x 1 KiB: "
+want_out "($total bytes); window $W16 holds 16.0 MiB: does not fit"
+want_out "--entries $n:"
+run -w "$W16" --json model $shape
+[ "$(jnum shape_size "$T/out")" = "$n4" ] || no "model --json shape_size is not $n4"
+[ "$(jnum room_size "$T/out")" = $M16 ] || no "model --json room_size is not $M16"
+grep -q '"shape_fits": true' "$T/out" || no "model --json shape_fits is not true"
+zero "$T/f16" || no "model wrote the window"
+verdict "model: the window a shape needs, against a window of fixed size"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -271,6 +271,23 @@ guest_said "pingpong rc 0" && ok "guest pingpong --peer ended 0" ||
 guest_said "dump ok" || failed "guest dump: $(serial | sed -n 's/^SMQ-GUEST: dump rc/exit/p')"
 block dump >"$T/gdump.json"
 guest_said "end 0" || failed "the guest did not end with 0"
+# the window a shape needs, against the real BAR
+if [ -z "$noprobe" ]; then
+	mib=$(awk -v s="$size" 'BEGIN { printf "%.1f MiB", s / 1048576 }')
+	block fits | grep -q "smq: window for 2 boards x 2 queues x 8 entries x 1 KiB: .*; BAR2 has $mib: fits" &&
+		ok "guest probe --boards 2 --entries 8: the BAR of $mib holds the window" ||
+		failed "guest probe --boards 2 --entries 8: $(block fits | grep 'window for')"
+	block nofit | grep -q "; BAR2 has $mib: does not fit" &&
+		block nofit | grep -q -- "--entries [0-9]*: " &&
+		ok "guest probe of a larger shape: the BAR does not hold it, and what would fit" ||
+		failed "guest probe of a larger shape: $(block nofit | grep -A3 'window for')"
+fi
+if [ "$wmode" = pci ]; then
+	block dryrun >"$T/dryrun.json"
+	grep -q "\"fixed_size\": $size," "$T/dryrun.json" && grep -q '"fits": false' "$T/dryrun.json" &&
+		ok "guest init --dry-run: the BAR is a window of fixed size ($size bytes) the shape does not fit" ||
+		failed "guest init --dry-run on pci: $(grep -e fixed_size -e fits "$T/dryrun.json" | tr -d '\n')"
+fi
 
 sm dump -v --json >"$T/hdump.json" 2>&1 || failed "host dump exit $?"
 # Board 1 sent, per size, 1000 warm-up and 1000 timed echoes plus control

@@ -59,8 +59,30 @@ static void print_commands(const struct probe_dev *d, const struct probe_advice 
 		       "amd_iommu=on on the kernel's command line)\n");
 }
 
+/* The window the shape given needs, against the BAR smq would map. */
+static void print_need(const struct probe_bar *b, const struct probe_opts *o)
+{
+	char words[160], need[32], has[32];
+
+	printf("\tsmq: window for %s: %s (%" PRIu64 " bytes); ",
+	       shape_words(o->shape, words, sizeof(words)),
+	       human_bytes(o->need, need), o->need);
+	if (!b->size_known || !b->size) {
+		printf("BAR%d's size is not known%s\n", b->index,
+		       o->dump ? " (a dump has none)" : "");
+		return;
+	}
+	printf("BAR%d has %s: %s\n", b->index, human_bytes(b->size, has),
+	       o->need <= b->size ? "fits" : "does not fit");
+	if (o->need > b->size) {
+		struct shape_fit f;
+		shape_fit(o->shape, b->size, &f);
+		print_fit(stdout, "\t\t", o->shape, &f);
+	}
+}
+
 /* Whether smq can use a candidate as it stands, and how it could. */
-void print_use(const struct probe_dev *d)
+void print_use(const struct probe_dev *d, const struct probe_opts *o)
 {
 	const struct probe_use *u = &d->use;
 	const struct probe_bar *b = NULL;
@@ -88,5 +110,7 @@ void print_use(const struct probe_dev *d)
 	else
 		printf("\tsmq: not usable as it is: driver %s holds it\n",
 		       d->driver);
+	if (b && o->need)
+		print_need(b, o);
 	print_commands(d, &a);
 }

@@ -106,10 +106,16 @@ static void json_pcie(struct json *j, const struct probe_link *k)
 
 /* What smq can make of the device, and the commands that would make it
  * usable (none for a device that is no candidate). */
-static void json_use(struct json *j, const struct probe_dev *d)
+static void json_use(struct json *j, const struct probe_dev *d,
+		     const struct probe_opts *o)
 {
 	const struct probe_use *u = &d->use;
 	struct probe_advice a;
+	const struct probe_bar *b = NULL;
+
+	for (int i = 0; i < d->nbars; i++)
+		if (d->bars[i].index == u->bar)
+			b = &d->bars[i];
 
 	probe_advise(d, &a);
 	json_begin(j, "smq", '{');
@@ -124,6 +130,12 @@ static void json_use(struct json *j, const struct probe_dev *d)
 		json_bool(j, "usable", a.usable);
 		json_bool(j, "doorbells", a.doorbells);
 		json_bool(j, "doorbell_capable", u->doorbell_capable);
+		/* the window the shape given needs: does the BAR hold it
+		 * (null: its size is not known) */
+		if (o->need && b && b->size_known && b->size)
+			json_bool(j, "window_fits", o->need <= b->size);
+		else if (o->need)
+			json_null(j, "window_fits");
 	}
 	json_begin(j, "commands", '[');
 	for (int i = 0; i < a.ncmds; i++)
@@ -133,7 +145,7 @@ static void json_use(struct json *j, const struct probe_dev *d)
 }
 
 static void json_dev(struct json *j, const struct probe_list *l,
-		     const struct probe_dev *d, bool ntb_only)
+		     const struct probe_dev *d, const struct probe_opts *o)
 {
 	char slot[32];
 
@@ -168,10 +180,10 @@ static void json_dev(struct json *j, const struct probe_list *l,
 	json_bool(j, "msix", d->msix);
 	if (is_bridge(d))
 		json_bridge(j, d);
-	json_bars(j, d, ntb_only);
+	json_bars(j, d, o->ntb);
 	if (d->link.present)
 		json_pcie(j, &d->link);
-	json_use(j, d);
+	json_use(j, d, o);
 	json_end(j, '}');
 }
 
@@ -208,10 +220,18 @@ void json_list(const struct probe_list *l, const struct probe_opts *o)
 	if (o->dump)
 		json_str(&j, "dump", o->dump);
 	json_u64(&j, "scanned", (uint64_t)l->scanned);
+	if (o->need) {
+		char words[160];
+		json_begin(&j, "window", '{');
+		json_str(&j, "shape", shape_words(o->shape, words,
+						  sizeof(words)));
+		json_u64(&j, "window_size", o->need);
+		json_end(&j, '}');
+	}
 	json_begin(&j, "devices", '[');
 	for (int i = 0; i < l->n; i++)
 		if (shown_dev(&l->dev[i], o->ntb))
-			json_dev(&j, l, &l->dev[i], o->ntb);
+			json_dev(&j, l, &l->dev[i], o);
 	json_end(&j, ']');
 	if (o->ntb)
 		json_not_candidates(&j, l);

@@ -6,12 +6,17 @@
 
 #include <inttypes.h>
 #include "../smqctl.h"
+#include "../shape/shape.h"
 #include "probe.h"
 
 struct probe_opts {
 	struct probe_filter filter;
 	const char *dump;
 	bool tree, ntb;
+	/* a window's shape given (--boards, --from ...): the bytes it needs,
+	 * said beside each candidate's BAR; need 0: none given */
+	struct shape_opts *shape;
+	uint64_t need;
 };
 
 /* ---- words ---- */
@@ -79,7 +84,7 @@ static inline bool is_cardbus(const struct probe_dev *d)
 void json_list(const struct probe_list *l, const struct probe_opts *o);
 void print_list(const struct probe_list *l, const struct probe_opts *o,
 		int verbose);
-void print_use(const struct probe_dev *d);
+void print_use(const struct probe_dev *d, const struct probe_opts *o);
 void print_tree(const struct probe_list *l, const struct probe_opts *o);
 struct probe_list ntb_tree_list(const struct probe_list *l);
 

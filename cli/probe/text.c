@@ -153,7 +153,7 @@ static void print_dev(const struct probe_list *l, const struct probe_dev *d,
 	else if (verbose && !o->dump)
 		printf("\tKernel driver in use: none\n");
 	if (d->use.candidate)
-		print_use(d);
+		print_use(d, o);
 	else if (verbose)
 		printf("\tsmq: not a candidate: %s%s%s%s\n", d->use.why,
 		       d->driver[0] ? " (in use by driver " : "", d->driver,
