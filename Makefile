@@ -15,6 +15,7 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 UNITDIR   ?= $(PREFIX)/lib/systemd/system
 EXAMPLEDIR ?= $(PREFIX)/share/doc/libsmq/examples
+DOCDIR    ?= $(PREFIX)/share/doc/smq
 DESTDIR   ?=
 
 CC        ?= cc
@@ -234,6 +235,8 @@ install: $(STLIB) $(SHLIB) $(SMQCTL)
 	for u in systemd/*.service; do \
 		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$${u##*/}; \
 	done
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 644 systemd/smq-window.conf $(DESTDIR)$(DOCDIR)/
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libsmq.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)

@@ -12,7 +12,8 @@ for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.1 opt/smq/lib/libsmq.so opt/
 	 opt/smq/bin/smqctl opt/smq/share/man/man1/smqctl.1 \
 	 opt/smq/share/bash-completion/completions/smqctl opt/smq/share/zsh/site-functions/_smqctl \
 	 opt/smq/lib/systemd/system/smq-init.service opt/smq/lib/systemd/system/smq-sync@.service \
-	 opt/smq/lib/systemd/system/smq-ivshmem-server.service; do
+	 opt/smq/lib/systemd/system/smq-ivshmem-server.service \
+	 opt/smq/share/doc/smq/smq-window.conf; do
 	[ -e "$dest/$f" ] || { echo "missing after install: /$f"; exit 1; }
 done
 cat >"$dest/prog.c" <<'C'
@@ -26,8 +27,12 @@ ${CC:-cc} -o "$dest/prog" "$dest/prog.c" $flags || exit 1
 out=$(LD_LIBRARY_PATH="$dest/opt/smq/lib" "$dest/prog") || exit 1
 want=$(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' libsmq/smq.h | paste -sd.)
 [ "$out" = "$want" ] || { echo "installed library says version '$out', Makefile '$want'"; exit 1; }
-grep -q '^ExecStart=/opt/smq/bin/smqctl init' "$dest/opt/smq/lib/systemd/system/smq-init.service" ||
-	{ echo "smq-init.service does not run /opt/smq/bin/smqctl"; exit 1; }
+grep -q '^ExecStart=/opt/smq/bin/smqctl init --from ' "$dest/opt/smq/lib/systemd/system/smq-init.service" ||
+	{ echo "smq-init.service does not run /opt/smq/bin/smqctl init --from"; exit 1; }
+# the example description is one init takes
+"$dest/opt/smq/bin/smqctl" -w "file:$dest/w" init --dry-run \
+	--from "$dest/opt/smq/share/doc/smq/smq-window.conf" >/dev/null ||
+	{ echo "smqctl init --dry-run --from the installed smq-window.conf fails"; exit 1; }
 grep -q '^ExecStart=/opt/smq/bin/smqctl server --socket ' "$dest/opt/smq/lib/systemd/system/smq-ivshmem-server.service" ||
 	{ echo "smq-ivshmem-server.service does not run /opt/smq/bin/smqctl server"; exit 1; }
 "$dest/opt/smq/bin/smqctl" --version | grep -q "smqctl $want" || { echo "installed smqctl --version is wrong"; exit 1; }
