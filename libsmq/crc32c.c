@@ -162,6 +162,19 @@ static uint32_t hw_sum(uint32_t s, const uint8_t *p, size_t n)
 	return hw_sum_inline(s, NULL, p, n);
 }
 
+/* An entry's register: its size and signature (the instruction reads an
+ * integer's bytes little-endian, as the format lays them), then its
+ * payload. */
+__attribute__((target("sse4.2")))
+static uint32_t hw_entry(uint32_t size, uint64_t sig, uint8_t *dst,
+			 const uint8_t *p, size_t n)
+{
+	uint64_t r = __builtin_ia32_crc32si(~0u, size);
+	r = __builtin_ia32_crc32di(r, sig);
+	return dst ? hw_sum_inline((uint32_t)r, dst, p, n)
+		   : hw_sum_inline((uint32_t)r, NULL, p, n);
+}
+
 __attribute__((target("sse4.2")))
 static uint32_t hw_copy(uint32_t s, uint8_t *dst, const uint8_t *p, size_t n)
 {
@@ -211,15 +224,22 @@ uint32_t smq_crc32c_bitwise(uint32_t crc, const void *p, size_t n)
 	return ~crc;
 }
 
-/* An entry's check (smq(7), feature checksum): the sum of its size and its
- * signature, little-endian, 12 bytes, and then of its payload. */
-uint32_t smq_entry_check_head(uint32_t size, uint64_t signature)
+/* An entry's check (smq(7), feature checksum): the CRC-32C of its size
+ * and its signature, little-endian, 12 bytes, and then of its payload;
+ * the payload copied to dst as it is summed, if dst. */
+uint32_t smq_entry_check(uint32_t size, uint64_t signature, void *dst,
+			 const void *payload, size_t n)
 {
 	uint8_t h[12];
 
+	pthread_once(&once, make_tables);
+#ifdef HAVE_HW
+	if (hw)
+		return ~hw_entry(size, signature, dst, payload, n);
+#endif
 	for (int i = 0; i < 4; i++)
 		h[i] = (uint8_t)(size >> 8 * i);
 	for (int i = 0; i < 8; i++)
 		h[4 + i] = (uint8_t)(signature >> 8 * i);
-	return smq_crc32c(0, h, sizeof(h));
+	return ~sw_sum(sw_sum(~0u, NULL, h, sizeof(h)), dst, payload, n);
 }

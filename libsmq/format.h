@@ -27,11 +27,40 @@ static inline uint32_t smq_diag_entries(uint32_t entries)
 static inline uint32_t smq_diag_entry_size(uint32_t size)
 { return size < SMQ_DIAG_ENTRY_SIZE ? size : SMQ_DIAG_ENTRY_SIZE; }
 
+/* The count build watches the cache lines each side of a queue touches
+ * (lines.c); other builds compile this away. */
+#ifdef SMQ_COUNT_FAR
+extern __thread int smq_line_side;
+void smq_line_touch(const volatile void *p, size_t n, int write);
+#define SMQ_TOUCH(p, n, w) \
+	(smq_line_side >= 0 ? smq_line_touch((p), (n), (w)) : (void)0)
+struct smq_line_move {
+	uintptr_t addr;         /* the line's address (a window offset) */
+	int side;               /* the side it moved to */
+	int write;              /* taken to be written */
+};
+#define SMQ_LINE_MOVES 65536
+/* The moves since the last call (at most max), forgotten. */
+size_t smq_line_moves(struct smq_line_move *out, size_t max);
+/* Every line and mapping forgotten: the next touch of each line fetches
+ * it from memory. */
+void smq_line_forget(void);
+/* [p, p + len) maps the window from offset off: its lines are named by
+ * their offsets, whichever mapping touches them. */
+void smq_line_mapping(const void *p, uint64_t len, uint64_t off);
+#else
+#define SMQ_TOUCH(p, n, w) ((void)0)
+#endif
+
 /* Atomics on shared memory. */
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define LOAD(p) (SMQ_TOUCH((p), sizeof(*(p)), 0), \
+		 __atomic_load_n((p), __ATOMIC_RELAXED))
+#define LOAD_ACQ(p) (SMQ_TOUCH((p), sizeof(*(p)), 0), \
+		     __atomic_load_n((p), __ATOMIC_ACQUIRE))
+#define STORE(p, v) (SMQ_TOUCH((p), sizeof(*(p)), 1), \
+		     __atomic_store_n((p), (v), __ATOMIC_RELAXED))
+#define STORE_REL(p, v) (SMQ_TOUCH((p), sizeof(*(p)), 1), \
+			 __atomic_store_n((p), (v), __ATOMIC_RELEASE))
 
 /* ---- fixed places: they never move, whatever the geometry ----
  * A call delayed for any time may still write where its handle thinks
@@ -100,9 +129,8 @@ enum smq_maint_phase {
 /* Feature bits this library knows.  A compatible feature is one a board
  * that does not know it can ignore and still keep every promise of the
  * window; any other is incompatible. */
-#define SMQ_FEATURE_CHECKSUM 0x1u   /* incompatible: every entry's check is
-				       the CRC-32C of its size, signature
-				       and payload (smq_entry_check_head) */
+/* SMQ_FEATURE_CHECKSUM (smq.h): every entry's check is the CRC-32C of its
+ * size, signature and payload (smq_entry_check) */
 #define SMQ_FEATURES_INCOMPAT_KNOWN SMQ_FEATURE_CHECKSUM
 #define SMQ_FEATURES_COMPAT_KNOWN 0u
 #define SB_CHECKSUM_FROM offsetof(struct smq_sb, version)
@@ -429,8 +457,10 @@ uint32_t smq_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t n);
 uint32_t smq_crc32c_bitwise(uint32_t crc, const void *p, size_t n);
 uint32_t smq_crc32c_portable(uint32_t crc, void *dst, const void *src,
 			     size_t n);  /* dst may be NULL */
-/* An entry's check begins with its size and signature (feature checksum) */
-uint32_t smq_entry_check_head(uint32_t size, uint64_t signature);
+/* An entry's check (feature checksum): of its size, signature and
+ * payload; the payload copied to dst as it is read, unless dst is NULL */
+uint32_t smq_entry_check(uint32_t size, uint64_t signature, void *dst,
+			 const void *payload, size_t n);
 uint64_t smq_signature(uint64_t gen, unsigned q, unsigned s, uint64_t seq);
 static inline uint64_t smq_notice_check(uint64_t gen, unsigned board)
 {

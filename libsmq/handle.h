@@ -116,6 +116,8 @@ struct smq_queue {
 	uint32_t *space_rung;           /* [lanes] last space_bell stored */
 	const struct smq_entry **heads; /* [lanes] entry at each bottom */
 	uint64_t *expect;               /* [lanes] its signature */
+	uint64_t *empty;                /* [lanes] the signature it has while
+					   empty: a lap before's, or 0 */
 	uint32_t cursor;                /* a lane */
 	int peeked;             /* lane of the message smq_peek() holds, or -1 */
 	uint64_t sleep_epoch;
@@ -156,14 +158,16 @@ static inline struct smq_far smq_far(struct smq_window *w, uint64_t off)
 static inline void smq_far_copy(struct smq_far dst, uint64_t off,
 				const void *src, size_t n)
 {
+	SMQ_TOUCH(dst.far_ + off, n, 1);
 	memcpy(dst.far_ + off, src, n);
 }
-/* ...summing the CRC-32C of src as it goes (src is read once) */
-static inline uint32_t smq_far_copy_sum(struct smq_far dst, uint64_t off,
-					const void *src, size_t n,
-					uint32_t crc)
+/* ...an entry's payload, returning its check (src is read once) */
+static inline uint32_t smq_far_copy_entry(struct smq_far dst, uint64_t off,
+					  const void *src, size_t n,
+					  uint64_t signature)
 {
-	return smq_crc32c_copy(crc, dst.far_ + off, src, n);
+	SMQ_TOUCH(dst.far_ + off, n, 1);
+	return smq_entry_check((uint32_t)n, signature, dst.far_ + off, src, n);
 }
 /* The named exception: a read across the bus. */
 #ifdef SMQ_COUNT_FAR

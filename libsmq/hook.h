@@ -18,8 +18,8 @@ enum smq_hook {
 	SMQ_HOOK_PEEK,                  /* a signature matched, the entry's
 					   header not yet read; no mark */
 	SMQ_HOOK_LANE_LOOK,             /* a waiting receiver checks a lane:
-					   its bottom read, not its top; no
-					   mark */
+					   the signature at its bottom read,
+					   not its top; no mark */
 	SMQ_HOOK_OPEN_LOOK,             /* the same, opening a receiver */
 	SMQ_HOOK_ATTACH_MAPPED,         /* an open: the window mapped as it
 					   is, nothing read yet */

@@ -25,16 +25,24 @@ static void pass_turn(struct smq_queue *q, unsigned k)
 	q->cursor = k + 1 == q->nlanes ? 0 : k + 1;
 }
 
-/* A lane whose top says an entry is there that does not verify.  Top is
- * stored after the signature, so a signature read again after top is
- * final.  We take an entry as soon as its signature is there, so our bottom
- * may be one past a top its sender is about to store.  Reads only: the
- * turn passes on in our handle, so the other sending boards are served. */
+/* A lane whose top says an entry is there that does not verify.  The
+ * signature at our bottom says by itself whether the lane is empty (the
+ * one the slot got a lap before, or 0 in a ring's first lap) or holds the
+ * next message: only another value needs the lane's top, which the sender
+ * writes at every message, so a receiver that polls an empty queue never
+ * pulls that line from the sender.  Top is stored after the signature, so
+ * a signature read again after top is final.  We take an entry as soon as
+ * its signature is there, so our bottom may be one past a top its sender
+ * is about to store.  Reads only: the turn passes on in our handle, so the
+ * other sending boards are served. */
 static int bad_lane(struct smq_queue *q)
 {
 	for (unsigned k = 0; k < q->nlanes; k++) {
-		uint64_t bottom = LOAD(&q->bottoms[k]);
+		uint64_t sig = LOAD(&q->heads[k]->signature);
 		TEST_HOOK(SMQ_HOOK_LANE_LOOK);
+		if (sig == q->empty[k] || sig == q->expect[k])
+			continue;
+		uint64_t bottom = LOAD(&q->bottoms[k]);
 		uint64_t top = LOAD_ACQ(&q->lanes[k].top);
 		int err = 0;
 		if (top == bottom || top + 1 == bottom)
@@ -361,10 +369,10 @@ int smq_peek(struct smq_queue *q, const void **data, size_t *len,
 	if (s < 0)
 		return s;
 	const uint8_t *payload = (const uint8_t *)e + SMQ_ENTRY_HEADER;
+	SMQ_TOUCH(payload, size, 0);  /* the caller reads it */
 	/* the ring is in our own memory: the check reads it there */
 	if (q->checksum &&
-	    smq_crc32c(smq_entry_check_head(size, q->expect[s]), payload,
-		       size) != check)
+	    smq_entry_check(size, q->expect[s], NULL, payload, size) != check)
 		return refuse(q, (unsigned)s, size, len, sender);
 	*data = payload;
 	if (len)
@@ -405,10 +413,11 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 	if (size > cap)
 		return -EMSGSIZE;  /* it stays queued */
 	const uint8_t *payload = (const uint8_t *)e + SMQ_ENTRY_HEADER;
+	SMQ_TOUCH(payload, size, 0);
 	/* checked as it is copied: what was checked is what the caller gets */
 	if (q->checksum) {
-		if (smq_crc32c_copy(smq_entry_check_head(size, q->expect[s]),
-				    buf, payload, size) != check)
+		if (smq_entry_check(size, q->expect[s], buf, payload, size) !=
+		    check)
 			return refuse(q, (unsigned)s, size, len, sender);
 	} else if (size) {
 		memcpy(buf, payload, size);

@@ -287,8 +287,8 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 	/* the check is summed from the caller's buffer as it is copied: the
 	 * window is never read back across the bus */
 	if (q->checksum)
-		check = smq_far_copy_sum(e, SMQ_ENTRY_HEADER, data, len,
-				smq_entry_check_head((uint32_t)len, sig));
+		check = smq_far_copy_entry(e, SMQ_ENTRY_HEADER, data, len,
+					   sig);
 	else if (len)
 		smq_far_copy(e, SMQ_ENTRY_HEADER, data, len);
 	FAR_STORE(e, struct smq_entry, size, (uint32_t)len);

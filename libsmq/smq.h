@@ -122,6 +122,9 @@ struct smq_shape {
  * sender computes from its own buffer and the receiver checks before it
  * hands the message over (smq(7), feature "checksum"). */
 #define SMQ_SHAPE_CHECKSUM 0x1u
+/* Format features (smq_window_info().features_incompat): a window's bit
+ * that a reader does not know makes it refuse the window. */
+#define SMQ_FEATURE_CHECKSUM 0x1u  /* entries carry a CRC-32C */
 
 /* Since 1.1: where a shape's bytes go (smq_shape_parts()).  The parts add
  * up to total. */
@@ -317,7 +320,8 @@ struct smq_window_info {
 	char notify[64];         /* how this handle's waits are woken */
 	unsigned char first_bytes[16]; /* the window's first bytes, as found */
 	/* since 1.1 */
-	uint32_t features_incompat; /* the window's format features (smq(7)) */
+	uint32_t features_incompat; /* the window's format features (smq(7)):
+				    SMQ_FEATURE_* */
 	uint32_t features_compat;
 	uint64_t fixed_size;     /* bytes the window holds, which init cannot
 				    grow: a BAR, an ivshmem region, an object

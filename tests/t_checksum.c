@@ -44,6 +44,20 @@ static void sums(void)
 		if (smq_crc32c_portable(0x1234, NULL, src + off, n) != want ||
 		    smq_crc32c_portable(0x1234, dst, src + off, n) != want)
 			FAIL("the portable CRC-32C of %zu bytes differs", n);
+		/* an entry's check: size and signature, little-endian, then
+		 * the payload */
+		uint8_t head[12];
+		uint64_t sig = test_rand(&rng);
+		for (int i = 0; i < 4; i++)
+			head[i] = (uint8_t)(n >> 8 * i);
+		for (int i = 0; i < 8; i++)
+			head[4 + i] = (uint8_t)(sig >> 8 * i);
+		want = smq_crc32c_bitwise(smq_crc32c_bitwise(0, head, 12),
+					  src + off, n);
+		if (smq_entry_check((uint32_t)n, sig, NULL, src + off, n) != want ||
+		    smq_entry_check((uint32_t)n, sig, dst, src + off, n) != want)
+			FAIL("an entry's check of %zu bytes differs from the "
+			     "definition", n);
 	}
 }
 

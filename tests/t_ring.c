@@ -19,7 +19,7 @@ static void write_entry(struct smq_window *w, struct smq_entry *e,
 	memcpy((uint8_t *)e + SMQ_ENTRY_HEADER, payload, n);
 	e->size = n;
 	e->check = w->lay.features & SMQ_FEATURE_CHECKSUM
-		   ? smq_crc32c(smq_entry_check_head(n, signature), payload, n)
+		   ? smq_entry_check(n, signature, NULL, payload, n)
 		   : 0;
 	e->signature = signature;
 }
