@@ -243,6 +243,9 @@ bad 1 "boards takes one value" 'boards 2 3\n'
 run -w "file:$T/w" init --from "$T/d.conf" --entries 8
 want_rc 2
 want_err "--entries beside --from"
+printf 'boards 3\nqueues 5\n' | "$S" -w "file:$T/none" --json init --dry-run --from - \
+	>"$T/out" 2>"$T/err"
+[ "$(jnum queues "$T/out")" = 5 ] || no "--from - did not read standard input"
 run -w "file:$T/w" init --from "$T/missing.conf"
 want_rc 1
 want_err "cannot read the description $T/missing.conf"
