@@ -157,12 +157,29 @@ static void json_queue(struct json *j, struct smq_window *w, unsigned q,
 	json_u64(j, "bytes_received", qi.bytes_received);
 	json_u64(j, "full_waits", qi.full_waits);
 	json_u64(j, "full_refusals", qi.full_refusals);
+	json_u64(j, "corrupt", qi.corrupt);
 	json_u64(j, "doorbells", qi.doorbells);
 	json_u64(j, "sleeps", qi.sleeps);
 	json_u64(j, "wakeups", qi.wakeups);
 	if (verbose)
 		json_lanes(j, w, q, boards);
 	json_end(j, '}');
+}
+
+/* The window's format features, by name (an unknown bit by number). */
+static void json_features(struct json *j, const struct smq_window_info *wi)
+{
+	char word[32];
+
+	json_begin(j, "features", '[');
+	for (unsigned i = 0; i < 64; i++) {
+		uint32_t bits = i < 32 ? wi->features_incompat
+				       : wi->features_compat;
+		if (bits >> (i % 32) & 1)
+			json_str(j, NULL, feature_word(i < 32, i % 32, word,
+						       sizeof(word)));
+	}
+	json_end(j, ']');
 }
 
 static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
@@ -177,6 +194,7 @@ static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 	json_str(&j, "window", wi->name);
 	json_str(&j, "transport", wi->transport);
 	json_u64(&j, "version", wi->version);
+	json_features(&j, wi);
 	json_u64(&j, "generation", wi->generation);
 	json_str(&j, "system_state", sys_state_word(wi->system_state));
 	json_u64(&j, "maintenance_phase", wi->maint_phase);
@@ -282,6 +300,11 @@ static void text_queue(struct smq_window *w, unsigned q, unsigned boards,
 	       "  %12" PRIu64 "  %10" PRIu64 "  %10" PRIu64 "\n", q, rcv,
 	       fill, qi.queued, qi.sent, qi.received, qi.bytes_received,
 	       qi.full_waits, qi.doorbells);
+	if (qi.corrupt)
+		printf("       %" PRIu64 " message%s failed %s checksum: "
+		       "refused, not delivered\n", qi.corrupt,
+		       qi.corrupt == 1 ? "" : "s",
+		       qi.corrupt == 1 ? "its" : "their");
 	if (!verbose)
 		return;
 	printf("       receiver pid %u (%s", qi.receiver_pid,
@@ -369,9 +392,12 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 
 	if (wi->format_time_ns && localtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	printf("window %s: format v%u, generation %" PRIu64 ", system %s, "
-	       "formatted %s\n", wi->name, wi->version, wi->generation,
-	       sys_state_word(wi->system_state), when);
+	char feats[128];
+	printf("window %s: format v%u (features: %s), generation %" PRIu64
+	       ", system %s, formatted %s\n", wi->name, wi->version,
+	       features_text(wi->features_incompat, wi->features_compat, feats,
+			     sizeof(feats)),
+	       wi->generation, sys_state_word(wi->system_state), when);
 	printf("geometry: %u boards, %u queues (and %u diagnostic), %u entries "
 	       "of %u bytes per sending board; uses %s of %" PRIu64
 	       " bytes mapped\n", wi->geometry.boards, wi->geometry.queues,

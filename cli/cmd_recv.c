@@ -240,7 +240,7 @@ static void write_message(const struct ctx *ctx, const struct recv_opts *o,
 static int receive(struct ctx *ctx, const struct recv_opts *o,
 		   struct smq_queue *q)
 {
-	uint32_t got = 0;
+	uint32_t got = 0, refused = 0;
 	int err = 0, rc = 0;
 
 	while (o->count == 0 || got < o->count) {
@@ -248,6 +248,14 @@ static int receive(struct ctx *ctx, const struct recv_opts *o,
 		size_t len;
 		unsigned from;
 		err = peek_sliced(q, &data, &len, &from, o->timeout_ms);
+		if (err == -SMQ_EPAYLOAD) {
+			/* taken off already: said, and the next one comes */
+			say_error("the message from board %u on queue %d (%zu "
+				  "bytes) failed its checksum: refused, not "
+				  "delivered", from, o->queue, len);
+			refused++;
+			continue;
+		}
 		if (err)
 			break;
 		if (o->format == NUL_FRAMED && !ctx->json && memchr(data, 0, len)) {
@@ -291,7 +299,8 @@ static int receive(struct ctx *ctx, const struct recv_opts *o,
 	} else if (err) {
 		rc = window_error(ctx, "recv", err);
 	}
-	return rc;
+	/* a message lost to damage is a failure, whatever came after it */
+	return rc ? rc : refused ? 1 : 0;
 }
 
 static int run(int argc, char **argv, struct ctx *ctx)

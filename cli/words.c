@@ -28,6 +28,34 @@ const char *bell_kind_word(unsigned k)
 	return pick(w, 3, k);
 }
 
+/* A format feature: incompatible (incompat) or not, bit bit. */
+const char *feature_word(bool incompat, unsigned bit, char *buf, size_t n)
+{
+	if (incompat && 1u << bit == SMQ_FEATURE_CHECKSUM)
+		return "checksum";
+	snprintf(buf, n, "%s_bit_%u", incompat ? "incompat" : "compat", bit);
+	return buf;
+}
+
+/* Every feature of a window, or "none". */
+const char *features_text(uint32_t incompat, uint32_t compat, char *buf,
+			  size_t n)
+{
+	char word[32];
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (unsigned i = 0; i < 64 && used < n; i++) {
+		uint32_t bits = i < 32 ? incompat : compat;
+		if (bits >> (i % 32) & 1)
+			used += (size_t)snprintf(buf + used, n - used, "%s%s",
+						 used ? ", " : "",
+						 feature_word(i < 32, i % 32, word,
+							      sizeof(word)));
+	}
+	return used ? buf : "none";
+}
+
 const char *alive_word(int alive)
 {
 	return alive > 0 ? "yes" : alive == 0 ? "no" : "unknown";

@@ -3,7 +3,8 @@
 # synchronise, traffic, a receiver killed with its board, the board back
 # with a new process, a queue filled behind a stopped receiver, a clear of
 # one queue, a receiver ended by Ctrl-C, a clear of every queue, a watcher
-# stopped long enough to fall behind.  Two watchers run through it, one in
+# stopped long enough to fall behind; on a window with checksums, a
+# message damaged in the window, refused by its receiver.  Two watchers run through it, one in
 # text and one in JSON lines; each must print exactly the events of each
 # step, the steps in order (within a step, events the boards race to make
 # may come in either order: three boards becoming ready at once).  Every
@@ -120,6 +121,39 @@ step "the window made again"
 seen window_readable '' 'window can be read again'
 seen generation '.*"from": 2, "to": 1' 'generation 2 -> 1'
 
+step "a window with checksums"
+"$S" init --checksum -n 3 --queues 3 --entries 4 >/dev/null || die "init --checksum"
+seen generation '.*"from": 1, "to": 2' 'generation 1 -> 2'
+
+step "a receiver waits on it"
+bg "$S" -b 1 recv --queue 1 --count 1 --timeout 20s >"$T/recv.out" 2>"$T/recv.err"
+RECV=$!
+seen receiver_attached ', "board": 1, "queue": 1' 'queue 1: receiver attached'
+
+step "a message damaged in the window: its receiver refuses it"
+kill -STOP $RECV
+printf 'SMQ-DAMAGE-ME\n' | "$S" -b 0 send --queue 1 || die "send"
+python3 - "/dev/shm/smq-t-events-$$" <<'PY' || die "flip"
+import sys
+with open(sys.argv[1], "r+b") as f:
+    data = f.read()
+    at = data.find(b"SMQ-DAMAGE-ME")
+    assert at > 0 and data.find(b"SMQ-DAMAGE-ME", at + 1) < 0
+    f.seek(at + 4)
+    f.write(bytes([data[at + 4] ^ 0x08]))
+PY
+kill -CONT $RECV
+seen messages_corrupt ', "board": 1, "queue": 1.*"count": 1, "corrupt": 1' 'queue 1: 1 message failed its checksum'
+
+step "the next message is delivered and the receiver ends"
+printf 'SMQ-WHOLE\n' | "$S" -b 0 send --queue 1 || die "send"
+wait $RECV; rr=$?
+[ $rr = 1 ] || die "recv after a refused message exited $rr, not 1"
+[ "$(cat "$T/recv.out")" = SMQ-WHOLE ] || die "recv wrote '$(cat "$T/recv.out")', not the whole message alone"
+grep -q "the message from board 0 on queue 1 (14 bytes) failed its checksum: refused, not delivered" "$T/recv.err" ||
+	die "recv did not say which message it refused: $(cat "$T/recv.err")"
+seen receiver_gone ', "board": 1, "queue": 1' 'queue 1: receiver closed the queue'
+
 step "the watchers stopped and let go on: they say they fell behind"
 kill -STOP $EV_TXT $EV_JSON
 sleep 1.5
@@ -154,6 +188,10 @@ steps = [
     [("window_unreadable", None, None)],
     # a window of that name again: readable, and of another generation
     [("window_readable", None, None), ("generation", None, None)],
+    [("generation", None, None)],
+    [("receiver_attached", 1, 1)],
+    [("messages_corrupt", 1, 1)],
+    [("receiver_gone", 1, 1), ("board_gone", 1, None)],
     [("lagged", None, None)],
 ]
 def key(e):
@@ -199,7 +237,7 @@ for e in events:
         if k not in e:
             print("FAIL JSON: %s lacks %s" % (e, k)); ok = False
 got = [e for e in events if e["event"] == "receiver_attached"]
-if len(got) != 2 or got[1].get("takeovers") != 1:
+if len(got) != 3 or got[1].get("takeovers") != 1 or got[2].get("takeovers") != 0:
     print("FAIL JSON: the second receiver is not said to take a dead one's place: %s" % got); ok = False
 gen = [e for e in events if e["event"] == "generation"]
 if gen and (gen[0]["from"], gen[0]["to"]) != (1, 2):
@@ -214,6 +252,7 @@ words = [("board_announced", r"board (\d+) announced itself"),
          ("receiver_gone", r"queue (\d+): receiver closed"),
          ("queue_full", r"queue (\d+) full"), ("queue_drained", r"queue (\d+) has room"),
          ("doorbell_unanswered", r"queue (\d+): doorbell not answered"),
+         ("messages_corrupt", r"queue (\d+): \d+ messages? failed"),
          ("queue_cleared", r"queue (\d+) cleared"),
          ("generation", r"window formatted anew"), ("lagged", r"events fell behind"),
          ("maintenance", r"an init or clear began"),
@@ -229,8 +268,8 @@ for line in open(sys.argv[2]):
         if w:
             n = int(w.group(1)) if w.groups() else None
             board = n if name.startswith("board_") else None
-            queue = n if name.startswith(("queue", "receiver", "doorbell")) else None
-            if name.startswith(("receiver", "queue_full", "queue_drained", "doorbell")):
+            queue = n if name.startswith(("queue", "receiver", "doorbell", "messages")) else None
+            if name.startswith(("receiver", "queue_full", "queue_drained", "doorbell", "messages")):
                 board = 1  # the receiving board of queue 1
             if name == "queue_cleared":
                 board = 0

@@ -29,6 +29,7 @@ enum ev_type {
 	EV_RECEIVER_GONE,       /* closed the queue */
 	EV_RECEIVER_DEAD,
 	EV_DOORBELL_UNANSWERED,
+	EV_MESSAGES_CORRUPT,    /* messages failed their check (checksum) */
 	EV_WINDOW_UNREADABLE,   /* removed, or cannot be attached */
 	EV_WINDOW_READABLE,
 	EV_LAGGED,              /* the watcher fell behind */

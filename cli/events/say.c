@@ -20,6 +20,7 @@ static const char *const names[EV_TYPES] = {
 	[EV_RECEIVER_GONE] = "receiver_gone",
 	[EV_RECEIVER_DEAD] = "receiver_dead",
 	[EV_DOORBELL_UNANSWERED] = "doorbell_unanswered",
+	[EV_MESSAGES_CORRUPT] = "messages_corrupt",
 	[EV_WINDOW_UNREADABLE] = "window_unreadable",
 	[EV_WINDOW_READABLE] = "window_readable",
 	[EV_LAGGED] = "lagged",
@@ -135,6 +136,13 @@ void event_text(const struct event *e, char *buf, size_t n)
 			 e->queue, w, (double)e->from / 1000, e->to,
 			 e->to == 1 ? "" : "s");
 		break;
+	case EV_MESSAGES_CORRUPT:
+		snprintf(buf, n, "queue %d: %" PRIu64 " message%s failed %s "
+			 "checksum and %s refused, not delivered (%" PRIu64
+			 " so far)", e->queue, e->count, e->count == 1 ? "" : "s",
+			 e->count == 1 ? "its" : "their",
+			 e->count == 1 ? "was" : "were", e->to);
+		break;
 	case EV_WINDOW_UNREADABLE:
 		snprintf(buf, n, "window cannot be read: %s",
 			 smq_strerror(e->err));
@@ -182,6 +190,9 @@ void event_json(const struct event *e, struct json *j)
 		break;
 	case EV_RECEIVER_ATTACHED:
 		json_u64(j, "takeovers", e->to);
+		break;
+	case EV_MESSAGES_CORRUPT:
+		json_u64(j, "corrupt", e->to);
 		break;
 	case EV_DOORBELL_UNANSWERED:
 		json_u64(j, "asleep_ms", e->from);

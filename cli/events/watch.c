@@ -298,6 +298,13 @@ static void compare(struct ev_watch *ew, struct emit *em,
 			pq = NULL;  /* a new queue: as if first seen */
 		}
 		receiver_events(em, q, pq, cq);
+		if (pq && cq->corrupt != pq->corrupt) {
+			struct event e = ev(EV_MESSAGES_CORRUPT,
+					    (int)cq->receiver, (int)q);
+			e.count = cq->corrupt - pq->corrupt;
+			e.to = cq->corrupt;
+			emit(em, e);
+		}
 		fill_events(ew, em, q, pq, cq);
 		bell_events(ew, em, q, cq, c->mono_ns);
 	}

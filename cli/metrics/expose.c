@@ -277,6 +277,9 @@ static const struct queue_family {
 	{ "smq_queue_full_refusals_total", "counter",
 	  "Sends that met a full ring and were not to wait (a timeout of 0): "
 	  "refused at once.", QF(full_refusals) },
+	{ "smq_queue_corrupt_messages_total", "counter",
+	  "Messages that failed their checksum: refused by the receiver, not "
+	  "delivered (windows formatted with checksums).", QF(corrupt) },
 	{ "smq_queue_receiver_sleeps_total", "counter",
 	  "Times the receiver went to sleep waiting for a message.",
 	  QF(sleeps) },

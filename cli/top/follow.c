@@ -122,6 +122,7 @@ static void compute_rates(struct viewer *v, const struct snap *a,
 		uint64_t msgs = DELTA(sent), bytes = DELTA(bytes_sent);
 		uint64_t bells = DELTA(doorbells), waits = DELTA(full_waits);
 		t->received += DELTA(received);
+		t->corrupt += DELTA(corrupt);
 #undef DELTA
 		struct rate *r = &v->rates[q];
 		r->msgs = (double)msgs / secs;

@@ -50,6 +50,9 @@ void header_text(const struct snap *s, const char *timefmt, char *buf,
 		 sys_state_word(wi->system_state),
 		 wi->geometry.boards, wi->geometry.queues, wi->geometry.entries,
 		 wi->geometry.entry_size);
+	size_t k = strlen(buf);
+	if (wi->features_incompat & SMQ_FEATURE_CHECKSUM && k < n)
+		snprintf(buf + k, n - k, ", checksums");
 }
 
 void board_head(char *buf, size_t n)
@@ -162,11 +165,15 @@ void totals_text(const struct viewer *v, uint64_t now_mono, char *buf,
 	char when[32], size[32];
 	double secs = (double)(now_mono - t->since_mono_ns) / 1e9;
 
-	snprintf(buf, n, "since %s (%.1f s): %" PRIu64 " msgs, %s sent, %"
-		 PRIu64 " received, %" PRIu64 " doorbells, %" PRIu64
-		 " full waits", fmt_time(t->since_real_ns, "%H:%M:%S", when),
-		 secs, t->msgs, human_bytes(t->bytes, size), t->received,
-		 t->doorbells, t->full_waits);
+	int k = snprintf(buf, n, "since %s (%.1f s): %" PRIu64 " msgs, %s sent, %"
+			 PRIu64 " received, %" PRIu64 " doorbells, %" PRIu64
+			 " full waits",
+			 fmt_time(t->since_real_ns, "%H:%M:%S", when), secs,
+			 t->msgs, human_bytes(t->bytes, size), t->received,
+			 t->doorbells, t->full_waits);
+	if (t->corrupt && k > 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, ", %" PRIu64 " CORRUPT "
+			 "(failed their checksum, refused)", t->corrupt);
 }
 
 void history_text(const struct viewer *v, unsigned q, int w, char *buf,

@@ -65,6 +65,7 @@ static void once_json(const struct viewer *v, double secs)
 		json_u64(&j, "received", qi->received);
 		json_u64(&j, "bytes_received", qi->bytes_received);
 		json_u64(&j, "full_waits", qi->full_waits);
+		json_u64(&j, "corrupt", qi->corrupt);
 		json_u64(&j, "doorbells", qi->doorbells);
 		json_rate(&j, "msgs_per_s", r->msgs);
 		json_rate(&j, "mb_per_s", r->bytes / 1e6);
@@ -80,6 +81,7 @@ static void once_json(const struct viewer *v, double secs)
 	json_u64(&j, "received", t->received);
 	json_u64(&j, "doorbells", t->doorbells);
 	json_u64(&j, "full_waits", t->full_waits);
+	json_u64(&j, "corrupt", t->corrupt);
 	json_rate(&j, "msgs_per_s", t->rate.msgs);
 	json_rate(&j, "mb_per_s", t->rate.bytes / 1e6);
 	json_rate(&j, "doorbells_per_s", t->rate.doorbells);

@@ -47,6 +47,7 @@ struct row {
 
 struct totals {
 	uint64_t msgs, bytes, received, doorbells, full_waits;
+	uint64_t corrupt;  /* messages refused for their checksum */
 	uint64_t since_mono_ns, since_real_ns;
 	struct rate rate;  /* all queues, over the last interval */
 };
