@@ -34,9 +34,10 @@ static const struct argp_option options[] = {
 	  "Every entry carries a CRC-32C of its header and payload, which the "
 	  "receiver checks before it hands the message over", 0 },
 	{ "from", OPT_FROM, "FILE", 0,
-	  "Read the whole shape from FILE, a description: a line per option "
-	  "above, 'boards 4', 'senders 3:0,2', '# comments' (smqctl(1), "
-	  "DESCRIPTION FILES); none of them beside it", 0 },
+	  "Read the whole shape from FILE ('-': standard input), a "
+	  "description: a line per option of this group, without its dashes "
+	  "('boards 4', 'senders 3:0,2', '# comments'; smqctl(1), DESCRIPTION "
+	  "FILES); none of them beside it", 0 },
 	{ 0 }
 };
 
