@@ -180,7 +180,7 @@ static void print_window(struct ctx *ctx, const struct init_opts *o,
 	char size[32];
 
 	smq_window_info(w, &wi, sizeof(wi));
-	bool checksum = wi.features_incompat & SHAPE_FEATURE_CHECKSUM;
+	bool checksum = wi.features_incompat & SMQ_FEATURE_CHECKSUM;
 	if (ctx->json) {
 		struct json j;
 		json_open(&j, stdout);

@@ -23,7 +23,7 @@ static bool same_geometry(const struct smq_window_info *wi,
 			  const struct shape_opts *s, struct keep_look *k)
 {
 	const struct smq_geometry *a = &wi->geometry, *b = &s->g;
-	uint32_t want = s->flags & SMQ_SHAPE_CHECKSUM ? SHAPE_FEATURE_CHECKSUM
+	uint32_t want = s->flags & SMQ_SHAPE_CHECKSUM ? SMQ_FEATURE_CHECKSUM
 						      : 0;
 
 	if (a->boards != b->boards)

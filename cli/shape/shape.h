@@ -63,10 +63,6 @@ bool shape_check(const struct shape_opts *s, const char *dashes, char *why,
  * and 1, when a line is bad. */
 int shape_read_file(struct shape_opts *s);
 
-/* smq(7), Features: the bit of a window's features_incompat that says its
- * entries carry a checksum, what SMQ_SHAPE_CHECKSUM asks of init. */
-#define SHAPE_FEATURE_CHECKSUM 0x1u
-
 /* The library's struct, pointing into s. */
 struct smq_shape shape_of(const struct shape_opts *s);
 /* smq_shape_size() of s with entries and entry size replaced (0: s's),
