@@ -2,11 +2,16 @@
 """A reader of an smq window, format version 3, written from smq(7) alone.
 
 It decodes a window the way the page describes it (superblock, geometry
-checksum, queue table and sender sets, board table, control blocks, lanes
-and rings), makes the numbered checks of VALIDATION with the bounds the
-page gives, judges boards and receivers as "Who is at work" says, and
-prints what `smqctl dump -v --json` would.  tests/t_smq7_reader.sh
+checksum, features, queue table and sender sets, board table, control
+blocks, lanes and rings), makes the numbered checks of VALIDATION with the
+bounds the page gives, judges boards and receivers as "Who is at work"
+says, and prints what `smqctl dump -v --json` would.  tests/t_smq7_reader.sh
 compares the two: where they differ, the page (or this reader) is wrong.
+
+On a window with the feature checksum it also sums every queued entry
+(Checked payloads) and lists, under each queue's "damaged", those whose
+receiver would refuse them: validation does not judge a check, so dump
+says nothing of them, and the comparison leaves that key out.
 
   smq7_reader.py WINDOW                 print the reader's JSON
   smq7_reader.py --compare DUMP WINDOW [FIELD]
@@ -42,6 +47,11 @@ GENERATION_MAX = 0xffffffff
 TIMEOUT_MS = 5000               # SMQ_HEARTBEAT_TIMEOUT_MS
 LOOK_MS = TIMEOUT_MS + 100      # how long dump watches what is unknown
 
+# smq(7) Features: the bits this reader knows, by name
+FEATURE_CHECKSUM = 0x1          # features_incompat bit 0
+INCOMPAT_KNOWN = FEATURE_CHECKSUM
+INCOMPAT_NAMES = {0: "checksum"}
+
 # enum values, as the page numbers them
 ACTIVITY = {0: "unknown", 1: "none", 2: "attached", 3: "working", 4: "dead"}
 RECEIVER = {0: "unknown", 1: "none", 2: "waiting", 3: "away", 4: "dead"}
@@ -74,14 +84,38 @@ def popcount(m):
     return bin(m).count("1")
 
 
-# ---- smq(7): Checksum, Signature, Boot hashes and tags ----
+# ---- smq(7): Checksum, Checked payloads, Signature, Boot hashes and tags
+def _crc_byte(c):
+    """The register after one byte c, from c alone: the page's eight
+    steps, made once per value so that a payload costs a lookup a byte."""
+    for _ in range(8):
+        c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+    return c
+
+
+CRC_TABLE = [_crc_byte(c) for c in range(256)]
+
+
 def crc32c(data, crc=0):
+    """CRC-32C of data, continued from crc (a finished CRC; 0 to begin):
+    a concatenation sums as its pieces in order."""
     crc ^= 0xffffffff
     for c in data:
-        crc ^= c
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+        crc = (crc >> 8) ^ CRC_TABLE[(crc ^ c) & 0xff]
     return crc ^ 0xffffffff
+
+
+def entry_check(size, sig, payload):
+    """An entry's check: its size, its signature, then its payload."""
+    return crc32c(payload, crc32c(struct.pack("<IQ", size, sig)))
+
+
+# the page's own examples, which this reader holds itself to
+CRC_VECTORS = [
+    ("123456789", crc32c(b"123456789"), 0xE3069283),
+    ("hello, sequence 0 of board 1 on queue 0 under epoch 1 << 32",
+     entry_check(5, 0x620202d4f1ac4610, b"hello"), 0x97a49188),
+]
 
 
 def mix64(z):
@@ -433,10 +467,10 @@ class Reader:
         if u32(sb, 12) != PAGE:                                 # 6
             raise Fault("SMQ_ECORRUPT", "sb_size", 12, u32(sb, 12), PAGE,
                         EXPECTED)
-        inc = u32(sb, 16)
-        if inc:                                                 # 7
+        unknown = u32(sb, 16) & ~INCOMPAT_KNOWN
+        if unknown:                                             # 7
             raise Fault("SMQ_EFEATURE", "features_incompat", 16,
-                        inc & -inc, 0, KNOWN)
+                        unknown & -unknown, INCOMPAT_KNOWN, KNOWN)
         te, be = u64(sb, 192), u64(sb, 200)
         if te % PAGE or te > 1 << 46:                           # 8
             raise Fault("SMQ_EGEOMETRY", "tables_extra", 192, te, 1 << 46,
@@ -639,9 +673,8 @@ class Reader:
                     if u32(e, 0) > lay.q_entry_size(q):
                         raise Fault(cor, "entry.size", off, u32(e, 0),
                                     lay.q_entry_size(q), AT_MOST)
-                    # check: opaque to this reader while a window uses
-                    # features (a feature may give it a meaning)
-                    if not (u32(sb, 16) or u32(sb, 20)) and u32(e, 4):
+                    # with checksum a check is the message's to fail
+                    if not u32(sb, 16) & FEATURE_CHECKSUM and u32(e, 4):
                         raise Fault(cor, "entry.check", off + 4, u32(e, 4),
                                     0, EXPECTED)
 
@@ -763,6 +796,49 @@ def alive_word(a):
     return "yes" if a > 0 else "no" if a == 0 else "unknown"
 
 
+def feature_names(incompat, compat):
+    """dump's features: the incompatible bits from bit 0, then the
+    compatible ones (smq(7) What a monitor shows)."""
+    return [INCOMPAT_NAMES.get(i, "incompat_bit_%d" % i)
+            for i in range(32) if incompat >> i & 1] + \
+        ["compat_bit_%d" % i for i in range(32) if compat >> i & 1]
+
+
+def damaged(r, q):
+    """The queued entries of queue q that fail their check (smq(7) Checked
+    payloads): what its receiver would refuse.  Entries as check 24 takes
+    them, those that carry their signature; a lane whose top and bottom
+    check 22 refuses is not read."""
+    lay = r.lay
+    epoch = u64(r.rd(lay.rx[q], 64), 48)
+    limit = lay.q_entry_size(q)
+    out = []
+    for s in lay.lane_boards(q):
+        k = lay.lane(q, s)
+        top = u64(r.rd(lay.lane_in(q, s), 8), 0)
+        bottom = u64(r.rd(lay.bottoms(q) + 8 * k, 8), 0)
+        if bottom > top + 1 or (top > bottom and
+                                top - bottom > lay.q_entries(q)):
+            continue
+        for n in range(bottom, max(top, bottom + 1)):
+            off = lay.entry(q, s, n)
+            e = r.rd(off, 16)
+            size, check, sig = u32(e, 0), u32(e, 4), u64(e, 8)
+            if sig != signature(epoch, q, s, n):
+                continue                # not a message: check 24's
+            bad = {"sender": s, "sequence": n, "offset": off,
+                   "size": size, "check": check}
+            if size > limit:
+                bad["why"] = "size above %d" % limit
+            else:
+                got = entry_check(size, sig, r.rd(off + 16, size))
+                if got == check:
+                    continue
+                bad["why"] = "sum 0x%08x" % got
+            out.append(bad)
+    return out
+
+
 # ---- what dump -v --json shows ----
 def dump(spec):
     w = Window(spec)
@@ -787,6 +863,7 @@ def dump(spec):
     phase = u32(sb, 144)
     out = {
         "window": spec, "transport": w.transport, "version": u32(sb, 8),
+        "features": feature_names(u32(sb, 16), u32(sb, 20)),
         "generation": u64(sb, 64),
         "system_state": SYSTEM_STATE[u32(sb, 72)],
         "maintenance_phase": phase,
@@ -847,7 +924,7 @@ def queue(r, judge, q):
 
     def total(key):
         return sum(x[key] for x in lanes) & M64
-    return {
+    out = {
         "queue": q, "diagnostic": lay.diag(q), "receiver": lay.receiver[q],
         "receiver_pid": j["owner"] >> 32,
         "receiver_state": RECEIVER[j["state"]],
@@ -865,9 +942,13 @@ def queue(r, judge, q):
         "received": u64(rx, 16), "bytes_received": u64(rx, 24),
         "full_waits": total("full_waits"),
         "full_refusals": total("full_refusals"),
+        "corrupt": u64(ri, 48),
         "doorbells": total("doorbells"), "sleeps": u64(rx, 32),
         "wakeups": u64(rx, 40), "lanes": lanes,
     }
+    if u32(r.sb(), 16) & FEATURE_CHECKSUM:
+        out["damaged"] = damaged(r, q)
+    return out
 
 
 # ---- comparing with dump ----
@@ -887,11 +968,9 @@ ERROR_WORDS = {
     "ESTALE": "window was re-initialised",
 }
 # what the reader cannot know: how dump's own transport wakes it; and the
-# limit of a fault of kind known, the feature bits each reader knows
-SKIP = {"notify", "known"}
-# keys the checksum feature's work adds to dump (a window's features, a
-# queue's corrupt count): compared once both sides show them
-PENDING = {"features", "corrupt"}
+# limit of a fault of kind known, the feature bits each reader knows;
+# what dump does not show: the queued entries that fail their check
+SKIP = {"notify", "known", "damaged"}
 AGE_SLACK_MS = 1500
 
 
@@ -902,8 +981,6 @@ def differences(mine, theirs, path=""):
             if k in SKIP:
                 continue
             p = path + "." + k if path else k
-            if k in PENDING and (k not in mine or k not in theirs):
-                continue
             if k not in mine:
                 out.append("%s: only dump has it (%r)" % (p, theirs[k]))
             elif k not in theirs:
@@ -970,12 +1047,23 @@ def main(argv):
             if field != argv[3]:
                 print("  dump's fault is in %r, not %r" % (field, argv[3]))
                 return 1
+        for what, got, want in CRC_VECTORS:
+            if got != want:
+                print("  the page's CRC-32C of %s is 0x%08x, the reader's "
+                      "0x%08x" % (what, want, got))
+                return 1
         mine = dump(argv[2])
         diff = differences(mine, theirs)
         for d in diff:
             print("  differs: " + d)
         if diff:
             return 1
+        for x in mine.get("queue_table", []):
+            for d in x.get("damaged", []):
+                print("  damaged: queue %d, board %d, sequence %d at %d: "
+                      "%d bytes, check 0x%08x, %s" %
+                      (x["queue"], d["sender"], d["sequence"], d["offset"],
+                       d["size"], d["check"], d["why"]))
         print("  %d values agree" % count_values(mine))
     elif len(argv) == 1:
         json.dump(dump(argv[0]), sys.stdout, indent=2)

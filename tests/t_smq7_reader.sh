@@ -4,8 +4,9 @@
 # and sender sets, board table, control blocks, lanes, rings), makes the
 # numbered checks and judges boards and receivers, and must agree with
 # `smqctl dump -v --json` on every value: a fresh window, one with traffic,
-# sender sets, a split window, live, dead, away and other hosts' processes,
-# and windows with a field damaged for each check it can reach.
+# sender sets, a split window, a window with checksums and a message
+# damaged in it, live, dead, away and other hosts' processes, and windows
+# with a field damaged for each check it can reach.
 # Exit 0 pass, 1 fail, 77 skip (no smqctl built, no python3).
 cd "$(dirname "$0")/.." || exit 1
 B=${B:-build}
@@ -119,6 +120,49 @@ cp "$W" "$T/base"
 	-b 3 -q 1 "two" && "$S" send -w "file:$T/sets" -b 3 -q 3 "three" ||
 	failed "send on sender sets"
 compare "sender sets" "file:$T/sets"
+
+# ---- checked payloads: a message damaged in a window with checksums ----
+# validation does not judge a check, so dump shows no fault; the reader
+# sums every queued entry (smq(7) Checked payloads) and names the one its
+# receiver will refuse; recv refuses it, and both count it in corrupt
+CK=$T/ck
+"$S" init -w "file:$CK" --boards 2 --queues 2 --entries 8 --entry-size 64 \
+	--checksum >/dev/null || failed "init --checksum"
+for m in first second third; do
+	"$S" send -w "file:$CK" -b 1 -q 0 "$m" || failed "send $m"
+done
+"$S" send -w "file:$CK" -b 0 -q 0 "from board 0" || failed "send"
+compare "checksums: four messages queued" "file:$CK"
+grep -q "damaged:" "$T/cmp" && failed "checksums: the reader calls a whole message damaged"
+cp "$CK" "$T/ck-size"
+poke "$CK" "
+e = L.entry(0, 1, 1)
+b = open(path, 'rb').read()[e + 18]
+put(e + 18, 1, b ^ 0x10)"
+compare "checksums: a payload byte flipped in the ring" "file:$CK"
+grep -q "damaged: queue 0, board 1, sequence 1 at " "$T/cmp" &&
+	ok "checksums: the reader finds the damaged message (dump does not say)" ||
+	failed "checksums: the reader does not find the damaged message"
+"$S" recv -w "file:$CK" -b 0 -q 0 -c 3 -T 2s >"$T/got" 2>"$T/err"
+rc=$?
+if [ $rc -eq 1 ] &&
+   [ "$(sort "$T/got" | tr '\n' ,)" = "first,from board 0,third," ] &&
+   grep -q "the message from board 1 on queue 0 (6 bytes) failed its checksum" "$T/err"; then
+	ok "checksums: recv refuses the damaged message, names it, exits 1"
+else
+	failed "checksums: recv exit $rc, wrote '$(cat "$T/got")', said '$(cat "$T/err")'"
+fi
+compare "checksums: after recv refused it" "file:$CK"
+if python3 "$READER" "file:$CK" | python3 -c 'import json, sys
+q = json.load(sys.stdin)["queue_table"][0]
+sys.exit((q["corrupt"], q["received"], q["damaged"]) != (1, 3, []))'; then
+	ok "checksums: the reader counts corrupt 1 and received 3, and no damage left"
+else
+	failed "checksums: the reader's corrupt, received or damaged are wrong"
+fi
+poke "$T/ck-size" "put(L.entry(0, 1, 2), 4, 65)"
+compare "checksums: a size past entry_size is still check 24's" \
+	"file:$T/ck-size" entry.size
 
 # ---- a split window: a shared memory object per board ----
 # (the geometry of smq(7)'s example of mapped_size)
@@ -245,6 +289,7 @@ corrupt "6: sb_size" sb_size "put(12, 4, 256)"
 corrupt "7: an unknown incompatible feature" features_incompat \
 	"put(16, 4, 0x80000040)"
 corrupt "7: a compatible one is ignored" "" "put(20, 4, 0x10); sign()"
+corrupt "7: bit 0 is known (checksum)" "" "put(16, 4, 1); sign()"
 corrupt "8: tables_extra" tables_extra "put(192, 8, 100)"
 corrupt "8: body_extra" body_extra "put(200, 8, 1 << 41)"
 corrupt "9: 0 boards" boards "put(24, 4, 0)"
@@ -318,6 +363,7 @@ corrupt "23: a sender past a full ring" lane.sender_top \
 corrupt "24: entry.signature" entry.signature \
 	"put(L.entry(2, 1, 1) + 8, 8, 1)"
 corrupt "24: entry.size" entry.size "put(L.entry(3, 1, 10), 4, 101)"
+corrupt "24: entry.check" entry.check "put(L.entry(3, 1, 10) + 4, 4, 1)"
 corrupt "24: a signed entry at top" entry.size "
 e = L.entry(1, 0, 3)
 put(e + 8, 8, R.signature(R.u64(sb, 88), 1, 0, 3)); put(e, 4, 500)"
