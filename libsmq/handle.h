@@ -231,7 +231,7 @@ static inline int smq_enter_mark(struct smq_window *w,
 		__atomic_fetch_add(&slot->busy, 1, __ATOMIC_SEQ_CST);
 	else
 		STORE(&slot->busy, 1);
-	w->map.order->mark();
+	smq_mark(w->map.order);
 	if (smq_stale_gen(w, gen, check)) {
 		if (shared)
 			__atomic_fetch_sub(&slot->busy, 1, __ATOMIC_RELEASE);
@@ -245,7 +245,7 @@ static inline int smq_enter_mark(struct smq_window *w,
 static inline void smq_leave_mark(struct smq_window *w,
 				  struct smq_handle_slot *slot, bool shared)
 {
-	w->map.order->publish();
+	smq_publish(w->map.order);
 	if (shared)
 		__atomic_fetch_sub(&slot->busy, 1, __ATOMIC_RELEASE);
 	else

@@ -66,7 +66,7 @@ static int confirm(struct smq_queue *q, int err)
 {
 	if (!err)
 		return 0;
-	q->w->map.order->consume();
+	smq_consume(q->w->map.order);
 	return smq_queue_stale(q) ? -ESTALE : err;
 }
 
@@ -146,9 +146,9 @@ static bool arm_sleep(struct smq_queue *q)
 		FAR_STORE(q->wakes[k], struct smq_lane_wake, sleeper_boot,
 			  w->boot);
 	}
-	w->map.order->publish();
+	smq_publish(w->map.order);
 	smq_set_sleep_epoch(q, ep);
-	w->map.order->full();
+	smq_dekker_wait(w->map.order);
 	for (unsigned k = 0; k < q->nlanes; k++) {
 		uint32_t kinds;
 		uint64_t host;
@@ -167,7 +167,7 @@ static bool arm_sleep(struct smq_queue *q)
 		if (kinds && !smq_can_ring(kinds, host, a))
 			can = false;
 	}
-	w->map.order->consume();
+	smq_consume(w->map.order);
 	return can;
 }
 
@@ -265,12 +265,12 @@ static int next_message(struct smq_queue *q, int timeout_ms,
 	if ((s = q->peeked) < 0 && (s = ready_lane(q)) < 0 &&
 	    (s = wait_for_message(q, timeout_ms)) < 0)
 		return s;
-	q->w->map.order->consume();
+	smq_consume(q->w->map.order);
 	TEST_HOOK(SMQ_HOOK_PEEK);
 	const struct smq_entry *e = q->heads[s];
 	uint32_t size = LOAD(&e->size);
 	uint32_t check = LOAD(&e->check);
-	q->w->map.order->consume();
+	smq_consume(q->w->map.order);
 	if ((err = smq_queue_stale(q))) {
 		q->peeked = -1;
 		return err;
@@ -316,7 +316,7 @@ static int take(struct smq_queue *q, unsigned s, bool corrupt)
 	}
 	/* our bottom before the sender's request: it stores the request, then
 	 * reads our bottom across the bus */
-	w->map.order->full();
+	smq_dekker_go(w->map.order);
 	uint64_t want = LOAD(&q->asks[s].space_wait);
 	if (want && want == (uint64_t)q->space_rung[s] + 1) {
 		struct smq_bell_addr a;

@@ -98,15 +98,15 @@ static bool arm_room(struct smq_queue *q, uint32_t seen)
 
 	smq_far_copy(q->ask, offsetof(struct smq_lane_ask, bell), &q->bell,
 		     sizeof(q->bell));
-	w->map.order->publish();
+	smq_publish(w->map.order);
 	FAR_STORE(q->ask, struct smq_lane_ask, space_wait, (uint64_t)seen + 1);
-	w->map.order->full();
+	smq_dekker_wait(w->map.order);
 	uint64_t b = FAR_LOAD_WORD(w, SMQ_FAR_ROOM, bottom, uint64_t);
 	uint32_t kinds = FAR_LOAD(w, SMQ_FAR_ROOM, info, struct smq_rx_info,
 				  ring_kinds);
 	uint64_t host = FAR_LOAD(w, SMQ_FAR_ROOM, info, struct smq_rx_info, host);
 	bool owned = FAR_LOAD(w, SMQ_FAR_ROOM, rx, struct smq_rx, owner) != 0;
-	w->map.order->consume();
+	smq_consume(w->map.order);
 	if (b > q->bottom_seen)
 		q->bottom_seen = b;
 	return q->has_bell && owned && smq_can_ring(kinds, host, &q->bell);
@@ -180,7 +180,7 @@ static void ring_receiver(struct smq_queue *q)
 		return;
 	q->rung_epoch = ep;
 	struct smq_bell_addr a;
-	w->map.order->consume();  /* the address is stored before the epoch */
+	smq_consume(w->map.order);  /* the address is stored before the epoch */
 	if (LOAD(&q->wake->sleeper_boot) == w->boot &&
 	    !smq_tag_alive(LOAD(&q->wake->sleeper)))
 		return;
@@ -293,9 +293,9 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 		smq_far_copy(e, SMQ_ENTRY_HEADER, data, len);
 	FAR_STORE(e, struct smq_entry, size, (uint32_t)len);
 	FAR_STORE(e, struct smq_entry, check, check);
-	w->map.order->publish();
+	smq_publish(w->map.order);
 	FAR_STORE(e, struct smq_entry, signature, sig);
-	w->map.order->publish();
+	smq_publish(w->map.order);
 	/* ours first: the published top never runs ahead of it */
 	STORE(&q->out->top, seq + 1);
 	FAR_STORE(q->in, struct smq_lane_in, top, seq + 1);
@@ -303,7 +303,7 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 	STORE(&q->out->bytes, LOAD(&q->out->bytes) + len);
 	/* our top before the receiver's sleep word: it stores that word, then
 	 * reads our top across the bus (smq(7), Sleeping and waking) */
-	w->map.order->full();
+	smq_dekker_go(w->map.order);
 	ring_receiver(q);
 	if ((seq & (HEARTBEAT_EVERY - 1)) == 0)
 		smq_beat(w);

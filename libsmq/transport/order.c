@@ -9,12 +9,13 @@
 
 static void c11_publish(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
 static void c11_consume(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
-static void c11_full(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static void c11_full(void) { smq_full_fence(); }
 
 static void compiler_barrier(void) { __asm__ __volatile__("" ::: "memory"); }
 
 const struct smq_order smq_order_c11 = {
 	"C11 fences", c11_publish, c11_consume, c11_full, c11_full, false,
+	true, false,
 };
 
 /* An in-flight mark is set at every call and read by board 0 only when it
@@ -27,8 +28,28 @@ const struct smq_order smq_order_c11 = {
  * barrier per call costs as much as the copy of a small message. */
 const struct smq_order smq_order_local = {
 	"C11 fences, marks by membarrier", c11_publish, c11_consume, c11_full,
-	compiler_barrier, true,
+	compiler_barrier, true, true, false,
 };
+
+/* The same for the two Dekker pairs of the message path (a sender's top
+ * before its look at the receiver's sleep; a receiver's bottom before its
+ * look at a sender's wait for room): the side that is about to wait pays
+ * for both with membarrier(2)'s expedited barrier on every CPU that runs
+ * a process that registered for it, and every message goes without a
+ * full barrier.  Only where every process of this kernel that maps the
+ * window registered: each does so as it opens one (smq_order_of_kernel). */
+const struct smq_order smq_order_local_asym = {
+	"C11 fences, marks and waits by membarrier", c11_publish, c11_consume,
+	c11_full, compiler_barrier, true, true, true,
+};
+
+void smq_heavy_barrier(void)
+{
+	/* registered (smq_order_of_kernel), so it does not fail; were it to,
+	 * a full barrier of our own is what is left */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) < 0)
+		smq_full_fence();
+}
 
 int smq_marks_settle(void)
 {
@@ -38,18 +59,44 @@ int smq_marks_settle(void)
 }
 
 /* MEMBARRIER_CMD_GLOBAL is refused on nohz_full kernels and may be by a
- * seccomp filter: then every call sets its mark with a full barrier. */
+ * seccomp filter: then every call sets its mark with a full barrier.  The
+ * expedited barrier (Linux 4.16) needs this process registered: then its
+ * message path leans on the waiting side's barrier (smq_order_local_asym);
+ * a process that could not register keeps its full barriers, and a waiting
+ * side always sends the expedited barrier where the kernel has it, for
+ * the processes that did. */
+static int known = -1, expedited = -1;  /* one answer per process; a
+					   race asks twice */
+
+static void ask_kernel(void)
+{
+	if (__atomic_load_n(&known, __ATOMIC_ACQUIRE) >= 0)
+		return;
+	long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	int ex = q >= 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
+		 (q & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) &&
+		 syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED,
+			 0, 0) == 0;
+	__atomic_store_n(&expedited, ex, __ATOMIC_RELAXED);
+	__atomic_store_n(&known, q >= 0 && (q & MEMBARRIER_CMD_GLOBAL),
+			 __ATOMIC_RELEASE);
+}
+
 const struct smq_order *smq_order_of_kernel(void)
 {
-	static int known = -1;  /* one answer per process; a race asks twice */
-	int ok = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	ask_kernel();
+	if (!__atomic_load_n(&known, __ATOMIC_ACQUIRE))
+		return &smq_order_c11;
+	return __atomic_load_n(&expedited, __ATOMIC_RELAXED)
+	       ? &smq_order_local_asym : &smq_order_local;
+}
 
-	if (ok < 0) {
-		long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-		ok = q >= 0 && (q & MEMBARRIER_CMD_GLOBAL);
-		__atomic_store_n(&known, ok, __ATOMIC_RELAXED);
-	}
-	return ok ? &smq_order_local : &smq_order_c11;
+/* Asked of every coherent window's waits, whatever its transport: a file
+ * window may be the same object as another process's shm window. */
+bool smq_heavy_barrier_known(void)
+{
+	ask_kernel();
+	return __atomic_load_n(&expedited, __ATOMIC_RELAXED) > 0;
 }
 
 /* A BAR mapped write-combining or uncached.  x86: stores to WC memory
@@ -73,5 +120,5 @@ static void device_full(void) { __asm__ __volatile__("dmb osh" ::: "memory"); }
 
 const struct smq_order smq_order_device = {
 	"device fences", device_publish, device_consume, device_full,
-	device_full, false,
+	device_full, false, false, false,
 };

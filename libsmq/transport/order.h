@@ -27,13 +27,87 @@ struct smq_order {
 	void (*full)(void);
 	void (*mark)(void);
 	bool light;
+	bool coherent;  /* C11 fences are the ones: the hot path inlines them
+			   (smq_publish and friends) instead of calling */
+	bool asym;      /* the message path's Dekker pairs: the waiting side
+			   pays (smq_dekker_wait), the other goes on with a
+			   compiler barrier (smq_dekker_go) */
 };
+/* membarrier(2)'s expedited barrier on every CPU that runs a registered
+ * process (a full barrier of our own if it cannot be sent) */
+void smq_heavy_barrier(void);
+bool smq_heavy_barrier_known(void);
+
+/* The hot path's fences: inline where the memory is coherent, through
+ * the table where it is a device's.  A full barrier on x86-64 is a locked
+ * instruction on the stack, which orders every access to coherent memory
+ * as mfence does and costs less (mfence also waits for write-combining
+ * and non-temporal stores, which coherent mappings do not make). */
+static inline void smq_full_fence(void)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("lock orq $0, (%%rsp)" ::: "memory", "cc");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+static inline void smq_publish(const struct smq_order *o)
+{
+	if (o->coherent)
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+	else
+		o->publish();
+}
+static inline void smq_consume(const struct smq_order *o)
+{
+	if (o->coherent)
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	else
+		o->consume();
+}
+static inline void smq_full(const struct smq_order *o)
+{
+	if (o->coherent)
+		smq_full_fence();
+	else
+		o->full();
+}
+/* A Dekker pair of the message path: each side stores its word, then
+ * loads the other's.  The side about to wait (a receiver arming its sleep,
+ * a sender arming its wait for room) calls smq_dekker_wait, the other
+ * (every send, every take) smq_dekker_go. */
+static inline void smq_dekker_go(const struct smq_order *o)
+{
+	if (o->asym)
+		__asm__ __volatile__("" ::: "memory");
+	else
+		smq_full(o);
+}
+static inline void smq_dekker_wait(const struct smq_order *o)
+{
+	smq_full(o);
+	/* for every process of this kernel that leans on it, whatever our
+	 * own table (a file window may be another process's shm window) */
+	if (o->coherent && smq_heavy_barrier_known())
+		smq_heavy_barrier();
+}
+static inline void smq_mark(const struct smq_order *o)
+{
+	if (!o->coherent)
+		o->mark();
+	else if (o->light)
+		__asm__ __volatile__("" ::: "memory");
+	else
+		smq_full_fence();
+}
 /* Plain C11 fences: memory that every board reaches coherently (a file,
  * which may also back a virtual machine's memory; an ivshmem peer). */
 extern const struct smq_order smq_order_c11;
 /* ...and marks set with a compiler barrier: memory only processes of this
  * kernel can map (shm:, split:), where membarrier(2) reaches them all. */
 extern const struct smq_order smq_order_local;
+/* ...and the message path's Dekker pairs paid by the side that waits */
+extern const struct smq_order smq_order_local_asym;
 /* Device memory: a BAR mapped uncached or write-combining. */
 extern const struct smq_order smq_order_device;
 /* The order for a transport of this kernel's memory: smq_order_local when
