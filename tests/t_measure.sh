@@ -265,7 +265,7 @@ import json, math, sys
 d = json.load(open(sys.argv[1]))
 assert d["command"] == "bench" and d["baseline"] is True and d["interrupted"] is False
 names = {m["name"] for m in d["measurements"]}
-for want in ("smq poll", "smq sleep", "smq spin", "cache line", "futex", "ring", "mqueue", "unix seqpacket", "pipe", "memcpy"):
+for want in ("smq poll", "smq sleep", "smq spin", "smq spin, checksums", "cache line", "futex", "ring", "mqueue", "unix seqpacket", "pipe", "memcpy"):
     assert want in names, ("no measurement", want)
 for m in d["measurements"]:
     assert m["messages"] > 0 and m["seconds"] > 0, m
@@ -275,7 +275,10 @@ assert [c["measure"] for c in rings] == ["stream 64 B", "stream 64 KiB", "stream
 for c in d["comparisons"]:
     assert math.isclose(c["ratio"], c["smq"] / c["baseline_value"], rel_tol=2e-3, abs_tol=2e-3), c
     if c["target"] is None:
-        assert c["holds"] is None and c["baseline"] == "memcpy, one core", c
+        # for information: memcpy; the 64-byte poll and the 4 KiB checked
+        # stream, which the targets pass over
+        assert c["holds"] is None and (c["baseline"] == "memcpy, one core" or
+            c["measure"] in ("poll half RTT 64 B", "checked stream 4096 B, 5 runs")), c
     else:
         want = c["ratio"] <= c["target"] if c["better"] == "lower" else c["ratio"] >= c["target"]
         assert c["holds"] == want or abs(c["ratio"] - c["target"]) < 1e-5, c

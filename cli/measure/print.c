@@ -381,6 +381,8 @@ void rows_text(const struct row *r, int n)
 		       holds < 0 ? "-" : holds ? "yes" : "NO");
 	}
 	printf("latencies are median half round trips in ns; rates in "
-	       "messages/s per direction or MB/s; rows without a target are "
-	       "for information\n");
+	       "messages/s per direction or MB/s; ns/msg is the time a "
+	       "stream takes per message; a row of N runs compares the "
+	       "medians of N measurements of each side, taken in turn; rows "
+	       "without a target are for information\n");
 }
