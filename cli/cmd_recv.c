@@ -250,9 +250,17 @@ static int receive(struct ctx *ctx, const struct recv_opts *o,
 		err = peek_sliced(q, &data, &len, &from, o->timeout_ms);
 		if (err == -SMQ_EPAYLOAD) {
 			/* taken off already: said, and the next one comes */
-			say_error("the message from board %u on queue %d (%zu "
-				  "bytes) failed its checksum: refused, not "
-				  "delivered", from, o->queue, len);
+			/* a size of 0 is a size past the entry's, not read */
+			if (len)
+				say_error("the message from board %u on queue %d "
+					  "(%zu bytes) failed its checksum: "
+					  "refused, not delivered", from,
+					  o->queue, len);
+			else
+				say_error("the message from board %u on queue %d "
+					  "is damaged (its size, or an empty "
+					  "one's checksum): refused, not "
+					  "delivered", from, o->queue);
 			refused++;
 			continue;
 		}

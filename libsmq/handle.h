@@ -118,6 +118,8 @@ struct smq_queue {
 	uint64_t *expect;               /* [lanes] its signature */
 	uint64_t *empty;                /* [lanes] the signature it has while
 					   empty: a lap before's, or 0 */
+	uint64_t look_all_at;           /* when a wait next reads every
+					   lane's top (a slice apart) */
 	uint32_t cursor;                /* a lane */
 	int peeked;             /* lane of the message smq_peek() holds, or -1 */
 	uint64_t sleep_epoch;

@@ -35,12 +35,12 @@ static void pass_turn(struct smq_queue *q, unsigned k)
  * its signature is there, so our bottom may be one past a top its sender
  * is about to store.  Reads only: the turn passes on in our handle, so the
  * other sending boards are served. */
-static int bad_lane(struct smq_queue *q)
+static int bad_lane(struct smq_queue *q, bool all)
 {
 	for (unsigned k = 0; k < q->nlanes; k++) {
 		uint64_t sig = LOAD(&q->heads[k]->signature);
 		TEST_HOOK(SMQ_HOOK_LANE_LOOK);
-		if (sig == q->empty[k] || sig == q->expect[k])
+		if (!all && (sig == q->empty[k] || sig == q->expect[k]))
 			continue;
 		uint64_t bottom = LOAD(&q->bottoms[k]);
 		uint64_t top = LOAD_ACQ(&q->lanes[k].top);
@@ -183,7 +183,7 @@ static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
 	bool can_sleep = arm_sleep(q);
 	/* the look after arming: a message that landed between our last
 	 * look and the arming rang no doorbell (the sender saw us awake) */
-	if (ready_lane(q) < 0 && !(err = bad_lane(q))) {
+	if (ready_lane(q) < 0 && !(err = bad_lane(q, false))) {
 		STORE(&q->rx->sleeps, LOAD(&q->rx->sleeps) + 1);
 		rx_beat(q, 1);
 		smq_queue_leave(q);
@@ -222,8 +222,15 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 				goto out;
 			cpu_relax();
 		}
+		/* once a sleep slice, every lane's top too: a lane whose
+		 * queued entry lost its signature to damage, back to the one
+		 * an empty slot has, is said, not left to stall unseen */
+		now = smq_now_ns();
+		bool all = now >= q->look_all_at;
+		if (all)
+			q->look_all_at = now + SLEEP_SLICE_MS * 1000000ull;
 		if ((err = smq_queue_stale(q)) ||
-		    (err = confirm(q, bad_lane(q)))) {
+		    (err = confirm(q, bad_lane(q, all)))) {
 			s = err;
 			goto out;
 		}
@@ -232,7 +239,7 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 			goto out;
 		}
 		/* a busy-polling receiver is alive too */
-		if ((now = smq_now_ns()) >= next_beat) {
+		if (now >= next_beat) {
 			rx_beat_outside(q, 1);
 			next_beat = now + SLEEP_SLICE_MS * 1000000ull;
 		}

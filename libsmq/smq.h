@@ -81,10 +81,11 @@ enum smq_error {
 				    it would empty (smq_workers() names them;
 				    SMQ_OPEN_FORCE lets it go ahead) */
 	SMQ_EPAYLOAD = 2015      /* smq_peek, smq_receive: the next message
-				    failed its check (a window formatted with
-				    SMQ_SHAPE_CHECKSUM): it was taken off the
-				    ring, never handed over; *len and *sender
-				    say whose it was */
+				    is damaged (a window formatted with
+				    SMQ_SHAPE_CHECKSUM): it failed its check,
+				    or its size is past the entry size (*len
+				    0).  It was taken off the ring, never
+				    handed over; *len and *sender say whose */
 };
 
 struct smq_window;

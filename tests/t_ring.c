@@ -309,6 +309,27 @@ int main(void)
 	}
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
 	OK(smq_validate(w5, NULL, 0));
+
+	/* A queued entry whose signature damage turned back into the one its
+	 * slot has while empty (the signature of a lap before) looks empty
+	 * to the signature alone: a waiting receiver reads every lane's top
+	 * once a slice, and says it.  A receiver that has just looked waits
+	 * out its slice first; a new one looks at once. */
+	OK(smq_send(tx, "nine", 4, 0));  /* seq 8: its slot held seq 0 */
+	struct smq_entry *e8 = (void *)(base5 + lay_ring(&lay5, 0, 0));
+	CHECK(e8->signature == smq_signature(rx5->epoch, 0, 0, 8));
+	e8->signature = smq_signature(rx5->epoch, 0, 0, 0);
+	uint64_t t1 = ms_now();
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 3000),
+	       -SMQ_ESIGNATURE);
+	if (ms_now() - t1 > 1500)
+		FAIL("a lane that lost its queued entry's signature was said "
+		     "after %llu ms, not within a slice",
+		     (unsigned long long)(ms_now() - t1));
+	OK(smq_queue_close(rx));
+	OK(smq_queue_open(w5, 0, SMQ_RECEIVER, 0, &rx));
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 10),
+	       -SMQ_ESIGNATURE);
 	smq_layout_free(&lay5);
 	OK(smq_queue_close(tx));
 	OK(smq_queue_close(rx));
