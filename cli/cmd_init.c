@@ -197,8 +197,9 @@ static void print_window(struct ctx *ctx, const struct init_opts *o,
 	} else {
 		if (k->same)
 			printf("kept %s: generation %" PRIu64 " (it holds this "
-			       "shape; nothing was written)\n", wi.name,
-			       wi.generation);
+			       "shape; %s)\n", wi.name, wi.generation,
+			       o->mode >= 0 ? "only its mode was set"
+					    : "nothing was written");
 		else
 			printf("formatted %s: generation %" PRIu64 "\n",
 			       wi.name, wi.generation);
@@ -229,19 +230,39 @@ static void print_window(struct ctx *ctx, const struct init_opts *o,
 						 sizeof(set)));
 			}
 	}
-	/* the library said nothing of a flag it does not know yet */
-	if ((s->flags & SMQ_SHAPE_CHECKSUM) && !checksum)
-		say_warning("init: this library formats no checksums yet: "
-			    "the window's entries carry none");
+}
+
+/* The mode asked for, set on the window's object. */
+static int set_mode(struct ctx *ctx, const struct init_opts *o,
+		    struct smq_window *w, const char *done)
+{
+	int err;
+
+	if (o->mode < 0 || !(err = smq_set_mode(w, (unsigned)o->mode)))
+		return 0;
+	return say_error("%s %s, but cannot set its mode to %04o: %s", done,
+			 window_spec(ctx), (unsigned)o->mode,
+			 err == -EOPNOTSUPP ? "this transport has no "
+			 "permission bits" : smq_strerror(err));
 }
 
 static int kept(struct ctx *ctx, const struct init_opts *o,
 		const struct keep_look *k)
 {
 	struct smq_window *w;
-	int err = smq_open(window_spec(ctx), 0, SMQ_OPEN_READONLY, &w);
+	int err, rc = 0;
 
-	if (err)
+	/* a mode is set as if formatting: a board 0 rebooted alone gets the
+	 * window as its unit says, kept or not */
+	if (o->mode >= 0) {
+		if ((err = smq_open(window_spec(ctx), 0, 0, &w)))
+			return open_error(ctx, err);
+		rc = set_mode(ctx, o, w, "kept");
+		smq_close(w);
+		if (rc)
+			return rc;
+	}
+	if ((err = smq_open(window_spec(ctx), 0, SMQ_OPEN_READONLY, &w)))
 		return open_error(ctx, err);
 	print_window(ctx, o, w, k);
 	smq_close(w);
@@ -304,12 +325,9 @@ static int format(struct ctx *ctx, const struct init_opts *o,
 		smq_close(w);
 		return rc;
 	}
-	if (o->mode >= 0 && (err = smq_set_mode(w, (unsigned)o->mode))) {
+	if ((rc = set_mode(ctx, o, w, "formatted"))) {
 		smq_close(w);
-		return say_error("formatted %s, but cannot set its mode to %04o: %s",
-			     window_spec(ctx), (unsigned)o->mode,
-			     err == -EOPNOTSUPP ? "this transport has no "
-			     "permission bits" : smq_strerror(err));
+		return rc;
 	}
 	print_window(ctx, o, w, k);
 	smq_close(w);

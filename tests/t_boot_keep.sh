@@ -129,6 +129,13 @@ want_out "kept file:$T/w: generation $G (it holds this shape; nothing was writte
 [ "$(generation)" = "$G" ] || no "the generation moved from $G to $(generation)"
 verdict "init --from FILE --keep keeps the window: generation $G"
 
+run init --from "$T/window.conf" --keep --mode 0640
+want_rc 0
+want_out "kept file:$T/w: generation $G (it holds this shape; only its mode was set)"
+[ "$(stat -c %a "$T/w")" = 640 ] || no "the window's mode is $(stat -c %a "$T/w"), not 640"
+[ "$(generation)" = "$G" ] || no "the generation moved from $G to $(generation)"
+verdict "init --keep --mode 0640 keeps the window and sets its mode"
+
 run sync -T 20 -i 10ms
 want_rc 0
 verdict "board 0 rejoins: sync"
