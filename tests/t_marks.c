@@ -7,6 +7,11 @@
  * barrier only, and the pair is sound only because board 0's settle runs a
  * barrier on every CPU (membarrier).
  *
+ * The message path's two Dekker pairs are the same litmus: a send or a
+ * take (a compiler barrier, where the process registered for the
+ * expedited barrier) against a side about to wait (its full barrier and
+ * the expedited one it sends, smq_dekker_wait).
+ *
  * The same rounds with board 0's side reduced to a compiler barrier show
  * that this machine reorders a store and a later load (x86 does, often):
  * that proves the litmus can fail.  Then the real pair must show no round
@@ -18,7 +23,7 @@
 #include "testint.h"
 #include "testlib.h"
 
-enum side { LIGHT, FULL, NONE };
+enum side { LIGHT, FULL, NONE, WAIT };
 
 struct litmus {
 	_Alignas(64) _Atomic uint64_t go;      /* round the call may run */
@@ -102,6 +107,8 @@ static uint64_t run(const struct smq_order *call, enum side board0,
 		__atomic_store_n(&l->notice, r, __ATOMIC_RELAXED);
 		if (board0 == LIGHT)
 			OK(smq_marks_settle());
+		else if (board0 == WAIT)
+			smq_dekker_wait(&smq_order_local_asym);
 		else if (board0 == FULL)
 			smq_order_c11.full();
 		else
@@ -127,7 +134,7 @@ int main(void)
 		       "reordered from another\n");
 		return SKIP;
 	}
-	if (smq_order_of_kernel() != &smq_order_local) {
+	if (!smq_order_of_kernel()->light) {
 		printf("this kernel refuses membarrier(MEMBARRIER_CMD_GLOBAL): "
 		       "every mark has a full barrier here\n");
 		return SKIP;
@@ -145,7 +152,20 @@ int main(void)
 	printf("light mark against board 0's membarrier: both missed in %llu "
 	       "of %llu rounds (60 s at most)\n", (unsigned long long)light,
 	       (unsigned long long)m);
-	if (full || light)
+	/* the message path's Dekker pairs, where the side that goes on has
+	 * a compiler barrier and the side about to wait sends the expedited
+	 * barrier */
+	uint64_t a = 200000, asym = 0;
+	if (smq_order_of_kernel() == &smq_order_local_asym) {
+		asym = run(&smq_order_local, WAIT, &a, 30);
+		printf("a send or take against a waiting side's expedited "
+		       "barrier: both missed in %llu of %llu rounds\n",
+		       (unsigned long long)asym, (unsigned long long)a);
+	} else {
+		printf("no expedited membarrier here: sends and takes keep "
+		       "their full barriers\n");
+	}
+	if (full || light || asym)
 		FAIL("a call and board 0 both missed each other's store");
 	if (nf < 20000 || m < 1000)
 		FAIL("too few rounds to trust: %llu with full barriers (at "
