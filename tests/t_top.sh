@@ -108,8 +108,8 @@ ended() { [ -s "$T/rc.$1" ]; }
 status_is() { [ "$(cat "$T/rc.$1" 2>/dev/null)" = "$2" ]; }
 smq() { "$S" -w "file:$W" "$@"; }
 
-# ---- a window of 4 queues with a few messages ----
-smq init --boards 2 --queues 4 >/dev/null &&
+# ---- a window of 4 queues with a few messages; only board 0 sends on 2 ----
+smq init --boards 2 --queues 4 --senders 2:0 >/dev/null &&
 	smq send -q 0 a && smq send -q 1 bb && smq send -q 2 ccc ||
 	{ echo "FAIL cannot set up the window"; exit 1; }
 
@@ -150,6 +150,7 @@ assert d["queues"]==4 and len(q)==6 and len(d["board_table"])==2
 assert [x["queue"] for x in q]==[0,1,2,3,4,5]
 assert [x["diagnostic"] for x in q]==[False]*4+[True]*2
 assert [x["sent"] for x in q]==[1,1,1,0,0,0]
+assert [x["senders"] for x in q]==[[0,1]]*2+[[0]]+[[0,1]]*3, [x["senders"] for x in q]
 for x in q:
     for k in ("receiver","fill","capacity","msgs_per_s","mb_per_s",
               "doorbells_per_s","full_waits_per_s","sleeping","received"):

@@ -58,6 +58,11 @@ static void once_json(const struct viewer *v, double secs)
 		json_str(&j, "receiver_state",
 			 receiver_word(qi->receiver_state));
 		json_bool(&j, "sleeping", qi->sleeping);
+		json_begin(&j, "senders", '[');
+		for (unsigned b = 0; b < s->wi.geometry.boards; b++)
+			if (qi->senders >> b & 1)
+				json_u64(&j, NULL, b);
+		json_end(&j, ']');
 		json_u64(&j, "fill", qi->fill);
 		json_u64(&j, "capacity", qi->capacity);
 		json_u64(&j, "sent", qi->sent);
