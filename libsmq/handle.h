@@ -116,8 +116,6 @@ struct smq_queue {
 	uint32_t *space_rung;           /* [lanes] last space_bell stored */
 	const struct smq_entry **heads; /* [lanes] entry at each bottom */
 	uint64_t *expect;               /* [lanes] its signature */
-	uint64_t *empty;                /* [lanes] the signature it has while
-					   empty: a lap before's, or 0 */
 	uint64_t look_all_at;           /* when a wait next reads every
 					   lane's top (a slice apart) */
 	uint32_t cursor;                /* a lane */

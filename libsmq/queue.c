@@ -25,7 +25,6 @@ static void free_queue(struct smq_queue *q)
 	free(q->space_rung);
 	free(q->heads);
 	free(q->expect);
-	free(q->empty);
 	free(q);
 }
 
@@ -38,10 +37,6 @@ void smq_lane_expect(struct smq_queue *q, unsigned k, uint64_t bottom)
 				     (bottom & (q->entries - 1))) * q->stride);
 	q->expect[k] = smq_signature(q->epoch, q->index, q->lane_board[k],
 				     bottom);
-	q->empty[k] = bottom >= q->entries
-		      ? smq_signature(q->epoch, q->index, q->lane_board[k],
-				      bottom - q->entries)
-		      : 0;
 }
 
 static uint32_t ring_kinds(struct smq_window *w)
@@ -175,9 +170,8 @@ static int receiver_arrays(struct smq_queue *q, unsigned lanes)
 	q->space_rung = calloc(lanes, sizeof(*q->space_rung));
 	q->heads = calloc(lanes, sizeof(*q->heads));
 	q->expect = calloc(lanes, sizeof(*q->expect));
-	q->empty = calloc(lanes, sizeof(*q->empty));
 	return q->lane_board && q->fcs && q->wakes && q->outs &&
-	       q->space_rung && q->heads && q->expect && q->empty ? 0 : -ENOMEM;
+	       q->space_rung && q->heads && q->expect ? 0 : -ENOMEM;
 }
 
 static int open_receiver(struct smq_queue *q)

@@ -40,9 +40,16 @@ static int bad_lane(struct smq_queue *q, bool all)
 	for (unsigned k = 0; k < q->nlanes; k++) {
 		uint64_t sig = LOAD(&q->heads[k]->signature);
 		TEST_HOOK(SMQ_HOOK_LANE_LOOK);
-		if (!all && (sig == q->empty[k] || sig == q->expect[k]))
-			continue;
 		uint64_t bottom = LOAD(&q->bottoms[k]);
+		/* what the slot holds while empty, computed here, off the
+		 * path of every take */
+		uint64_t empty = bottom >= q->entries
+				 ? smq_signature(q->epoch, q->index,
+						 q->lane_board[k],
+						 bottom - q->entries)
+				 : 0;
+		if (!all && (sig == empty || sig == q->expect[k]))
+			continue;
 		uint64_t top = LOAD_ACQ(&q->lanes[k].top);
 		int err = 0;
 		if (top == bottom || top + 1 == bottom)

@@ -47,9 +47,10 @@ static int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 	struct smq_window *w;
 	int err;
 
+	/* the default transport's, as a user's window is */
 	snprintf(path, sizeof(path), "/dev/shm/smq-bench-%d-%u-%u", (int)getpid(),
 		 entries, entry_size);
-	snprintf(spec, sizeof(spec), "file:%s", path);
+	snprintf(spec, sizeof(spec), "shm:%s", path + strlen("/dev/shm/"));
 	unlink(path);
 	err = smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w);
 	if (!err) {
