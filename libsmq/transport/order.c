@@ -2,6 +2,7 @@
  * The hot path calls these through the window's table: the transport
  * decides once, at open, which ordering its mapping needs. */
 #include <errno.h>
+#include <pthread.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -68,10 +69,29 @@ int smq_marks_settle(void)
 static int known = -1, expedited = -1;  /* one answer per process; a
 					   race asks twice */
 
+static void forget_kernel(void);
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_kernel);
+}
+
+/* A child of fork() asks again: whether its registration came with the
+ * copy of the address space is the kernel's to say, and asking costs a
+ * syscall once (a window handle does not survive fork: the child opens
+ * its own, which asks). */
+static void forget_kernel(void)
+{
+	__atomic_store_n(&known, -1, __ATOMIC_RELAXED);
+	__atomic_store_n(&expedited, -1, __ATOMIC_RELAXED);
+}
+
 static void ask_kernel(void)
 {
+	static pthread_once_t atfork = PTHREAD_ONCE_INIT;
+
 	if (__atomic_load_n(&known, __ATOMIC_ACQUIRE) >= 0)
 		return;
+	pthread_once(&atfork, register_atfork);
 	long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 	int ex = q >= 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
 		 (q & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) &&
