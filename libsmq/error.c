@@ -29,8 +29,8 @@ static const char *const messages[] = {
 	[SMQ_EATWORK - SMQ_EUNFORMATTED] =
 		"processes are at work on what this would empty",
 	[SMQ_EPAYLOAD - SMQ_EUNFORMATTED] =
-		"a message failed its checksum (corrupted in the window or on "
-		"the bus): taken off the queue, not delivered",
+		("a message failed its checksum (corrupted in the window or "
+		 "on the bus): taken off the queue, not delivered"),
 };
 
 /* What an errno value means when this library returns it: libc's words
