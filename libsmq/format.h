@@ -461,6 +461,12 @@ uint32_t smq_crc32c_portable(uint32_t crc, void *dst, const void *src,
  * payload; the payload copied to dst as it is read, unless dst is NULL */
 uint32_t smq_entry_check(uint32_t size, uint64_t signature, void *dst,
 			 const void *payload, size_t n);
+/* The register reg (not inverted) carried through n zero bytes */
+uint32_t smq_crc32c_zeros(uint32_t reg, uint64_t n);
+/* An entry's check from its header and a payload of n bytes whose register
+ * was summed from 0 (a loan's pieces, as they were written) */
+uint32_t smq_entry_check_join(uint32_t size, uint64_t signature,
+			      uint32_t payload_reg, uint64_t n);
 uint64_t smq_signature(uint64_t gen, unsigned q, unsigned s, uint64_t seq);
 static inline uint64_t smq_notice_check(uint64_t gen, unsigned board)
 {

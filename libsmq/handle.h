@@ -88,6 +88,7 @@ struct smq_queue {
 				   the receiver's rx epoch, a sender's copy */
 	struct smq_bell_addr bell;      /* our doorbell when we wait */
 	bool has_bell;
+	bool bell_lent;         /* a group's doorbell: the group closes it */
 	/* sender: */
 	struct smq_lane_out *out;       /* near */
 	struct smq_lane_fc *fc;         /* near */
@@ -100,6 +101,14 @@ struct smq_queue {
 	uint64_t rung_epoch;    /* last receiver sleep we rang for */
 	uint64_t lock_tag;      /* this thread, for the lane lock */
 	uint32_t ring_kinds;    /* what we can ring */
+	/* a loan (smq_loan) is a call in flight: from the loan to its submit
+	 * or abort the handle holds its mark and the lane lock */
+	bool loaned;
+	uint64_t loan_seq;      /* the entry lent */
+	size_t loan_cap;        /* bytes lent */
+	size_t loan_summed;     /* feature checksum: payload bytes summed by
+				   smq_loan_write, in order from 0 */
+	uint32_t loan_reg;      /* their CRC-32C register, begun at 0 */
 	/* receiver: */
 	struct smq_rx *rx;              /* near */
 	struct smq_rx_info *rx_info;    /* near */

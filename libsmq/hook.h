@@ -34,6 +34,9 @@ enum smq_hook {
 	SMQ_HOOK_ARM_ROOM,              /* a sender found its lane full and
 					   is about to arm its wait for room;
 					   lock held, mark up */
+	SMQ_HOOK_LOAN_SUBMIT,           /* a loan's submit: its header
+					   written, its signature not yet;
+					   lock held, mark up */
 };
 #ifdef SMQ_COUNT_FAR
 extern void (*smq_test_hook)(enum smq_hook where);

@@ -3,6 +3,7 @@
  * first bytes.  smq_peek() finds it, smq_commit() takes it: only the take
  * writes, and only inside the in-flight mark. */
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include "queue.h"
 
@@ -303,10 +304,12 @@ static int next_message(struct smq_queue *q, int timeout_ms,
 	return s;
 }
 
-/* Takes lane s's head off the ring: our bottom (local), then the sender's
- * copy (across the bus); rings a sender that waits for room.  A message
- * that failed its check is counted apart from those handed over. */
-static int take(struct smq_queue *q, unsigned s, bool corrupt)
+/* Takes n entries at lane s's head off the ring (bytes their payloads):
+ * our bottom (local), then the sender's copy (across the bus), once for
+ * the lot; rings a sender that waits for room.  A message that failed its
+ * check is counted apart from those handed over. */
+static int take(struct smq_queue *q, unsigned s, unsigned n, uint64_t bytes,
+		bool corrupt)
 {
 	int err;
 
@@ -315,18 +318,18 @@ static int take(struct smq_queue *q, unsigned s, bool corrupt)
 		return err;
 	TEST_HOOK(SMQ_HOOK_COMMIT);
 	struct smq_window *w = q->w;
-	uint32_t size = LOAD(&q->heads[s]->size);
-	uint64_t bottom = LOAD(&q->bottoms[s]) + 1;
+	uint64_t bottom = LOAD(&q->bottoms[s]) + n;
 	STORE_REL(&q->bottoms[s], bottom);
 	smq_lane_expect(q, s, bottom);
 	pass_turn(q, s);
 	STORE(&q->rx->cursor, q->cursor);
-	uint64_t n = LOAD(&q->rx->messages) + !corrupt;
+	uint64_t before = LOAD(&q->rx->messages);
+	uint64_t m = before + (corrupt ? 0 : n);
 	if (corrupt) {
-		STORE(&q->rx_info->corrupt, LOAD(&q->rx_info->corrupt) + 1);
+		STORE(&q->rx_info->corrupt, LOAD(&q->rx_info->corrupt) + n);
 	} else {
-		STORE(&q->rx->messages, n);
-		STORE(&q->rx->bytes, LOAD(&q->rx->bytes) + size);
+		STORE(&q->rx->messages, m);
+		STORE(&q->rx->bytes, LOAD(&q->rx->bytes) + bytes);
 	}
 	/* our bottom before the sender's request: it stores the request, then
 	 * reads our bottom across the bus */
@@ -347,7 +350,7 @@ static int take(struct smq_queue *q, unsigned s, bool corrupt)
 	}
 	TEST_HOOK(SMQ_HOOK_COMMIT_FAR);
 	FAR_STORE_REL(q->fcs[s], struct smq_lane_fc, bottom, bottom);
-	if ((n & (HEARTBEAT_EVERY - 1)) == 0)
+	if (before / HEARTBEAT_EVERY != m / HEARTBEAT_EVERY)
 		rx_beat(q, 0);
 	smq_queue_leave(q);
 	return 0;
@@ -358,7 +361,7 @@ static int take(struct smq_queue *q, unsigned s, bool corrupt)
 static int refuse(struct smq_queue *q, unsigned s, uint32_t size,
 		  size_t *len, unsigned *sender)
 {
-	int err = take(q, s, true);
+	int err = take(q, s, 1, 0, true);
 
 	if (len)
 		*len = size <= q->entry_size ? size : 0;
@@ -402,7 +405,8 @@ int smq_commit(struct smq_queue *q)
 		return -EINVAL;
 	if (q->peeked < 0)
 		return -ENOMSG;
-	return take(q, (unsigned)q->peeked, false);
+	return take(q, (unsigned)q->peeked, 1,
+		    LOAD(&q->heads[q->peeked]->size), false);
 }
 
 int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
@@ -436,5 +440,98 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 	} else if (size) {
 		memcpy(buf, payload, size);
 	}
-	return take(q, (unsigned)s, false);
+	return take(q, (unsigned)s, 1, size, false);
+}
+
+/* The entry after the k'th of lane s's head, if it is there, whole and
+ * fits buf: copied (checked) out, its size returned; else -1 and nothing
+ * said (the next call meets it alone and says what it is). */
+static int64_t burst_next(struct smq_queue *q, unsigned s, uint64_t seq,
+			  void *buf, size_t cap)
+{
+	const struct smq_entry *e = (const void *)(q->rings +
+		((uint64_t)s * q->entries + (seq & (q->entries - 1))) *
+		q->stride);
+	uint64_t sig = smq_signature(q->epoch, q->index, q->lane_board[s],
+				     seq);
+
+	if (LOAD(&e->signature) != sig)
+		return -1;
+	smq_consume(q->w->map.order);
+	uint32_t size = LOAD(&e->size), check = LOAD(&e->check);
+	if (size > q->entry_size || size > cap || (check && !q->checksum))
+		return -1;
+	const uint8_t *payload = (const uint8_t *)e + SMQ_ENTRY_HEADER;
+	SMQ_TOUCH(payload, size, 0);
+	if (q->checksum) {
+		if (smq_entry_check(size, sig, buf, payload, size) != check)
+			return -1;
+	} else if (size) {
+		memcpy(buf, payload, size);
+	}
+	return size;
+}
+
+/* Up to n messages of the lane whose turn it is, taken with one update of
+ * bottom: the first waited for as smq_receive() waits, the others only if
+ * they are there.  A sending board's messages come in its order; the turn
+ * then passes to the next board. */
+int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
+		      int timeout_ms, size_t *lens, unsigned *senders)
+{
+	size_t len;
+	unsigned sender;
+	int err;
+
+	if (!q || q->role != SMQ_RECEIVER || !n || !bufs || !lens)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (bufs[i].iov_len && !bufs[i].iov_base)
+			return -EINVAL;
+	/* the first as one receive, but left on the ring */
+	const struct smq_entry *e;
+	uint32_t size, check;
+	int s = next_message(q, timeout_ms, &e, &size, &check);
+	if (s == -SMQ_EPAYLOAD) {
+		err = refuse(q, (unsigned)q->peeked,
+			     LOAD(&q->heads[q->peeked]->size), &len, &sender);
+		lens[0] = len;
+		if (senders)
+			senders[0] = sender;
+		return err;
+	}
+	if (s < 0)
+		return s;
+	lens[0] = size;
+	if (senders)
+		senders[0] = q->lane_board[s];
+	if (size > bufs[0].iov_len)
+		return -EMSGSIZE;  /* it stays queued */
+	const uint8_t *payload = (const uint8_t *)e + SMQ_ENTRY_HEADER;
+	SMQ_TOUCH(payload, size, 0);
+	if (q->checksum) {
+		if (smq_entry_check(size, q->expect[s], bufs[0].iov_base, payload,
+				    size) != check) {
+			err = refuse(q, (unsigned)s, size, &len, &sender);
+			lens[0] = len;
+			return err;
+		}
+	} else if (size) {
+		memcpy(bufs[0].iov_base, payload, size);
+	}
+	uint64_t bottom = LOAD(&q->bottoms[s]), bytes = size;
+	unsigned k = 1;
+	for (; k < n && k < q->entries; k++) {
+		int64_t got = burst_next(q, (unsigned)s, bottom + k,
+					 bufs[k].iov_base, bufs[k].iov_len);
+		if (got < 0)
+			break;
+		lens[k] = (size_t)got;
+		if (senders)
+			senders[k] = q->lane_board[s];
+		bytes += (uint64_t)got;
+	}
+	if ((err = take(q, (unsigned)s, k, bytes, false)))
+		return err;
+	return (int)k;
 }

@@ -2,6 +2,7 @@
  * of our own memory.  The receiver's bottom comes back to us, so we read
  * it locally, and only when our cached copy says the ring is full. */
 #include <sched.h>
+#include <sys/uio.h>
 #include <string.h>
 #include "queue.h"
 
@@ -244,22 +245,19 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 	return 0;
 }
 
-int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
+/* Sets the mark, takes the lane lock and waits for room for the next
+ * message: 0 with its sequence, the mark up and the lock held; else an
+ * error with neither.  The lock is held for one call at a time.
+ * Uncontended it costs one exchange and no clock read; contended, waiting
+ * for it counts against the timeout (0 still allows a millisecond). */
+static inline int send_begin(struct smq_queue *q, int timeout_ms,
+			     uint64_t *seqp)
 {
 	bool left = false;
-	uint64_t seq;
 	int err;
 
-	if (!q || q->role != SMQ_SENDER || (len && !data))
-		return -EINVAL;
-	struct smq_window *w = q->w;
-	if (len > q->entry_size)
-		return -EMSGSIZE;
 	if ((err = smq_queue_enter(q)))
 		return err;
-	/* The lock is held for one copy at a time.  Uncontended it costs one
-	 * exchange and no clock read; contended, waiting for it counts against
-	 * the timeout (0 still allows a millisecond). */
 	uint64_t cur = 0;
 	if (!__atomic_compare_exchange_n(&q->out->lock, &cur, q->lock_tag, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
@@ -271,44 +269,219 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 			return err == -ETIMEDOUT && timeout_ms == 0 ? -EAGAIN : err;
 		}
 	}
-	if ((err = make_room(q, timeout_ms, &seq, &left))) {
-		if (left)
-			return err;
-		goto out;
+	if ((err = make_room(q, timeout_ms, seqp, &left)) && !left) {
+		smq_lane_unlock(q);
+		smq_queue_leave(q);
 	}
+	return err;
+}
 
-	/* Payload and header, then the signature, then top, each published
-	 * before the next: a receiver that sees the signature (or top) sees
-	 * a whole entry, even through a write-combining mapping. */
-	uint64_t at = (seq & (q->entries - 1)) * q->stride;
-	struct smq_far e = smq_far_offset(q->ring, at);
-	uint64_t sig = smq_signature(q->epoch, q->index, w->board, seq);
+static inline void send_end(struct smq_queue *q)
+{
+	smq_lane_unlock(q);
+	smq_queue_leave(q);
+}
+
+static inline struct smq_far entry_at(const struct smq_queue *q, uint64_t seq)
+{
+	return smq_far_offset(q->ring, (seq & (q->entries - 1)) * q->stride);
+}
+
+/* Entry seq's payload and header (not its signature).  The check is summed
+ * from the caller's buffer as it is copied: the window is never read back
+ * across the bus. */
+static inline void write_entry(struct smq_queue *q, uint64_t seq,
+			       const void *data, size_t len)
+{
+	struct smq_far e = entry_at(q, seq);
 	uint32_t check = 0;
-	/* the check is summed from the caller's buffer as it is copied: the
-	 * window is never read back across the bus */
+
 	if (q->checksum)
 		check = smq_far_copy_entry(e, SMQ_ENTRY_HEADER, data, len,
-					   sig);
+					   smq_signature(q->epoch, q->index,
+							 q->w->board, seq));
 	else if (len)
 		smq_far_copy(e, SMQ_ENTRY_HEADER, data, len);
 	FAR_STORE(e, struct smq_entry, size, (uint32_t)len);
 	FAR_STORE(e, struct smq_entry, check, check);
+}
+
+/* Publishes entries seq to seq + n - 1, whose payloads and headers are
+ * written: then their signatures, then top, each published before the
+ * next, so that a receiver that sees a signature (or top) sees a whole
+ * entry, even through a write-combining mapping.  One fence and one store
+ * of top for the lot. */
+static inline void publish(struct smq_queue *q, uint64_t seq, unsigned n,
+			   uint64_t bytes)
+{
+	struct smq_window *w = q->w;
+
 	smq_publish(w->map.order);
-	FAR_STORE(e, struct smq_entry, signature, sig);
+	for (unsigned i = 0; i < n; i++)
+		FAR_STORE(entry_at(q, seq + i), struct smq_entry, signature,
+			  smq_signature(q->epoch, q->index, w->board, seq + i));
 	smq_publish(w->map.order);
 	/* ours first: the published top never runs ahead of it */
-	STORE(&q->out->top, seq + 1);
-	FAR_STORE(q->in, struct smq_lane_in, top, seq + 1);
-	STORE(&q->out->messages, LOAD(&q->out->messages) + 1);
-	STORE(&q->out->bytes, LOAD(&q->out->bytes) + len);
+	STORE(&q->out->top, seq + n);
+	FAR_STORE(q->in, struct smq_lane_in, top, seq + n);
+	STORE(&q->out->messages, LOAD(&q->out->messages) + n);
+	STORE(&q->out->bytes, LOAD(&q->out->bytes) + bytes);
 	/* our top before the receiver's sleep word: it stores that word, then
 	 * reads our top across the bus (smq(7), Sleeping and waking) */
 	smq_dekker_go(w->map.order);
 	ring_receiver(q);
-	if ((seq & (HEARTBEAT_EVERY - 1)) == 0)
+	if ((seq - 1) / HEARTBEAT_EVERY != (seq + n - 1) / HEARTBEAT_EVERY)
 		smq_beat(w);
-out:
-	smq_lane_unlock(q);
-	smq_queue_leave(q);
-	return err;
+}
+
+int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
+{
+	uint64_t seq;
+	int err;
+
+	if (!q || q->role != SMQ_SENDER || (len && !data))
+		return -EINVAL;
+	if (q->loaned)
+		return -EBUSY;
+	if (len > q->entry_size)
+		return -EMSGSIZE;
+	if ((err = send_begin(q, timeout_ms, &seq)))
+		return err;
+	write_entry(q, seq, data, len);
+	publish(q, seq, 1, len);
+	send_end(q);
+	return 0;
+}
+
+/* How many of the n entries from seq have room, at least one: the
+ * receiver's bottom is read again (locally) only if the last one seen
+ * does not give room for all. */
+static unsigned room_for(struct smq_queue *q, uint64_t seq, unsigned n)
+{
+	uint64_t used = seq - q->bottom_seen;
+
+	if (q->entries - used < n) {
+		uint64_t b = LOAD_ACQ(&q->fc->bottom);
+		if (b > q->bottom_seen && b <= seq)
+			q->bottom_seen = b;
+		used = seq - q->bottom_seen;
+	}
+	return q->entries - used < n ? (unsigned)(q->entries - used) : n;
+}
+
+int smq_send_burst(struct smq_queue *q, const struct iovec *msgs, unsigned n,
+		   int timeout_ms)
+{
+	uint64_t seq, bytes = 0;
+	int err;
+
+	if (!q || q->role != SMQ_SENDER || (n && !msgs))
+		return -EINVAL;
+	if (q->loaned)
+		return -EBUSY;
+	/* every message is looked at before anything is written */
+	for (unsigned i = 0; i < n; i++) {
+		if (msgs[i].iov_len && !msgs[i].iov_base)
+			return -EINVAL;
+		if (msgs[i].iov_len > q->entry_size)
+			return -EMSGSIZE;
+	}
+	if (!n)
+		return 0;
+	if ((err = send_begin(q, timeout_ms, &seq)))
+		return err;
+	unsigned k = room_for(q, seq, n);
+	for (unsigned i = 0; i < k; i++) {
+		write_entry(q, seq + i, msgs[i].iov_base, msgs[i].iov_len);
+		bytes += msgs[i].iov_len;
+	}
+	publish(q, seq, k, bytes);
+	send_end(q);
+	return (int)k;
+}
+
+/* A loan: the next entry, in place.  From here to its submit or abort the
+ * handle holds its mark and the lane lock, as a send does for its copy. */
+int smq_loan(struct smq_queue *q, size_t len, int timeout_ms, void **data)
+{
+	uint64_t seq;
+	int err;
+
+	if (!data)
+		return -EINVAL;
+	*data = NULL;
+	if (!q || q->role != SMQ_SENDER)
+		return -EINVAL;
+	if (q->loaned)
+		return -EBUSY;
+	if (len > q->entry_size)
+		return -EMSGSIZE;
+	if ((err = send_begin(q, timeout_ms, &seq)))
+		return err;
+	q->loaned = true;
+	q->loan_seq = seq;
+	q->loan_cap = len;
+	q->loan_summed = 0;
+	q->loan_reg = 0;
+	*data = entry_at(q, seq).far_ + SMQ_ENTRY_HEADER;
+	return 0;
+}
+
+int smq_loan_write(struct smq_queue *q, size_t offset, const void *src,
+		   size_t n)
+{
+	if (!q || !q->loaned || (n && !src))
+		return -EINVAL;
+	if (offset > q->loan_cap || n > q->loan_cap - offset)
+		return -EMSGSIZE;
+	struct smq_far e = entry_at(q, q->loan_seq);
+	if (!q->checksum) {
+		smq_far_copy(e, SMQ_ENTRY_HEADER + offset, src, n);
+		return 0;
+	}
+	/* summed as copied, in order: the sum never reads the window */
+	if (offset != q->loan_summed)
+		return -EINVAL;
+	SMQ_TOUCH(e.far_ + SMQ_ENTRY_HEADER + offset, n, 1);
+	q->loan_reg = ~smq_crc32c_copy(~q->loan_reg,
+				       e.far_ + SMQ_ENTRY_HEADER + offset,
+				       src, n);
+	q->loan_summed += n;
+	return 0;
+}
+
+int smq_loan_submit(struct smq_queue *q, size_t len)
+{
+	if (!q || !q->loaned)
+		return -EINVAL;
+	if (len > q->loan_cap)
+		return -EMSGSIZE;
+	uint64_t seq = q->loan_seq;
+	struct smq_far e = entry_at(q, seq);
+	uint32_t check = 0;
+	if (q->checksum) {
+		/* bytes written through the pointer were never summed */
+		if (q->loan_summed != len)
+			return -EINVAL;
+		check = smq_entry_check_join((uint32_t)len,
+					     smq_signature(q->epoch, q->index,
+							   q->w->board, seq),
+					     q->loan_reg, len);
+	}
+	FAR_STORE(e, struct smq_entry, size, (uint32_t)len);
+	FAR_STORE(e, struct smq_entry, check, check);
+	TEST_HOOK(SMQ_HOOK_LOAN_SUBMIT);
+	publish(q, seq, 1, len);
+	q->loaned = false;
+	send_end(q);
+	return 0;
+}
+
+int smq_loan_abort(struct smq_queue *q)
+{
+	if (!q || !q->loaned)
+		return -EINVAL;
+	q->loaned = false;
+	send_end(q);
+	return 0;
 }

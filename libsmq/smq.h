@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -284,6 +285,44 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 int smq_peek(struct smq_queue *q, const void **data, size_t *len,
 	     unsigned *sender, int timeout_ms);
 int smq_commit(struct smq_queue *q);
+
+/* Since 1.1: bursts, many messages per call with one fence and one update
+ * of top (send) or bottom (receive) for them all.  smq_send_burst() sends
+ * msgs[0], msgs[1]... in order, as many as the ring has room for: it waits
+ * up to timeout_ms for room for the first, not for the others, and returns
+ * how many it sent (at least 1), or an error with none sent.  Every
+ * message is checked before any is written (-EMSGSIZE, -EINVAL).
+ * smq_receive_burst() takes up to n messages of one sending board (the one
+ * whose turn it is): the first waited for as smq_receive() waits, the
+ * others only if they are there and fit their buffers (bufs[i].iov_len
+ * bytes); lens[i] and senders[i] (NULL: not wanted) say each one's size
+ * and board; it returns how many it took, or an error as smq_receive()
+ * (for the first message: -EMSGSIZE leaves it queued with lens[0] its
+ * size, -SMQ_EPAYLOAD takes it off). */
+int smq_send_burst(struct smq_queue *q, const struct iovec *msgs, unsigned n,
+		   int timeout_ms);
+int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
+		      int timeout_ms, size_t *lens, unsigned *senders);
+
+/* Since 1.1: loans, a send written in place.  smq_loan() reserves the
+ * next entry of the ring for a message of at most len bytes, waiting for
+ * room as smq_send() does, and stores in *data where its payload goes: in
+ * the receiver's memory, across the bus on PCI, so write it and never read
+ * it.  smq_loan_submit() publishes its first len bytes as one message;
+ * smq_loan_abort() gives the entry back unsent.  From the loan to its
+ * submit or abort the handle is in a call: init and clear wait for it
+ * (smq_init(3)), and other sends on the handle return -EBUSY.  A process
+ * that dies holding a loan publishes nothing.  smq_loan_write() copies n
+ * bytes from src to offset of the loan; on a window with checksums
+ * (SMQ_FEATURE_CHECKSUM) it is the only way to fill one: it sums the bytes
+ * as it copies them, in order from offset 0 (-EINVAL otherwise), and
+ * smq_loan_submit() takes exactly the bytes summed, since the window is
+ * never read back to sum it. */
+int smq_loan(struct smq_queue *q, size_t len, int timeout_ms, void **data);
+int smq_loan_write(struct smq_queue *q, size_t offset, const void *src,
+		   size_t n);
+int smq_loan_submit(struct smq_queue *q, size_t len);
+int smq_loan_abort(struct smq_queue *q);
 
 /* Snapshots for dump and top.  They read the whole window, across the bus:
  * use them for diagnostics, not in a message path. */
