@@ -110,6 +110,60 @@ static int layout_arrays(struct smq_layout *l, const struct smq_shape *sh)
 	return l->out_slot ? 0 : -ENOMEM;
 }
 
+bool smq_group_name_ok(const char *name, size_t max)
+{
+	size_t n = 0;
+
+	for (; n < max && name[n]; n++) {
+		char c = name[n];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return n >= 1 && n <= SMQ_GROUP_NAME_MAX;
+}
+
+/* A shape's groups: named once each, of 1 to SMQ_GROUP_MAX_MEMBERS
+ * distinct application queues.  The number of members, or -EINVAL. */
+static int64_t group_defs_ok(const struct smq_shape *sh)
+{
+	int64_t members = 0;
+
+	if (sh->ngroups > SMQ_MAX_GROUPS || (sh->ngroups && !sh->groups))
+		return -EINVAL;
+	for (uint32_t i = 0; i < sh->ngroups; i++) {
+		const struct smq_group_def *d = &sh->groups[i];
+		if (!d->name || !smq_group_name_ok(d->name, SMQ_GROUP_NAME_MAX + 1) ||
+		    !d->queues || d->count < 1 || d->count > SMQ_GROUP_MAX_MEMBERS)
+			return -EINVAL;
+		for (uint32_t j = 0; j < i; j++)
+			if (!strcmp(sh->groups[j].name, d->name))
+				return -EINVAL;
+		for (uint32_t k = 0; k < d->count; k++) {
+			if (d->queues[k] >= sh->geometry.queues)
+				return -EINVAL;
+			for (uint32_t j = 0; j < k; j++)
+				if (d->queues[j] == d->queues[k])
+					return -EINVAL;
+		}
+		members += d->count;
+	}
+	return members;
+}
+
+int smq_layout_of_shape(struct smq_layout *l, const struct smq_shape *sh)
+{
+	int64_t members = group_defs_ok(sh);
+
+	if (members < 0)
+		return -SMQ_EGEOMETRY;
+	int err = smq_layout_make(l, sh, smq_group_bytes(sh->ngroups,
+							 (uint32_t)members), 0);
+	if (!err && sh->ngroups)
+		l->features_compat |= SMQ_FEATURE_GROUPS;
+	return err;
+}
+
 /* g->queues counts the application queues; the layout adds one diagnostic
  * queue for each board after them.  tables_extra and body_extra are what
  * features add (the superblock's line 3). */
@@ -156,7 +210,7 @@ int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 
 int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g)
 {
-	struct smq_shape sh = { *g, NULL, 0 };
+	struct smq_shape sh = { *g, NULL, 0, NULL, 0 };
 	return smq_layout_make(l, &sh, 0, 0);
 }
 
@@ -170,7 +224,7 @@ int smq_shape_size(const struct smq_shape *sin, size_t size, uint64_t *bytes)
 		return -EINVAL;
 	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size)))
 		return err;
-	err = smq_layout_make(&l, &sh, 0, 0);
+	err = smq_layout_of_shape(&l, &sh);
 	if (err)
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
 	*bytes = l.size;
@@ -193,7 +247,7 @@ int smq_shape_parts(const struct smq_shape *sin, size_t size,
 		return -EINVAL;
 	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size)))
 		return err;
-	if ((err = smq_layout_make(&l, &sh, 0, 0)))
+	if ((err = smq_layout_of_shape(&l, &sh)))
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
 	memset(&p, 0, sizeof(p));
 	p.total = l.size;
@@ -227,7 +281,7 @@ int smq_shape_parts(const struct smq_shape *sin, size_t size,
 int smq_layout_size(const struct smq_geometry *gin, size_t size,
 		    uint64_t *bytes)
 {
-	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL, 0 };
+	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL, 0, NULL, 0 };
 	int err;
 
 	if (!bytes)

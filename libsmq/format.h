@@ -132,7 +132,8 @@ enum smq_maint_phase {
 /* SMQ_FEATURE_CHECKSUM (smq.h): every entry's check is the CRC-32C of its
  * size, signature and payload (smq_entry_check) */
 #define SMQ_FEATURES_INCOMPAT_KNOWN SMQ_FEATURE_CHECKSUM
-#define SMQ_FEATURES_COMPAT_KNOWN 0u
+/* SMQ_FEATURE_GROUPS (smq.h): the group table, first in tables_extra */
+#define SMQ_FEATURES_COMPAT_KNOWN SMQ_FEATURE_GROUPS
 #define SB_CHECKSUM_FROM offsetof(struct smq_sb, version)
 #define SB_CHECKSUM_TO offsetof(struct smq_sb, checksum)
 #define SB_EXTRA_LINE offsetof(struct smq_sb, tables_extra)
@@ -140,6 +141,29 @@ enum smq_maint_phase {
  * << SMQ_EPOCH_SHIFT, a clear of one queue epoch_last + 1. */
 #define SMQ_EPOCH_SHIFT 32
 #define SMQ_GENERATION_MAX 0xffffffffull  /* then 1 again */
+
+/* ---- feature groups: the group table, at the start of tables_extra,
+ * written by init only (tables_extra is: the checksum covers it) ---- */
+struct smq_group_head {
+	uint32_t groups;        /* descriptors that follow */
+	uint32_t members;       /* queue indices after them */
+	uint8_t pad[56];
+};
+struct smq_group_desc {
+	char name[32];          /* 1 to 31 of A-Z a-z 0-9 . _ -, NUL-padded */
+	uint32_t first;         /* its first member in the member array */
+	uint32_t count;         /* members: 1 to SMQ_GROUP_MAX_MEMBERS */
+	uint8_t pad[24];
+};
+/* then uint32_t member[members]: each group's application queues, group
+ * after group, in the order of the descriptors */
+static inline uint64_t smq_group_bytes(uint32_t groups, uint32_t members)
+{
+	return groups ? SMQ_ALIGN(sizeof(struct smq_group_head) +
+				  (uint64_t)groups * sizeof(struct smq_group_desc) +
+				  4ull * members, SMQ_PAGE)
+		      : 0;
+}
 
 /* ---- a board's control block: lay_ctl(b), in board b's region ---- */
 
@@ -327,6 +351,8 @@ _Static_assert(sizeof(struct smq_lane_in) == SMQ_LINE, "lane_in");
 _Static_assert(sizeof(struct smq_lane_ask) == SMQ_LINE, "lane_ask");
 _Static_assert(sizeof(struct smq_entry) == SMQ_ENTRY_HEADER, "entry");
 _Static_assert(sizeof(struct smq_bell_addr) == 16, "bell address");
+_Static_assert(sizeof(struct smq_group_head) == SMQ_LINE, "group head");
+_Static_assert(sizeof(struct smq_group_desc) == SMQ_LINE, "group desc");
 
 /* ---- the layout: offsets computed from the superblock alone ---- */
 struct smq_layout {
@@ -337,6 +363,7 @@ struct smq_layout {
 	uint64_t queue_table;
 	uint64_t tables_extra, body_extra; /* what features add */
 	uint32_t features;      /* features_incompat: SMQ_FEATURE_* */
+	uint32_t features_compat; /* SMQ_FEATURE_GROUPS... */
 	uint64_t tables_end;    /* page after the queue table and its extra */
 	uint64_t size;          /* total bytes */
 	uint64_t body[SMQ_MAX_BOARDS];      /* start of each board's body */
@@ -369,6 +396,13 @@ static inline unsigned lay_lane_board(const struct smq_layout *l, unsigned q,
 	while (k--)
 		m &= m - 1;
 	return (unsigned)__builtin_ctzll(m);
+}
+
+/* Feature groups: the group table's offset (board 0's region), 0 none */
+static inline uint64_t lay_groups(const struct smq_layout *l)
+{
+	return l->features_compat & SMQ_FEATURE_GROUPS
+	       ? l->tables_end - l->tables_extra : 0;
 }
 
 /* The lane lines of board s for queue q, in s's body. */
@@ -446,6 +480,8 @@ struct smq_range {
 int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g);
 int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 		    uint64_t tables_extra, uint64_t body_extra);
+/* The layout init gives a shape: what its features add, computed */
+int smq_layout_of_shape(struct smq_layout *l, const struct smq_shape *sh);
 void smq_layout_free(struct smq_layout *l);
 /* The canonical ranges of board b's region, in order; returns how many. */
 int smq_layout_ranges(const struct smq_layout *l, unsigned b,
@@ -482,5 +518,10 @@ int smq_check_static(const struct smq_view *v, struct smq_layout *l,
 int smq_check_dynamic(const struct smq_view *v, const struct smq_layout *l,
 		      struct smq_fault *f);
 uint32_t smq_geometry_checksum(const struct smq_view *v, uint32_t queues);
+/* feature groups: the table in the view, each group checked */
+int smq_check_groups(const struct smq_view *v, const struct smq_layout *l,
+		     struct smq_fault *f);
+/* format.c: a group's name is 1 to SMQ_GROUP_NAME_MAX of A-Z a-z 0-9 . _ - */
+bool smq_group_name_ok(const char *name, size_t max);
 
 #endif

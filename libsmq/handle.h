@@ -320,6 +320,9 @@ int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb);
 int smq_confirm_fault(struct smq_window *w, const struct smq_sb *sb,
 		      uint64_t gen, int err);
 
+/* group.c: the groups the window names (feature groups) */
+unsigned smq_group_count(struct smq_window *w);
+
 /* work.c: the one judgement of who is at work */
 void smq_observe(struct smq_observation *o, uint64_t count, uint64_t key,
 		 int64_t *age_ms, int *alive);

@@ -54,6 +54,7 @@ static int window_info(struct smq_window *w, struct smq_window_info *info)
 		info->maint_alive = smq_maint_alive(w, sb);
 	}
 	info->format_time_ns = LOAD(&sb->format_time_ns);
+	info->groups = smq_group_count(w);
 	return smq_stale(w);
 }
 

@@ -430,8 +430,33 @@ static void set_epoch(struct smq_window *w, const struct smq_layout *l,
 	FAR_STORE_REL(smq_far(w, l->rx[q]), struct smq_rx, epoch, epoch);
 }
 
+/* Feature groups: the table at the start of tables_extra (zeroed). */
+static void write_groups(struct smq_window *w, const struct smq_layout *l,
+			 const struct smq_shape *sh)
+{
+	uint64_t at = lay_groups(l);
+	uint32_t first = 0;
+
+	if (!at)
+		return;
+	struct smq_group_head *h = smq_map_at(&w->map, at, l->tables_extra);
+	struct smq_group_desc *d = (void *)(h + 1);
+	uint32_t *member = (uint32_t *)(d + sh->ngroups);
+	for (uint32_t i = 0; i < sh->ngroups; i++) {
+		const struct smq_group_def *g = &sh->groups[i];
+		memcpy(d[i].name, g->name, strlen(g->name));
+		d[i].first = first;
+		d[i].count = g->count;
+		for (uint32_t k = 0; k < g->count; k++)
+			member[first + k] = g->queues[k];
+		first += g->count;
+	}
+	h->groups = sh->ngroups;
+	h->members = first;
+}
+
 static void write_format(struct smq_window *w, const struct smq_layout *l,
-			 uint64_t gen)
+			 const struct smq_shape *sh, uint64_t gen)
 {
 	struct smq_sb *sb = sb_of(w);
 
@@ -454,7 +479,7 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 	sb->version = SMQ_FORMAT_VERSION;
 	sb->sb_size = SMQ_SB_SIZE;
 	sb->features_incompat = l->features;
-	sb->features_compat = 0;
+	sb->features_compat = l->features_compat;
 	sb->boards = l->boards;
 	sb->queues = l->queues;
 	sb->entries = l->entries;
@@ -478,6 +503,7 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 		rx->index = q;
 		set_epoch(w, l, q, epoch);
 	}
+	write_groups(w, l, sh);
 	struct smq_view v = smq_window_view(w);
 	sb->checksum = smq_geometry_checksum(&v, l->queues);
 }
@@ -534,7 +560,7 @@ static void tidy_control_area(struct smq_window *w, bool ours_before)
 int smq_init(struct smq_window *w, const struct smq_geometry *gin,
 	     size_t size)
 {
-	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL, 0 };
+	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL, 0, NULL, 0 };
 	int err;
 
 	if (!w)
@@ -564,7 +590,7 @@ int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
 	 * the format reads one (smq(7)), init does not make one */
 	if (!g->entry_size)
 		return -EINVAL;
-	if ((err = smq_layout_make(&lay, &sh, 0, 0)))
+	if ((err = smq_layout_of_shape(&lay, &sh)))
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
 	if (w->map.user_data && !w->map.force && foreign_data(w)) {
 		smq_layout_free(&lay);
@@ -605,7 +631,7 @@ int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
 	if ((err = w->map.tp->map_layout(&w->map, &lay, true)))
 		goto unlock;  /* left invalidated: the next init finishes */
 	w->valid = false;
-	write_format(w, &lay, gen);
+	write_format(w, &lay, &sh, gen);
 	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
 	smq_layout_free(&w->lay);
 	w->lay = lay;

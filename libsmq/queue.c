@@ -14,7 +14,7 @@ static void free_queue(struct smq_queue *q)
 {
 	struct smq_window *w = q->w;
 
-	if (q->has_bell && w->map.tp->bell_close)
+	if (q->has_bell && !q->bell_lent && w->map.tp->bell_close)
 		w->map.tp->bell_close(&w->map, &q->bell);
 	if (!q->slot_shared)
 		smq_slot_release(w, q->slot);
@@ -227,6 +227,14 @@ static int open_receiver(struct smq_queue *q)
 int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 		   unsigned flags, struct smq_queue **qp)
 {
+	return smq_queue_open_bell(w, index, role, flags, NULL, false, qp);
+}
+
+int smq_queue_open_bell(struct smq_window *w, unsigned index,
+			enum smq_role role, unsigned flags,
+			const struct smq_bell_addr *bell, bool has_bell,
+			struct smq_queue **qp)
+{
 	struct smq_queue *q;
 	int err;
 
@@ -282,8 +290,14 @@ int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,
 		q->slot = w->slot;
 		q->slot_shared = true;
 	}
-	if (w->map.tp->bell_open && !w->map.tp->bell_open(&w->map, &q->bell))
+	if (bell) {
+		q->bell = *bell;
+		q->has_bell = has_bell;
+		q->bell_lent = true;
+	} else if (w->map.tp->bell_open &&
+		   !w->map.tp->bell_open(&w->map, &q->bell)) {
 		q->has_bell = true;
+	}
 	err = role == SMQ_SENDER ? open_sender(q) : open_receiver(q);
 	smq_leave(w);
 	if (err) {

@@ -11,6 +11,18 @@
 /* receive.c */
 void smq_lane_expect(struct smq_queue *q, unsigned s, uint64_t bottom);
 void smq_set_sleep_epoch(struct smq_queue *q, uint64_t ep);
+/* Waits until one of n queues of this board has a message (a group's
+ * share one doorbell): its lane, the queue's position in *which */
+int smq_wait_any(struct smq_queue *const *qs, unsigned n, int timeout_ms,
+		 unsigned *which);
+/* Whether a message waits (or one is peeked): one look at each lane */
+bool smq_queue_ready(struct smq_queue *q);
+/* queue.c: smq_queue_open with a doorbell of the caller's (a group's one
+ * for its members: bell, if has_bell), or NULL: one of its own */
+int smq_queue_open_bell(struct smq_window *w, unsigned index,
+			enum smq_role role, unsigned flags,
+			const struct smq_bell_addr *bell, bool has_bell,
+			struct smq_queue **qp);
 /* send.c: the lane lock, in the sending board's own memory */
 int smq_lane_lock(struct smq_queue *q, const struct timespec *deadline);
 void smq_lane_unlock(struct smq_queue *q);

@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include "queue.h"
+#include "transport/common.h"
 
 /* The first lane whose next entry carries its signature, starting after
  * the last one served (rotating fairness between sending boards, as the
@@ -19,6 +20,11 @@ static int ready_lane(struct smq_queue *q)
 		if (LOAD(&q->heads[k]->signature) == q->expect[k])
 			return (int)k;
 	return -1;
+}
+
+bool smq_queue_ready(struct smq_queue *q)
+{
+	return q->peeked >= 0 || ready_lane(q) >= 0;
 }
 
 static void pass_turn(struct smq_queue *q, unsigned k)
@@ -127,22 +133,19 @@ int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,
 }
 
 /* Arms a sleep: tells every sending board how to wake us (our doorbell
- * and an odd epoch, in its own memory), then reads each one's top across
- * the bus.  Each read returns only after our posted writes to that board
- * have landed, and after the entries that board wrote before storing its
- * top (a completion does not pass posted writes): so either the sender
- * stores its next top after our epoch reached it, reads the epoch, and
- * rings; or its entry is already in our memory, where we look next.  No
- * interleaving loses a wake-up, even with posted writes that arrive at no
- * promised time.  Returns whether every sender that has opened its lane
- * can ring our doorbell (else we nap). */
-static bool arm_sleep(struct smq_queue *q)
+ * and an odd epoch, in its own memory); arm_read then reads each one's
+ * top across the bus.  Each read returns only after our posted writes to
+ * that board have landed, and after the entries that board wrote before
+ * storing its top (a completion does not pass posted writes): so either
+ * the sender stores its next top after our epoch reached it, reads the
+ * epoch, and rings; or its entry is already in our memory, where we look
+ * next.  No interleaving loses a wake-up, even with posted writes that
+ * arrive at no promised time. */
+static void arm_publish(struct smq_queue *q)
 {
 	struct smq_window *w = q->w;
 	struct smq_bell_addr none = { 0 };
 	const struct smq_bell_addr *a = q->has_bell ? &q->bell : &none;
-	uint64_t ep = q->sleep_epoch + 1;
-	bool can = q->has_bell;
 
 	/* how to wake us and who sleeps (a sender of our host does not ring
 	 * a receiver that died asleep), published before the odd epoch that
@@ -155,8 +158,18 @@ static bool arm_sleep(struct smq_queue *q)
 			  w->boot);
 	}
 	smq_publish(w->map.order);
-	smq_set_sleep_epoch(q, ep);
-	smq_dekker_wait(w->map.order);
+	smq_set_sleep_epoch(q, q->sleep_epoch + 1);
+}
+
+/* Whether every sender that has opened its lane can ring our doorbell
+ * (else we nap). */
+static bool arm_read(struct smq_queue *q)
+{
+	struct smq_window *w = q->w;
+	struct smq_bell_addr none = { 0 };
+	const struct smq_bell_addr *a = q->has_bell ? &q->bell : &none;
+	bool can = q->has_bell;
+
 	for (unsigned k = 0; k < q->nlanes; k++) {
 		uint32_t kinds;
 		uint64_t host;
@@ -175,44 +188,114 @@ static bool arm_sleep(struct smq_queue *q)
 		if (kinds && !smq_can_ring(kinds, host, a))
 			can = false;
 	}
-	smq_consume(w->map.order);
 	return can;
 }
 
-/* Sleeps on the doorbell, with the mark down; returns with it up. */
-static int sleep_on_bell(struct smq_queue *q, const struct timespec *deadline)
+static void leave_all(struct smq_queue *const *qs, unsigned n)
 {
-	uint32_t seen = LOAD(&q->bell_word->doorbell);
-	int err, werr = 0;
+	for (unsigned i = 0; i < n; i++)
+		smq_queue_leave(qs[i]);
+}
 
-	if ((err = smq_queue_enter(q)))
+static int enter_all(struct smq_queue *const *qs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int err = smq_queue_enter(qs[i]);
+		if (err) {
+			leave_all(qs, i);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* A group's queues share one doorbell: a futex waiter waits on every
+ * queue's word at once (futex_waitv), an ivshmem or MSI-X waiter on its one
+ * vector, which a ring of any of them counts. */
+static int wait_bells(struct smq_queue *const *qs, unsigned n, bool can_sleep,
+		      const uint32_t *seen, const struct timespec *deadline)
+{
+	struct smq_queue *q = qs[0];
+	struct timespec slice;
+
+	if (n == 1 || !can_sleep)
+		return smq_wait_bell(q, can_sleep, &q->bell_word->doorbell,
+				     seen[0], deadline);
+	for (unsigned i = 0; i < n; i++)
+		if (LOAD(&qs[i]->bell_word->doorbell) != seen[i])
+			return 0;
+	smq_deadline(&slice, SLEEP_SLICE_MS);
+	if (deadline && (deadline->tv_sec < slice.tv_sec ||
+			 (deadline->tv_sec == slice.tv_sec &&
+			  deadline->tv_nsec < slice.tv_nsec)))
+		slice = *deadline;
+	if (q->bell.kind == SMQ_BELL_FUTEX) {
+		const uint32_t *words[SMQ_GROUP_MAX_MEMBERS];
+		for (unsigned i = 0; i < n; i++)
+			words[i] = &qs[i]->bell_word->doorbell;
+		return smq_futex_wait_many(words, seen, n, &slice);
+	}
+	struct smq_map *m = &q->w->map;
+	return m->tp->wait(m, &q->bell, &q->bell_word->doorbell, seen[0],
+			   &slice);
+}
+
+/* Sleeps on the doorbell of n queues of this board, with their marks
+ * down; returns with them down. */
+static int sleep_on_bells(struct smq_queue *const *qs, unsigned n,
+			  const struct timespec *deadline)
+{
+	uint32_t seen[SMQ_GROUP_MAX_MEMBERS];
+	const struct smq_order *order = qs[0]->w->map.order;
+	int err, werr = 0;
+	bool can_sleep = true, found = false;
+
+	for (unsigned i = 0; i < n; i++)
+		seen[i] = LOAD(&qs[i]->bell_word->doorbell);
+	if ((err = enter_all(qs, n)))
 		return err;
 	TEST_HOOK(SMQ_HOOK_ARM);
-	bool can_sleep = arm_sleep(q);
+	for (unsigned i = 0; i < n; i++)
+		arm_publish(qs[i]);
+	smq_dekker_wait(order);
+	for (unsigned i = 0; i < n; i++)
+		can_sleep &= arm_read(qs[i]);
+	smq_consume(order);
 	/* the look after arming: a message that landed between our last
 	 * look and the arming rang no doorbell (the sender saw us awake) */
-	if (ready_lane(q) < 0 && !(err = bad_lane(q, false))) {
-		STORE(&q->rx->sleeps, LOAD(&q->rx->sleeps) + 1);
-		rx_beat(q, 1);
-		smq_queue_leave(q);
-		werr = smq_wait_bell(q, can_sleep, &q->bell_word->doorbell, seen,
-				     deadline);
+	for (unsigned i = 0; i < n && !found && !err; i++)
+		if (ready_lane(qs[i]) >= 0 || (err = bad_lane(qs[i], false)))
+			found = true;
+	if (!found) {
+		for (unsigned i = 0; i < n; i++) {
+			STORE(&qs[i]->rx->sleeps, LOAD(&qs[i]->rx->sleeps) + 1);
+			rx_beat(qs[i], 1);
+		}
+		leave_all(qs, n);
+		werr = wait_bells(qs, n, can_sleep, seen, deadline);
 		/* a re-init may have happened while we slept: write nothing */
-		if ((err = smq_queue_enter(q)))
+		if ((err = enter_all(qs, n)))
 			return err;
-		if (LOAD(&q->bell_word->doorbell) != seen)
-			STORE(&q->rx->wakeups, LOAD(&q->rx->wakeups) + 1);
+		for (unsigned i = 0; i < n; i++)
+			if (LOAD(&qs[i]->bell_word->doorbell) != seen[i])
+				STORE(&qs[i]->rx->wakeups,
+				      LOAD(&qs[i]->rx->wakeups) + 1);
 	}
-	smq_set_sleep_epoch(q, q->sleep_epoch + 1);
-	smq_queue_leave(q);
+	for (unsigned i = 0; i < n; i++)
+		smq_set_sleep_epoch(qs[i], qs[i]->sleep_epoch + 1);
+	leave_all(qs, n);
 	return err ? err : werr;
 }
 
-/* Wait until some lane has a message; returns it, or a negative error.
- * Past the first round of polls, the receiver says it waits (rx_info's
+/* Wait until some lane of one of n queues (a queue, or a group's) has a
+ * message; returns its lane, with the queue's position in *which, or a
+ * negative error.  The first queue's flags and spin say how to wait.
+ * Past the first round of polls, each receiver says it waits (rx_info's
  * waiting) and beats at least once a slice until it returns. */
-static int wait_for_message(struct smq_queue *q, int timeout_ms)
+int smq_wait_any(struct smq_queue *const *qs, unsigned n, int timeout_ms,
+		 unsigned *which)
 {
+	struct smq_queue *q = qs[0];
 	struct timespec deadline;
 	uint64_t spin_until = 0, now, next_beat = 0;
 	int s, err;
@@ -226,21 +309,28 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 	int polls = q->flags & SMQ_SLEEP ? 1 : 128;
 	for (;;) {
 		for (int i = 0; i < polls; i++) {
-			if ((s = ready_lane(q)) >= 0)
-				goto out;
+			for (unsigned j = 0; j < n; j++)
+				if ((s = ready_lane(qs[j])) >= 0) {
+					*which = j;
+					goto out;
+				}
 			cpu_relax();
 		}
 		/* once a sleep slice, every lane's top too: a lane whose
 		 * queued entry lost its signature to damage, back to the one
 		 * an empty slot has, is said, not left to stall unseen */
 		now = smq_now_ns();
-		bool all = now >= q->look_all_at;
-		if (all)
-			q->look_all_at = now + SLEEP_SLICE_MS * 1000000ull;
-		if ((err = smq_queue_stale(q)) ||
-		    (err = confirm(q, bad_lane(q, all)))) {
-			s = err;
-			goto out;
+		for (unsigned j = 0; j < n; j++) {
+			bool all = now >= qs[j]->look_all_at;
+			if (all)
+				qs[j]->look_all_at = now +
+					SLEEP_SLICE_MS * 1000000ull;
+			if ((err = smq_queue_stale(qs[j])) ||
+			    (err = confirm(qs[j], bad_lane(qs[j], all)))) {
+				*which = j;
+				s = err;
+				goto out;
+			}
 		}
 		if (timeout_ms >= 0 && smq_past(&deadline)) {
 			s = timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
@@ -248,12 +338,13 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 		}
 		/* a busy-polling receiver is alive too */
 		if (now >= next_beat) {
-			rx_beat_outside(q, 1);
+			for (unsigned j = 0; j < n; j++)
+				rx_beat_outside(qs[j], 1);
 			next_beat = now + SLEEP_SLICE_MS * 1000000ull;
 		}
 		if (q->flags & SMQ_POLL || now < spin_until)
 			continue;
-		err = sleep_on_bell(q, timeout_ms >= 0 ? &deadline : NULL);
+		err = sleep_on_bells(qs, n, timeout_ms >= 0 ? &deadline : NULL);
 		if (err && err != -ETIMEDOUT) {
 			s = err;
 			goto out;
@@ -261,7 +352,8 @@ static int wait_for_message(struct smq_queue *q, int timeout_ms)
 	}
 out:
 	if (next_beat)
-		rx_beat_outside(q, 0);
+		for (unsigned j = 0; j < n; j++)
+			rx_beat_outside(qs[j], 0);
 	return s;
 }
 
@@ -277,8 +369,9 @@ static int next_message(struct smq_queue *q, int timeout_ms,
 {
 	int s, err;
 
+	unsigned which;
 	if ((s = q->peeked) < 0 && (s = ready_lane(q)) < 0 &&
-	    (s = wait_for_message(q, timeout_ms)) < 0)
+	    (s = smq_wait_any(&q, 1, timeout_ms, &which)) < 0)
 		return s;
 	smq_consume(q->w->map.order);
 	TEST_HOOK(SMQ_HOOK_PEEK);

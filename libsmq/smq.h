@@ -111,6 +111,17 @@ struct smq_geometry {
 	const uint16_t *receivers;
 };
 
+/* Since 1.1: a group, a name for a set of application queues that every
+ * board sees alike (smq_group_open()).  This struct never grows. */
+#define SMQ_MAX_GROUPS 1024
+#define SMQ_GROUP_MAX_MEMBERS 64
+#define SMQ_GROUP_NAME_MAX 31    /* of A-Z a-z 0-9 . _ - */
+struct smq_group_def {
+	const char *name;
+	const uint32_t *queues;  /* distinct application queues */
+	uint32_t count;          /* 1 to SMQ_GROUP_MAX_MEMBERS */
+};
+
 /* Since 1.1: a window's whole shape, for smq_init_shape() and
  * smq_shape_size().  senders[q] has bit b set for each board b that may
  * send on application queue q: only those get a lane (memory) in it; NULL,
@@ -119,6 +130,9 @@ struct smq_shape {
 	struct smq_geometry geometry;
 	const uint64_t *senders;
 	uint32_t flags;          /* SMQ_SHAPE_* */
+	const struct smq_group_def *groups; /* ngroups of them (feature
+				    "groups"): names for sets of queues */
+	uint32_t ngroups;        /* 0 to SMQ_MAX_GROUPS */
 };
 /* Every entry carries a CRC-32C of its header and payload, which the
  * sender computes from its own buffer and the receiver checks before it
@@ -127,6 +141,9 @@ struct smq_shape {
 /* Format features (smq_window_info().features_incompat): a window's bit
  * that a reader does not know makes it refuse the window. */
 #define SMQ_FEATURE_CHECKSUM 0x1u  /* entries carry a CRC-32C */
+/* ...and compatible ones (features_compat), which a reader that does not
+ * know them may ignore. */
+#define SMQ_FEATURE_GROUPS 0x1u    /* the window names groups of queues */
 
 /* Since 1.1: where a shape's bytes go (smq_shape_parts()).  The parts add
  * up to total. */
@@ -324,6 +341,48 @@ int smq_loan_write(struct smq_queue *q, size_t offset, const void *src,
 int smq_loan_submit(struct smq_queue *q, size_t len);
 int smq_loan_abort(struct smq_queue *q);
 
+/* Since 1.1: groups.  A group handle opens every member queue in one
+ * role: by the name init gave the set (smq_group_def; -ENOENT: no such
+ * group), or by a list of queues.  Members are numbered in the group's
+ * order; smq_group_member() says a member's queue.
+ * smq_group_send() sends the message to each member whose bit is set in
+ * *pending (member i: bit i; SMQ_GROUP_ALL, or pending NULL: every one):
+ * first to each without waiting, then to those that were full with what
+ * is left of timeout_ms, so that a stopped receiver costs the others
+ * nothing.  It clears the bit of each member that took the message and
+ * returns 0 when all did; else the first error (-ETIMEDOUT: some were
+ * full until the end), *pending naming those that did not: called again
+ * with it, it sends to those only, never twice to one.
+ * smq_group_receive() returns the next message of any member, the members
+ * taking turns (after a member's message the turn passes to the next, so
+ * each backlogged member gets one within a round of the set); *queue says
+ * whose.  It waits as smq_receive() does, sleeping on one doorbell for the
+ * whole set (flags as smq_queue_open(): SMQ_POLL, SMQ_SLEEP).  Every
+ * member must be received by this board (-EPERM). */
+struct smq_group;
+#define SMQ_GROUP_ALL (~(uint64_t)0)
+struct smq_group_info {
+	char name[32];           /* NUL-terminated */
+	uint32_t index;          /* 0 to smq_window_info().groups - 1 */
+	uint32_t count;          /* members */
+	uint32_t queues[SMQ_GROUP_MAX_MEMBERS];
+};
+int smq_group_open(struct smq_window *w, const char *name, enum smq_role role,
+		   unsigned flags, struct smq_group **g);
+int smq_group_open_queues(struct smq_window *w, const unsigned *queues,
+			  unsigned n, enum smq_role role, unsigned flags,
+			  struct smq_group **g);
+int smq_group_close(struct smq_group *g);
+int smq_group_member(struct smq_group *g, unsigned member);
+int smq_group_send(struct smq_group *g, const void *data, size_t len,
+		   int timeout_ms, uint64_t *pending);
+int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
+		      int timeout_ms, size_t *len, unsigned *sender,
+		      unsigned *queue);
+/* The group index of the window (-ENOENT past the last one). */
+int smq_group_info(struct smq_window *w, unsigned index,
+		   struct smq_group_info *info, size_t size);
+
 /* Snapshots for dump and top.  They read the whole window, across the bus:
  * use them for diagnostics, not in a message path. */
 enum smq_system_state { SMQ_SYS_FORMATTING = 0, SMQ_SYS_FORMATTED = 1,
@@ -367,6 +426,8 @@ struct smq_window_info {
 				    grow: a BAR, an ivshmem region, an object
 				    another program sized; 0: init grows the
 				    object to what the layout needs */
+	uint32_t groups;         /* groups the window names (feature groups):
+				    smq_group_info() 0 to groups - 1 */
 };
 
 struct smq_bell_info {

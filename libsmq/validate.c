@@ -40,20 +40,30 @@ static const struct smq_sb *sb_view(const struct smq_view *v)
 	return smq_view_at(v, 0, sizeof(struct smq_sb));
 }
 
+/* Where tables_extra starts: the page after the queue table. */
+static uint64_t extra_at(uint32_t queues)
+{
+	return SMQ_ALIGN(SMQ_QUEUE_TABLE + (uint64_t)queues *
+			 sizeof(struct smq_qdesc), SMQ_PAGE);
+}
+
 /* Over the geometry fields (bytes 8..59 of the superblock: version
- * through diag_entry_size), line 3 (what features add) and the queue
- * table. */
+ * through diag_entry_size), line 3 (what features add), the queue table
+ * and tables_extra (what features add there, written by init only). */
 static uint32_t checksum_of(const struct smq_sb *sb, const struct smq_view *v,
 			    uint32_t queues)
 {
 	const void *qt = smq_view_at(v, SMQ_QUEUE_TABLE,
 				     (uint64_t)queues * sizeof(struct smq_qdesc));
-	if (!sb || !qt)
+	uint64_t te = sb ? LOAD(&sb->tables_extra) : 0;
+	const void *extra = te ? smq_view_at(v, extra_at(queues), te) : NULL;
+	if (!sb || !qt || (te && !extra))
 		return 0;
 	uint32_t crc = smq_crc32c(0, (const uint8_t *)sb + SB_CHECKSUM_FROM,
 				  SB_CHECKSUM_TO - SB_CHECKSUM_FROM);
 	crc = smq_crc32c(crc, (const uint8_t *)sb + SB_EXTRA_LINE, SMQ_LINE);
-	return smq_crc32c(crc, qt, (size_t)queues * sizeof(struct smq_qdesc));
+	crc = smq_crc32c(crc, qt, (size_t)queues * sizeof(struct smq_qdesc));
+	return te ? smq_crc32c(crc, extra, te) : crc;
 }
 
 uint32_t smq_geometry_checksum(const struct smq_view *v, uint32_t queues)
@@ -323,7 +333,9 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 		return err;
 	uint32_t queues = LOAD(&sb->queues), diag = LOAD(&sb->diag_queues);
 	if (!smq_view_at(v, SMQ_QUEUE_TABLE,
-			 (uint64_t)queues * sizeof(struct smq_qdesc)))
+			 (uint64_t)queues * sizeof(struct smq_qdesc)) ||
+	    (LOAD(&sb->tables_extra) &&
+	     !smq_view_at(v, extra_at(queues), LOAD(&sb->tables_extra))))
 		return fault(f, SMQ_ETOOSMALL, "window_size", SB_AT(window_size),
 			     view_size(v), LOAD(&sb->window_size),
 			     SMQ_FAULT_AT_LEAST);
@@ -379,6 +391,75 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 		return fault(f, SMQ_ECORRUPT, "window_size", SB_AT(window_size),
 			     LOAD(&sb->window_size), l->size, EXPECTED);
 	}
+	l->features_compat = LOAD(&sb->features_compat) &
+			     SMQ_FEATURES_COMPAT_KNOWN;
+	return 0;
+}
+
+/* Feature groups: the table fits tables_extra, each group is named once,
+ * its members are distinct application queues and follow the previous
+ * group's. */
+int smq_check_groups(const struct smq_view *v, const struct smq_layout *l,
+		     struct smq_fault *f)
+{
+	uint64_t at = lay_groups(l);
+	uint32_t apps = l->queues - l->diag_queues, first = 0;
+
+	if (!at)
+		return 0;
+	const struct smq_group_head *h = smq_view_at(v, at, l->tables_extra);
+	uint32_t groups = LOAD(&h->groups), members = LOAD(&h->members);
+	if (groups < 1 || groups > SMQ_MAX_GROUPS)
+		return fault(f, SMQ_ECORRUPT, "group_head.groups", at, groups,
+			     groups ? SMQ_MAX_GROUPS : 1,
+			     groups ? AT_MOST : SMQ_FAULT_AT_LEAST);
+	if (smq_group_bytes(groups, members) > l->tables_extra ||
+	    members > groups * SMQ_GROUP_MAX_MEMBERS)
+		return fault(f, SMQ_ECORRUPT, "group_head.members", at + 4,
+			     members, (l->tables_extra - SMQ_LINE -
+				       (uint64_t)groups * SMQ_LINE) / 4, AT_MOST);
+	const struct smq_group_desc *d = (const void *)(h + 1);
+	const uint32_t *member = (const uint32_t *)(d + groups);
+	for (uint32_t i = 0; i < groups; i++) {
+		uint64_t off = at + SMQ_LINE + (uint64_t)i * SMQ_LINE;
+		char name[sizeof(d->name) + 1] = { 0 };
+		memcpy(name, d[i].name, sizeof(d->name));
+		if (!smq_group_name_ok(name, sizeof(name)) ||
+		    memchr(d[i].name, 0, sizeof(d->name)) == NULL)
+			return fault(f, SMQ_ECORRUPT, "group.name", off,
+				     (uint8_t)name[0], 0, EXPECTED);
+		for (uint32_t j = 0; j < i; j++)
+			if (!strncmp(d[j].name, d[i].name, sizeof(d->name)))
+				return fault(f, SMQ_ECORRUPT, "group.name", off,
+					     i, j, EXPECTED);
+		uint32_t count = LOAD(&d[i].count);
+		if (LOAD(&d[i].first) != first)
+			return fault(f, SMQ_ECORRUPT, "group.first", off + 32,
+				     LOAD(&d[i].first), first, EXPECTED);
+		if (count < 1 || count > SMQ_GROUP_MAX_MEMBERS ||
+		    count > members - first)
+			return fault(f, SMQ_ECORRUPT, "group.count", off + 36,
+				     count, members - first < SMQ_GROUP_MAX_MEMBERS
+					    ? members - first
+					    : SMQ_GROUP_MAX_MEMBERS, AT_MOST);
+		for (uint32_t k = first; k < first + count; k++) {
+			uint64_t moff = (const uint8_t *)&member[k] -
+					(const uint8_t *)h + at;
+			if (LOAD(&member[k]) >= apps)
+				return fault(f, SMQ_ECORRUPT, "group.member", moff,
+					     LOAD(&member[k]), apps - 1, AT_MOST);
+			for (uint32_t j = first; j < k; j++)
+				if (member[j] == member[k])
+					return fault(f, SMQ_ECORRUPT,
+						     "group.member", moff,
+						     member[k], j - first,
+						     EXPECTED);
+		}
+		first += count;
+	}
+	if (first != members)
+		return fault(f, SMQ_ECORRUPT, "group_head.members", at + 4,
+			     members, first, EXPECTED);
 	return 0;
 }
 
@@ -389,6 +470,8 @@ int smq_check_static(const struct smq_view *v, struct smq_layout *l,
 
 	if (!err)
 		err = check_mapped(v, l, f);
+	if (!err)
+		err = smq_check_groups(v, l, f);
 	if (!err)
 		err = check_state(v, l, f);
 	if (err)

@@ -8,13 +8,13 @@
 
 const char *const shape_key_names[SHAPE_NKEYS] = {
 	"boards", "queues", "entries", "entry-size", "receiver", "senders",
-	"checksum",
+	"checksum", "group",
 };
 
 /* -q is a queue in every other command, -s a PCI slot: the number of
  * queues and the entry size have long options only. */
 enum { OPT_QUEUES = 0x100, OPT_ENTRY_SIZE, OPT_SENDERS, OPT_CHECKSUM,
-       OPT_FROM };
+       OPT_FROM, OPT_GROUP };
 
 static const struct argp_option options[] = {
 	{ "boards", 'n', "N", 0, "Number of boards, 1 to 64 (default 2)", 0 },
@@ -33,6 +33,9 @@ static const struct argp_option options[] = {
 	{ "checksum", OPT_CHECKSUM, NULL, 0,
 	  "Every entry carries a CRC-32C of its header and payload, which the "
 	  "receiver checks before it hands the message over", 0 },
+	{ "group", OPT_GROUP, "NAME=Q,Q...", 0,
+	  "A group: a name every board sees for queues Q... (up to 64), for "
+	  "send --group and recv --group; repeatable", 0 },
 	{ "from", OPT_FROM, "FILE", 0,
 	  "Read the whole shape from FILE ('-': standard input), a "
 	  "description: a line per option of this group, without its dashes "
@@ -45,6 +48,13 @@ void shape_defaults(struct shape_opts *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->g = (struct smq_geometry){ 2, 0, 64, 1024, NULL };
+}
+
+static bool group_name_ok(const char *name)
+{
+	size_t k = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
+			  "vwxyz0123456789._-");
+	return k && !name[k];
 }
 
 /* "Q:B" or "Q:B,B...": the queue, and the rest after the colon. */
@@ -152,12 +162,77 @@ static bool set_queue_key(struct shape_opts *s, enum shape_key key,
 	return true;
 }
 
+/* "NAME=Q,Q...": a new group, its members distinct. */
+static bool set_group(struct shape_opts *s, const char *value,
+		      const char *shown, uint32_t at, char *why, size_t n)
+{
+	const char *eq = strchr(value, '=');
+	size_t len = eq ? (size_t)(eq - value) : 0;
+	uint32_t g = s->ngroups, count = 0;
+	char name[SMQ_GROUP_NAME_MAX + 1];
+
+	if (!eq || !len || !eq[1]) {
+		snprintf(why, n, "%s needs NAME=QUEUE,QUEUE..., not '%s'", shown,
+			 value);
+		return false;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len
+				     : sizeof(name) - 1), value);
+	if (len > SMQ_GROUP_NAME_MAX || !group_name_ok(name)) {
+		snprintf(why, n, "%s: '%.*s' is not a group name (1 to %d of "
+			 "A-Z a-z 0-9 . _ -)", shown, (int)len, value,
+			 SMQ_GROUP_NAME_MAX);
+		return false;
+	}
+	for (uint32_t i = 0; i < g; i++)
+		if (!strcmp(s->group_name[i], name)) {
+			snprintf(why, n, "%s: group %s is given %s already",
+				 shown, name, at == SHAPE_AT_OPTION ? "once"
+				 : "on an earlier line");
+			return false;
+		}
+	if (g == SMQ_MAX_GROUPS) {
+		snprintf(why, n, "%s: more than %d groups", shown,
+			 SMQ_MAX_GROUPS);
+		return false;
+	}
+	for (const char *p = eq + 1; *p;) {
+		char num[16], label[64];
+		size_t k = strcspn(p, ",");
+		uint32_t q;
+		snprintf(num, sizeof(num), "%.*s", (int)(k < 15 ? k : 15), p);
+		snprintf(label, sizeof(label), "%s %s queue", shown, name);
+		if (!value_u32(label, num, 0, SMQ_MAX_QUEUES - 1, &q, why, n))
+			return false;
+		for (uint32_t i = 0; i < count; i++)
+			if (s->group_queues[g][i] == q) {
+				snprintf(why, n, "%s: queue %u is in group %s "
+					 "twice", shown, q, name);
+				return false;
+			}
+		if (count == SMQ_GROUP_MAX_MEMBERS) {
+			snprintf(why, n, "%s: group %s has more than %d queues",
+				 shown, name, SMQ_GROUP_MAX_MEMBERS);
+			return false;
+		}
+		s->group_queues[g][count++] = q;
+		p += k + (p[k] == ',');
+	}
+	memcpy(s->group_name[g], name, sizeof(name));
+	s->groups[g] = (struct smq_group_def){ s->group_name[g],
+					       s->group_queues[g], count };
+	s->group_at[g] = at;
+	s->ngroups = g + 1;
+	return true;
+}
+
 bool shape_set(struct shape_opts *s, enum shape_key key, const char *value,
 	       const char *shown, uint32_t at, char *why, size_t n)
 {
 	uint32_t v;
 	uint64_t size;
-	bool queue_key = key == SHAPE_RECEIVER || key == SHAPE_SENDERS;
+	bool queue_key = key == SHAPE_RECEIVER || key == SHAPE_SENDERS ||
+			 key == SHAPE_GROUP;
 
 	if (!queue_key && at != SHAPE_AT_OPTION && s->key_at[key]) {
 		snprintf(why, n, "%s is given on line %" PRIu32 " already",
@@ -204,6 +279,10 @@ bool shape_set(struct shape_opts *s, enum shape_key key, const char *value,
 		if (!set_checksum(s, shown, value, why, n))
 			return false;
 		break;
+	case SHAPE_GROUP:
+		if (!set_group(s, value, shown, at, why, n))
+			return false;
+		break;
 	default:
 		return false;
 	}
@@ -247,6 +326,16 @@ bool shape_check(const struct shape_opts *s, const char *dashes, char *why,
 			return false;
 		}
 	}
+	for (uint32_t i = 0; i < s->ngroups; i++)
+		for (uint32_t k = 0; k < s->groups[i].count; k++)
+			if (s->group_queues[i][k] >= g->queues) {
+				*at = s->group_at[i];
+				snprintf(why, n, "%sgroup %s=...: queue %u does "
+					 "not exist: %u queues", dashes,
+					 s->group_name[i], s->group_queues[i][k],
+					 g->queues);
+				return false;
+			}
 	return true;
 }
 
@@ -257,7 +346,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		{ 'n', SHAPE_BOARDS }, { OPT_QUEUES, SHAPE_QUEUES },
 		{ 'e', SHAPE_ENTRIES }, { OPT_ENTRY_SIZE, SHAPE_ENTRY_SIZE },
 		{ 'r', SHAPE_RECEIVER }, { OPT_SENDERS, SHAPE_SENDERS },
-		{ OPT_CHECKSUM, SHAPE_CHECKSUM },
+		{ OPT_CHECKSUM, SHAPE_CHECKSUM }, { OPT_GROUP, SHAPE_GROUP },
 	};
 	char why[256], shown[32];
 	uint32_t at;
@@ -335,7 +424,7 @@ int shape_window(struct shape_opts *s, uint64_t *bytes)
 struct smq_shape shape_of(const struct shape_opts *s)
 {
 	struct smq_shape sh = { s->g, s->any_sets ? s->senders : NULL,
-				s->flags };
+				s->flags, s->groups, s->ngroups };
 
 	sh.geometry.receivers = s->receivers;
 	return sh;

@@ -11,7 +11,8 @@
  * file, which are their long names. */
 enum shape_key {
 	SHAPE_BOARDS, SHAPE_QUEUES, SHAPE_ENTRIES, SHAPE_ENTRY_SIZE,
-	SHAPE_RECEIVER, SHAPE_SENDERS, SHAPE_CHECKSUM, SHAPE_NKEYS
+	SHAPE_RECEIVER, SHAPE_SENDERS, SHAPE_CHECKSUM, SHAPE_GROUP,
+	SHAPE_NKEYS
 };
 extern const char *const shape_key_names[SHAPE_NKEYS];
 
@@ -27,6 +28,12 @@ struct shape_opts {
 	uint64_t senders[SMQ_MAX_QUEUES];  /* 0: every board */
 	/* where queue q's receiver, and its senders, were given */
 	uint32_t receiver_at[SMQ_MAX_QUEUES], senders_at[SMQ_MAX_QUEUES];
+	/* groups, in the order given; the defs point into the arrays */
+	uint32_t ngroups;
+	struct smq_group_def groups[SMQ_MAX_GROUPS];
+	char group_name[SMQ_MAX_GROUPS][SMQ_GROUP_NAME_MAX + 1];
+	uint32_t group_queues[SMQ_MAX_GROUPS][SMQ_GROUP_MAX_MEMBERS];
+	uint32_t group_at[SMQ_MAX_GROUPS];
 };
 /* Where a key was given: a line of the description file (1 on), this on
  * the command line, 0 nowhere. */

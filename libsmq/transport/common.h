@@ -66,6 +66,9 @@ void smq_futex_ring(struct smq_map *m, const struct smq_bell_addr *a,
 int smq_futex_wait(struct smq_map *m, const struct smq_bell_addr *a,
 		   const uint32_t *word, uint32_t seen,
 		   const struct timespec *deadline);
+/* ...on n words at once: 0 when one of them changed or was woken */
+int smq_futex_wait_many(const uint32_t *const *words, const uint32_t *seen,
+			unsigned n, const struct timespec *deadline);
 int smq_futex_bell_open(struct smq_map *m, struct smq_bell_addr *a);
 uint32_t smq_futex_ring_kinds(struct smq_map *m);
 /* Waits for a ring on an eventfd (a doorbell's interrupt): 0 or

@@ -2,10 +2,12 @@
  * and then wakes.  It reaches only processes of one kernel, so its
  * address carries the host's boot hash. */
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <poll.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "../format.h"
 #include "common.h"
@@ -48,6 +50,45 @@ int smq_futex_wait(struct smq_map *m, const struct smq_bell_addr *a,
 			return -errno;
 	}
 	return 0;
+}
+
+/* Waits on several words at once (a group's queues): futex_waitv, since
+ * Linux 5.16.  An older kernel waits on the first word a millisecond at a
+ * time and the caller looks at every queue in between. */
+int smq_futex_wait_many(const uint32_t *const *words, const uint32_t *seen,
+			unsigned n, const struct timespec *deadline)
+{
+#ifdef SYS_futex_waitv
+	struct futex_waitv v[FUTEX_WAITV_MAX];
+
+	if (n > FUTEX_WAITV_MAX)
+		n = FUTEX_WAITV_MAX;
+	for (unsigned i = 0; i < n; i++)
+		v[i] = (struct futex_waitv){ .val = seen[i],
+					     .uaddr = (uintptr_t)words[i],
+					     .flags = FUTEX_32 };
+	if (syscall(SYS_futex_waitv, v, n, 0, deadline, CLOCK_MONOTONIC) >= 0)
+		return 0;
+	if (errno == ETIMEDOUT)
+		return -ETIMEDOUT;
+	if (errno == EAGAIN || errno == EINTR)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+#endif
+	struct timespec soon;
+	clock_gettime(CLOCK_MONOTONIC, &soon);
+	soon.tv_nsec += 1000000;
+	if (soon.tv_nsec >= 1000000000) {
+		soon.tv_sec++;
+		soon.tv_nsec -= 1000000000;
+	}
+	bool last = deadline && (deadline->tv_sec < soon.tv_sec ||
+				 (deadline->tv_sec == soon.tv_sec &&
+				  deadline->tv_nsec <= soon.tv_nsec));
+	int err = smq_futex_wait(NULL, NULL, words[0], seen[0],
+				 last ? deadline : &soon);
+	return err == -ETIMEDOUT && !last ? 0 : err;
 }
 
 /* Waits until eventfd fd counts a ring, or deadline (CLOCK_MONOTONIC,

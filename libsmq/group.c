@@ -1,0 +1,267 @@
+/* Groups: a send to every member queue, a receive from any of them with
+ * rotating fairness, sleeping on one doorbell for the whole set (the
+ * groups of the SCI message-passing layer the SimpleMessageQueue paper
+ * builds on).  A group handle is a queue handle per member. */
+#include <stdlib.h>
+#include <string.h>
+#include "queue.h"
+
+struct smq_group {
+	struct smq_window *w;
+	enum smq_role role;
+	unsigned n;
+	unsigned cursor;        /* the member whose turn it is (receive) */
+	struct smq_queue *q[SMQ_GROUP_MAX_MEMBERS];
+	struct smq_bell_addr bell;  /* the receivers' one doorbell */
+	bool has_bell;
+};
+
+/* The group table (feature groups), validated at attach; it is written by
+ * init only, in board 0's region: a named read at open. */
+static const struct smq_group_head *group_table(struct smq_window *w)
+{
+	uint64_t at = lay_groups(&w->lay);
+	return at ? smq_snapshot_at(w, at, w->lay.tables_extra) : NULL;
+}
+
+static int group_get(struct smq_window *w, unsigned index,
+		     struct smq_group_info *info)
+{
+	const struct smq_group_head *h = group_table(w);
+
+	memset(info, 0, sizeof(*info));
+	if (!h || index >= LOAD(&h->groups))
+		return -ENOENT;
+	const struct smq_group_desc *d = (const void *)(h + 1);
+	const uint32_t *member = (const uint32_t *)(d + LOAD(&h->groups));
+	memcpy(info->name, d[index].name, sizeof(d->name));
+	info->index = index;
+	info->count = LOAD(&d[index].count);
+	for (uint32_t k = 0; k < info->count; k++)
+		info->queues[k] = LOAD(&member[LOAD(&d[index].first) + k]);
+	return 0;
+}
+
+static int group_fill(struct smq_window *w, unsigned index, unsigned unused,
+		      void *info)
+{
+	(void)unused;
+	if (!w->valid)
+		return -SMQ_EUNFORMATTED;
+	int err = group_get(w, index, info);
+	return err ? err : smq_stale(w);
+}
+
+int smq_group_info(struct smq_window *w, unsigned index,
+		   struct smq_group_info *info, size_t size)
+{
+	struct smq_group_info mine;
+
+	if (!w || !info)
+		return -EINVAL;
+	return smq_snapshot_call(w, group_fill, index, 0, &mine, sizeof(mine),
+				 info, size);
+}
+
+/* The number of groups the window names. */
+unsigned smq_group_count(struct smq_window *w)
+{
+	const struct smq_group_head *h = w->valid ? group_table(w) : NULL;
+	return h ? LOAD(&h->groups) : 0;
+}
+
+static void group_free(struct smq_group *g)
+{
+	for (unsigned i = 0; i < g->n; i++)
+		if (g->q[i])
+			smq_queue_close(g->q[i]);
+	if (g->has_bell && g->w->map.tp->bell_close)
+		g->w->map.tp->bell_close(&g->w->map, &g->bell);
+	free(g);
+}
+
+int smq_group_open_queues(struct smq_window *w, const unsigned *queues,
+			  unsigned n, enum smq_role role, unsigned flags,
+			  struct smq_group **gp)
+{
+	struct smq_group *g;
+	int err;
+
+	if (!gp)
+		return -EINVAL;
+	*gp = NULL;
+	if (!w || !queues || n < 1 || n > SMQ_GROUP_MAX_MEMBERS)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = 0; j < i; j++)
+			if (queues[i] == queues[j])
+				return -EINVAL;
+	if (!(g = calloc(1, sizeof(*g))))
+		return -ENOMEM;
+	g->w = w;
+	g->role = role;
+	/* receivers share one doorbell: a ring of any member wakes the set */
+	if (role == SMQ_RECEIVER && w->map.tp->bell_open &&
+	    !w->map.tp->bell_open(&w->map, &g->bell))
+		g->has_bell = true;
+	for (unsigned i = 0; i < n; i++) {
+		err = smq_queue_open_bell(w, queues[i], role, flags,
+					  role == SMQ_RECEIVER ? &g->bell : NULL,
+					  g->has_bell, &g->q[i]);
+		if (err) {
+			g->n = i;
+			group_free(g);
+			return err;
+		}
+	}
+	g->n = n;
+	*gp = g;
+	return 0;
+}
+
+int smq_group_open(struct smq_window *w, const char *name, enum smq_role role,
+		   unsigned flags, struct smq_group **gp)
+{
+	struct smq_group_info info;
+	unsigned queues[SMQ_GROUP_MAX_MEMBERS];
+
+	if (!gp)
+		return -EINVAL;
+	*gp = NULL;
+	if (!w || !name)
+		return -EINVAL;
+	if (!w->valid)
+		return -SMQ_EUNFORMATTED;
+	unsigned count = smq_group_count(w);
+	for (unsigned i = 0; i < count; i++) {
+		if (group_get(w, i, &info))
+			break;
+		if (strncmp(info.name, name, sizeof(info.name)))
+			continue;
+		for (unsigned k = 0; k < info.count; k++)
+			queues[k] = info.queues[k];
+		return smq_group_open_queues(w, queues, info.count, role, flags,
+					     gp);
+	}
+	return smq_stale(w) ? -ESTALE : -ENOENT;
+}
+
+int smq_group_close(struct smq_group *g)
+{
+	if (!g)
+		return -EINVAL;
+	group_free(g);
+	return 0;
+}
+
+int smq_group_member(struct smq_group *g, unsigned member)
+{
+	if (!g || member >= g->n)
+		return -EINVAL;
+	return (int)g->q[member]->index;
+}
+
+/* Every member in *pending first without waiting, then those that were
+ * full, each with what is left of the caller's time: a stopped receiver
+ * costs the others nothing.  A member that took the message leaves
+ * *pending, so a retry with it sends to the others only. */
+int smq_group_send(struct smq_group *g, const void *data, size_t len,
+		   int timeout_ms, uint64_t *pending)
+{
+	uint64_t todo, all;
+	int first = 0;
+
+	if (!g || g->role != SMQ_SENDER)
+		return -EINVAL;
+	all = g->n == 64 ? ~0ull : (1ull << g->n) - 1;
+	todo = (pending ? *pending : all) & all;
+	for (unsigned i = 0; i < g->n; i++) {
+		if (!(todo >> i & 1))
+			continue;
+		int err = smq_send(g->q[i], data, len, 0);
+		if (!err)
+			todo &= ~(1ull << i);
+		else if (err != -EAGAIN && !first)
+			first = err;
+	}
+	struct timespec deadline;
+	if (timeout_ms > 0)
+		smq_deadline(&deadline, timeout_ms);
+	for (unsigned i = 0; i < g->n && timeout_ms != 0; i++) {
+		if (!(todo >> i & 1))
+			continue;
+		int left = SMQ_WAIT_FOREVER;
+		if (timeout_ms > 0) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t ms = (int64_t)(deadline.tv_sec - now.tv_sec) * 1000 +
+				     (deadline.tv_nsec - now.tv_nsec) / 1000000;
+			left = ms > 0 ? (int)ms : 0;
+		}
+		int err = smq_send(g->q[i], data, len, left);
+		if (!err)
+			todo &= ~(1ull << i);
+		else if (!first)
+			first = err;
+	}
+	if (todo && !first)
+		first = timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
+	if (pending)
+		*pending = todo;
+	return todo ? first : 0;
+}
+
+/* The next member with a message, from the one whose turn it is, or -1. */
+static int ready_member(struct smq_group *g)
+{
+	for (unsigned i = 0, m = g->cursor; i < g->n;
+	     i++, m = m + 1 == g->n ? 0 : m + 1)
+		if (smq_queue_ready(g->q[m]))
+			return (int)m;
+	return -1;
+}
+
+/* Rotating fairness: after a member's message, the turn passes to the
+ * next member, so a flooded member cannot starve the others; within a
+ * member the sending boards take turns as they do in a queue. */
+int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
+		      int timeout_ms, size_t *len, unsigned *sender,
+		      unsigned *queue)
+{
+	struct timespec deadline;
+	unsigned which = SMQ_GROUP_MAX_MEMBERS;
+
+	if (!g || g->role != SMQ_RECEIVER || (cap && !buf))
+		return -EINVAL;
+	if (timeout_ms > 0)
+		smq_deadline(&deadline, timeout_ms);
+	for (;;) {
+		int m = ready_member(g);
+		if (m >= 0) {
+			int err = smq_receive(g->q[m], buf, cap, len, sender, 0);
+			if (err == -EAGAIN)
+				continue;
+			if (queue)
+				*queue = g->q[m]->index;
+			if (err != -EMSGSIZE)
+				g->cursor = (unsigned)m + 1 == g->n ? 0 : m + 1;
+			return err;
+		}
+		int left = timeout_ms;
+		if (timeout_ms > 0) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t ms = (int64_t)(deadline.tv_sec - now.tv_sec) * 1000 +
+				     (deadline.tv_nsec - now.tv_nsec) / 1000000;
+			if (ms <= 0)
+				return -ETIMEDOUT;
+			left = (int)ms;
+		}
+		int s = smq_wait_any(g->q, g->n, left, &which);
+		if (s < 0) {
+			if (queue && which < g->n)
+				*queue = g->q[which]->index;
+			return s;
+		}
+	}
+}

@@ -1,0 +1,326 @@
+/* Groups: defined at init and seen alike; a send to every member that
+ * names the member that timed out and sends nothing twice on a retry; a
+ * receive from any member with rotating fairness, under a flood; and a
+ * receive-any that sleeps on one doorbell and wakes on a send to any
+ * member. */
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "testlib.h"
+
+#define BOARDS 4
+#define QUEUES 4
+#define ENTRIES 64
+
+static const char *spec;
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* Every queue received by board 0; groups "all" and "odd". */
+static struct smq_window *format(void)
+{
+	static const uint16_t receivers[QUEUES] = { 0, 0, 0, 0 };
+	static const uint32_t all[] = { 0, 1, 2, 3 }, odd[] = { 3, 1 };
+	static const struct smq_group_def groups[] = {
+		{ "all", all, 4 }, { "odd", odd, 2 },
+	};
+	struct smq_shape sh = { { BOARDS, QUEUES, ENTRIES, 64, receivers },
+				NULL, 0, groups, 2 };
+	struct smq_window *w;
+
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE,
+		    &w));
+	OK(smq_init_shape(w, &sh, sizeof(sh)));
+	return w;
+}
+
+static void definitions(struct smq_window *w)
+{
+	struct smq_window_info wi;
+	struct smq_group_info gi;
+	struct smq_window *b1;
+	struct smq_group *g;
+
+	OK(smq_window_info(w, &wi, sizeof(wi)));
+	CHECK(wi.groups == 2 && (wi.features_compat & SMQ_FEATURE_GROUPS));
+	/* another board sees the same membership */
+	OK(smq_open(spec, 1, 0, &b1));
+	OK(smq_group_info(b1, 1, &gi, sizeof(gi)));
+	CHECK(!strcmp(gi.name, "odd") && gi.count == 2 && gi.queues[0] == 3 &&
+	      gi.queues[1] == 1);
+	EXPECT(smq_group_info(b1, 2, &gi, sizeof(gi)), -ENOENT);
+	EXPECT(smq_group_open(b1, "none", SMQ_SENDER, 0, &g), -ENOENT);
+	CHECK(g == NULL);
+	/* board 1 receives none of them */
+	EXPECT(smq_group_open(b1, "all", SMQ_RECEIVER, 0, &g), -EPERM);
+	OK(smq_group_open(b1, "odd", SMQ_SENDER, 0, &g));
+	EXPECT(smq_group_member(g, 0), 3);
+	OK(smq_group_close(g));
+	OK(smq_close(b1));
+	OK(smq_validate(w, NULL, 0));
+}
+
+static unsigned queued(struct smq_window *w, unsigned q)
+{
+	struct smq_queue_info qi;
+	OK(smq_queue_info(w, q, &qi, sizeof(qi)));
+	return (unsigned)qi.queued;
+}
+
+/* Queue 2's receiver is stopped with its ring full: the others take the
+ * message, the call names member 2, and a retry sends to it alone. */
+static void send_all(struct smq_window *w)
+{
+	struct smq_queue *full, *rx;
+	struct smq_group *g;
+	uint64_t pending = SMQ_GROUP_ALL;
+	char buf[64];
+	size_t len;
+
+	OK(smq_queue_open(w, 2, SMQ_SENDER, 0, &full));
+	for (unsigned i = 0; i < ENTRIES; i++)
+		OK(smq_send(full, "filler", 6, 0));
+	OK(smq_group_open(w, "all", SMQ_SENDER, 0, &g));
+	uint64_t t0 = now_ms();
+	EXPECT(smq_group_send(g, "to all", 6, 200, &pending), -ETIMEDOUT);
+	CHECK(now_ms() - t0 >= 150);
+	CHECK(pending == 1u << 2);
+	CHECK(queued(w, 0) == 1 && queued(w, 1) == 1 && queued(w, 3) == 1 &&
+	      queued(w, 2) == ENTRIES);
+	/* without waiting: the same member, still full */
+	EXPECT(smq_group_send(g, "to all", 6, 0, &pending), -EAGAIN);
+	CHECK(pending == 1u << 2);
+	OK(smq_queue_open(w, 2, SMQ_RECEIVER, 0, &rx));
+	OK(smq_receive(rx, buf, sizeof(buf), &len, NULL, 0));
+	OK(smq_group_send(g, "to all", 6, 200, &pending));
+	CHECK(pending == 0);
+	CHECK(queued(w, 0) == 1 && queued(w, 1) == 1 && queued(w, 3) == 1 &&
+	      queued(w, 2) == ENTRIES);
+	for (unsigned i = 0; i < ENTRIES - 1; i++) {
+		OK(smq_receive(rx, buf, sizeof(buf), &len, NULL, 0));
+		CHECK(len == 6 && !memcmp(buf, "filler", 6));
+	}
+	OK(smq_receive(rx, buf, sizeof(buf), &len, NULL, 0));
+	CHECK(len == 6 && !memcmp(buf, "to all", 6));
+	OK(smq_queue_close(rx));
+	for (unsigned q = 0; q < QUEUES; q += 1 + (q == 1)) {
+		OK(smq_queue_open(w, q, SMQ_RECEIVER, 0, &rx));
+		OK(smq_receive(rx, buf, sizeof(buf), &len, NULL, 0));
+		CHECK(len == 6 && !memcmp(buf, "to all", 6));
+		EXPECT(smq_receive(rx, buf, sizeof(buf), &len, NULL, 0), -EAGAIN);
+		OK(smq_queue_close(rx));
+	}
+	OK(smq_queue_close(full));
+	OK(smq_group_close(g));
+}
+
+/* Pre-filled members are served in turn, one each per round, whatever
+ * their backlog; then the others once one is empty. */
+static void turns(struct smq_window *w)
+{
+	static const unsigned fill[QUEUES] = { 40, 3, 5, 2 };
+	struct smq_queue *tx[QUEUES];
+	struct smq_group *g;
+	unsigned got[64], n = 0, q;
+	char buf[64];
+	size_t len;
+
+	for (unsigned i = 0; i < QUEUES; i++) {
+		OK(smq_queue_open(w, i, SMQ_SENDER, 0, &tx[i]));
+		for (unsigned k = 0; k < fill[i]; k++)
+			OK(smq_send(tx[i], &k, sizeof(k), 0));
+	}
+	OK(smq_group_open(w, "all", SMQ_RECEIVER, 0, &g));
+	while (n < 64 && !smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL,
+					    &q))
+		got[n++] = q;
+	if (n != 40 + 3 + 5 + 2)
+		FAIL("%u messages", n);
+	/* rounds 0-1: every member; round 2: all but 3; then 0 and 2 */
+	static const unsigned want[] = { 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2,
+					 0, 2, 0, 2, 0 };
+	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (got[i] != want[i])
+			FAIL("message %u came from queue %u, not %u: the "
+			     "members did not take turns", i, got[i], want[i]);
+	for (unsigned i = 0; i < QUEUES; i++)
+		OK(smq_queue_close(tx[i]));
+	OK(smq_group_close(g));
+}
+
+/* A sender of board b that keeps queue q full, until killed. */
+struct flood { unsigned board, queue; };
+static int flooder(void *arg)
+{
+	const struct flood *f = arg;
+	struct smq_window *w;
+	struct smq_queue *tx;
+	char msg[16] = "flood";
+
+	test_pin(1);
+	OK(smq_open(spec, f->board, 0, &w));
+	OK(smq_queue_open(w, f->queue, SMQ_SENDER, 0, &tx));
+	for (;;) {
+		int err = smq_send(tx, msg, sizeof(msg), 1000);
+		if (err && err != -ETIMEDOUT)
+			return 1;
+	}
+}
+
+/* Queue 0 flooded by three boards, queues 1 to 3 each kept backlogged by
+ * one: over 100,000 messages, each member's share, and no member that had
+ * messages waiting passed over for more than one round of the set (the
+ * receiver looks at every member's fill before each receive). */
+static void flood(struct smq_window *w)
+{
+	static const struct flood f[] = {
+		{ 1, 0 }, { 2, 0 }, { 3, 0 }, { 0, 1 }, { 0, 2 }, { 0, 3 },
+	};
+	pid_t pid[6];
+	struct smq_group *g;
+	uint64_t share[QUEUES] = { 0 }, total = 100000, backlogged = 0;
+	unsigned waited[QUEUES] = { 0 }, most = 0;
+	char buf[64];
+	size_t len;
+	unsigned q;
+
+	for (unsigned i = 0; i < 6; i++)
+		pid[i] = test_fork(flooder, (void *)&f[i]);
+	test_pin(0);
+	OK(smq_group_open(w, "all", SMQ_RECEIVER, 0, &g));
+	for (unsigned i = 0; i < QUEUES; i++)
+		while (queued(w, i) < ENTRIES / 2)
+			usleep(1000);
+	for (uint64_t i = 0; i < total; i++) {
+		bool waiting[QUEUES];
+		for (unsigned m = 0; m < QUEUES; m++)
+			waiting[m] = queued(w, m) > 0;
+		OK(smq_group_receive(g, buf, sizeof(buf), 5000, &len, NULL, &q));
+		share[q]++;
+		for (unsigned m = 0; m < QUEUES; m++) {
+			if (m == q) {
+				waited[m] = 0;
+			} else if (waiting[m]) {
+				if (++waited[m] > most)
+					most = waited[m];
+				backlogged++;
+			} else {
+				waited[m] = 0;
+			}
+		}
+	}
+	for (unsigned i = 0; i < 6; i++) {
+		kill(pid[i], SIGKILL);
+		waitpid(pid[i], NULL, 0);
+	}
+	printf("group: over %llu messages (queue 0 flooded by 3 boards), "
+	       "shares:", (unsigned long long)total);
+	for (unsigned i = 0; i < QUEUES; i++)
+		printf(" queue %u %.1f%%", i, 100.0 * share[i] / total);
+	printf("; a member with messages waited at most %u messages of "
+	       "others (%llu such waits)\n", most,
+	       (unsigned long long)backlogged);
+	if (most >= QUEUES)
+		FAIL("a member with messages waiting was passed over %u times "
+		     "in a row: more than a round of %u", most, QUEUES);
+	/* the work the test did: members were backlogged, not just served */
+	CHECK(backlogged > total / 2);
+	OK(smq_group_close(g));
+	/* what the killed senders left */
+	struct smq_queue *rx;
+	for (unsigned i = 0; i < QUEUES; i++) {
+		OK(smq_queue_open(w, i, SMQ_RECEIVER, 0, &rx));
+		while (!smq_receive(rx, buf, sizeof(buf), &len, NULL, 0))
+			;
+		OK(smq_queue_close(rx));
+	}
+}
+
+/* A receive-any asleep costs no CPU and wakes on a send to any member
+ * (the last one here, not the first whose word a plain wait would
+ * watch). */
+static int sleeper(void *arg)
+{
+	struct smq_window *w;
+	struct smq_group *g;
+	char buf[64];
+	size_t len;
+	unsigned q;
+
+	(void)arg;
+	OK(smq_open(spec, 0, 0, &w));
+	OK(smq_group_open(w, "all", SMQ_RECEIVER, 0, &g));
+	OK(smq_group_receive(g, buf, sizeof(buf), 10000, &len, NULL, &q));
+	CHECK(q == 3 && len == 5 && !memcmp(buf, "wake!", 5));
+	printf("%llu\n", (unsigned long long)now_ms());
+	fflush(stdout);
+	return 0;
+}
+
+static void asleep(struct smq_window *w)
+{
+	struct smq_queue *tx;
+	struct rusage ru;
+	int pipefd[2], status;
+	char line[64] = "";
+
+	CHECK(pipe(pipefd) == 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		close(pipefd[0]);
+		exit(sleeper(NULL));
+	}
+	close(pipefd[1]);
+	/* asleep: its receivers say they wait */
+	struct smq_queue_info qi;
+	do {
+		usleep(10000);
+		OK(smq_queue_info(w, 3, &qi, sizeof(qi)));
+	} while (qi.receiver_state != SMQ_RECEIVER_WAITING);
+	sleep(2);
+	OK(smq_queue_open(w, 3, SMQ_SENDER, 0, &tx));
+	uint64_t sent = now_ms();
+	OK(smq_send(tx, "wake!", 5, 0));
+	ssize_t n = read(pipefd[0], line, sizeof(line) - 1);
+	CHECK(n > 0);
+	CHECK(wait4(pid, &status, 0, &ru) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	uint64_t woke = strtoull(line, NULL, 10);
+	double cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+		     (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	printf("group: asleep 2 s on 4 queues: %.1f ms of CPU; woken %llu ms "
+	       "after the send to the last member\n", cpu * 1000,
+	       (unsigned long long)(woke - sent));
+	/* under 2% of the 2 s asleep (attach and open included) */
+	CHECK(cpu < 0.04);
+	/* the doorbell, not the heartbeat slice (1 s), woke it */
+	CHECK(woke - sent < 500);
+	OK(smq_lane_info(w, 3, 0, &(struct smq_lane_info){ 0 },
+			 sizeof(struct smq_lane_info)));
+	OK(smq_queue_close(tx));
+	close(pipefd[0]);
+}
+
+int main(void)
+{
+	spec = test_window();
+	struct smq_window *w = format();
+
+	definitions(w);
+	send_all(w);
+	turns(w);
+	asleep(w);
+	flood(w);
+	OK(smq_validate(w, NULL, 0));
+	OK(smq_close(w));
+	return 0;
+}
