@@ -182,6 +182,44 @@ static void json_features(struct json *j, const struct smq_window_info *wi)
 	json_end(j, ']');
 }
 
+/* The groups the window names (feature groups). */
+static void json_groups(struct json *j, struct smq_window *w,
+			const struct smq_window_info *wi)
+{
+	struct smq_group_info gi;
+
+	json_begin(j, "groups", '[');
+	for (unsigned i = 0; i < wi->groups; i++) {
+		if (smq_group_info(w, i, &gi, sizeof(gi)))
+			break;
+		json_begin(j, NULL, '{');
+		json_str(j, "name", gi.name);
+		json_begin(j, "queues", '[');
+		for (unsigned k = 0; k < gi.count; k++)
+			json_u64(j, NULL, gi.queues[k]);
+		json_end(j, ']');
+		json_end(j, '}');
+	}
+	json_end(j, ']');
+}
+
+static void text_groups(struct smq_window *w, const struct smq_window_info *wi)
+{
+	struct smq_group_info gi;
+
+	if (!wi->groups)
+		return;
+	printf("\ngroups:\n%-31s  %s\n", "GROUP", "QUEUES");
+	for (unsigned i = 0; i < wi->groups; i++) {
+		if (smq_group_info(w, i, &gi, sizeof(gi)))
+			break;
+		printf("%-31s  ", gi.name);
+		for (unsigned k = 0; k < gi.count; k++)
+			printf("%s%u", k ? "," : "", gi.queues[k]);
+		putchar('\n');
+	}
+}
+
 static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 		      const struct smq_board_info *bi, int only, int verbose,
 		      int err, const struct smq_fault *f)
@@ -239,6 +277,7 @@ static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 		if (only < 0 || q == (unsigned)only)
 			json_queue(&j, w, q, wi->geometry.boards, verbose);
 	json_end(&j, ']');
+	json_groups(&j, w, wi);
 	json_end(&j, '}');
 	json_close(&j);
 }
@@ -409,6 +448,7 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 		text_workers(w);
 	text_queues(w, wi, only, verbose, false);
 	text_queues(w, wi, only, verbose, true);
+	text_groups(w, wi);
 	printf("\nACTIVITY: at rest (no process attached: normal once ready), "
 	       "attached, at work (a queue open), dead (processes died "
 	       "without closing), unknown (another host, not seen long "

@@ -27,9 +27,25 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* What recv takes from: one queue, or any queue of a group. */
+struct source {
+	struct smq_queue *q;
+	struct smq_group *g;
+	unsigned queue;         /* the queue of the message peeked */
+};
+
+static int peek_one(struct source *src, const void **data, size_t *len,
+		    unsigned *from, int timeout_ms)
+{
+	if (src->g)
+		return smq_group_peek(src->g, timeout_ms, data, len, from,
+				      &src->queue);
+	return smq_peek(src->q, data, len, from, timeout_ms);
+}
+
 /* smq_peek up to timeout_ms (SMQ_WAIT_FOREVER: no bound), in slices; a
  * stop signal makes it -EINTR. */
-static int peek_sliced(struct smq_queue *q, const void **data, size_t *len,
+static int peek_sliced(struct source *q, const void **data, size_t *len,
 		       unsigned *from, int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
@@ -43,7 +59,7 @@ static int peek_sliced(struct smq_queue *q, const void **data, size_t *len,
 		}
 		if (stop_signal)
 			return -EINTR;
-		int err = smq_peek(q, data, len, from, slice);
+		int err = peek_one(q, data, len, from, slice);
 		if (err != -ETIMEDOUT && err != -EAGAIN)
 			return err;
 		if (deadline >= 0 && mono_ms() >= deadline)
@@ -55,6 +71,7 @@ enum recv_format { TEXT, HEX, NUL_FRAMED, RAW };
 
 struct recv_opts {
 	int queue;
+	const char *group;      /* --group NAME */
 	int timeout_ms;
 	uint32_t count;
 	bool count_set;
@@ -62,11 +79,14 @@ struct recv_opts {
 	const char *format_opt;   /* the option that chose it */
 };
 
-enum { OPT_RAW = 0x100 };
+enum { OPT_RAW = 0x100, OPT_GROUP };
 
 static const struct argp_option options[] = {
 	{ "queue", 'q', "Q", 0,
 	  "Receive on queue Q (default: the first queue this board receives)", 0 },
+	{ "group", OPT_GROUP, "NAME", 0,
+	  "Receive on every queue of group NAME (smqctl init --group), the "
+	  "queues taking turns; each message is written with its queue", 0 },
 	{ "timeout", 'T', "TIME", 0,
 	  "Wait up to TIME for each message (default inf)", 0 },
 	{ "count", 'c', "N", 0,
@@ -101,6 +121,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case 'T':
 		o->timeout_ms = arg_duration(st, "--timeout", arg);
 		break;
+	case OPT_GROUP:
+		o->group = arg;
+		break;
 	case 'c':
 		o->count = arg_u32(st, "--count", arg, 0, UINT32_MAX);
 		o->count_set = true;
@@ -115,6 +138,12 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		set_format(st, o, RAW, "--raw");
 		break;
 	case ARGP_KEY_END:
+		if (o->group && o->queue >= 0)
+			argp_error(st, "--queue and --group exclude each other");
+		if (o->group && (o->format == NUL_FRAMED || o->format == RAW))
+			argp_error(st, "%s writes messages as they are, with no "
+				   "room for their queue: with --group use "
+				   "text, --hex or --json", o->format_opt);
 		if (o->count == 0 && o->timeout_ms < 0)
 			argp_error(st, "--count 0 needs a --timeout to end");
 		if (o->format == RAW && o->count != 1)
@@ -205,16 +234,19 @@ static void write_text(FILE *f, const uint8_t *p, size_t len)
 }
 
 static void write_message(const struct ctx *ctx, const struct recv_opts *o,
-			  const uint8_t *buf, size_t len, unsigned from)
+			  const uint8_t *buf, size_t len, unsigned from,
+			  unsigned queue)
 {
 	if (ctx->json) {
-		printf("{\"queue\": %d, \"sender\": %u, \"size\": %zu, \"hex\": \"",
-		       o->queue, from, len);
+		printf("{\"queue\": %u, \"sender\": %u, \"size\": %zu, \"hex\": \"",
+		       queue, from, len);
 		for (size_t i = 0; i < len; i++)
 			printf("%02x", buf[i]);
 		printf("\"}\n");
 		return;
 	}
+	if (o->group)
+		printf("queue %u: ", queue);
 	switch (o->format) {
 	case TEXT:
 		write_text(stdout, buf, len);
@@ -238,7 +270,7 @@ static void write_message(const struct ctx *ctx, const struct recv_opts *o,
 /* Writes messages from q until --count or --timeout; each is taken
  * from the queue only once it is written.  Returns the exit status. */
 static int receive(struct ctx *ctx, const struct recv_opts *o,
-		   struct smq_queue *q)
+		   struct source *q)
 {
 	uint32_t got = 0, refused = 0;
 	int err = 0, rc = 0;
@@ -248,34 +280,36 @@ static int receive(struct ctx *ctx, const struct recv_opts *o,
 		size_t len;
 		unsigned from;
 		err = peek_sliced(q, &data, &len, &from, o->timeout_ms);
+		if (!q->g)
+			q->queue = (unsigned)o->queue;
 		if (err == -SMQ_EPAYLOAD) {
 			/* taken off already: said, and the next one comes */
 			/* a size of 0 is a size past the entry's, not read */
 			if (len)
-				say_error("the message from board %u on queue %d "
+				say_error("the message from board %u on queue %u "
 					  "(%zu bytes) failed its checksum: "
 					  "refused, not delivered", from,
-					  o->queue, len);
+					  q->queue, len);
 			else
-				say_error("the message from board %u on queue %d "
+				say_error("the message from board %u on queue %u "
 					  "is damaged (its size, or an empty "
 					  "one's checksum): refused, not "
-					  "delivered", from, o->queue);
+					  "delivered", from, q->queue);
 			refused++;
 			continue;
 		}
 		if (err)
 			break;
 		if (o->format == NUL_FRAMED && !ctx->json && memchr(data, 0, len)) {
-			rc = say_error("the message from board %u on queue %d (%zu "
+			rc = say_error("the message from board %u on queue %u (%zu "
 				   "bytes) holds a NUL byte, which --null cannot "
 				   "frame: it stays queued (receive it with --json, "
-				   "--hex or --raw)", from, o->queue, len);
+				   "--hex or --raw)", from, q->queue, len);
 			break;
 		}
 		/* written and flushed before it is taken: a recv killed here
 		 * leaves it queued, and the next recv writes it (again) */
-		write_message(ctx, o, data, len, from);
+		write_message(ctx, o, data, len, from, q->queue);
 		if (fflush(stdout) || ferror(stdout)) {
 			int e = errno;
 			/* said here, with what became of the message: nothing
@@ -286,7 +320,7 @@ static int receive(struct ctx *ctx, const struct recv_opts *o,
 				   "message stays queued)", strerror(e));
 			break;
 		}
-		if ((err = smq_commit(q))) {
+		if ((err = q->g ? smq_group_commit(q->g) : smq_commit(q->q))) {
 			rc = window_error(ctx, "recv", err);
 			break;
 		}
@@ -298,8 +332,12 @@ static int receive(struct ctx *ctx, const struct recv_opts *o,
 		rc = 128 + stop_signal;  /* as if the signal had ended it */
 	} else if (err == -ETIMEDOUT || err == -EAGAIN) {
 		if (o->count) {
-			fprintf(stderr, "smqctl: no message on queue %d after ",
-				o->queue);
+			if (o->group)
+				fprintf(stderr, "smqctl: no message on group %s "
+					"after ", o->group);
+			else
+				fprintf(stderr, "smqctl: no message on queue %d "
+					"after ", o->queue);
 			print_duration(stderr, o->timeout_ms);
 			fprintf(stderr, " (received %u of %u)\n", got, o->count);
 			rc = 1;
@@ -311,13 +349,62 @@ static int receive(struct ctx *ctx, const struct recv_opts *o,
 	return rc ? rc : refused ? 1 : 0;
 }
 
+/* recv --group: every queue of the group, received by this board. */
+static int open_group(struct ctx *ctx, struct smq_window *w,
+		      const struct recv_opts *o, struct source *src)
+{
+	int err = smq_group_open(w, o->group, SMQ_RECEIVER, 0, &src->g);
+
+	if (err == -ENOENT)
+		return say_error("no group %s in %s (smqctl dump shows its "
+				 "groups; smqctl init --group makes them)",
+				 o->group, window_spec(ctx));
+	if (err == -EPERM)
+		return say_error("group %s has queues that board %u does not "
+				 "receive (smqctl dump shows each queue's "
+				 "receiver)", o->group, ctx->board);
+	if (err == -EBUSY)
+		return say_error("a queue of group %s already has a receiver "
+				 "(smqctl dump names it)", o->group);
+	return err ? window_error(ctx, "recv", err) : 0;
+}
+
+static int open_queue(struct ctx *ctx, struct smq_window *w,
+		      struct recv_opts *o, struct source *src)
+{
+	struct smq_window_info wi;
+	int err;
+
+	smq_window_info(w, &wi, sizeof(wi));
+	if (o->queue < 0 && (o->queue = first_received_queue(w, ctx->board)) < 0)
+		return say_error("board %u receives no queue of %s", ctx->board,
+				 wi.name);
+	if (check_queue(w, (unsigned)o->queue))
+		return 1;
+	err = smq_queue_open(w, (unsigned)o->queue, SMQ_RECEIVER, 0, &src->q);
+	if (err) {
+		struct smq_queue_info qi;
+		smq_queue_info(w, (unsigned)o->queue, &qi, sizeof(qi));
+		if (err == -EPERM)
+			return say_error("queue %d is received by board %u, not "
+					 "board %u", o->queue, qi.receiver,
+					 ctx->board);
+		if (err == -EBUSY)
+			return say_error("queue %d already has a receiver (pid "
+					 "%u)", o->queue, qi.receiver_pid);
+		return window_error(ctx, "recv", err);
+	}
+	src->queue = (unsigned)o->queue;
+	return 0;
+}
+
 static int run(int argc, char **argv, struct ctx *ctx)
 {
-	struct recv_opts o = { -1, SMQ_WAIT_FOREVER, 1, false, TEXT, NULL };
+	struct recv_opts o = { -1, NULL, SMQ_WAIT_FOREVER, 1, false, TEXT,
+			       NULL };
+	struct source src = { NULL, NULL, 0 };
 	struct smq_window *w;
-	struct smq_window_info wi;
-	struct smq_queue *q;
-	int err;
+	int rc;
 
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	if (ctx->json && o.format_opt) {
@@ -326,27 +413,11 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	}
 	if (open_window(ctx, 0, &w))
 		return 1;
-	smq_window_info(w, &wi, sizeof(wi));
-	if (o.queue < 0 && (o.queue = first_received_queue(w, ctx->board)) < 0) {
+	rc = o.group ? open_group(ctx, w, &o, &src) : open_queue(ctx, w, &o,
+								  &src);
+	if (rc) {
 		smq_close(w);
-		return say_error("board %u receives no queue of %s", ctx->board, wi.name);
-	}
-	if (check_queue(w, (unsigned)o.queue)) {
-		smq_close(w);
-		return 1;
-	}
-	err = smq_queue_open(w, (unsigned)o.queue, SMQ_RECEIVER, 0, &q);
-	if (err) {
-		struct smq_queue_info qi;
-		smq_queue_info(w, (unsigned)o.queue, &qi, sizeof(qi));
-		smq_close(w);
-		if (err == -EPERM)
-			return say_error("queue %d is received by board %u, not board %u",
-				     o.queue, qi.receiver, ctx->board);
-		if (err == -EBUSY)
-			return say_error("queue %d already has a receiver (pid %u)",
-				     o.queue, qi.receiver_pid);
-		return window_error(ctx, "recv", err);
+		return rc;
 	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -354,8 +425,11 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	int rc = receive(ctx, &o, q);
-	smq_queue_close(q);
+	rc = receive(ctx, &o, &src);
+	if (src.g)
+		smq_group_close(src.g);
+	else
+		smq_queue_close(src.q);
 	smq_close(w);
 	return rc;
 }

@@ -6,12 +6,19 @@
 
 struct send_opts {
 	unsigned queue;
+	bool queue_set;
 	int timeout_ms;
 	const char *file, *text;
+	const char *group;      /* --group NAME */
 };
+
+enum { OPT_GROUP = 0x100 };
 
 static const struct argp_option options[] = {
 	{ "queue", 'q', "Q", 0, "Send on queue Q (default 0)", 0 },
+	{ "group", OPT_GROUP, "NAME", 0,
+	  "Send to every queue of group NAME (smqctl init --group); says which "
+	  "queues took it and which stayed full", 0 },
 	{ "timeout", 'T', "TIME", 0,
 	  "Wait up to TIME for room in a full ring (default 1s; 0: not at all)", 0 },
 	{ "file", 'f', "FILE", 0, "Send the contents of FILE ('-': stdin)", 0 },
@@ -25,6 +32,14 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	switch (key) {
 	case 'q':
 		o->queue = arg_u32(st, "--queue", arg, 0, SMQ_MAX_QUEUES - 1);
+		o->queue_set = true;
+		break;
+	case OPT_GROUP:
+		o->group = arg;
+		break;
+	case ARGP_KEY_END:
+		if (o->group && o->queue_set)
+			argp_error(st, "--queue and --group exclude each other");
 		break;
 	case 'T':
 		o->timeout_ms = arg_duration(st, "--timeout", arg);
@@ -98,9 +113,73 @@ static const char *receiver_says(const struct smq_queue_info *qi)
 	}
 }
 
+/* "0, 1 and 3": the queues of the members in mask. */
+static const char *members_words(struct smq_group *g, uint64_t mask,
+				 char *buf, size_t n)
+{
+	size_t at = 0;
+	unsigned count = (unsigned)__builtin_popcountll(mask), i = 0;
+
+	buf[0] = 0;
+	for (unsigned m = 0; m < 64 && at < n; m++) {
+		if (!(mask >> m & 1))
+			continue;
+		i++;
+		at += (size_t)snprintf(buf + at, n - at, "%s%d",
+				       i == 1 ? "" : i == count ? " and " : ", ",
+				       smq_group_member(g, m));
+	}
+	return buf;
+}
+
+/* send --group: one message to every queue of the group. */
+static int send_group(struct ctx *ctx, struct smq_window *w,
+		      const struct send_opts *o, const void *data, size_t len)
+{
+	struct smq_group *g;
+	uint64_t pending = SMQ_GROUP_ALL;
+	char took[512], left[512];
+	int err = smq_group_open(w, o->group, SMQ_SENDER, 0, &g);
+
+	if (err == -ENOENT)
+		return say_error("no group %s in %s (smqctl dump shows its "
+				 "groups; smqctl init --group makes them)",
+				 o->group, window_spec(ctx));
+	if (err == -SMQ_ENOTSENDER)
+		return say_error("send: board %u is not among the senders of "
+				 "every queue of group %s (smqctl dump shows "
+				 "each queue's senders)", ctx->board, o->group);
+	if (err)
+		return window_error(ctx, "send", err);
+	int n = 0;
+	while (smq_group_member(g, (unsigned)n) >= 0)
+		n++;
+	uint64_t all = n == 64 ? ~0ull : (1ull << n) - 1;
+	err = smq_group_send(g, data, len, o->timeout_ms, &pending);
+	members_words(g, all & ~pending, took, sizeof(took));
+	members_words(g, pending, left, sizeof(left));
+	smq_group_close(g);
+	if (err == -EAGAIN || err == -ETIMEDOUT) {
+		fprintf(stderr, "smqctl: group %s: queue%s %s stayed full: no "
+			"room after ", o->group,
+			__builtin_popcountll(pending) > 1 ? "s" : "", left);
+		print_duration(stderr, o->timeout_ms);
+		fprintf(stderr, "; %s%s took it (send again to the full ones: "
+			"smqctl send --queue Q)\n", *took ? "queues " : "",
+			*took ? took : "none");
+		return 1;
+	}
+	if (err)
+		return window_error(ctx, "send", err);
+	if (ctx->verbose)
+		fprintf(stderr, "smqctl: sent %zu bytes to group %s (queues %s) "
+			"as board %u\n", len, o->group, took, ctx->board);
+	return 0;
+}
+
 static int run(int argc, char **argv, struct ctx *ctx)
 {
-	struct send_opts o = { 0, 1000, NULL, NULL };
+	struct send_opts o = { 0, false, 1000, NULL, NULL, NULL };
 	struct smq_window *w;
 	struct smq_window_info wi;
 	struct smq_queue *q;
@@ -111,7 +190,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	if (open_window(ctx, 0, &w))
 		return 1;
-	if (check_queue(w, o.queue)) {
+	if (!o.group && check_queue(w, o.queue)) {
 		smq_close(w);
 		return 1;
 	}
@@ -142,6 +221,12 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		return say_error("message of %s%zu bytes is larger than the entry size "
 			     "%u of %s", o.text ? "" : "at least ", len,
 			     wi.geometry.entry_size, wi.name);
+	}
+	if (o.group) {
+		int rc = send_group(ctx, w, &o, data, len);
+		free(data);
+		smq_close(w);
+		return rc;
 	}
 	err = smq_queue_open(w, o.queue, SMQ_SENDER, 0, &q);
 	if (!err) {

@@ -11,6 +11,7 @@ struct smq_group {
 	enum smq_role role;
 	unsigned n;
 	unsigned cursor;        /* the member whose turn it is (receive) */
+	int peeked;             /* the member smq_group_peek() holds, or -1 */
 	struct smq_queue *q[SMQ_GROUP_MAX_MEMBERS];
 	struct smq_bell_addr bell;  /* the receivers' one doorbell */
 	bool has_bell;
@@ -100,6 +101,7 @@ int smq_group_open_queues(struct smq_window *w, const unsigned *queues,
 		return -ENOMEM;
 	g->w = w;
 	g->role = role;
+	g->peeked = -1;
 	/* receivers share one doorbell: a ring of any member wakes the set */
 	if (role == SMQ_RECEIVER && w->map.tp->bell_open &&
 	    !w->map.tp->bell_open(&w->map, &g->bell))
@@ -221,42 +223,34 @@ static int ready_member(struct smq_group *g)
 	return -1;
 }
 
-/* Rotating fairness: after a member's message, the turn passes to the
- * next member, so a flooded member cannot starve the others; within a
- * member the sending boards take turns as they do in a queue. */
-int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
-		      int timeout_ms, size_t *len, unsigned *sender,
-		      unsigned *queue)
+static int ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ms = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
+		     (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
+}
+
+/* The member whose message comes next, waiting for one up to timeout_ms:
+ * the first with a message from the one whose turn it is.  A fault (a
+ * stale handle, a damaged lane) names its member in *queue. */
+static int next_member(struct smq_group *g, int timeout_ms, unsigned *queue)
 {
 	struct timespec deadline;
 	unsigned which = SMQ_GROUP_MAX_MEMBERS;
 
-	if (!g || g->role != SMQ_RECEIVER || (cap && !buf))
-		return -EINVAL;
+	if (g->peeked >= 0)
+		return g->peeked;
 	if (timeout_ms > 0)
 		smq_deadline(&deadline, timeout_ms);
 	for (;;) {
 		int m = ready_member(g);
-		if (m >= 0) {
-			int err = smq_receive(g->q[m], buf, cap, len, sender, 0);
-			if (err == -EAGAIN)
-				continue;
-			if (queue)
-				*queue = g->q[m]->index;
-			if (err != -EMSGSIZE)
-				g->cursor = (unsigned)m + 1 == g->n ? 0 : m + 1;
-			return err;
-		}
-		int left = timeout_ms;
-		if (timeout_ms > 0) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			int64_t ms = (int64_t)(deadline.tv_sec - now.tv_sec) * 1000 +
-				     (deadline.tv_nsec - now.tv_nsec) / 1000000;
-			if (ms <= 0)
-				return -ETIMEDOUT;
-			left = (int)ms;
-		}
+		if (m >= 0)
+			return m;
+		int left = timeout_ms > 0 ? ms_left(&deadline) : timeout_ms;
+		if (timeout_ms > 0 && !left)
+			return -ETIMEDOUT;
 		int s = smq_wait_any(g->q, g->n, left, &which);
 		if (s < 0) {
 			if (queue && which < g->n)
@@ -264,4 +258,70 @@ int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
 			return s;
 		}
 	}
+}
+
+/* Rotating fairness: after a member's message, the turn passes to the
+ * next member, so a flooded member cannot starve the others; within a
+ * member the sending boards take turns as they do in a queue. */
+static void pass_turn(struct smq_group *g, unsigned m)
+{
+	g->cursor = m + 1 == g->n ? 0 : m + 1;
+}
+
+int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
+		      int timeout_ms, size_t *len, unsigned *sender,
+		      unsigned *queue)
+{
+	if (!g || g->role != SMQ_RECEIVER || (cap && !buf))
+		return -EINVAL;
+	for (;;) {
+		int m = next_member(g, timeout_ms, queue);
+		if (m < 0)
+			return m;
+		int err = smq_receive(g->q[m], buf, cap, len, sender, 0);
+		if (err == -EAGAIN)
+			continue;
+		if (queue)
+			*queue = g->q[m]->index;
+		g->peeked = -1;
+		if (err != -EMSGSIZE)
+			pass_turn(g, (unsigned)m);
+		return err;
+	}
+}
+
+int smq_group_peek(struct smq_group *g, int timeout_ms, const void **data,
+		   size_t *len, unsigned *sender, unsigned *queue)
+{
+	if (!g || g->role != SMQ_RECEIVER || !data)
+		return -EINVAL;
+	for (;;) {
+		int m = next_member(g, timeout_ms, queue);
+		if (m < 0)
+			return m;
+		int err = smq_peek(g->q[m], data, len, sender, 0);
+		if (err == -EAGAIN)
+			continue;
+		if (queue)
+			*queue = g->q[m]->index;
+		/* a damaged message was taken off: the next member's turn */
+		g->peeked = err ? -1 : m;
+		if (err == -SMQ_EPAYLOAD)
+			pass_turn(g, (unsigned)m);
+		return err;
+	}
+}
+
+int smq_group_commit(struct smq_group *g)
+{
+	if (!g || g->role != SMQ_RECEIVER)
+		return -EINVAL;
+	if (g->peeked < 0)
+		return -ENOMSG;
+	unsigned m = (unsigned)g->peeked;
+	g->peeked = -1;
+	int err = smq_commit(g->q[m]);
+	if (!err)
+		pass_turn(g, m);
+	return err;
 }

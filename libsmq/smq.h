@@ -358,7 +358,9 @@ int smq_loan_abort(struct smq_queue *q);
  * each backlogged member gets one within a round of the set); *queue says
  * whose.  It waits as smq_receive() does, sleeping on one doorbell for the
  * whole set (flags as smq_queue_open(): SMQ_POLL, SMQ_SLEEP).  Every
- * member must be received by this board (-EPERM). */
+ * member must be received by this board (-EPERM).  smq_group_peek() and
+ * smq_group_commit() are its at-least-once form, as smq_peek() and
+ * smq_commit() are smq_receive()'s. */
 struct smq_group;
 #define SMQ_GROUP_ALL (~(uint64_t)0)
 struct smq_group_info {
@@ -379,6 +381,9 @@ int smq_group_send(struct smq_group *g, const void *data, size_t len,
 int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
 		      int timeout_ms, size_t *len, unsigned *sender,
 		      unsigned *queue);
+int smq_group_peek(struct smq_group *g, int timeout_ms, const void **data,
+		   size_t *len, unsigned *sender, unsigned *queue);
+int smq_group_commit(struct smq_group *g);
 /* The group index of the window (-ENOENT past the last one). */
 int smq_group_info(struct smq_window *w, unsigned index,
 		   struct smq_group_info *info, size_t size);

@@ -138,6 +138,15 @@ static void turns(struct smq_window *w)
 			OK(smq_send(tx[i], &k, sizeof(k), 0));
 	}
 	OK(smq_group_open(w, "all", SMQ_RECEIVER, 0, &g));
+	/* at least once: a peeked message stays until its commit */
+	const void *data, *again;
+	EXPECT(smq_group_commit(g), -ENOMSG);
+	OK(smq_group_peek(g, 0, &data, &len, NULL, &q));
+	CHECK(q == 0 && len == sizeof(unsigned) && *(const unsigned *)data == 0);
+	OK(smq_group_peek(g, 0, &again, &len, NULL, &q));
+	CHECK(q == 0 && again == data);
+	OK(smq_group_commit(g));
+	got[n++] = q;
 	while (n < 64 && !smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL,
 					    &q))
 		got[n++] = q;

@@ -25,6 +25,7 @@ static bool same_geometry(const struct smq_window_info *wi,
 	const struct smq_geometry *a = &wi->geometry, *b = &s->g;
 	uint32_t want = s->flags & SMQ_SHAPE_CHECKSUM ? SMQ_FEATURE_CHECKSUM
 						      : 0;
+	uint32_t compat = s->ngroups ? SMQ_FEATURE_GROUPS : 0;
 
 	if (a->boards != b->boards)
 		differs(k, "it has %u boards, not %u", a->boards, b->boards);
@@ -36,13 +37,50 @@ static bool same_geometry(const struct smq_window_info *wi,
 	else if (a->entry_size != b->entry_size)
 		differs(k, "its entries hold %u bytes, not %u", a->entry_size,
 			b->entry_size);
-	else if (wi->features_incompat != want || wi->features_compat)
+	else if (wi->features_incompat != want ||
+		 wi->features_compat != compat)
 		differs(k, "it has the features %#x and %#x (smq(7)), not %#x "
-			"and 0 (checksums %s)", wi->features_incompat,
-			wi->features_compat, want, want ? "on" : "off");
+			"and %#x (checksums %s, groups %s)",
+			wi->features_incompat, wi->features_compat, want,
+			compat, want ? "on" : "off", compat ? "on" : "off");
+	else if (wi->groups != s->ngroups)
+		differs(k, "it has %u groups, not %u", wi->groups, s->ngroups);
 	else
 		return true;
 	return false;
+}
+
+/* Every group, by name and members, in the order given. */
+static bool same_groups(struct smq_window *w, const struct shape_opts *s,
+			struct keep_look *k)
+{
+	for (uint32_t i = 0; i < s->ngroups; i++) {
+		const struct smq_group_def *d = &s->groups[i];
+		struct smq_group_info gi;
+		int err = smq_group_info(w, i, &gi, sizeof(gi));
+		if (err) {
+			differs(k, "its group %u cannot be read: %s", i,
+				smq_strerror(err));
+			return false;
+		}
+		bool same = !strcmp(gi.name, d->name) && gi.count == d->count;
+		for (uint32_t m = 0; same && m < d->count; m++)
+			same = gi.queues[m] == d->queues[m];
+		if (!same) {
+			char has[400] = "", want[400] = "";
+			for (uint32_t m = 0; m < gi.count; m++)
+				snprintf(has + strlen(has), sizeof(has) - strlen(has),
+					 "%s%u", m ? "," : "", gi.queues[m]);
+			for (uint32_t m = 0; m < d->count; m++)
+				snprintf(want + strlen(want),
+					 sizeof(want) - strlen(want), "%s%u",
+					 m ? "," : "", d->queues[m]);
+			differs(k, "its group %u is %s=%s, not %s=%s", i,
+				gi.name, has, d->name, want);
+			return false;
+		}
+	}
+	return true;
 }
 
 static bool same_queues(struct smq_window *w, const struct shape_opts *s,
@@ -108,7 +146,8 @@ void keep_look(struct ctx *ctx, const struct shape_opts *s,
 	else if (wi.maint_phase)
 		differs(k, "an init or clear runs on it, or was left "
 			"unfinished");
-	else if (same_geometry(&wi, s, k) && same_queues(w, s, k)) {
+	else if (same_geometry(&wi, s, k) && same_queues(w, s, k) &&
+		 same_groups(w, s, k)) {
 		k->same = true;
 		k->generation = wi.generation;
 	}
