@@ -407,6 +407,9 @@ int smq_check_groups(const struct smq_view *v, const struct smq_layout *l,
 
 	if (!at)
 		return 0;
+	if (l->tables_extra < SMQ_PAGE)
+		return fault(f, SMQ_ECORRUPT, "tables_extra", SB_AT(tables_extra),
+			     l->tables_extra, SMQ_PAGE, SMQ_FAULT_AT_LEAST);
 	const struct smq_group_head *h = smq_view_at(v, at, l->tables_extra);
 	uint32_t groups = LOAD(&h->groups), members = LOAD(&h->members);
 	if (groups < 1 || groups > SMQ_MAX_GROUPS)
@@ -424,8 +427,11 @@ int smq_check_groups(const struct smq_view *v, const struct smq_layout *l,
 		uint64_t off = at + SMQ_LINE + (uint64_t)i * SMQ_LINE;
 		char name[sizeof(d->name) + 1] = { 0 };
 		memcpy(name, d[i].name, sizeof(d->name));
-		if (!smq_group_name_ok(name, sizeof(name)) ||
-		    memchr(d[i].name, 0, sizeof(d->name)) == NULL)
+		size_t len = strlen(name);
+		bool padded = len < sizeof(d->name);
+		for (size_t k = len; padded && k < sizeof(d->name); k++)
+			padded = !name[k];
+		if (!smq_group_name_ok(name, sizeof(name)) || !padded)
 			return fault(f, SMQ_ECORRUPT, "group.name", off,
 				     (uint8_t)name[0], 0, EXPECTED);
 		for (uint32_t j = 0; j < i; j++)
@@ -471,9 +477,9 @@ int smq_check_static(const struct smq_view *v, struct smq_layout *l,
 	if (!err)
 		err = check_mapped(v, l, f);
 	if (!err)
-		err = smq_check_groups(v, l, f);
-	if (!err)
 		err = check_state(v, l, f);
+	if (!err)
+		err = smq_check_groups(v, l, f);
 	if (err)
 		smq_layout_free(l);
 	return err;

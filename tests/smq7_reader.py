@@ -51,6 +51,9 @@ LOOK_MS = TIMEOUT_MS + 100      # how long dump watches what is unknown
 FEATURE_CHECKSUM = 0x1          # features_incompat bit 0
 INCOMPAT_KNOWN = FEATURE_CHECKSUM
 INCOMPAT_NAMES = {0: "checksum"}
+FEATURE_GROUPS = 0x1            # features_compat bit 0
+COMPAT_NAMES = {0: "groups"}
+NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 
 # enum values, as the page numbers them
 ACTIVITY = {0: "unknown", 1: "none", 2: "attached", 3: "working", 4: "dead"}
@@ -393,6 +396,7 @@ class Reader:
     def __init__(self, window):
         self.w = window
         self.lay = None
+        self.groups = []
         self.boot = boot_hash()
 
     def rd(self, off, n):
@@ -445,9 +449,10 @@ class Reader:
                 return f
         return None
 
-    # checks 1 to 19
+    # checks 1 to 20
     def static(self):
         w = self.w
+        self.groups = []
         want = int.from_bytes(MAGIC, "little")
         head = w.read(0, 8)
         if head is None:                                        # 1
@@ -502,10 +507,12 @@ class Reader:
         if entry_size > 1 << 24:
             raise Fault(geo, "entry_size", 36, entry_size, 1 << 24, AT_MOST)
         qt = w.read(QUEUE_TABLE, 16 * queues)
-        if qt is None:                                          # 10
+        extra = w.read(round_up(QUEUE_TABLE + 16 * queues, PAGE), te) \
+            if te else b""
+        if qt is None or extra is None:                         # 10
             raise Fault("SMQ_ETOOSMALL", "window_size", 40, w.view_size(),
                         u64(sb, 40), AT_LEAST)
-        crc = crc32c(sb[8:60] + sb[192:256] + qt)
+        crc = crc32c(sb[8:60] + sb[192:256] + qt + extra)
         if crc != u32(sb, 60):                                  # 11
             raise Fault("SMQ_ECHECKSUM", "checksum", 60, u32(sb, 60), crc,
                         EXPECTED)
@@ -559,6 +566,65 @@ class Reader:
                     raise Fault("SMQ_ETOOSMALL", "window_size", 40,
                                 w.view_size(), lay.size, AT_LEAST)
         self.state_checks(self.sb(), lay)
+        if u32(sb, 20) & FEATURE_GROUPS:                        # 20
+            self.groups = self.group_checks(lay)
+
+    def group_checks(self, lay):
+        """The group table (smq(7) GROUP TABLE): [(name, [queues])]."""
+        cor = "SMQ_ECORRUPT"
+        te = lay.tables_extra
+        if te < PAGE:
+            raise Fault(cor, "tables_extra", 192, te, PAGE, AT_LEAST)
+        at = lay.tables_end - te
+        t = self.rd(at, te)
+        groups, members = u32(t, 0), u32(t, 4)
+        if groups < 1:
+            raise Fault(cor, "group_head.groups", at, groups, 1, AT_LEAST)
+        if groups > 1024:
+            raise Fault(cor, "group_head.groups", at, groups, 1024, AT_MOST)
+        if round_up(64 + 64 * groups + 4 * members, PAGE) > te or \
+                members > 64 * groups:
+            raise Fault(cor, "group_head.members", at + 4, members,
+                        (te - 64 - 64 * groups) // 4, AT_MOST)
+        base = 64 + 64 * groups
+        first, out, names = 0, [], []
+        for i in range(groups):
+            d = 64 + 64 * i
+            raw = t[d:d + 32]
+            name = raw.split(b"\0")[0]
+            ok = 1 <= len(name) <= 31 and b"\0" in raw and \
+                raw[len(name):] == b"\0" * (32 - len(name)) and \
+                all(c in NAME_CHARS for c in name)
+            if not ok:
+                raise Fault(cor, "group.name", at + d, raw[0], 0, EXPECTED)
+            if name in names:
+                raise Fault(cor, "group.name", at + d, i, names.index(name),
+                            EXPECTED)
+            names.append(name)
+            count = u32(t, d + 36)
+            if u32(t, d + 32) != first:
+                raise Fault(cor, "group.first", at + d + 32, u32(t, d + 32),
+                            first, EXPECTED)
+            if count < 1 or count > 64 or count > members - first:
+                raise Fault(cor, "group.count", at + d + 36, count,
+                            min(members - first, 64), AT_MOST)
+            qs = []
+            for k in range(first, first + count):
+                mo = base + 4 * k
+                m = u32(t, mo)
+                if m >= lay.app:
+                    raise Fault(cor, "group.member", at + mo, m,
+                                lay.app - 1, AT_MOST)
+                if m in qs:
+                    raise Fault(cor, "group.member", at + mo, m,
+                                qs.index(m), EXPECTED)
+                qs.append(m)
+            out.append({"name": name.decode(), "queues": qs})
+            first += count
+        if first != members:
+            raise Fault(cor, "group_head.members", at + 4, members, first,
+                        EXPECTED)
+        return out
 
     def state_checks(self, sb, lay):
         cor = "SMQ_ECORRUPT"
@@ -621,7 +687,7 @@ class Reader:
                 raise Fault(cor, "rx_info.waiting", lay.rx_info(q) + 4,
                             u32(ri, 4), 1, AT_MOST)
 
-    # checks 20 to 24, lane by lane
+    # checks 21 to 25, lane by lane
     def dynamic(self):
         lay, sb = self.lay, self.sb()
         cor = "SMQ_ECORRUPT"
@@ -678,7 +744,7 @@ class Reader:
                         raise Fault(cor, "entry.check", off + 4, u32(e, 4),
                                     0, EXPECTED)
 
-    # checks 25 to 27
+    # checks 26 to 28
     def usable(self):
         sb = self.sb()
         phase = u32(sb, 144)
@@ -801,14 +867,15 @@ def feature_names(incompat, compat):
     compatible ones (smq(7) What a monitor shows)."""
     return [INCOMPAT_NAMES.get(i, "incompat_bit_%d" % i)
             for i in range(32) if incompat >> i & 1] + \
-        ["compat_bit_%d" % i for i in range(32) if compat >> i & 1]
+        [COMPAT_NAMES.get(i, "compat_bit_%d" % i)
+         for i in range(32) if compat >> i & 1]
 
 
 def damaged(r, q):
     """The queued entries of queue q that fail their check (smq(7) Checked
-    payloads): what its receiver would refuse.  Entries as check 24 takes
+    payloads): what its receiver would refuse.  Entries as check 25 takes
     them, those that carry their signature; a lane whose top and bottom
-    check 22 refuses is not read."""
+    check 23 refuses is not read."""
     lay = r.lay
     epoch = u64(r.rd(lay.rx[q], 64), 48)
     limit = lay.q_entry_size(q)
@@ -825,7 +892,7 @@ def damaged(r, q):
             e = r.rd(off, 16)
             size, check, sig = u32(e, 0), u32(e, 4), u64(e, 8)
             if sig != signature(epoch, q, s, n):
-                continue                # not a message: check 24's
+                continue                # not a message: check 25's
             bad = {"sender": s, "sequence": n, "offset": off,
                    "size": size, "check": check}
             if size > limit:
@@ -874,6 +941,7 @@ def dump(spec):
         "window_size": lay.size, "mapped_size": w.mapped_size,
         "fault": fault.json() if fault else None,
         "board_table": [], "queue_table": [],
+        "groups": r.groups,
     }
     for b in range(lay.boards):
         s = r.rd(BOARD_TABLE + 128 * b, 128)
@@ -1028,8 +1096,12 @@ def store_checksum(spec):
         sb = f.read(PAGE)
         f.seek(qt_at)
         qt = f.read(16 * u32(sb, 28))
+        # tables_extra, from the page after the queue table
+        f.seek(round_up(qt_at + 16 * u32(sb, 28), PAGE))
+        extra = f.read(u64(sb, 192))
         f.seek(60)
-        f.write(struct.pack("<I", crc32c(sb[8:60] + sb[192:256] + qt)))
+        f.write(struct.pack("<I", crc32c(sb[8:60] + sb[192:256] + qt +
+                                         extra)))
 
 
 def main(argv):

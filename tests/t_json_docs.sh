@@ -25,7 +25,7 @@ smq() { "$S" -w "file:$W" "$@"; }
 die() { echo "FAIL $*"; exit 1; }
 
 # a window with a message waiting, received by nobody yet
-smq init --boards 2 --queues 2 --entries 8 --entry-size 256 >/dev/null || die "init"
+smq init --boards 2 --queues 2 --entries 8 --entry-size 256 --group both=0,1 >/dev/null || die "init"
 smq send --queue 1 "json-docs-marker-0123456789" || die "send"
 smq send --queue 0 "another" || die "send"
 smq --json dump >"$T/dump.json" || die "dump --json exits $?"
@@ -55,7 +55,7 @@ corrupt check "$((off + 4))" '<I' 1
 # incompatible feature (its lowest bit, against the known ones), a part
 # features add that is not whole pages, and a queue's senders that name a
 # board the window does not have, its checksum made right again (CRC-32C
-# of bytes 8..59, 192..255 and the queue table).
+# of bytes 8..59, 192..255, the queue table and tables_extra).
 corrupt feature 16 '<I' 4
 corrupt extra 192 '<Q' 100
 cp "$W" "$T/senders"
@@ -74,7 +74,9 @@ f.seek(0); sb = bytearray(f.read(4096))
 queues = struct.unpack_from("<I", sb, 28)[0]
 f.seek(qt + 8); f.write(struct.pack("<Q", 1 << 40))
 f.seek(qt); table = f.read(queues * 16)
-sum_ = crc32c(crc32c(crc32c(0, sb[8:60]), sb[192:256]), table)
+te = struct.unpack_from("<Q", sb, 192)[0]
+f.seek((qt + queues * 16 + 4095) // 4096 * 4096); extra = f.read(te)
+sum_ = crc32c(crc32c(crc32c(crc32c(0, sb[8:60]), sb[192:256]), table), extra)
 f.seek(60); f.write(struct.pack("<I", sum_))
 PY
 "$S" -w "file:$T/senders" --json dump >"$T/senders.json" 2>"$T/senders.err"

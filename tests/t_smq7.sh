@@ -63,6 +63,10 @@ static void fields(void)
 	F(smq_board_slot, host); END(smq_board_slot);
 	F(smq_qdesc, index); F(smq_qdesc, receiver); F(smq_qdesc, flags);
 	F(smq_qdesc, senders); END(smq_qdesc);
+	F(smq_group_head, groups); F(smq_group_head, members);
+	R(smq_group_head, pad); END(smq_group_head);
+	F(smq_group_desc, name); F(smq_group_desc, first);
+	F(smq_group_desc, count); R(smq_group_desc, pad); END(smq_group_desc);
 	F(smq_bell_addr, kind); F(smq_bell_addr, vector);
 	F(smq_bell_addr, peer); F(smq_bell_addr, host); END(smq_bell_addr);
 	F(smq_lane_out, top); F(smq_lane_out, lock); F(smq_lane_out, messages);

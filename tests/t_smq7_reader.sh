@@ -123,6 +123,36 @@ cp "$W" "$T/base"
 	failed "send on sender sets"
 compare "sender sets" "file:$T/sets"
 
+# ---- groups: the group table in tables_extra, each of its checks ----
+"$S" init -w "file:$T/groups" --boards 2 --queues 4 --entries 8 \
+	--entry-size 48 --group all=0,1,2,3 --group two=3,1 >/dev/null ||
+	failed "init with groups"
+compare "groups" "file:$T/groups"
+gcorrupt() {
+	cp "$T/groups" "$T/g"
+	poke "$T/g" "G = L.tables_end - L.tables_extra; $3; sign()"
+	compare "$1" "file:$T/g" "$2"
+}
+gcorrupt "20: no group" group_head.groups "put(G, 4, 0)"
+gcorrupt "20: 1025 groups" group_head.groups "put(G, 4, 1025)"
+gcorrupt "20: members past tables_extra" group_head.members \
+	"put(G + 4, 4, 2000)"
+gcorrupt "20: a name not of its letters" group.name "put(G + 64, 1, 0x20)"
+gcorrupt "20: a name not ended by NULs" group.name \
+	"put(G + 64 + 5, 1, ord('x'))"
+gcorrupt "20: a name twice" group.name "put(G + 128, 4, 0x6c6c61)"
+gcorrupt "20: first" group.first "put(G + 128 + 32, 4, 3)"
+gcorrupt "20: a count of 0" group.count "put(G + 64 + 36, 4, 0)"
+gcorrupt "20: a count past the members" group.count \
+	"put(G + 128 + 36, 4, 3)"
+gcorrupt "20: a member that is not an application queue" group.member \
+	"put(G + 192 + 4, 4, 4)"
+gcorrupt "20: a member twice" group.member "put(G + 192 + 4, 4, 0)"
+gcorrupt "20: members not the sum" group_head.members "put(G + 4, 4, 7)"
+cp "$T/sets" "$T/g"
+poke "$T/g" "put(20, 4, 1); sign()"
+compare "20: the feature without a table" "file:$T/g" tables_extra
+
 # ---- checked payloads: a message damaged in a window with checksums ----
 # validation does not judge a check, so dump shows no fault; the reader
 # sums every queued entry (smq(7) Checked payloads) and names the one its
@@ -163,7 +193,7 @@ else
 	failed "checksums: the reader's corrupt, received or damaged are wrong"
 fi
 poke "$T/ck-size" "put(L.entry(0, 1, 2), 4, 65)"
-compare "checksums: a size past entry_size is still check 24's" \
+compare "checksums: a size past entry_size is still check 25's" \
 	"file:$T/ck-size" entry.size
 
 # ---- a split window: a shared memory object per board ----
