@@ -142,7 +142,9 @@ static void held(struct smq_window *w, struct smq_queue *tx,
 	size_t len;
 	void *p;
 
+	struct smq_queue_info q0, qi;
 	OK(smq_window_info(w, &before, sizeof(before)));
+	OK(smq_queue_info(w, 0, &q0, sizeof(q0)));
 	OK(smq_loan(tx, 5, 0, &p));
 	OK(smq_loan_write(tx, 0, "loan!", 5));
 	OK(smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, 200));
@@ -151,6 +153,12 @@ static void held(struct smq_window *w, struct smq_queue *tx,
 	CHECK(h.board == 0 && h.pid == (uint32_t)getpid());
 	OK(smq_window_info(w, &after, sizeof(after)));
 	CHECK(after.generation == before.generation);
+	/* a clear of its queue alone waits for it too */
+	EXPECT(smq_clear(w, 0), -SMQ_EHELD);
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
+	CHECK(qi.epoch == q0.epoch);
+	OK(smq_window_info(w, &after, sizeof(after)));
+	CHECK(after.generation == before.generation && after.maint_phase == 0);
 	OK(smq_loan_submit(tx, 5));
 	OK(smq_receive(rx, in, SIZE, &len, NULL, 0));
 	CHECK(len == 5 && !memcmp(in, "loan!", 5));
