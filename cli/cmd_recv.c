@@ -355,10 +355,8 @@ static int open_group(struct ctx *ctx, struct smq_window *w,
 {
 	int err = smq_group_open(w, o->group, SMQ_RECEIVER, 0, &src->g);
 
-	if (err == -ENOENT)
-		return say_error("no group %s in %s (smqctl dump shows its "
-				 "groups; smqctl init --group makes them)",
-				 o->group, window_spec(ctx));
+	if (err == -ESRCH)
+		return say_no_group(ctx, o->group);
 	if (err == -EPERM)
 		return say_error("group %s has queues that board %u does not "
 				 "receive (smqctl dump shows each queue's "

@@ -141,10 +141,8 @@ static int send_group(struct ctx *ctx, struct smq_window *w,
 	char took[512], left[512];
 	int err = smq_group_open(w, o->group, SMQ_SENDER, 0, &g);
 
-	if (err == -ENOENT)
-		return say_error("no group %s in %s (smqctl dump shows its "
-				 "groups; smqctl init --group makes them)",
-				 o->group, window_spec(ctx));
+	if (err == -ESRCH)
+		return say_no_group(ctx, o->group);
 	if (err == -SMQ_ENOTSENDER)
 		return say_error("send: board %u is not among the senders of "
 				 "every queue of group %s (smqctl dump shows "

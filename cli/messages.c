@@ -26,3 +26,10 @@ void say_warning(const char *fmt, ...)
 	vmsg(fmt, ap);
 	va_end(ap);
 }
+
+int say_no_group(const struct ctx *ctx, const char *name)
+{
+	return say_error("no group %s in %s (smqctl dump shows its groups; "
+			 "smqctl init --group makes them)", name,
+			 window_spec(ctx));
+}

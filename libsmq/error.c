@@ -58,6 +58,10 @@ static const struct {
 	{ EPERM, "not permitted (only board 0 formats and clears; a queue is "
 		 "received only by its receiving board)" },
 	{ ENOENT, "window does not exist (yet)" },
+	{ ESRCH, "no group of that name in the window (smq_group_info() "
+		 "lists them)" },
+	{ EINPROGRESS, "a loan is held on this handle: submit or abort it "
+		       "first" },
 	{ ELOOP, "window is a symbolic link" },
 	{ E2BIG, "struct has fields this library does not know (built "
 		 "against a newer smq.h?)" },

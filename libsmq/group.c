@@ -93,10 +93,17 @@ int smq_group_open_queues(struct smq_window *w, const unsigned *queues,
 	*gp = NULL;
 	if (!w || !queues || n < 1 || n > SMQ_GROUP_MAX_MEMBERS)
 		return -EINVAL;
-	for (unsigned i = 0; i < n; i++)
+	if (!w->valid)
+		return w->readonly ? -EROFS : -SMQ_EUNFORMATTED;
+	/* application queues, each once: the diagnostic ones are for
+	 * measurements */
+	for (unsigned i = 0; i < n; i++) {
+		if (queues[i] >= w->lay.queues - w->lay.diag_queues)
+			return smq_stale(w) ? -ESTALE : -EINVAL;
 		for (unsigned j = 0; j < i; j++)
 			if (queues[i] == queues[j])
 				return -EINVAL;
+	}
 	if (!(g = calloc(1, sizeof(*g))))
 		return -ENOMEM;
 	g->w = w;
@@ -145,7 +152,7 @@ int smq_group_open(struct smq_window *w, const char *name, enum smq_role role,
 		return smq_group_open_queues(w, queues, info.count, role, flags,
 					     gp);
 	}
-	return smq_stale(w) ? -ESTALE : -ENOENT;
+	return smq_stale(w) ? -ESTALE : -ESRCH;
 }
 
 int smq_group_close(struct smq_group *g)
@@ -163,48 +170,54 @@ int smq_group_member(struct smq_group *g, unsigned member)
 	return (int)g->q[member]->index;
 }
 
+static int ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ms = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
+		     (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
+}
+
 /* Every member in *pending first without waiting, then those that were
  * full, each with what is left of the caller's time: a stopped receiver
  * costs the others nothing.  A member that took the message leaves
- * *pending, so a retry with it sends to the others only. */
+ * *pending, so a retry with it sends to the others only; one that failed
+ * for another reason than a full ring is not tried again in this call. */
 int smq_group_send(struct smq_group *g, const void *data, size_t len,
 		   int timeout_ms, uint64_t *pending)
 {
-	uint64_t todo, all;
+	struct timespec deadline;
+	uint64_t todo, full = 0;
 	int first = 0;
 
 	if (!g || g->role != SMQ_SENDER)
 		return -EINVAL;
-	all = g->n == 64 ? ~0ull : (1ull << g->n) - 1;
+	uint64_t all = g->n == 64 ? ~0ull : (1ull << g->n) - 1;
 	todo = (pending ? *pending : all) & all;
+	if (timeout_ms > 0)
+		smq_deadline(&deadline, timeout_ms);
 	for (unsigned i = 0; i < g->n; i++) {
 		if (!(todo >> i & 1))
 			continue;
 		int err = smq_send(g->q[i], data, len, 0);
 		if (!err)
 			todo &= ~(1ull << i);
-		else if (err != -EAGAIN && !first)
+		else if (err == -EAGAIN)
+			full |= 1ull << i;
+		else if (!first)
 			first = err;
 	}
-	struct timespec deadline;
-	if (timeout_ms > 0)
-		smq_deadline(&deadline, timeout_ms);
 	for (unsigned i = 0; i < g->n && timeout_ms != 0; i++) {
-		if (!(todo >> i & 1))
+		if (!(full >> i & 1))
 			continue;
-		int left = SMQ_WAIT_FOREVER;
-		if (timeout_ms > 0) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			int64_t ms = (int64_t)(deadline.tv_sec - now.tv_sec) * 1000 +
-				     (deadline.tv_nsec - now.tv_nsec) / 1000000;
-			left = ms > 0 ? (int)ms : 0;
-		}
+		int left = timeout_ms > 0 ? ms_left(&deadline)
+					  : SMQ_WAIT_FOREVER;
 		int err = smq_send(g->q[i], data, len, left);
 		if (!err)
 			todo &= ~(1ull << i);
 		else if (!first)
-			first = err;
+			first = err == -EAGAIN ? -ETIMEDOUT : err;
 	}
 	if (todo && !first)
 		first = timeout_ms == 0 ? -EAGAIN : -ETIMEDOUT;
@@ -221,15 +234,6 @@ static int ready_member(struct smq_group *g)
 		if (smq_queue_ready(g->q[m]))
 			return (int)m;
 	return -1;
-}
-
-static int ms_left(const struct timespec *deadline)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	int64_t ms = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
-		     (deadline->tv_nsec - now.tv_nsec) / 1000000;
-	return ms > 0 ? (int)ms : 0;
 }
 
 /* The member whose message comes next, waiting for one up to timeout_ms:

@@ -313,6 +313,10 @@ int smq_queue_close(struct smq_queue *q)
 {
 	if (!q)
 		return -EINVAL;
+	/* a loan never submitted is given back: its lane unlocked, its mark
+	 * down, nothing published */
+	if (q->loaned)
+		smq_loan_abort(q);
 	if (q->role == SMQ_RECEIVER && q->rx && !smq_queue_enter(q)) {
 		/* only our own claim: after a re-init it may not be ours */
 		uint64_t tag = q->owner_tag;

@@ -112,6 +112,17 @@ static void rx_beat_outside(struct smq_queue *q, uint32_t waiting)
 	}
 }
 
+/* A sleep slice from now, or the deadline if it comes first: a sleeper
+ * wakes at least once a slice to beat. */
+static void slice_until(struct timespec *slice, const struct timespec *deadline)
+{
+	smq_deadline(slice, SLEEP_SLICE_MS);
+	if (deadline && (deadline->tv_sec < slice->tv_sec ||
+			 (deadline->tv_sec == slice->tv_sec &&
+			  deadline->tv_nsec < slice->tv_nsec)))
+		*slice = *deadline;
+}
+
 int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,
 		  uint32_t seen, const struct timespec *deadline)
 {
@@ -124,11 +135,7 @@ int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,
 			nanosleep(&nap, NULL);
 		return 0;
 	}
-	smq_deadline(&slice, SLEEP_SLICE_MS);
-	if (deadline && (deadline->tv_sec < slice.tv_sec ||
-			 (deadline->tv_sec == slice.tv_sec &&
-			  deadline->tv_nsec < slice.tv_nsec)))
-		slice = *deadline;
+	slice_until(&slice, deadline);
 	return m->tp->wait(m, &q->bell, word, seen, &slice);
 }
 
@@ -224,11 +231,7 @@ static int wait_bells(struct smq_queue *const *qs, unsigned n, bool can_sleep,
 	for (unsigned i = 0; i < n; i++)
 		if (LOAD(&qs[i]->bell_word->doorbell) != seen[i])
 			return 0;
-	smq_deadline(&slice, SLEEP_SLICE_MS);
-	if (deadline && (deadline->tv_sec < slice.tv_sec ||
-			 (deadline->tv_sec == slice.tv_sec &&
-			  deadline->tv_nsec < slice.tv_nsec)))
-		slice = *deadline;
+	slice_until(&slice, deadline);
 	if (q->bell.kind == SMQ_BELL_FUTEX) {
 		const uint32_t *words[SMQ_GROUP_MAX_MEMBERS];
 		for (unsigned i = 0; i < n; i++)

@@ -334,18 +334,24 @@ static inline void publish(struct smq_queue *q, uint64_t seq, unsigned n,
 		smq_beat(w);
 }
 
+/* What every send looks at before it waits or writes. */
+static inline int send_check(const struct smq_queue *q, size_t len)
+{
+	if (!q || q->role != SMQ_SENDER)
+		return -EINVAL;
+	if (q->loaned)
+		return -EINPROGRESS;  /* its own loan holds the lane lock */
+	return len > q->entry_size ? -EMSGSIZE : 0;
+}
+
 int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 {
 	uint64_t seq;
 	int err;
 
-	if (!q || q->role != SMQ_SENDER || (len && !data))
+	if (len && !data)
 		return -EINVAL;
-	if (q->loaned)
-		return -EBUSY;
-	if (len > q->entry_size)
-		return -EMSGSIZE;
-	if ((err = send_begin(q, timeout_ms, &seq)))
+	if ((err = send_check(q, len)) || (err = send_begin(q, timeout_ms, &seq)))
 		return err;
 	write_entry(q, seq, data, len);
 	publish(q, seq, 1, len);
@@ -375,10 +381,10 @@ int smq_send_burst(struct smq_queue *q, const struct iovec *msgs, unsigned n,
 	uint64_t seq, bytes = 0;
 	int err;
 
-	if (!q || q->role != SMQ_SENDER || (n && !msgs))
+	if ((err = send_check(q, 0)))
+		return err;
+	if (!n || !msgs)
 		return -EINVAL;
-	if (q->loaned)
-		return -EBUSY;
 	/* every message is looked at before anything is written */
 	for (unsigned i = 0; i < n; i++) {
 		if (msgs[i].iov_len && !msgs[i].iov_base)
@@ -386,8 +392,6 @@ int smq_send_burst(struct smq_queue *q, const struct iovec *msgs, unsigned n,
 		if (msgs[i].iov_len > q->entry_size)
 			return -EMSGSIZE;
 	}
-	if (!n)
-		return 0;
 	if ((err = send_begin(q, timeout_ms, &seq)))
 		return err;
 	unsigned k = room_for(q, seq, n);
@@ -410,13 +414,7 @@ int smq_loan(struct smq_queue *q, size_t len, int timeout_ms, void **data)
 	if (!data)
 		return -EINVAL;
 	*data = NULL;
-	if (!q || q->role != SMQ_SENDER)
-		return -EINVAL;
-	if (q->loaned)
-		return -EBUSY;
-	if (len > q->entry_size)
-		return -EMSGSIZE;
-	if ((err = send_begin(q, timeout_ms, &seq)))
+	if ((err = send_check(q, len)) || (err = send_begin(q, timeout_ms, &seq)))
 		return err;
 	q->loaned = true;
 	q->loan_seq = seq;

@@ -65,6 +65,8 @@ static void bursts(struct smq_queue *tx, struct smq_queue *rx)
 	EXPECT(smq_send_burst(tx, msgs, 4, 0), -EMSGSIZE);
 	msgs[2].iov_len = 12;
 	EXPECT(smq_receive_burst(rx, bufs, 20, 0, lens, NULL), -EAGAIN);
+	EXPECT(smq_send_burst(tx, msgs, 0, 0), -EINVAL);
+	EXPECT(smq_receive_burst(rx, bufs, 0, 0, lens, NULL), -EINVAL);
 	/* a burst of one is a send */
 	EXPECT(smq_send_burst(tx, msgs, 1, 0), 1);
 	size_t len;
@@ -72,8 +74,10 @@ static void bursts(struct smq_queue *tx, struct smq_queue *rx)
 	CHECK(len == 10 && !memcmp(in[0], out[0], 10));
 }
 
-static void loans(struct smq_queue *tx, struct smq_queue *rx, int checksum)
+static void loans(struct smq_window *w, struct smq_queue **txp,
+		  struct smq_queue *rx, int checksum)
 {
+	struct smq_queue *tx = *txp;
 	char out[SIZE], in[SIZE];
 	size_t len;
 	void *p;
@@ -82,8 +86,8 @@ static void loans(struct smq_queue *tx, struct smq_queue *rx, int checksum)
 	/* through smq_loan_write, in pieces: works on either window */
 	OK(smq_loan(tx, SIZE, 0, &p));
 	CHECK(p != NULL);
-	EXPECT(smq_send(tx, "x", 1, 0), -EBUSY);
-	EXPECT(smq_loan(tx, 1, 0, &p), -EBUSY);
+	EXPECT(smq_send(tx, "x", 1, 0), -EINPROGRESS);
+	EXPECT(smq_loan(tx, 1, 0, &p), -EINPROGRESS);
 	OK(smq_loan_write(tx, 0, out, 100));
 	OK(smq_loan_write(tx, 100, out + 100, 50));
 	EXPECT(smq_loan_write(tx, 150, out, SIZE), -EMSGSIZE);
@@ -115,6 +119,16 @@ static void loans(struct smq_queue *tx, struct smq_queue *rx, int checksum)
 		OK(smq_receive(rx, in, SIZE, &len, NULL, 0));
 		CHECK(len == 64 && !memcmp(in, out, 64));
 	}
+	/* a handle closed with its loan held gives it back: the lane is
+	 * free for the next sender, nothing was published */
+	struct smq_queue *tx2;
+	OK(smq_loan(tx, 64, 0, &p));
+	OK(smq_queue_close(tx));
+	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx2));
+	OK(smq_send(tx2, "next", 4, 0));
+	OK(smq_receive(rx, in, SIZE, &len, NULL, 0));
+	CHECK(len == 4 && !memcmp(in, "next", 4));
+	tx = *txp = tx2;
 	/* an empty loan */
 	OK(smq_loan(tx, 0, 0, &p));
 	OK(smq_loan_submit(tx, 0));
@@ -175,7 +189,7 @@ int main(void)
 		OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 		OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
 		bursts(tx, rx);
-		loans(tx, rx, checksum);
+		loans(w, &tx, rx, checksum);
 		if (!checksum)
 			held(w, tx, rx);
 		struct smq_queue_info qi;

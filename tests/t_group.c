@@ -56,13 +56,16 @@ static void definitions(struct smq_window *w)
 	CHECK(!strcmp(gi.name, "odd") && gi.count == 2 && gi.queues[0] == 3 &&
 	      gi.queues[1] == 1);
 	EXPECT(smq_group_info(b1, 2, &gi, sizeof(gi)), -ENOENT);
-	EXPECT(smq_group_open(b1, "none", SMQ_SENDER, 0, &g), -ENOENT);
+	EXPECT(smq_group_open(b1, "none", SMQ_SENDER, 0, &g), -ESRCH);
 	CHECK(g == NULL);
 	/* board 1 receives none of them */
 	EXPECT(smq_group_open(b1, "all", SMQ_RECEIVER, 0, &g), -EPERM);
 	OK(smq_group_open(b1, "odd", SMQ_SENDER, 0, &g));
 	EXPECT(smq_group_member(g, 0), 3);
 	OK(smq_group_close(g));
+	/* a group is of application queues: 4 is board 0's diagnostic one */
+	EXPECT(smq_group_open_queues(b1, (const unsigned[]){ 1, 4 }, 2,
+				     SMQ_SENDER, 0, &g), -EINVAL);
 	OK(smq_close(b1));
 	OK(smq_validate(w, NULL, 0));
 }
