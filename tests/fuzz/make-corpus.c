@@ -35,6 +35,7 @@ struct seed {
 	int clear;          /* clear queue clear-1 (0: none, -1 all) before */
 	int orphan;         /* a receiver's claim left by a dead process */
 	long resize;        /* change the file's size by this much */
+	int groups;         /* with groups (feature groups) */
 };
 
 static void path_of(char *buf, size_t n, const char *name)
@@ -72,7 +73,12 @@ static void make_window(const struct seed *sd)
 	unlink(path);
 	snprintf(spec, sizeof(spec), "file:%s", path);
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w[0]));
-	OK(smq_init(w[0], g, sizeof(*g)));
+	static const uint32_t all[] = { 0, 1, 2, 3 }, two[] = { 3, 1 };
+	const struct smq_group_def defs[] = { { "all", all, 4 },
+					      { "two", two, 2 } };
+	struct smq_shape sh = { *g, NULL, 0, sd->groups ? defs : NULL,
+				sd->groups ? 2 : 0 };
+	OK(smq_init_shape(w[0], &sh, sizeof(sh)));
 	if (sd->clear)
 		OK(smq_clear(w[0], sd->clear < 0 ? -1 : sd->clear - 1));
 	for (unsigned b = 1; b < g->boards; b++)
@@ -177,6 +183,8 @@ int main(int argc, char **argv)
 		  .sends = 6, .receives = 2, .sync = 1, .orphan = 1 },
 		{ .name = "w-1x1-big", .g = { 1, 1, 2, 4000, NULL }, .sends = 2 },
 		{ .name = "w-3x5-empty", .g = { 3, 5, 2, 16, NULL }, .sync = 1 },
+		{ .name = "w-4x4-groups", .g = { 4, 4, 4, 64, rcv4 },
+		  .sends = 20, .receives = 5, .sync = 1, .groups = 1 },
 		{ .name = "w-2x2-long", .g = { 2, 2, 4, 64, NULL },
 		  .sends = 5, .receives = 1, .resize = 4096 },
 		{ .name = "w-2x2-short", .g = { 2, 2, 4, 64, NULL },
