@@ -3,7 +3,8 @@
 # share/doc/libsmq/examples with a Makefile; that Makefile builds them
 # against the installed library through pkg-config (warnings are errors),
 # and each runs on a window of its own, on the installed shared library:
-# reqresp gets every answer right; fanin loses nothing though its receiver
+# reqresp gets every answer right; scatter gets every answer of three
+# workers through two groups, loans and bursts; fanin loses nothing though its receiver
 # is killed, and a fanin that drops a message is caught; twoboards runs on
 # a fresh window and on one an earlier run left ready, and removes it; the
 # monitor claims no board, sees a board, follows a re-init by smqctl init,
@@ -47,7 +48,7 @@ root=$T/root
 make -s install B="$B" PREFIX=/usr DESTDIR="$root" >"$T/install.log" 2>&1 ||
 	{ echo "make install failed:"; show "$T/install.log"; exit 1; }
 ex=$root/usr/share/doc/libsmq/examples
-for f in Makefile twoboards.c reqresp.c fanin.c monitor.c; do
+for f in Makefile twoboards.c reqresp.c fanin.c scatter.c monitor.c; do
 	[ -f "$ex/$f" ] || { echo "missing after install: /usr/share/doc/libsmq/examples/$f"; exit 1; }
 done
 ok "make install puts the examples and their Makefile in /usr/share/doc/libsmq/examples"
@@ -87,6 +88,15 @@ else
 	failed "reqresp exits $rc:"; show "$T/reqresp"
 fi
 gone "$win-rr" && ok "reqresp removes its window" || failed "reqresp leaves /dev/shm/$win-rr"
+
+# ---- scatter ----
+run scatter 30 ./scatter -w "shm:$win-sc" -n 500
+if [ $rc = 0 ] && grep -qx 'board 0: 1500 of 1500 answers right (boards 1, 2, 3: 500, 500, 500)' "$T/scatter"; then
+	ok "scatter: 1500 of 1500 answers through groups, loans and bursts, exit 0"
+else
+	failed "scatter exits $rc:"; show "$T/scatter"
+fi
+gone "$win-sc" && ok "scatter removes its window" || failed "scatter leaves /dev/shm/$win-sc"
 
 # ---- fanin ----
 # 15000 records: more than a pipe holds, so the receiver cannot finish
