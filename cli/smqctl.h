@@ -39,7 +39,7 @@ void parse_cmd(const struct argp *argp, int argc, char **argv, void *input,
 
 /* Messages: "smqctl: ..." on stderr.  say_error() returns 1 (failure). */
 int say_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* -ENOENT from smq_group_open(): the window has no group of that name */
+/* -ESRCH from smq_group_open(): the window has no group of that name */
 int say_no_group(const struct ctx *ctx, const char *name);
 void say_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

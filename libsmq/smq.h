@@ -328,7 +328,8 @@ int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
  * it.  smq_loan_submit() publishes its first len bytes as one message;
  * smq_loan_abort() gives the entry back unsent.  From the loan to its
  * submit or abort the handle is in a call: init and clear wait for it
- * (smq_init(3)), and other sends on the handle return -EBUSY.  A process
+ * (smq_init(3)), and other sends on the handle return -EINPROGRESS;
+ * smq_queue_close() gives it back unsent.  A process
  * that dies holding a loan publishes nothing.  smq_loan_write() copies n
  * bytes from src to offset of the loan; on a window with checksums
  * (SMQ_FEATURE_CHECKSUM) it is the only way to fill one: it sums the bytes
