@@ -88,17 +88,20 @@ for m in one two three; do "$S" send -q 1 "$m" || bad "send"; done
 "$S" -b 1 send -q 2 "from board one" || bad "send"
 "$S" -b 1 recv -q 1 -c 2 >/dev/null || bad "recv"
 # a doorbell: board 0 sleeps on queue 0 until board 1 sends
-"$S" recv -q 0 -c 1 -T 10 >/dev/null &
+"$S" recv -q 0 -c 1 -T 20 >/dev/null &
 rpid=$!
-sleep 0.5
+# asleep, not just started (a slow machine, or valgrind, takes its time)
+waitfor 15 "\"$S\" --json dump -q 0 2>/dev/null | grep -q '\"sleeping\": true'" ||
+	bad "the receiver of queue 0 never went to sleep"
 "$S" -b 1 send -q 0 "wake up" || bad "send"
 wait "$rpid" || bad "recv of the doorbell"
 # a full wait: board 0's lane of queue 1 full (4 entries: 1 left, 3 more),
 # one more send waits until board 1 takes one
 for m in 4 5 6; do "$S" send -q 1 "fill $m" || bad "send"; done
-"$S" send -q 1 -T 10 "waited" &
+"$S" send -q 1 -T 20 "waited" &
 spid=$!
-sleep 0.5
+waitfor 15 "\"$S\" --json dump -q 1 2>/dev/null | grep -q '\"full_waits\": 1'" ||
+	bad "the send on a full lane never waited"
 "$S" -b 1 recv -q 1 -c 1 >/dev/null || bad "recv"
 wait "$spid" || bad "the send that waited"
 cp w w.before
