@@ -15,6 +15,7 @@ struct job {
 	size_t size;
 	uint64_t count;
 	struct result *out;
+	struct how how;         /* zero: copies, one a call */
 };
 struct jobs {
 	struct job *job;
@@ -27,9 +28,10 @@ static int run_jobs(struct session *s, void *arg)
 
 	for (int i = 0; i < js->n && !measure_interrupted; i++) {
 		struct job *j = &js->job[i];
-		int rc = j->stream ? stream_size(s, j->size, j->count, j->out)
+		int rc = j->stream ? stream_size(s, j->size, j->count, &j->how,
+						 j->out)
 				   : pingpong_size(s, j->size, j->count, 0, false,
-						   j->out);
+						   &j->how, j->out);
 		if (rc)
 			return rc;
 	}
@@ -151,11 +153,11 @@ static int measure_small(struct ctx *ctx, struct session_opts *so,
 	struct job pj[NPOLL], sj[2], tj[1];
 	for (int i = 0; i < NPOLL; i++)
 		pj[i] = (struct job){ false, poll_size[i], f->pp_count,
-				      &f->poll[i] };
+				      &f->poll[i], { 0 } };
 	for (int i = 0; i < 2; i++)
 		sj[i] = (struct job){ false, i ? 64 : 0, f->sl_count,
-				      &f->sleep_[i] };
-	tj[0] = (struct job){ true, 64, f->st_count, &f->st64 };
+				      &f->sleep_[i], { 0 } };
+	tj[0] = (struct job){ true, 64, f->st_count, &f->st64, { 0 } };
 	struct jobs jp = { pj, NPOLL }, js = { sj, 2 }, jt = { tj, 1 };
 	if ((rc = scratch_run(ctx, so, SMQ_POLL, SMALL_ENTRIES,
 			      SMALL_ENTRY_SIZE, 0, &jp)))
@@ -169,7 +171,7 @@ static int measure_small(struct ctx *ctx, struct session_opts *so,
 		struct job rj[NRUN_POLL];
 		for (int i = 0; i < NRUN_POLL; i++)
 			rj[i] = (struct job){ false, poll_size[i], f->pp_count,
-					      &f->pollrun[r][i] };
+					      &f->pollrun[r][i], { 0 } };
 		struct jobs jr = { rj, NRUN_POLL };
 		if ((rc = scratch_run(ctx, so, SMQ_POLL, SMALL_ENTRIES,
 				      SMALL_ENTRY_SIZE, 0, &jr)))
@@ -206,7 +208,8 @@ static int measure_big(struct ctx *ctx, struct session_opts *so,
 	int rc;
 
 	for (int i = 0; i < NB; i++) {
-		struct job bj = { true, big[i], f->big_count[i], &f->stbig[i] };
+		struct job bj = { true, big[i], f->big_count[i], &f->stbig[i],
+				  { 0 } };
 		struct jobs one = { &bj, 1 };
 		if ((rc = scratch_run(ctx, so, 0, big_entries(big[i]),
 				      (uint32_t)big[i], 0, &one)))
@@ -235,7 +238,7 @@ static int measure_checksums(struct ctx *ctx, struct session_opts *so,
 				size_t z = ck_size[i];
 				bool small = z <= SMALL_ENTRY_SIZE;
 				struct job j = { true, z, f->ck_count[i],
-						 &f->ck[r][i][k] };
+						 &f->ck[r][i][k], { 0 } };
 				struct jobs one = { &j, 1 };
 				if ((rc = scratch_run(ctx, so, 0,
 					small ? SMALL_ENTRIES : big_entries(z),

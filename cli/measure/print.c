@@ -130,6 +130,9 @@ static void results_json(const struct session_opts *o,
 	json_u64(&j, "entries", s->wi.geometry.entries);
 	json_u64(&j, "entry_size", s->wi.geometry.entry_size);
 	json_str(&j, "mode", mode_name(s->mode));
+	json_bool(&j, "zero_copy", ri->how->zero_copy);
+	json_u64(&j, "burst", ri->how->burst > 1 ? ri->how->burst : 1);
+	json_bool(&j, "verify", ri->how->verify);
 	json_u64(&j, "board", s->self);
 	json_u64(&j, "peer_board", s->peer);
 	json_u64(&j, "send_queue", s->q_peer);
@@ -152,7 +155,7 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 		   bool latency)
 {
 	const struct session *s = ri->s;
-	char c0[16], c1[16];
+	char c0[16], c1[16], how[48];
 
 	if (ctx->json) {
 		results_json(o, ri, r, n, latency);
@@ -166,15 +169,17 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 	}
 	if (latency)
 		printf("pingpong on %s: board %u (cpu %s) <-> board %u (cpu %s), "
-		       "queues %u and %u, mode %s%s\n", s->wi.name, s->self,
+		       "queues %u and %u, mode %s%s%s\n", s->wi.name, s->self,
 		       cpu_name(ri->cpu[0], c0), s->peer, cpu_name(ri->cpu[1], c1),
 		       s->q_self, s->q_peer, mode_name(s->mode),
+		       how_words(ri->how, how, sizeof(how)),
 		       ri->interrupted ? " (interrupted)" : "");
 	else
 		printf("%s on %s: board %u (cpu %s) -> board %u (cpu %s), queue "
-		       "%u, mode %s%s\n", ri->command, s->wi.name, s->self,
+		       "%u, mode %s%s%s\n", ri->command, s->wi.name, s->self,
 		       cpu_name(ri->cpu[0], c0), s->peer, cpu_name(ri->cpu[1], c1),
 		       s->q_peer, mode_name(s->mode),
+		       how_words(ri->how, how, sizeof(how)),
 		       ri->interrupted ? " (interrupted)" : "");
 	printf("notification: %s; prediction: %s\n", s->notify,
 	       ri->prediction);
