@@ -159,7 +159,7 @@ $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 ALL_SCRIPTS := $(filter-out tests/run.sh tests/check-all.sh tests/valgrind.sh tests/under-load.sh,\
 		$(wildcard tests/*.sh))
 # under a sanitizer: the scripts that drive smqctl itself
-SAN_SCRIPTS := tests/t_cli.sh tests/t_recv.sh tests/t_measure.sh tests/t_top.sh tests/t_security.sh \
+SAN_SCRIPTS := tests/t_cli.sh tests/t_recv.sh tests/t_measure.sh tests/t_measure_ways.sh tests/t_top.sh tests/t_security.sh \
 		tests/t_server.sh tests/t_cli_held.sh tests/t_metrics.sh
 SCRIPTS   := $(if $(TESTS),,$(if $(SAN),$(SAN_SCRIPTS),$(ALL_SCRIPTS)))
 RUN_BIN   := $(if $(TESTS),$(addprefix $(B)/tests/,$(subst $(comma), ,$(TESTS))),$(TEST_BIN))
@@ -182,14 +182,16 @@ check-all:
 # the probes and lspci, QEMU, busybox and cpio for the guest with a PCI
 # BAR, valgrind, faketime, a cross compiler for the aarch64 build, and
 # abidiff for the ABI check; libmicrohttpd for smqctl metrics --listen,
-# and Prometheus and node_exporter, which t_metrics.sh runs against it.
+# and Prometheus and node_exporter, which t_metrics.sh runs against it;
+# UCX's ucx_perftest, which bench --baseline measures beside smq (and
+# t_measure.sh runs, briefly).
 # .ci/run installs through this target, so the two never disagree.
 DEPS := gcc make libc6-dev binutils pkgconf groff-base \
 	clang libclang-rt-14-dev \
 	python3 zsh util-linux libncurses-dev tmux \
 	libpci-dev pciutils qemu-system-x86 busybox-static cpio valgrind \
 	faketime gcc-aarch64-linux-gnu libc6-dev-arm64-cross abigail-tools \
-	libmicrohttpd-dev prometheus prometheus-node-exporter
+	libmicrohttpd-dev prometheus prometheus-node-exporter ucx-utils
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 deps:
 	$(SUDO) apt-get update -q
@@ -197,7 +199,8 @@ deps:
 		apt-get install -y -q --no-install-recommends $(DEPS)
 
 # Speed, never in timed tests: smq beside baselines measured in the same
-# run, as ratios (smqctl bench --baseline).
+# run, as ratios (smqctl bench --baseline); UCX too when ucx_perftest
+# (ucx-utils, in DEPS) is installed.
 bench: $(SMQCTL)
 	$(SMQCTL) bench --baseline
 

@@ -71,7 +71,7 @@ static int rounds(struct session *s, void *arg)
 {
 	struct bench_opts *o = arg;
 	struct run_info ri = { "bench", s, { o->s.cpu[0], o->s.cpu[1] }, false,
-			       "" };
+			       "", &o->s.how };
 	int rc = 0;
 
 	if (!o->sz.nsizes) {
@@ -83,7 +83,8 @@ static int rounds(struct session *s, void *arg)
 	for (int k = 0; k < o->sz.nsizes && !measure_interrupted; k++) {
 		size_t z = o->sz.sizes[k];
 		uint64_t n = o->sz.count ? o->sz.count : stream_auto_count(z);
-		if ((rc = stream_size(s, z, n, &o->results[o->nresults])))
+		if ((rc = stream_size(s, z, n, &o->s.how,
+				       &o->results[o->nresults])))
 			break;
 		o->nresults++;
 	}

@@ -86,13 +86,14 @@ static int rounds(struct session *s, void *arg)
 	struct pingpong_opts *o = arg;
 	bool table = !s->ctx->json && !o->s.csv;
 	struct run_info ri = { "pingpong", s, { o->s.cpu[0], o->s.cpu[1] },
-			       false, "" };
+			       false, "", &o->s.how };
 	int rc = 0;
 
 	for (int k = 0; k < o->sz.nsizes && !measure_interrupted; k++) {
 		struct result *r = &o->results[o->nresults];
 		if ((rc = pingpong_size(s, o->sz.sizes[k], o->sz.count,
-					o->duration_ms, o->s.histogram, r)))
+					o->duration_ms, o->s.histogram,
+					&o->s.how, r)))
 			break;
 		if (table && r->has_histogram) {
 			printf("%zu bytes: ", r->size);

@@ -37,6 +37,7 @@ static const struct {
 	{ "attach_mapped", SMQ_HOOK_ATTACH_MAPPED },
 	{ "attach_look", SMQ_HOOK_ATTACH_LOOK },
 	{ "geometry_read", SMQ_HOOK_GEOMETRY_READ },
+	{ "loan_submit", SMQ_HOOK_LOAN_SUBMIT },
 };
 
 static enum smq_hook hold_at;

@@ -31,6 +31,15 @@
  * receiver killed between the two leaves a whole copy of a message that is
  * still queued and will be received again.
  *
+ * Loan campaigns: the sender campaign again, each message sent by a loan
+ * (smq_loan, the payload written in two pieces, smq_loan_submit): on a
+ * window without checksums through the loan's pointer, on one with them
+ * by smq_loan_write, which sums as it copies.  It is also killed holding
+ * a loan, half its payload written, and anywhere between its reserve and
+ * its submit: nothing is lost, and nothing is published half written (the
+ * receiver checks each message whole; with checksums smq itself refuses a
+ * torn entry, which would be a receive error).
+ *
  * At-least-once campaign: the receiver peeks (smq_peek), records the
  * message in the log and counts it, and only then commits (smq_commit); it
  * is also killed between the peek and the commit, and between counting and
@@ -210,13 +219,18 @@ static bool half_published(struct smq_window *w, unsigned s)
 
 /* ======================= the sender campaign ======================= */
 
-enum { S_START, S_OPEN, S_SEND, S_BETWEEN };
+enum { S_START, S_OPEN, S_SEND, S_BETWEEN, S_LOANED, S_PHASES };
+/* SM_IN_LOAN, last, only in the loan campaigns */
 enum { SM_IMMEDIATE, SM_AFTER_OPEN, SM_DELAY, SM_FULL, SM_IN_SEND,
-       SM_BETWEEN, SM_SHORT, SM_LONG, SM_MODES };
+       SM_BETWEEN, SM_SHORT, SM_LONG, SM_IN_LOAN, SM_MODES };
+/* How the sender sends: smq_send, or a loan written through its pointer,
+ * or a loan written by smq_loan_write (a window with checksums) */
+enum { BY_SEND, BY_LOAN_POINTER, BY_LOAN_WRITE };
 
 struct scamp {
 	const char *spec;
 	uint64_t seed;
+	int by;                     /* BY_* */
 	/* written by the sender incarnation */
 	_Atomic uint64_t acked;     /* logical n below this: send returned 0 */
 	_Atomic uint32_t phase;
@@ -236,6 +250,43 @@ struct scamp {
 	_Atomic uint64_t checked, lost, doubled, torn, order, resent, errors;
 	_Atomic int rx_err;
 };
+
+/* One message by a loan: reserved, its payload written in two pieces,
+ * submitted; with hold, the sender stops for good after the first piece.
+ * Now and then it works a little between the pieces, so that a kill lands
+ * between the reserve and the submit. */
+static int loan_send(struct scamp *c, struct smq_queue *q, const uint8_t *buf,
+		     size_t len, bool hold, uint64_t *rng)
+{
+	size_t half = len / 2;
+	void *p;
+	int err;
+
+	AS(&c->phase, S_SEND);
+	if ((err = smq_loan(q, len, 30000, &p)))
+		return err;
+	AS(&c->phase, S_LOANED);
+	for (int piece = 0; piece < 2; piece++) {
+		size_t off = piece ? half : 0, n = piece ? len - half : half;
+		if (c->by == BY_LOAN_WRITE)
+			err = smq_loan_write(q, off, buf + off, n);
+		else
+			memcpy((uint8_t *)p + off, buf + off, n);
+		if (err)
+			return err;
+		if (piece)
+			break;
+		if (hold) {
+			AS(&c->holding, 1);
+			for (;;)
+				nap_us(100);
+		}
+		if (test_rand(rng) % 16 == 0)
+			spin_us(1 + (unsigned)(test_rand(rng) % 20));
+	}
+	AS(&c->phase, S_SEND);
+	return smq_loan_submit(q, len);
+}
 
 static int sender_life(void *arg)
 {
@@ -261,11 +312,17 @@ static int sender_life(void *arg)
 	uint64_t n = AL(&c->acked), sent = 0;
 	uint64_t end = AL(&c->final) ? n + FINAL_MESSAGES : UINT64_MAX;
 	bool hold = AL(&c->mode) == SM_BETWEEN;
+	bool hold_loan = AL(&c->mode) == SM_IN_LOAN;
 	uint64_t hold_after = AL(&c->hold_after);
 	for (; n < end; n++) {
 		size_t len = make_msg(buf, k, n, &rng);
-		AS(&c->phase, S_SEND);
-		err = smq_send(q, buf, len, 30000);
+		if (c->by == BY_SEND) {
+			AS(&c->phase, S_SEND);
+			err = smq_send(q, buf, len, 30000);
+		} else {
+			err = loan_send(c, q, buf, len,
+					hold_loan && sent + 1 == hold_after, &rng);
+		}
 		if (err) {
 			AS(&c->sender_err, err);
 			return 3;
@@ -375,30 +432,52 @@ static int sender_campaign_rx(void *arg)
 }
 
 static const char *const s_phase_name[] = {
-	"opening", "right after open", "inside send", "between sends"
+	"opening", "right after open", "inside send", "between sends",
+	"holding a loan"
+};
+static const char *const by_name[] = {
+	"sender", "loan sender (through the pointer)",
+	"loan sender (smq_loan_write, checksums)"
 };
 
-static int sender_campaign(unsigned kills, uint64_t seed)
+/* A window of 2 boards and one queue, with checksums or not. */
+static struct smq_window *crash_window(const char *spec, bool checksum)
+{
+	struct smq_shape sh = { { 2, 1, ENTRIES, ESIZE, NULL }, NULL,
+				checksum ? SMQ_SHAPE_CHECKSUM : 0 };
+	struct smq_window *w;
+
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE,
+		    &w));
+	OK(smq_init_shape(w, &sh, sizeof(sh)));
+	return w;
+}
+
+static int sender_campaign(unsigned kills, uint64_t seed, int by)
 {
 	const char *spec = test_window();
-	struct smq_window *w = test_init(spec, 2, 1, ENTRIES, ESIZE);
+	struct smq_window *w = by == BY_SEND
+			       ? test_init(spec, 2, 1, ENTRIES, ESIZE)
+			       : crash_window(spec, by == BY_LOAN_WRITE);
 	struct scamp *c = shared(sizeof(*c));
 	uint64_t rng = seed;
-	unsigned died[4] = { 0 }, blocked = 0, lock_held = 0, half = 0;
-	unsigned order[SM_MODES];
+	unsigned died[S_PHASES] = { 0 }, blocked = 0, lock_held = 0, half = 0;
+	unsigned order[SM_MODES], loaned = 0;
+	unsigned modes = by == BY_SEND ? SM_MODES - 1 : SM_MODES;
 	uint64_t t0 = now_ns();
 
 	if (kills + 1 > MAXK)
 		FAIL("at most %d kills", MAXK - 1);
 	c->spec = spec;
 	c->seed = seed;
+	c->by = by;
 	pid_t rx = fork_child(sender_campaign_rx, c);
 	WAIT_FOR(AL(&c->rx_ready), 10000);
 	CHECK(AL(&c->rx_ready));
 
 	for (unsigned k = 0; k <= kills; k++) {
 		bool final = k == kills;
-		unsigned mode = next_mode(k, SM_MODES, order, &rng);
+		unsigned mode = next_mode(k, modes, order, &rng);
 		AS(&c->k, k);
 		AS(&c->mode, final ? SM_LONG : mode);
 		AS(&c->final, final);
@@ -416,6 +495,7 @@ static int sender_campaign(unsigned kills, uint64_t seed)
 			break;
 		case SM_AFTER_OPEN:
 		case SM_BETWEEN:
+		case SM_IN_LOAN:
 			WAIT_FOR(AL(&c->holding), 10000);
 			break;
 		case SM_DELAY:
@@ -448,6 +528,7 @@ static int sender_campaign(unsigned kills, uint64_t seed)
 		/* post mortem: where it died, exactly (it is dead) */
 		uint32_t ph = AL(&c->phase);
 		died[ph]++;
+		loaned += mode == SM_IN_LOAN && ph == S_LOANED;
 		if (ph == S_SEND) {
 			struct smq_lane_info li;
 			OK(smq_lane_info(w, 0, 1, &li, sizeof(li)));
@@ -471,8 +552,8 @@ static int sender_campaign(unsigned kills, uint64_t seed)
 	OK(smq_close(w));
 
 	double secs = (double)(now_ns() - t0) / 1e9;
-	printf("sender kills %u, messages checked %llu, lost %llu, doubled %llu, "
-	       "torn %llu, out of order %llu (%.1f s)\n", kills,
+	printf("%s kills %u, messages checked %llu, lost %llu, doubled %llu, "
+	       "torn %llu, out of order %llu (%.1f s)\n", by_name[by], kills,
 	       (unsigned long long)AL(&c->checked),
 	       (unsigned long long)AL(&c->lost),
 	       (unsigned long long)AL(&c->doubled),
@@ -482,10 +563,13 @@ static int sender_campaign(unsigned kills, uint64_t seed)
 	       "%llu\n", (unsigned long long)AL(&c->total),
 	       (unsigned long long)AL(&c->resent),
 	       (unsigned long long)AL(&c->errors));
-	printf("  died %s %u, %s %u, %s %u (%u waiting for room), %s %u; holding "
-	       "the lane lock %u, between signature and top %u\n",
+	printf("  died %s %u, %s %u, %s %u (%u waiting for room), %s %u",
 	       s_phase_name[0], died[0], s_phase_name[1], died[1],
-	       s_phase_name[2], died[2], blocked, s_phase_name[3], died[3],
+	       s_phase_name[2], died[2], blocked, s_phase_name[3], died[3]);
+	if (by != BY_SEND)
+		printf(", %s %u (%u held half written)", s_phase_name[4],
+		       died[4], loaned);
+	printf("; holding the lane lock %u, between signature and top %u\n",
 	       lock_held, half);
 
 	int bad = 0;
@@ -497,7 +581,7 @@ static int sender_campaign(unsigned kills, uint64_t seed)
 		bad = 1;
 	/* the campaign itself: every kill point reached */
 	if (!died[S_START] || !died[S_OPEN] || !died[S_SEND] || !blocked ||
-	    !died[S_BETWEEN]) {
+	    !died[S_BETWEEN] || (by != BY_SEND && !loaned)) {
 		fprintf(stderr, "sender campaign: a kill point was never reached\n");
 		bad = 1;
 	}
@@ -941,7 +1025,11 @@ int main(int argc, char **argv)
 	       full ? "full" : "short", kills, (unsigned long long)seed);
 	fflush(stdout);
 	uint64_t t0 = now_ns();
-	int bad = sender_campaign(kills, seed);
+	int bad = sender_campaign(kills, seed, BY_SEND);
+	fflush(stdout);
+	bad |= sender_campaign(kills, seed, BY_LOAN_POINTER);
+	fflush(stdout);
+	bad |= sender_campaign(kills, seed, BY_LOAN_WRITE);
 	fflush(stdout);
 	bad |= receiver_campaign(kills, seed, false);
 	fflush(stdout);

@@ -257,50 +257,91 @@ else
 fi
 
 # bench --baseline on small counts: JSON that parses, every comparison a
-# ratio of the figures it names, the ring's and smq's streams checked
+# ratio of the figures it names, the ring's and smq's streams checked;
+# UCX's rows measured when ucx_perftest is installed, else absent with why
+if command -v ucx_perftest >/dev/null; then ucx=yes; else ucx=no; fi
 if [ "$ncpu" -ge 2 ]; then
 	if "$smqctl" --json bench --baseline --count $(n 500) >"$dir/base.json" 2>"$dir/err" &&
-	   python3 - "$dir/base.json" 2>>"$dir/err" <<'PY'
+	   python3 - "$dir/base.json" $ucx 2>>"$dir/err" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
+ucx = sys.argv[2] == "yes"
 assert d["command"] == "bench" and d["baseline"] is True and d["interrupted"] is False
+assert d["state_ns"] > 0, d["state_ns"]
 names = {m["name"] for m in d["measurements"]}
-for want in ("smq poll", "smq sleep", "smq spin", "smq spin, checksums", "cache line", "futex", "ring", "mqueue", "unix seqpacket", "pipe", "memcpy"):
-    assert want in names, ("no measurement", want)
+want = ["smq poll", "smq sleep", "smq spin", "smq spin, checksums", "smq spin, bursts of 8",
+        "smq spin, verified", "smq spin, zero-copy", "cache line", "futex", "ring", "mqueue",
+        "unix seqpacket", "pipe", "memcpy"] + (["UCX tag_bw"] if ucx else [])
+for w in want:
+    assert w in names, ("no measurement", w)
+assert ucx or "UCX tag_bw" not in names
 for m in d["measurements"]:
     assert m["messages"] > 0 and m["seconds"] > 0, m
     assert ("median_ns" in m) == (m["name"] in ("smq poll", "smq sleep", "cache line", "futex")), m
 rings = [c for c in d["comparisons"] if c["baseline"] == "two-core ring"]
 assert [c["measure"] for c in rings] == ["stream 64 B", "stream 64 KiB", "stream 256 KiB", "stream 1024 KiB"], rings
+ring16 = [c for c in d["comparisons"] if c["baseline"] == "two-core ring, 16 slots"]
+assert [(c["measure"], c["target"]) for c in ring16] == [("16 entries, 64 B, 5 runs", None),
+        ("16 entries, bursts of 8, 5 runs", 0.9)], ring16
+sizes = ("64 B", "64 KiB", "1 MiB")
+zc = [c for c in d["comparisons"] if c["baseline"] == "copies, same work"]
+assert [(c["measure"], c["target"]) for c in zc] == [("zero-copy %s, 5 runs" % z, t)
+        for z, t in zip(sizes, (None, 1.3, 1.3))], zc
+u = [c for c in d["comparisons"] if c["baseline"] == "UCX tag_bw"]
+assert [(c["measure"], c["target"]) for c in u] == [(k % z, t) for z in sizes
+        for k, t in (("zero-copy %s, 5 runs", 1), ("copies %s, 5 runs", None))], u
 for c in d["comparisons"]:
+    if c["absent"] is not None:
+        # only UCX may be absent, and only when it is not installed
+        assert not ucx and c["baseline"] == "UCX tag_bw" and "ucx-utils" in c["absent"], c
+        assert c["baseline_value"] is None and c["ratio"] is None and c["holds"] is None, c
+        continue
     assert math.isclose(c["ratio"], c["smq"] / c["baseline_value"], rel_tol=2e-3, abs_tol=2e-3), c
     if c["target"] is None:
-        # for information: memcpy; the 64-byte poll and the 4 KiB checked
-        # stream, which the targets pass over
+        # for information: memcpy, the 64-byte poll, the 4 KiB checked
+        # stream, single calls through 16 entries, copies against UCX,
+        # and loans against copies at 64 B
         assert c["holds"] is None and (c["baseline"] == "memcpy, one core" or
-            c["measure"] in ("poll half RTT 64 B", "checked stream 4096 B, 5 runs")), c
+            c["measure"] in ("poll half RTT 64 B", "checked stream 4096 B, 5 runs",
+                             "16 entries, 64 B, 5 runs", "zero-copy 64 B, 5 runs") or
+            c["measure"].startswith("copies ")), c
     else:
         want = c["ratio"] <= c["target"] if c["better"] == "lower" else c["ratio"] >= c["target"]
         assert c["holds"] == want or abs(c["ratio"] - c["target"]) < 1e-5, c
     if c["baseline"] == "two-core ring":
         assert c["target"] == 0.8 and c["better"] == "higher", c
 PY
-	then ok "bench --baseline --json: every measurement, ratios and targets consistent"
+	then ok "bench --baseline --json: every measurement, ratios and targets consistent (UCX installed: $ucx)"
 	else bad "bench --baseline --json"; sed 's/^/    /' "$dir/err"; fi
 	if "$smqctl" bench --baseline --csv --count $(n 300) >"$dir/base.csv" 2>"$dir/err" &&
-	   python3 - "$dir/base.csv" 2>>"$dir/err" <<'PY'
+	   python3 - "$dir/base.csv" $ucx 2>>"$dir/err" <<'PY'
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
-assert rows[0] == "measure,unit,smq,baseline,baseline_value,ratio,better,target,holds".split(","), rows[0]
+assert rows[0] == "measure,unit,smq,baseline,baseline_value,ratio,better,target,holds,absent".split(","), rows[0]
 body = [dict(zip(rows[0], r)) for r in rows[1:]]
-assert all(len(r) == 9 for r in rows), rows
+assert all(len(r) == 10 for r in rows), rows
 ring = [r for r in body if r["baseline"] == "two-core ring"]
 assert len(ring) == 4 and all(r["target"] == "0.80" and r["holds"] in ("true", "false") for r in ring), ring
 mc = [r for r in body if r["baseline"] == "memcpy, one core"]
 assert len(mc) == 3 and all(r["target"] == "" and r["holds"] == "" for r in mc), mc
+u = [r for r in body if r["baseline"] == "UCX tag_bw"]
+assert len(u) == 6, u
+if sys.argv[2] == "yes":
+    assert all(r["absent"] == "" and float(r["baseline_value"]) > 0 for r in u), u
+else:
+    assert all("ucx-utils" in r["absent"] and r["baseline_value"] == "" and r["ratio"] == "" for r in u), u
 PY
-	then ok "bench --baseline --csv: the comparisons, the ring's with a target, memcpy's without"
+	then ok "bench --baseline --csv: the comparisons, the ring's with a target, memcpy's without, UCX's $( [ $ucx = yes ] && echo measured || echo absent)"
 	else bad "bench --baseline --csv"; cat "$dir/base.csv" "$dir/err" | sed 's/^/    /'; fi
+	# without ucx_perftest (a PATH without it): UCX's rows absent, saying
+	# why, in the text too
+	if [ $ucx = yes ]; then
+		if env PATH=/nonexistent "$smqctl" bench --baseline --count $(n 200) >"$dir/noucx.txt" 2>"$dir/err" &&
+		   grep -q "^UCX rows absent: ucx_perftest is not installed (Debian: ucx-utils)$" "$dir/noucx.txt" &&
+		   [ "$(grep -c '  UCX tag_bw  *absent  ' "$dir/noucx.txt")" = 6 ]; then
+			ok "bench --baseline without ucx_perftest: its 6 rows absent, and why"
+		else bad "bench --baseline without ucx_perftest"; cat "$dir/noucx.txt" "$dir/err" | sed 's/^/    /'; fi
+	fi
 else
 	echo "note: one CPU: bench --baseline not tried"
 fi

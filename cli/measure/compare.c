@@ -9,27 +9,16 @@
 #include "compare.h"
 #include "session.h"
 
-/* What a scratch session measures: a list of (kind, size, count). */
-struct job {
-	bool stream;
-	size_t size;
-	uint64_t count;
-	struct result *out;
-};
-struct jobs {
-	struct job *job;
-	int n;
-};
-
 static int run_jobs(struct session *s, void *arg)
 {
 	struct jobs *js = arg;
 
 	for (int i = 0; i < js->n && !measure_interrupted; i++) {
 		struct job *j = &js->job[i];
-		int rc = j->stream ? stream_size(s, j->size, j->count, j->out)
+		int rc = j->stream ? stream_size(s, j->size, j->count, &j->how,
+						 j->out)
 				   : pingpong_size(s, j->size, j->count, 0, false,
-						   j->out);
+						   &j->how, j->out);
 		if (rc)
 			return rc;
 	}
@@ -37,7 +26,7 @@ static int run_jobs(struct session *s, void *arg)
 }
 
 /* Formats a scratch window of its own, runs the jobs on it, removes it. */
-static int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
+int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 		       uint32_t entries, uint32_t entry_size, unsigned flags,
 		       struct jobs *js)
 {
@@ -83,11 +72,7 @@ static int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 	return rc;
 }
 
-/* Same slots as smq's scratch windows: 256 of 1 KiB for small messages;
- * for big ones, slots of their own size, 2 MiB of them, at least 4. */
-#define SMALL_ENTRIES 256
-#define SMALL_ENTRY_SIZE 1024
-static uint32_t big_entries(size_t size)
+uint32_t big_entries(size_t size)
 {
 	uint32_t n = (uint32_t)((2u << 20) / size);
 	return n < 4 ? 4 : n;
@@ -110,7 +95,6 @@ enum { NPOLL = sizeof(poll_size) / sizeof(poll_size[0]) };
  * poll half round trips of 0 and 48 B (a header and a small payload in
  * one cache line) against the cache-line ping-pong; streams with and
  * without checksums. */
-#define RUNS 5
 enum { NRUN_POLL = 2 };
 static const size_t ck_size[] = { 64, 4096, 65536 };
 enum { NCK = sizeof(ck_size) / sizeof(ck_size[0]) };
@@ -126,6 +110,7 @@ struct figures {
 	uint64_t pp_count, sl_count, st_count, sys_count, big_count[NB];
 	uint64_t ck_count[NCK];
 	int a, b;               /* the two CPUs */
+	struct ways ways;       /* compare_ways.c */
 };
 
 /* Runs call, a baseline called name, saying so on a terminal; returns
@@ -151,11 +136,11 @@ static int measure_small(struct ctx *ctx, struct session_opts *so,
 	struct job pj[NPOLL], sj[2], tj[1];
 	for (int i = 0; i < NPOLL; i++)
 		pj[i] = (struct job){ false, poll_size[i], f->pp_count,
-				      &f->poll[i] };
+				      &f->poll[i], { 0 } };
 	for (int i = 0; i < 2; i++)
 		sj[i] = (struct job){ false, i ? 64 : 0, f->sl_count,
-				      &f->sleep_[i] };
-	tj[0] = (struct job){ true, 64, f->st_count, &f->st64 };
+				      &f->sleep_[i], { 0 } };
+	tj[0] = (struct job){ true, 64, f->st_count, &f->st64, { 0 } };
 	struct jobs jp = { pj, NPOLL }, js = { sj, 2 }, jt = { tj, 1 };
 	if ((rc = scratch_run(ctx, so, SMQ_POLL, SMALL_ENTRIES,
 			      SMALL_ENTRY_SIZE, 0, &jp)))
@@ -169,7 +154,7 @@ static int measure_small(struct ctx *ctx, struct session_opts *so,
 		struct job rj[NRUN_POLL];
 		for (int i = 0; i < NRUN_POLL; i++)
 			rj[i] = (struct job){ false, poll_size[i], f->pp_count,
-					      &f->pollrun[r][i] };
+					      &f->pollrun[r][i], { 0 } };
 		struct jobs jr = { rj, NRUN_POLL };
 		if ((rc = scratch_run(ctx, so, SMQ_POLL, SMALL_ENTRIES,
 				      SMALL_ENTRY_SIZE, 0, &jr)))
@@ -206,7 +191,8 @@ static int measure_big(struct ctx *ctx, struct session_opts *so,
 	int rc;
 
 	for (int i = 0; i < NB; i++) {
-		struct job bj = { true, big[i], f->big_count[i], &f->stbig[i] };
+		struct job bj = { true, big[i], f->big_count[i], &f->stbig[i],
+				  { 0 } };
 		struct jobs one = { &bj, 1 };
 		if ((rc = scratch_run(ctx, so, 0, big_entries(big[i]),
 				      (uint32_t)big[i], 0, &one)))
@@ -235,7 +221,7 @@ static int measure_checksums(struct ctx *ctx, struct session_opts *so,
 				size_t z = ck_size[i];
 				bool small = z <= SMALL_ENTRY_SIZE;
 				struct job j = { true, z, f->ck_count[i],
-						 &f->ck[r][i][k] };
+						 &f->ck[r][i][k], { 0 } };
 				struct jobs one = { &j, 1 };
 				if ((rc = scratch_run(ctx, so, 0,
 					small ? SMALL_ENTRIES : big_entries(z),
@@ -258,7 +244,7 @@ static int cmp_double(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static double median_of(double *v, int n)
+double median_of(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -278,13 +264,13 @@ static int compare_rows(const struct figures *f, struct row *rows)
 			v[r] = f->pollrun[r][i].half_rtt.median;
 		struct row *w = &rows[nr++];
 		*w = (struct row){ "", "ns", median_of(v, RUNS), clm,
-				   "cache-line ping-pong", true, 1.3 };
+				   "cache-line ping-pong", true, 1.3, NULL };
 		snprintf(w->what, sizeof(w->what), "poll half RTT %zu B, %d runs",
 			 poll_size[i], RUNS);
 	}
 	rows[nr++] = (struct row){ "poll half RTT 64 B", "ns",
 		f->poll[2].half_rtt.median, f->cl.half_rtt.median,
-		"cache-line ping-pong", true, NAN };
+		"cache-line ping-pong", true, NAN, NULL };
 	for (int i = 0; i < NCK; i++) {
 		double with[RUNS], without[RUNS];
 		for (int r = 0; r < RUNS; r++) {
@@ -294,38 +280,38 @@ static int compare_rows(const struct figures *f, struct row *rows)
 		struct row *w = &rows[nr++];
 		*w = (struct row){ "", "ns/msg", median_of(with, RUNS),
 				   median_of(without, RUNS), "without checksums",
-				   true, ck_target[i] };
+				   true, ck_target[i], NULL };
 		snprintf(w->what, sizeof(w->what), "checked stream %zu B, %d "
 			 "runs", ck_size[i], RUNS);
 	}
 	for (int i = 0; i < 2; i++)
 		rows[nr++] = (struct row){ "", "ns",
 			f->sleep_[i].half_rtt.median, f->fx.half_rtt.median,
-			"futex ping-pong", true, 1.3 };
+			"futex ping-pong", true, 1.3, NULL };
 	snprintf(rows[nr - 2].what, sizeof(rows[0].what), "sleep half RTT, 0 B");
 	snprintf(rows[nr - 1].what, sizeof(rows[0].what), "sleep half RTT, 64 B");
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
 				   f->rg64.msgs_per_s, "two-core ring", false,
-				   0.8 };
+				   0.8, NULL };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
 				   f->mq.msgs_per_s, "POSIX mqueue", false,
-				   10 };
+				   10, NULL };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
-				   f->ux.msgs_per_s, "Unix socket", false, 5 };
+				   f->ux.msgs_per_s, "Unix socket", false, 5, NULL };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
-				   f->pp.msgs_per_s, "pipe", false, 1 };
+				   f->pp.msgs_per_s, "pipe", false, 1, NULL };
 	for (int i = 0; i < NB; i++) {
 		struct row *r = &rows[nr++];
 		*r = (struct row){ "", "MB/s", f->stbig[i].mb_per_s,
 				   f->rgbig[i].mb_per_s, "two-core ring", false,
-				   0.8 };
+				   0.8, NULL };
 		snprintf(r->what, sizeof(r->what), "stream %zu KiB", big[i] / 1024);
 	}
 	for (int i = 0; i < NB; i++) {
 		struct row *r = &rows[nr++];
 		*r = (struct row){ "", "MB/s", f->stbig[i].mb_per_s,
 				   f->mc[i].mb_per_s, "memcpy, one core", false,
-				   NAN };
+				   NAN, NULL };
 		snprintf(r->what, sizeof(r->what), "stream %zu KiB", big[i] / 1024);
 	}
 	for (int i = 0; i < NP; i++) {
@@ -335,7 +321,7 @@ static int compare_rows(const struct figures *f, struct row *rows)
 			if (poll_size[k] == paper_size[i])
 				p = &f->poll[k];
 		*r = (struct row){ "", "msgs/s", p->msgs_per_s, paper_rate[i],
-				   "SMQ over 21554, fig. 10", false, 30 };
+				   "SMQ over 21554, fig. 10", false, 30, NULL };
 		snprintf(r->what, sizeof(r->what), "poll ping-pong %zu B",
 			 paper_size[i]);
 	}
@@ -345,9 +331,10 @@ static int compare_rows(const struct figures *f, struct row *rows)
 static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 			  const struct figures *f)
 {
-	struct row rows[40];
+	struct row rows[40 + WAYS_ROWS];
 	int nr = compare_rows(f, rows);
-	const struct result *m[] = {
+	nr += ways_rows(&f->ways, rows + nr);
+	const struct result *m[30 + WAYS_MEASUREMENTS] = {
 		&f->poll[0], &f->poll[1], &f->poll[2], &f->poll[3], &f->poll[4],
 		&f->poll[5], &f->sleep_[0], &f->sleep_[1], &f->st64, &f->stbig[0],
 		&f->stbig[1], &f->stbig[2], &f->cl, &f->fx, &f->rg64,
@@ -356,10 +343,12 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 		&f->ck[0][0][0], &f->ck[0][0][1], &f->ck[0][1][0],
 		&f->ck[0][1][1], &f->ck[0][2][0], &f->ck[0][2][1],
 	};
-	int nm = (int)(sizeof(m) / sizeof(m[0]));
+	int nm = 30;
+	nm += ways_measurements(&f->ways, m + nm);
 
 	if (ctx->json) {
-		rows_json(f->a, f->b, measure_interrupted, m, nm, rows, nr);
+		rows_json(f->a, f->b, measure_interrupted, ways_state(&f->ways),
+			  m, nm, rows, nr);
 	} else if (so->csv) {
 		rows_csv(rows, nr);
 	} else {
@@ -370,6 +359,7 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 		       "direction); futex ping-pong %.0f ns\n",
 		       f->cl.half_rtt.median, f->cl.msgs_per_s,
 		       f->fx.half_rtt.median);
+		ways_text(&f->ways);
 		rows_text(rows, nr);
 	}
 }
@@ -396,13 +386,18 @@ int baseline_compare(struct ctx *ctx, struct session_opts *so, uint64_t n)
 	if ((rc = session_cpu_check(so, true)))
 		return rc;
 	so->cpu_checked = true;
-	f.a = so->cpu[0];
-	f.b = so->cpu[1];
+	f.a = f.ways.a = so->cpu[0];
+	f.b = f.ways.b = so->cpu[1];
+	f.ways.count[0] = f.st_count;
+	f.ways.count[1] = f.big_count[0];       /* 64 KiB */
+	f.ways.count[2] = f.big_count[NB - 1];  /* 1 MiB */
+	f.ways.pp_count = f.pp_count;
 	measure_signals();
 
 	if ((rc = measure_small(ctx, so, &f)) ||
 	    (rc = measure_big(ctx, so, &f)) ||
-	    (rc = measure_checksums(ctx, so, &f)))
+	    (rc = measure_checksums(ctx, so, &f)) ||
+	    (rc = measure_ways(ctx, so, &f.ways)))
 		return rc;
 	if (isatty(2))
 		fputs("\r\033[K", stderr);

@@ -4,7 +4,37 @@
 #define SMQ_COMPARE_H
 
 #include <stdbool.h>
-#include "measure.h"
+#include "session.h"
+
+/* What is compared is measured RUNS times, each time beside its baseline,
+ * and compared as medians: one run on a shared machine proves little. */
+#define RUNS 5
+
+/* What a scratch session measures: a list of (kind, size, count). */
+struct job {
+	bool stream;
+	size_t size;
+	uint64_t count;
+	struct result *out;
+	struct how how;         /* zero: copies, one a call */
+};
+struct jobs {
+	struct job *job;
+	int n;
+};
+/* Formats a scratch window of entries of entry_size bytes (flags: its
+ * SMQ_SHAPE_*), runs the jobs on it with the receivers in mode, removes
+ * it.  The exit status. */
+int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
+		uint32_t entries, uint32_t entry_size, unsigned flags,
+		struct jobs *js);
+/* Same slots as smq's scratch windows: 256 of 1 KiB for small messages;
+ * for big ones, slots of their own size, 2 MiB of them, at least 4. */
+#define SMALL_ENTRIES 256
+#define SMALL_ENTRY_SIZE 1024
+uint32_t big_entries(size_t size);
+/* The median of n values (sorts them) */
+double median_of(double *v, int n);
 
 /* One comparison: smq's figure against a baseline's. */
 struct row {
@@ -15,11 +45,48 @@ struct row {
 	bool lower_better;      /* latencies */
 	double target;          /* the ratio smq/base to reach; NAN: none,
 				   the row is for information */
+	const char *absent;     /* why the baseline was not measured (base
+				   is then NAN); NULL: it was */
 };
 
-/* The comparisons as JSON (with the measurements m behind them), CSV or a
- * text table.  a and b: the two CPUs, -1 when not pinned. */
-void rows_json(int a, int b, bool interrupted,
+/* compare_ways.c: the ways of sending beside their yardsticks, RUNS
+ * times: a 64 B stream through 16 entries, single calls and bursts of
+ * WAYS_BURST, with a bare ring of 16 slots; copies and loans doing the
+ * same work at 64 B, 64 KiB and 1 MiB, with UCX; and the machine's state,
+ * a cache-line ping-pong, in each run. */
+#define NWAYS 3
+#define WAYS_BURST 8
+struct ways {
+	int a, b;                       /* the two CPUs */
+	uint64_t count[NWAYS];          /* messages of each size */
+	uint64_t pp_count;              /* round trips of the ping-pong */
+	struct result single[RUNS], burst[RUNS], ring[RUNS];
+	struct result copy[RUNS][NWAYS], zc[RUNS][NWAYS], ucx[RUNS][NWAYS];
+	struct result cl[RUNS];
+	const char *ucx_why;            /* why UCX's rows are absent */
+	int runs;                       /* runs made: RUNS, or fewer when
+					   interrupted */
+};
+/* Measures them: the exit status. */
+int measure_ways(struct ctx *ctx, struct session_opts *so, struct ways *w);
+/* Their comparisons, into rows: how many (at most WAYS_ROWS). */
+#define WAYS_ROWS (2 + 3 * NWAYS)
+int ways_rows(const struct ways *w, struct row *rows);
+/* Their first run's measurements, into m: how many (at most
+ * WAYS_MEASUREMENTS). */
+#define WAYS_MEASUREMENTS (4 + 3 * NWAYS)
+int ways_measurements(const struct ways *w, const struct result **m);
+/* The machine's state beside them: the median cache-line ping-pong half
+ * round trip, ns. */
+double ways_state(const struct ways *w);
+/* Lines for the text output: the state, UCX's transports or why it is
+ * absent. */
+void ways_text(const struct ways *w);
+
+/* The comparisons as JSON (with the measurements m behind them and the
+ * machine's state), CSV or a text table.  a and b: the two CPUs, -1 when
+ * not pinned. */
+void rows_json(int a, int b, bool interrupted, double state_ns,
 	       const struct result *const *m, int nm,
 	       const struct row *r, int n);
 void rows_csv(const struct row *r, int n);

@@ -8,7 +8,7 @@
 /* ---- options ---- */
 
 enum { OPT_MODE = 0x200, OPT_CPU, OPT_PEER, OPT_PEER_BOARD, OPT_QUEUES, OPT_CSV,
-       OPT_FORCE, OPT_DRAIN };
+       OPT_FORCE, OPT_DRAIN, OPT_ZERO_COPY, OPT_BURST, OPT_VERIFY };
 
 static const struct argp_option session_options[] = {
 	{ "mode", OPT_MODE, "MODE", 0,
@@ -30,6 +30,19 @@ static const struct argp_option session_options[] = {
 	{ "drain", OPT_DRAIN, NULL, 0,
 	  "Drop what an earlier, interrupted run left in this board's "
 	  "diagnostic queue (never an application queue's messages)", 0 },
+	{ "zero-copy", OPT_ZERO_COPY, NULL, 0,
+	  "The sender writes each message in place in the ring (smq_loan), "
+	  "the receiver checks it in place (smq_peek, smq_commit); every byte "
+	  "made and checked, as --verify does with copies.  Not with --burst",
+	  0 },
+	{ "burst", OPT_BURST, "N", 0,
+	  "Send and receive up to N messages per call (smq_send_burst, "
+	  "smq_receive_burst), 1 to 256; pingpong bounces N messages each way "
+	  "per round trip", 0 },
+	{ "verify", OPT_VERIFY, NULL, 0,
+	  "The sender makes every byte of each message and the receiver "
+	  "checks every byte, the work of an application (default: the size "
+	  "and a sequence number in the first 8 bytes)", 0 },
 	{ "csv", OPT_CSV, NULL, 0, "Print comma-separated values", 0 },
 	{ "force", OPT_FORCE, NULL, 0,
 	  "Run even where the measurement would be misleading (both sides "
@@ -100,7 +113,19 @@ static error_t session_parse(int key, char *arg, struct argp_state *st)
 	case OPT_DRAIN:
 		o->drain = true;
 		break;
+	case OPT_ZERO_COPY:
+		o->how.zero_copy = o->how.verify = true;
+		break;
+	case OPT_BURST:
+		o->how.burst = arg_u32(st, "--burst", arg, 1, MAX_BURST);
+		break;
+	case OPT_VERIFY:
+		o->how.verify = true;
+		break;
 	case ARGP_KEY_END:
+		if (o->how.zero_copy && o->how.burst)
+			argp_error(st, "--zero-copy and --burst exclude each "
+				   "other: a loan is one message");
 		/* a CPU this process may not use would leave a side unpinned
 		 * while the output names the CPU; with --peer only A is ours */
 		for (int i = 0; o->cpu_set && i < (o->peer_mode ? 1 : 2); i++) {

@@ -130,6 +130,9 @@ static void results_json(const struct session_opts *o,
 	json_u64(&j, "entries", s->wi.geometry.entries);
 	json_u64(&j, "entry_size", s->wi.geometry.entry_size);
 	json_str(&j, "mode", mode_name(s->mode));
+	json_bool(&j, "zero_copy", ri->how->zero_copy);
+	json_u64(&j, "burst", ri->how->burst > 1 ? ri->how->burst : 1);
+	json_bool(&j, "verify", ri->how->verify);
 	json_u64(&j, "board", s->self);
 	json_u64(&j, "peer_board", s->peer);
 	json_u64(&j, "send_queue", s->q_peer);
@@ -152,7 +155,7 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 		   bool latency)
 {
 	const struct session *s = ri->s;
-	char c0[16], c1[16];
+	char c0[16], c1[16], how[48];
 
 	if (ctx->json) {
 		results_json(o, ri, r, n, latency);
@@ -166,15 +169,17 @@ void results_print(struct ctx *ctx, const struct session_opts *o,
 	}
 	if (latency)
 		printf("pingpong on %s: board %u (cpu %s) <-> board %u (cpu %s), "
-		       "queues %u and %u, mode %s%s\n", s->wi.name, s->self,
+		       "queues %u and %u, mode %s%s%s\n", s->wi.name, s->self,
 		       cpu_name(ri->cpu[0], c0), s->peer, cpu_name(ri->cpu[1], c1),
 		       s->q_self, s->q_peer, mode_name(s->mode),
+		       how_words(ri->how, how, sizeof(how)),
 		       ri->interrupted ? " (interrupted)" : "");
 	else
 		printf("%s on %s: board %u (cpu %s) -> board %u (cpu %s), queue "
-		       "%u, mode %s%s\n", ri->command, s->wi.name, s->self,
+		       "%u, mode %s%s%s\n", ri->command, s->wi.name, s->self,
 		       cpu_name(ri->cpu[0], c0), s->peer, cpu_name(ri->cpu[1], c1),
 		       s->q_peer, mode_name(s->mode),
+		       how_words(ri->how, how, sizeof(how)),
 		       ri->interrupted ? " (interrupted)" : "");
 	printf("notification: %s; prediction: %s\n", s->notify,
 	       ri->prediction);
@@ -262,22 +267,22 @@ static double row_ratio(const struct row *r)
 	return r->base > 0 ? r->smq / r->base : NAN;
 }
 
-/* 1 holds, 0 does not, -1 no target */
+/* 1 holds, 0 does not, -1 no target (or no baseline) */
 static int row_holds(const struct row *r)
 {
 	double ratio = row_ratio(r);
 
-	if (isnan(r->target))
+	if (isnan(r->target) || isnan(ratio))
 		return -1;
 	return r->lower_better ? ratio <= r->target : ratio >= r->target;
 }
 
 static const char *const compare_keys[] = {
 	"measure", "unit", "smq", "baseline", "baseline_value", "ratio",
-	"better", "target", "holds",
+	"better", "target", "holds", "absent",
 };
 
-void rows_json(int a, int b, bool interrupted,
+void rows_json(int a, int b, bool interrupted, double state_ns,
 	       const struct result *const *m, int nm,
 	       const struct row *r, int n)
 {
@@ -296,6 +301,7 @@ void rows_json(int a, int b, bool interrupted,
 	else
 		json_double(&j, "cpu_b", NAN, 0);
 	json_bool(&j, "interrupted", interrupted);
+	json_double(&j, "state_ns", state_ns, 0);
 	json_begin(&j, "measurements", '[');
 	for (int i = 0; i < nm; i++)
 		result_row(&j, m[i], m[i]->has_latency);
@@ -317,6 +323,10 @@ void rows_json(int a, int b, bool interrupted,
 			json_double(&j, compare_keys[8], NAN, 0);
 		else
 			json_bool(&j, compare_keys[8], holds);
+		if (r[i].absent)
+			json_str(&j, compare_keys[9], r[i].absent);
+		else
+			json_null(&j, compare_keys[9]);
 		json_end(&j, '}');
 	}
 	json_end(&j, ']');
@@ -357,7 +367,9 @@ void rows_csv(const struct row *r, int n)
 		csv_double(row_ratio(&r[i]), 6);
 		printf(",%s", r[i].lower_better ? "lower" : "higher");
 		csv_double(r[i].target, 2);
-		printf(",%s\n", holds < 0 ? "" : holds ? "true" : "false");
+		printf(",%s", holds < 0 ? "" : holds ? "true" : "false");
+		csv_str(",", r[i].absent ? r[i].absent : "");
+		putchar('\n');
 	}
 }
 
@@ -368,7 +380,7 @@ void rows_text(const struct row *r, int n)
 	for (int i = 0; i < n; i++) {
 		int holds = row_holds(&r[i]);
 		char target[16] = "-";
-		if (holds >= 0)
+		if (!isnan(r[i].target))
 			snprintf(target, sizeof(target), "%s%.2gx",
 				 r[i].lower_better ? "<=" : ">=", r[i].target);
 		/* rounded toward missing the target, so that a ratio of
@@ -376,6 +388,12 @@ void rows_text(const struct row *r, int n)
 		double ratio = row_ratio(&r[i]);
 		ratio = r[i].lower_better ? ceil(ratio * 100) / 100
 					  : floor(ratio * 100) / 100;
+		if (r[i].absent) {
+			printf("%-30s %12.2f  %-24s %12s %8s %8s %5s\n",
+			       r[i].what, r[i].smq, r[i].base_name, "absent",
+			       "-", target, "-");
+			continue;
+		}
 		printf("%-30s %12.2f  %-24s %12.2f %7.2fx %8s %5s\n", r[i].what,
 		       r[i].smq, r[i].base_name, r[i].base, ratio, target,
 		       holds < 0 ? "-" : holds ? "yes" : "NO");
@@ -384,5 +402,6 @@ void rows_text(const struct row *r, int n)
 	       "messages/s per direction or MB/s; ns/msg is the time a "
 	       "stream takes per message; a row of N runs compares the "
 	       "medians of N measurements of each side, taken in turn; rows "
-	       "without a target are for information\n");
+	       "without a target are for information; an absent baseline "
+	       "says why above the table\n");
 }

@@ -32,11 +32,16 @@ static bool is_ctl(const uint8_t *buf, size_t len, uint64_t id, uint32_t op)
 	       (!op || m.op == op);
 }
 
+bool session_is_stop(const struct session *s, const void *data, size_t len)
+{
+	return is_ctl(data, len, s->id, OP_STOP);
+}
+
 static int send_msg(struct session *s, uint32_t op, uint64_t size,
 		    uint64_t count, double cpu, uint64_t errors, uint64_t warm)
 {
 	struct session_msg m = { SESSION_MAGIC, op, s->id, size, count, cpu,
-				 errors, warm, 0 };
+				 { errors }, warm, 0 };
 	return smq_send(s->tx, &m, sizeof(m), s->timeout_ms);
 }
 
@@ -63,12 +68,18 @@ static int wait_msg(struct session *s, uint32_t op, struct session_msg *m,
 }
 
 int session_round(struct session *s, uint32_t op, uint64_t size,
-		  uint64_t count, uint64_t warm)
+		  uint64_t count, uint64_t warm, const struct how *h)
 {
-	struct session_msg m;
-	int err = send_msg(s, op, size, count, 0, 0, warm);
+	struct session_msg m = { SESSION_MAGIC, op, s->id, size, count, 0,
+				 { 0 }, warm, 0 };
+	int err;
 
-	return err ? err : wait_msg(s, OP_READY, &m, CTL_TIMEOUT_MS);
+	m.how.flags = (h->zero_copy ? HOW_ZERO_COPY : 0) |
+		      (h->verify ? HOW_VERIFY : 0);
+	m.how.burst = h->burst;
+	if ((err = smq_send(s->tx, &m, sizeof(m), s->timeout_ms)))
+		return err;
+	return wait_msg(s, OP_READY, &m, CTL_TIMEOUT_MS);
 }
 
 int session_stop(struct session *s)
@@ -83,42 +94,51 @@ int session_report(struct session *s, struct session_msg *r)
 
 /* ---- the peer: echo or drain until told to quit ---- */
 
+/* The peer's side of a round: takes the messages as the round says and
+ * checks them; in a ping-pong, answers each burst (or message) with as
+ * many, made again as the initiator made them. */
 static int serve_round(struct session *s, const struct session_msg *ctl)
 {
-	size_t cap = s->wi.geometry.entry_size, len;
+	struct how h = { (ctl->how.flags & HOW_ZERO_COPY) != 0,
+			 (ctl->how.flags & HOW_VERIFY) != 0,
+			 ctl->how.burst > MAX_BURST ? MAX_BURST : ctl->how.burst };
 	uint64_t n = 0, errors = 0;
-	int err = send_msg(s, OP_READY, 0, 0, 0, 0, 0);
+	struct way_bufs b;
+	struct way_got got;
 	struct cpu_window win;
 	double cpu, wall;
+	bool timing = false;
+	int err = way_bufs_get(&b, &h, ctl->size);
 
+	if (!err)
+		err = send_msg(s, OP_READY, 0, 0, 0, 0, 0);
 	cpu_window_start(&win);
 	while (!err && (!ctl->count || n < ctl->count)) {
-		if (n == ctl->warm)
+		if (!timing && n >= ctl->warm) {
 			cpu_window_start(&win);
-		err = smq_receive(s->rx, s->buf, cap, &len, NULL, s->timeout_ms);
+			timing = true;
+		}
+		uint64_t left = ctl->count ? ctl->count - n : UINT32_MAX;
+		err = way_receive(s, &h, &b, ctl->size, n,
+				  left < b.n ? (unsigned)left : b.n,
+				  s->timeout_ms, &got);
 		if (err)
 			break;
-		if (len == sizeof(struct session_msg) &&
-		    is_ctl(s->buf, len, s->id, OP_STOP))
+		errors += got.wrong;
+		if (ctl->op == OP_PING && got.n)
+			err = way_send(s, &h, &b, ctl->size, n, got.n);
+		n += got.n;
+		if (got.stop)
 			break;
-		if (ctl->op == OP_PING) {
-			err = smq_send(s->tx, s->buf, len, s->timeout_ms);
-		} else {
-			uint64_t seq = n;
-			if (len >= sizeof(seq))
-				memcpy(&seq, s->buf, sizeof(seq));
-			if (len != ctl->size || seq != n)
-				errors++;
-		}
-		n++;
 	}
 	/* the CPU share is measured over our own window, not the
 	 * initiator's: the two are offset by a message or two */
 	cpu_window_stop(&win, &cpu, &wall);
+	way_bufs_put(&b);
 	if (err)
 		return err;
 	struct session_msg m = { SESSION_MAGIC, OP_REPORT, s->id, ctl->size, n,
-				 cpu, errors, 0, wall };
+				 cpu, { errors }, 0, wall };
 	return smq_send(s->tx, &m, sizeof(m), s->timeout_ms);
 }
 
@@ -245,6 +265,12 @@ static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 	struct smq_queue_info qi;
 	smq_queue_info(s->w, q_self, &qi, sizeof(qi));
 	s->entry_size = qi.entry_size;
+	s->capacity = qi.capacity;
+	smq_queue_info(s->w, q_peer, &qi, sizeof(qi));
+	if (qi.capacity < s->capacity)
+		s->capacity = qi.capacity;
+	smq_queue_info(s->w, q_self, &qi, sizeof(qi));
+	s->checksum = s->wi.features_incompat & SMQ_FEATURE_CHECKSUM;
 	drain = drain && (qi.flags & SMQ_QUEUE_DIAGNOSTIC);
 	if (!s->buf) {
 		session_close(s);

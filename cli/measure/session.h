@@ -5,6 +5,7 @@
 #ifndef SMQ_SESSION_H
 #define SMQ_SESSION_H
 
+#include <sys/uio.h>
 #include "measure.h"
 #include "../smqctl.h"
 
@@ -12,7 +13,21 @@ enum session_op {
 	OP_HELLO = 1, OP_READY, OP_PING, OP_STREAM, OP_STOP, OP_REPORT, OP_QUIT,
 };
 
-/* Control messages and reports share one shape. */
+/* How a round moves its messages: the options --zero-copy, --burst and
+ * --verify, which the driving board's round message passes on. */
+struct how {
+	bool zero_copy;         /* written in place (smq_loan), read in place
+				   (smq_peek, smq_commit); verifies */
+	bool verify;            /* every byte made by the sender and checked
+				   by the receiver; else only the size and
+				   the sequence number of the first 8 */
+	uint32_t burst;         /* messages per call (smq_send_burst,
+				   smq_receive_burst); 0 or 1: one */
+};
+#define MAX_BURST 256
+enum { HOW_ZERO_COPY = 1, HOW_VERIFY = 2 };
+
+/* Control messages and reports share one shape, of 64 bytes. */
 struct session_msg {
 	uint32_t magic;
 	uint32_t op;
@@ -21,11 +36,18 @@ struct session_msg {
 				   OP_STOP) ; in a report: messages handled */
 	double cpu;             /* report: CPU seconds the peer used after
 				   the warm-up */
-	uint64_t errors;        /* report: messages that came wrong */
+	union {
+		uint64_t errors;        /* report: messages that came wrong */
+		struct {                /* round: how its messages move */
+			uint32_t flags; /* HOW_* */
+			uint32_t burst;
+		} how;
+	};
 	uint64_t warm;          /* round: messages of warm-up, not timed */
 	double wall;            /* report: wall seconds around the CPU samples
 				   of cpu, on the peer's own clock */
 };
+_Static_assert(sizeof(struct session_msg) == 64, "a control message");
 
 struct session {
 	struct smq_window *w;
@@ -36,9 +58,13 @@ struct session {
 	uint64_t id;
 	uint8_t *buf;               /* the window's entry_size bytes */
 	uint32_t entry_size;        /* the largest message of our queue */
+	uint64_t capacity;          /* entries of a lane, the smaller of
+				       the two queues' */
 	char notify[64];            /* how our receiver is woken */
 	int mode;                   /* the receivers' mode */
 	bool greeted;               /* peer: answered this session's hello */
+	bool checksum;              /* the window sums its entries: a loan is
+				       filled through smq_loan_write */
 	int timeout_ms;             /* for a peer that stopped answering */
 	struct ctx *ctx;
 };
@@ -56,6 +82,7 @@ struct session_opts {
 				   on application queues */
 	bool drain;             /* drop leftovers in our diagnostic queue */
 	bool cpu_checked;       /* session_cpu_check was done already */
+	struct how how;         /* --zero-copy, --burst, --verify */
 	const size_t *sizes;    /* the command's sizes, checked against the */
 	int nsizes;             /* window before the first round */
 };
@@ -104,11 +131,49 @@ int session_main(struct ctx *ctx, struct session_opts *o,
 
 /* Initiator side */
 int session_round(struct session *s, uint32_t op, uint64_t size,
-		  uint64_t count, uint64_t warm);
+		  uint64_t count, uint64_t warm, const struct how *h);
 int session_stop(struct session *s);
 int session_report(struct session *s, struct session_msg *r);
 /* Fills a message of size bytes whose first 8 (if it has them) are seq. */
 void session_fill(uint8_t *buf, size_t size, uint64_t seq);
+/* Whether len bytes at data are this session's OP_STOP. */
+bool session_is_stop(const struct session *s, const void *data, size_t len);
+
+/* ways.c: moving the messages of a round as a struct how says.  Message
+ * seq's payload: with verify, a pattern of its own in every byte; else
+ * seq in its first 8 bytes (session_fill). */
+void payload_fill(void *dst, size_t size, uint64_t seq, bool verify);
+bool payload_ok(const void *src, size_t len, size_t size, uint64_t seq,
+		bool verify);
+/* A round's buffers: a message each of a burst (or one), 64-byte aligned */
+struct way_bufs {
+	uint8_t *mem;
+	size_t each;            /* bytes apart, at least a control message */
+	unsigned n;
+	struct iovec *iov;
+	size_t *lens;
+};
+int way_bufs_get(struct way_bufs *b, const struct how *h, size_t size);
+void way_bufs_put(struct way_bufs *b);
+/* Sends messages seq to seq + n - 1 of size bytes (n at most the burst):
+ * 0 or the error of the call that failed. */
+int way_send(struct session *s, const struct how *h, struct way_bufs *b,
+	     size_t size, uint64_t seq, unsigned n);
+/* What way_receive took: messages (the stop not counted), how many came
+ * wrong (size or payload), and whether the round's stop came. */
+struct way_got {
+	unsigned n;
+	uint64_t wrong;
+	bool stop;
+};
+/* Takes up to max messages (as the burst allows; one otherwise), the
+ * first waited for up to timeout_ms, and checks them as seq, seq + 1...
+ * of size bytes.  0 or the error of the call. */
+int way_receive(struct session *s, const struct how *h, struct way_bufs *b,
+		size_t size, uint64_t seq, unsigned max, int timeout_ms,
+		struct way_got *got);
+/* ", zero-copy", ", bursts of 8", ", verified" or "" */
+const char *how_words(const struct how *h, char *buf, size_t len);
 
 const char *mode_name(int mode);
 /* When the window is on a PCI BAR with a PCIe link: the bound on
@@ -122,10 +187,11 @@ const char *cpu_name(int cpu, char buf[16]);
 
 /* rounds.c: one size of a ping-pong (for pingpong and bench --baseline) */
 int pingpong_size(struct session *s, size_t size, uint64_t count,
-		  int duration_ms, bool histogram, struct result *r);
+		  int duration_ms, bool histogram, const struct how *h,
+		  struct result *r);
 /* rounds.c: one size of a stream */
 int stream_size(struct session *s, size_t size, uint64_t count,
-		struct result *r);
+		const struct how *h, struct result *r);
 /* Messages of a stream of size bytes when no count is given: 256 MiB
  * worth, 500 to 1000000. */
 uint64_t stream_auto_count(size_t size);
@@ -142,6 +208,7 @@ struct run_info {
 				       pinned (or pinned elsewhere) */
 	bool interrupted;
 	char prediction[256];       /* session_predict's line */
+	const struct how *how;      /* how the messages moved */
 };
 
 /* Output of a list of results: text table, --json or --csv (the CSV

@@ -1,0 +1,253 @@
+/* How a measurement moves its messages (see session.h): copied by
+ * smq_send and smq_receive, many per call by their bursts, or written and
+ * read in place (a loan; smq_peek and smq_commit); and the application's
+ * work on each, the same whichever way it moves: with verify, every byte
+ * made by the sender and checked by the receiver. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "session.h"
+
+/* ---- the payload ---- */
+
+/* Word i of message seq: its own base, then a step per word, so that a
+ * word out of place or of another message shows.  Made as it is stored,
+ * never read back: a loan over PCI is write-only memory. */
+#define PATTERN_MUL 0x9e3779b97f4a7c15ull
+#define PATTERN_STEP 0xd1b54a32d192ed03ull
+
+static inline uint64_t pattern_word(uint64_t seq, size_t i)
+{
+	return (seq + 1) * PATTERN_MUL + i * PATTERN_STEP;
+}
+
+/* Bytes [off, off + n) of message seq's pattern, off a multiple of 8. */
+static void pattern_at(uint8_t *dst, size_t off, size_t n, uint64_t seq)
+{
+	uint64_t w = pattern_word(seq, off / 8);
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8, w += PATTERN_STEP)
+		memcpy(dst + i, &w, 8);
+	if (i < n)
+		memcpy(dst + i, &w, n - i);
+}
+
+void payload_fill(void *dst, size_t size, uint64_t seq, bool verify)
+{
+	if (verify)
+		pattern_at(dst, 0, size, seq);
+	else
+		session_fill(dst, size, seq);
+}
+
+bool payload_ok(const void *src, size_t len, size_t size, uint64_t seq,
+		bool verify)
+{
+	const uint8_t *p = src;
+
+	if (len != size)
+		return false;
+	if (!verify) {
+		uint64_t got = seq;
+		if (size >= sizeof(got))
+			memcpy(&got, p, sizeof(got));
+		return got == seq;
+	}
+	uint64_t w = pattern_word(seq, 0), diff = 0, v;
+	size_t i = 0;
+	for (; i + 8 <= size; i += 8, w += PATTERN_STEP) {
+		memcpy(&v, p + i, 8);
+		diff |= v ^ w;
+	}
+	if (i < size) {
+		v = w;
+		memcpy(&v, p + i, size - i);
+		diff |= v ^ w;
+	}
+	return !diff;
+}
+
+/* ---- buffers ---- */
+
+int way_bufs_get(struct way_bufs *b, const struct how *h, size_t size)
+{
+	memset(b, 0, sizeof(*b));
+	b->n = h->burst > 1 ? h->burst : 1;
+	/* room for a control message too, which ends a round */
+	b->each = size > sizeof(struct session_msg) ? size
+						    : sizeof(struct session_msg);
+	b->each = (b->each + 63) & ~(size_t)63;
+	if (posix_memalign((void **)&b->mem, 64, b->n * b->each) ||
+	    !(b->iov = calloc(b->n, sizeof(*b->iov))) ||
+	    !(b->lens = calloc(b->n, sizeof(*b->lens)))) {
+		way_bufs_put(b);
+		return -ENOMEM;
+	}
+	memset(b->mem, 0, b->n * b->each);  /* faulted in before timing */
+	return 0;
+}
+
+void way_bufs_put(struct way_bufs *b)
+{
+	free(b->mem);
+	free(b->iov);
+	free(b->lens);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---- sending ---- */
+
+/* One message written in place.  On a window with checksums the bytes go
+ * through smq_loan_write, which sums them as it copies: made a piece at a
+ * time in a buffer that stays in the cache. */
+static int loan_send(struct session *s, size_t size, uint64_t seq)
+{
+	enum { PIECE = 4096 };
+	uint8_t piece[PIECE];
+	void *p;
+	int err;
+
+	if ((err = smq_loan(s->tx, size, s->timeout_ms, &p)))
+		return err;
+	if (!s->checksum) {
+		payload_fill(p, size, seq, true);
+	} else {
+		for (size_t off = 0; off < size && !err; off += PIECE) {
+			size_t n = size - off < PIECE ? size - off : PIECE;
+			pattern_at(piece, off, n, seq);
+			err = smq_loan_write(s->tx, off, piece, n);
+		}
+		if (err) {
+			smq_loan_abort(s->tx);
+			return err;
+		}
+	}
+	return smq_loan_submit(s->tx, size);
+}
+
+int way_send(struct session *s, const struct how *h, struct way_bufs *b,
+	     size_t size, uint64_t seq, unsigned n)
+{
+	int err = 0;
+
+	if (h->zero_copy) {
+		for (unsigned i = 0; i < n && !err; i++)
+			err = loan_send(s, size, seq + i);
+		return err;
+	}
+	if (h->burst <= 1) {
+		for (unsigned i = 0; i < n && !err; i++) {
+			payload_fill(b->mem, size, seq + i, h->verify);
+			err = smq_send(s->tx, b->mem, size, s->timeout_ms);
+		}
+		return err;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *m = b->mem + i * b->each;
+		payload_fill(m, size, seq + i, h->verify);
+		b->iov[i] = (struct iovec){ m, size };
+	}
+	/* as many as the ring has room for; then the rest */
+	for (unsigned done = 0; done < n;) {
+		int k = smq_send_burst(s->tx, b->iov + done, n - done,
+				       s->timeout_ms);
+		if (k < 0)
+			return k;
+		done += (unsigned)k;
+	}
+	return 0;
+}
+
+/* ---- receiving ---- */
+
+/* One message found at data, len bytes: the round's stop, or checked as
+ * message seq.  true: it was the stop. */
+static bool take_one(struct session *s, const struct how *h,
+		     const void *data, size_t len, size_t size, uint64_t seq,
+		     struct way_got *got)
+{
+	if (len == sizeof(struct session_msg) &&
+	    session_is_stop(s, data, len)) {
+		got->stop = true;
+		return true;
+	}
+	if (!payload_ok(data, len, size, seq, h->verify || h->zero_copy))
+		got->wrong++;
+	got->n++;
+	return false;
+}
+
+static int peek_receive(struct session *s, const struct how *h,
+			size_t size, uint64_t seq, int timeout_ms,
+			struct way_got *got)
+{
+	const void *data;
+	size_t len;
+	int err = smq_peek(s->rx, &data, &len, NULL, timeout_ms);
+
+	if (err)
+		return err;
+	take_one(s, h, data, len, size, seq, got);
+	return smq_commit(s->rx);
+}
+
+/* Takes one message or a burst; err: what the call returned. */
+static int receive_call(struct session *s, const struct how *h,
+			struct way_bufs *b, size_t size, uint64_t seq,
+			unsigned max, int timeout_ms, struct way_got *got)
+{
+	int err;
+
+	if (h->zero_copy)
+		return peek_receive(s, h, size, seq, timeout_ms, got);
+	if (h->burst <= 1 || max <= 1) {
+		size_t len;
+		err = smq_receive(s->rx, b->mem, b->each, &len, NULL,
+				  timeout_ms);
+		if (!err)
+			take_one(s, h, b->mem, len, size, seq, got);
+		return err;
+	}
+	if (max > b->n)
+		max = b->n;
+	for (unsigned i = 0; i < max; i++)
+		b->iov[i] = (struct iovec){ b->mem + i * b->each, b->each };
+	int k = smq_receive_burst(s->rx, b->iov, max, timeout_ms, b->lens,
+				  NULL);
+	if (k < 0)
+		return k;
+	for (int i = 0; i < k; i++)
+		if (take_one(s, h, b->iov[i].iov_base, b->lens[i], size,
+			     seq + (uint64_t)i, got))
+			break;
+	return 0;
+}
+
+int way_receive(struct session *s, const struct how *h, struct way_bufs *b,
+		size_t size, uint64_t seq, unsigned max, int timeout_ms,
+		struct way_got *got)
+{
+	memset(got, 0, sizeof(*got));
+	int err = receive_call(s, h, b, size, seq, max, timeout_ms, got);
+	if (err != -SMQ_EPAYLOAD)
+		return err;
+	/* refused for its checksum, and taken off the ring: it came wrong */
+	got->n++;
+	got->wrong++;
+	return 0;
+}
+
+/* ---- names ---- */
+
+const char *how_words(const struct how *h, char *buf, size_t len)
+{
+	if (h->zero_copy)
+		snprintf(buf, len, ", zero-copy");
+	else if (h->burst > 1)
+		snprintf(buf, len, ", bursts of %u%s", h->burst,
+			 h->verify ? ", verified" : "");
+	else
+		snprintf(buf, len, "%s", h->verify ? ", verified" : "");
+	return buf;
+}
