@@ -335,7 +335,8 @@ static void example(void)
 	/* queue 0: every board (a mask of 0 says so); queue 1 carries
 	 * messages from board 0 to board 1 only */
 	static const uint64_t senders[2] = { 0, 1 };
-	const struct smq_shape sh = { { 2, 2, 64, 1024, NULL }, senders };
+	const struct smq_shape sh = { { 2, 2, 64, 1024, NULL }, senders, 0,
+				      NULL, 0 };
 	struct smq_layout l;
 
 	if (smq_layout_make(&l, &sh, 0, 0)) {
