@@ -37,6 +37,9 @@ enum smq_hook {
 	SMQ_HOOK_LOAN_SUBMIT,           /* a loan's submit: its header
 					   written, its signature not yet;
 					   lock held, mark up */
+	SMQ_HOOK_SIGNED,                /* a send or burst: its entries
+					   signed, top not yet stored; lock
+					   held, mark up */
 };
 #ifdef SMQ_COUNT_FAR
 extern void (*smq_test_hook)(enum smq_hook where);

@@ -31,12 +31,13 @@ void smq_lane_recover(struct smq_queue *q);
 bool smq_can_ring(uint32_t kinds, uint64_t host, const struct smq_bell_addr *a);
 
 /* A lane whose numbers are out of bounds is refused before anything is
- * written: the receiver's bottom at most one past top (it takes an entry
- * by its signature, before top), and top at most a ring ahead. */
+ * written: the receiver's bottom at most a ring past top (it takes an
+ * entry by its signature, and a burst signs its entries before its one
+ * store of top), and top at most a ring ahead. */
 static inline bool smq_lane_sane(uint64_t bottom, uint64_t top,
 				 uint32_t entries)
 {
-	return bottom <= top + 1 && (top <= bottom || top - bottom <= entries);
+	return top <= bottom ? bottom - top <= entries : top - bottom <= entries;
 }
 /* ...as the sender sees it, in its copy of bottom: that lags the
  * receiver's own by one take at most (the receiver stores its own first;

@@ -39,8 +39,8 @@ static void pass_turn(struct smq_queue *q, unsigned k)
  * writes at every message, so a receiver that polls an empty queue never
  * pulls that line from the sender.  Top is stored after the signature, so
  * a signature read again after top is final.  We take an entry as soon as
- * its signature is there, so our bottom may be one past a top its sender
- * is about to store.  Reads only: the turn passes on in our handle, so the
+ * its signature is there, so our bottom may be past a top its sender is
+ * about to store: by one entry, or by a burst's.  Reads only: the turn passes on in our handle, so the
  * other sending boards are served. */
 static int bad_lane(struct smq_queue *q, bool all)
 {
@@ -59,7 +59,7 @@ static int bad_lane(struct smq_queue *q, bool all)
 			continue;
 		uint64_t top = LOAD_ACQ(&q->lanes[k].top);
 		int err = 0;
-		if (top == bottom || top + 1 == bottom)
+		if (top <= bottom && bottom - top <= q->entries)
 			continue;
 		if (top < bottom || top - bottom > q->entries)
 			err = -SMQ_ECORRUPT;

@@ -8,21 +8,27 @@
 
 #define DEFAULT_SPIN_NS 20000
 
-/* A sender that died after signing entry seq but before storing top left
- * a whole entry that the receiver takes (or has taken): carry on after
- * it, never write over it.  Its signature can only be there if that send
- * wrote it.  One read across the bus: only when a sender opens or takes
- * the lane over from a dead one, never per message. */
+/* A sender that died after signing entries from seq on (one, or a
+ * burst's) but before storing top left whole entries that the receiver
+ * takes (or has taken): carry on after them, never write over them.
+ * Their signatures can only be there if that send wrote them.  Reads
+ * across the bus: only when a sender opens or takes the lane over from a
+ * dead one, never per message. */
 void smq_lane_recover(struct smq_queue *q)
 {
-	uint64_t seq = LOAD(&q->out->top);
-	struct smq_far e = smq_far_offset(q->ring,
-					  (seq & (q->entries - 1)) * q->stride);
+	uint64_t top = LOAD(&q->out->top), seq = top;
 
-	if (FAR_LOAD(q->w, SMQ_FAR_TAKEOVER, e, struct smq_entry, signature) ==
-	    smq_signature(q->epoch, q->index, q->w->board, seq)) {
-		STORE_REL(&q->out->top, seq + 1);
-		FAR_STORE_REL(q->in, struct smq_lane_in, top, seq + 1);
+	for (; seq - top < q->entries; seq++) {
+		struct smq_far e = smq_far_offset(q->ring,
+			(seq & (q->entries - 1)) * q->stride);
+		if (FAR_LOAD(q->w, SMQ_FAR_TAKEOVER, e, struct smq_entry,
+			     signature) !=
+		    smq_signature(q->epoch, q->index, q->w->board, seq))
+			break;
+	}
+	if (seq != top) {
+		STORE_REL(&q->out->top, seq);
+		FAR_STORE_REL(q->in, struct smq_lane_in, top, seq);
 	}
 }
 
@@ -207,9 +213,10 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 	uint64_t seq = LOAD(&q->out->top);
 
 	while (!room(q, seq)) {
-		if (q->bottom_seen == seq + 1) {
-			/* A sender died between its signature and its top, and
-			 * the receiver took that entry: carry on after it. */
+		if (q->bottom_seen > seq && q->bottom_seen - seq <= q->entries) {
+			/* A sender died between its signatures and its top,
+			 * and the receiver took those entries: carry on after
+			 * them. */
 			seq = q->bottom_seen;
 			STORE_REL(&q->out->top, seq);
 			FAR_STORE_REL(q->in, struct smq_lane_in, top, seq);
@@ -321,6 +328,7 @@ static inline void publish(struct smq_queue *q, uint64_t seq, unsigned n,
 		FAR_STORE(entry_at(q, seq + i), struct smq_entry, signature,
 			  smq_signature(q->epoch, q->index, w->board, seq + i));
 	smq_publish(w->map.order);
+	TEST_HOOK(SMQ_HOOK_SIGNED);
 	/* ours first: the published top never runs ahead of it */
 	STORE(&q->out->top, seq + n);
 	FAR_STORE(q->in, struct smq_lane_in, top, seq + n);

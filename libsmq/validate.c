@@ -487,7 +487,8 @@ int smq_check_static(const struct smq_view *v, struct smq_layout *l,
 
 /* One lane's sequence numbers and the entries between bottom and top.
  * Bottoms are read before tops.  A receiver takes an entry by its
- * signature before its sender stores top, so bottom may be top + 1; a lane
+ * signature before its sender stores top, so bottom may be past top, by a
+ * burst's entries at most a ring; a lane
  * caught mid-receive may look one entry over full, which the caller
  * retries. */
 static int check_lane(const struct smq_view *v, const struct smq_layout *l,
@@ -528,12 +529,20 @@ static int check_lane(const struct smq_view *v, const struct smq_layout *l,
 	if (fcb > bottom)
 		return fault(f, SMQ_ECORRUPT, "lane.flow_bottom",
 			     lay_lane_fc(l, s, q), fcb, bottom, AT_MOST);
-	if (bottom > top + 1 || (top > bottom && top - bottom > entries))
+	if ((bottom > top && bottom - top > entries) ||
+	    (top > bottom && top - bottom > entries))
 		return fault(f, SMQ_ECORRUPT, "lane.top", lay_lane_in(l, q, s),
 			     top, bottom + entries, AT_MOST);
-	if (shadow < top || shadow - top > 1)
+	/* the sender stores its own top first, then the receiver's: ahead
+	 * by a message, or by a burst's */
+	if (shadow < top)
 		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
-			     lay_lane_out(l, s, q), shadow, top, EXPECTED);
+			     lay_lane_out(l, s, q), shadow, top,
+			     SMQ_FAULT_AT_LEAST);
+	if (shadow - top > entries)
+		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
+			     lay_lane_out(l, s, q), shadow, top + entries,
+			     AT_MOST);
 	/* what the sender believes is in flight can not exceed the ring */
 	if (shadow > fcb && shadow - fcb > entries)
 		return fault(f, SMQ_ECORRUPT, "lane.sender_top",

@@ -701,7 +701,7 @@ class Reader:
                 top = u64(self.rd(lay.lane_in(q, s), 8), 0)
                 shadow = u64(self.rd(lay.lane_out(s, q), 8), 0)
                 qe = u64(self.rd(lay.lane_wake(s, q), 64), 32)
-                if epoch == 0:                                  # 20
+                if epoch == 0:                                  # 21
                     raise Fault(cor, "queue.epoch", lay.rx[q] + 48, 0, 1,
                                 AT_LEAST)
                 if epoch > u64(sb, 88):
@@ -711,20 +711,23 @@ class Reader:
                     raise Fault(cor, "lane.queue_epoch",
                                 lay.lane_wake(s, q) + 32, qe, epoch,
                                 EXPECTED)
-                if fcb > bottom:                                # 21
+                if fcb > bottom:                                # 22
                     raise Fault(cor, "lane.flow_bottom", lay.lane_fc(s, q),
                                 fcb, bottom, AT_MOST)
-                if bottom > top + 1 or (top > bottom and
-                                        top - bottom > entries):  # 22
+                if (bottom > top and bottom - top > entries) or \
+                        (top > bottom and top - bottom > entries):  # 23
                     raise Fault(cor, "lane.top", lay.lane_in(q, s), top,
                                 (bottom + entries) & M64, AT_MOST)
-                if shadow < top or shadow - top > 1:            # 23
+                if shadow < top:                                # 24
                     raise Fault(cor, "lane.sender_top", lay.lane_out(s, q),
-                                shadow, top, EXPECTED)
+                                shadow, top, AT_LEAST)
+                if shadow - top > entries:
+                    raise Fault(cor, "lane.sender_top", lay.lane_out(s, q),
+                                shadow, (top + entries) & M64, AT_MOST)
                 if shadow > fcb and shadow - fcb > entries:
                     raise Fault(cor, "lane.sender_top", lay.lane_out(s, q),
                                 shadow, (fcb + entries) & M64, AT_MOST)
-                end = top                                       # 24
+                end = top                                       # 25
                 if bottom >= top:
                     e = self.rd(lay.entry(q, s, bottom), 16)
                     if u64(e, 8) == signature(epoch, q, s, bottom):
@@ -748,14 +751,14 @@ class Reader:
     def usable(self):
         sb = self.sb()
         phase = u32(sb, 144)
-        if phase:                                               # 25
+        if phase:                                               # 26
             err = "EBUSY" if self.maint_alive(sb) == 1 else "SMQ_EINCOMPLETE"
             raise Fault(err, "maint_phase", 144, phase, 0, EXPECTED)
-        if u32(sb, 72) == 0:                                    # 26
+        if u32(sb, 72) == 0:                                    # 27
             raise Fault("SMQ_EINCOMPLETE", "system_state", 72, 0, 1,
                         EXPECTED)
         gen = u64(sb, 64)
-        for b in range(self.lay.boards):                        # 27
+        for b in range(self.lay.boards):                        # 28
             ngen = u64(self.rd(CTL_OFF + PAGE * b, 8), 0)
             if ngen != gen:
                 raise Fault("SMQ_EINCOMPLETE", "notice.generation",
@@ -884,8 +887,8 @@ def damaged(r, q):
         k = lay.lane(q, s)
         top = u64(r.rd(lay.lane_in(q, s), 8), 0)
         bottom = u64(r.rd(lay.bottoms(q) + 8 * k, 8), 0)
-        if bottom > top + 1 or (top > bottom and
-                                top - bottom > lay.q_entries(q)):
+        if (bottom > top and bottom - top > lay.q_entries(q)) or \
+                (top > bottom and top - bottom > lay.q_entries(q)):
             continue
         for n in range(bottom, max(top, bottom + 1)):
             off = lay.entry(q, s, n)

@@ -381,28 +381,30 @@ put(h + 36, 4, 70)"
 corrupt "19: queue.index" queue.index "put(L.rx[2], 4, 9)"
 corrupt "19: queue.cursor" queue.cursor "put(L.rx[2] + 4, 4, 3)"
 corrupt "19: rx_info.waiting" rx_info.waiting "put(L.rx_info(6) + 4, 4, 2)"
-corrupt "20: an epoch of 0" queue.epoch "put(L.rx[1] + 48, 8, 0)"
-corrupt "20: an epoch past epoch_last" queue.epoch \
+corrupt "21: an epoch of 0" queue.epoch "put(L.rx[1] + 48, 8, 0)"
+corrupt "21: an epoch past epoch_last" queue.epoch \
 	"put(L.rx[1] + 48, 8, R.u64(sb, 88) + 1)"
-corrupt "20: a copy of the epoch" lane.queue_epoch \
+corrupt "21: a copy of the epoch" lane.queue_epoch \
 	"put(L.lane_wake(2, 1) + 32, 8, 5)"
-corrupt "21: lane.flow_bottom" lane.flow_bottom "put(L.lane_fc(0, 0), 8, 3)"
-corrupt "22: lane.top" lane.top "put(L.lane_in(2, 1), 8, 40)"
-corrupt "22: a bottom past top" lane.top "put(L.bottoms(2) + 8, 8, 5)"
-corrupt "23: lane.sender_top" lane.sender_top "put(L.lane_out(0, 2), 8, 5)"
-corrupt "23: a sender past a full ring" lane.sender_top \
+corrupt "22: lane.flow_bottom" lane.flow_bottom "put(L.lane_fc(0, 0), 8, 3)"
+corrupt "23: lane.top" lane.top "put(L.lane_in(2, 1), 8, 40)"
+corrupt "23: a bottom more than a ring past top" lane.top \
+	"put(L.bottoms(2) + 8, 8, 40)"
+corrupt "24: lane.sender_top more than a ring ahead" lane.sender_top \
+	"put(L.lane_out(0, 2), 8, 40)"
+corrupt "24: a sender past a full ring" lane.sender_top \
 	"put(L.lane_out(1, 3), 8, 17)"
-corrupt "24: entry.signature" entry.signature \
+corrupt "25: entry.signature" entry.signature \
 	"put(L.entry(2, 1, 1) + 8, 8, 1)"
-corrupt "24: entry.size" entry.size "put(L.entry(3, 1, 10), 4, 101)"
-corrupt "24: entry.check" entry.check "put(L.entry(3, 1, 10) + 4, 4, 1)"
-corrupt "24: a signed entry at top" entry.size "
+corrupt "25: entry.size" entry.size "put(L.entry(3, 1, 10), 4, 101)"
+corrupt "25: entry.check" entry.check "put(L.entry(3, 1, 10) + 4, 4, 1)"
+corrupt "25: a signed entry at top" entry.size "
 e = L.entry(1, 0, 3)
 put(e + 8, 8, R.signature(R.u64(sb, 88), 1, 0, 3)); put(e, 4, 500)"
-corrupt "24: an unsigned entry at top is not checked" "" \
+corrupt "25: an unsigned entry at top is not checked" "" \
 	"put(L.entry(1, 0, 3), 4, 500)"
-corrupt "26: system_state 0" system_state "put(72, 4, 0)"
-corrupt "27: a notice of generation 0" notice.generation \
+corrupt "27: system_state 0" system_state "put(72, 4, 0)"
+corrupt "28: a notice of generation 0" notice.generation \
 	"put(R.CTL_OFF + R.PAGE, 8, 0); put(R.CTL_OFF + R.PAGE + 16, 8, 0)"
 
 # ---- usable: no call reads maint_phase or the superblock's system_state ----

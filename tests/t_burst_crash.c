@@ -1,0 +1,130 @@
+/* A burst's entries are signed before its one store of top, so a receiver
+ * may be several entries past the top it reads, and a sender that dies
+ * between the two leaves several signed entries behind.  The test build's
+ * hook (SMQ_HOOK_SIGNED) stops a burst of 3 there: a receiver that takes
+ * them and then looks at every lane (as it does once a second) finds
+ * nothing wrong; a sender killed there leaves its 3 messages to be
+ * received once each, in order, before the next sender's, whether the
+ * receiver took them before the next sender opened or not. */
+#include <signal.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include "testint.h"
+#include "testlib.h"
+
+#ifndef SMQ_COUNT_FAR
+#error "t_burst_crash needs the test build's hooks (SMQ_COUNT_FAR)"
+#endif
+
+static const char *spec;
+static struct smq_queue *rx;
+
+static void burst_of_3(struct smq_queue *tx)
+{
+	struct iovec m[3] = { { "m0", 2 }, { "m1", 2 }, { "m2", 2 } };
+	EXPECT(smq_send_burst(tx, m, 3, 0), 3);
+}
+
+/* At the hook: take the three signed entries, then look at every lane. */
+static void take_at_hook(enum smq_hook where)
+{
+	char buf[16];
+	size_t n;
+
+	if (where != SMQ_HOOK_SIGNED)
+		return;
+	smq_test_hook = NULL;
+	for (int i = 0; i < 3; i++) {
+		OK(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0));
+		CHECK(n == 2 && buf[0] == 'm' && buf[1] == '0' + i);
+	}
+	rx->look_all_at = 0;
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
+}
+
+static void die_at_hook(enum smq_hook where)
+{
+	if (where == SMQ_HOOK_SIGNED)
+		raise(SIGKILL);
+}
+
+static int dying_sender(void *arg)
+{
+	struct smq_window *w;
+	struct smq_queue *tx;
+
+	(void)arg;
+	OK(smq_open(spec, 1, 0, &w));
+	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
+	smq_test_hook = die_at_hook;
+	burst_of_3(tx);
+	return 1;  /* not reached */
+}
+
+static void expect(const char *want)
+{
+	char buf[16];
+	size_t n;
+
+	OK(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0));
+	if (n != strlen(want) || memcmp(buf, want, n))
+		FAIL("received '%.*s', expected '%s'", (int)n, buf, want);
+}
+
+int main(void)
+{
+	struct smq_window *w0, *w1;
+	struct smq_queue *tx;
+	char buf[16];
+	size_t n;
+
+	spec = test_window();
+	w0 = test_init(spec, 2, 1, 8, 16);
+	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
+	OK(smq_open(spec, 1, 0, &w1));
+
+	/* 1. taken before top: no fault */
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	smq_test_hook = take_at_hook;
+	burst_of_3(tx);
+	OK(smq_validate(w0, NULL, 0));
+	OK(smq_send(tx, "after", 5, 0));
+	expect("after");
+	OK(smq_queue_close(tx));
+	printf("burst_crash: a receiver 3 past top looked at every lane: no "
+	       "fault\n");
+
+	/* 2. the sender killed after signing, nothing taken yet */
+	pid_t pid = test_fork(dying_sender, NULL);
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st));
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	OK(smq_send(tx, "next", 4, 0));
+	expect("m0");
+	expect("m1");
+	expect("m2");
+	expect("next");
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
+	OK(smq_queue_close(tx));
+
+	/* 3. the sender killed after signing, all taken before the next
+	 * sender opens */
+	pid = test_fork(dying_sender, NULL);
+	CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st));
+	expect("m0");
+	expect("m1");
+	expect("m2");
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	OK(smq_send(tx, "later", 5, 0));
+	expect("later");
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
+	OK(smq_validate(w0, NULL, 0));
+	printf("burst_crash: a sender killed with 3 entries signed and no "
+	       "top: each received once, in order, taken before or after the "
+	       "next sender opened\n");
+	OK(smq_queue_close(tx));
+	OK(smq_queue_close(rx));
+	OK(smq_close(w1));
+	OK(smq_close(w0));
+	return 0;
+}
