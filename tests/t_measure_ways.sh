@@ -109,8 +109,8 @@ done
 # bytes.  Both commands, windows with and without checksums (with them,
 # the check is summed as the loan is written, so the entry fails its
 # checksum: smq refuses it, which counts as a message that came wrong).
-flip() { # FILE: flips byte 100 of message 0's payload
-	python3 - "$1" <<'PY'
+flip() { # FILE AT: flips byte AT of message 0's payload
+	python3 - "$1" "$2" <<'PY'
 import mmap, struct, sys
 mul, step, m = 0x9e3779b97f4a7c15, 0xd1b54a32d192ed03, (1 << 64) - 1
 w0 = mul & m
@@ -120,7 +120,7 @@ with open(sys.argv[1], "r+b") as f:
     at = mm.find(head)
     assert at >= 0, "message 0 is not in the window"
     assert mm.find(head, at + 1) < 0, "message 0 twice"
-    mm[at + 100] ^= 0x40
+    mm[at + int(sys.argv[2])] ^= 0x40
     mm.flush()
 PY
 }
@@ -136,7 +136,10 @@ if [ -x "$hooked" ]; then
 			i=0
 			while [ ! -e "$hold" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 			flipped=no
-			[ -e "$hold" ] && flip "${spec#file:}" 2>>"$dir/err" && flipped=yes
+			# a byte in the first and in the second half of a block
+			# of 32 that the check takes at once
+			at=100; [ $kind = pingpong ] && at=2071
+			[ -e "$hold" ] && flip "${spec#file:}" $at 2>>"$dir/err" && flipped=yes
 			# the peer of a ping-pong, a process of its own, holds
 			# at its first answer too: let it go at once
 			while kill -0 $pid 2>/dev/null; do rm -f "$hold"; sleep 0.02; done

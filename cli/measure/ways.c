@@ -12,21 +12,42 @@
 
 /* Word i of message seq: its own base, then a step per word, so that a
  * word out of place or of another message shows.  Made as it is stored,
- * never read back: a loan over PCI is write-only memory. */
+ * never read back: a loan over PCI is write-only memory.  Four words at a
+ * time in two vectors of two (GCC's and clang's vector extension, SSE2 on
+ * x86-64): the work of a quick application, a few times faster than a
+ * word at a time, so that the figures are those of moving the bytes. */
 #define PATTERN_MUL 0x9e3779b97f4a7c15ull
 #define PATTERN_STEP 0xd1b54a32d192ed03ull
+typedef uint64_t words2 __attribute__((vector_size(16)));
 
 static inline uint64_t pattern_word(uint64_t seq, size_t i)
 {
 	return (seq + 1) * PATTERN_MUL + i * PATTERN_STEP;
 }
 
+/* Words i to i + 3 of message seq's pattern in a and b; step: 4 words. */
+static inline void pattern_four(uint64_t seq, size_t i, words2 *a, words2 *b,
+				words2 *step)
+{
+	uint64_t w = pattern_word(seq, i);
+
+	*a = (words2){ w, w + PATTERN_STEP };
+	*b = (words2){ w + 2 * PATTERN_STEP, w + 3 * PATTERN_STEP };
+	*step = (words2){ 4 * PATTERN_STEP, 4 * PATTERN_STEP };
+}
+
 /* Bytes [off, off + n) of message seq's pattern, off a multiple of 8. */
 static void pattern_at(uint8_t *dst, size_t off, size_t n, uint64_t seq)
 {
-	uint64_t w = pattern_word(seq, off / 8);
+	words2 a, b, step;
 	size_t i = 0;
 
+	pattern_four(seq, off / 8, &a, &b, &step);
+	for (; i + 32 <= n; i += 32, a += step, b += step) {
+		memcpy(dst + i, &a, 16);
+		memcpy(dst + i + 16, &b, 16);
+	}
+	uint64_t w = pattern_word(seq, (off + i) / 8);
 	for (; i + 8 <= n; i += 8, w += PATTERN_STEP)
 		memcpy(dst + i, &w, 8);
 	if (i < n)
@@ -54,8 +75,15 @@ bool payload_ok(const void *src, size_t len, size_t size, uint64_t seq,
 			memcpy(&got, p, sizeof(got));
 		return got == seq;
 	}
-	uint64_t w = pattern_word(seq, 0), diff = 0, v;
+	words2 a, b, step, x, y, d = { 0, 0 };
 	size_t i = 0;
+	pattern_four(seq, 0, &a, &b, &step);
+	for (; i + 32 <= size; i += 32, a += step, b += step) {
+		memcpy(&x, p + i, 16);
+		memcpy(&y, p + i + 16, 16);
+		d |= (x ^ a) | (y ^ b);
+	}
+	uint64_t w = pattern_word(seq, i / 8), diff = d[0] | d[1], v;
 	for (; i + 8 <= size; i += 8, w += PATTERN_STEP) {
 		memcpy(&v, p + i, 8);
 		diff |= v ^ w;
