@@ -124,6 +124,15 @@ $(SMQCTL_HOOKED): $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o $(B)/libsmq-cou
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o \
 		$(B)/libsmq-count.a $(LDFLAGS) $(PCI_LIBS) -lncursesw -lmicrohttpd -lm
 all: $(SMQCTL_HOOKED)
+# t_ivshmem_conform.sh: strict clients of the ivshmem protocol, churn, and
+# a sleeping receiver whose wake-ups the test build's hooks tell apart.
+IVSHMEM_CONFORM := $(B)/tests/ivshmem_conform
+$(IVSHMEM_CONFORM): tests/ivshmem_conform.c tests/ivshmem_strict.c \
+		tests/ivshmem_strict.h libsmq/hook.h $(B)/libsmq-count.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests $(ALL_CFLAGS) -o $@ $< \
+		tests/ivshmem_strict.c $(B)/libsmq-count.a $(LDFLAGS)
+all: $(IVSHMEM_CONFORM)
 
 # Probe and model tests link the probes (and libpci).
 $(B)/tests/t_probe_%: tests/t_probe_%.c tests/testlib.c tests/testlib.h $(PROBE_OBJ) $(INTLIB)

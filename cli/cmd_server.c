@@ -118,8 +118,6 @@ static const char *reason(int err)
 	switch (-err) {
 	case EPROTO:
 		return "it sent data, and the protocol is one-way";
-	case ENOBUFS:
-		return "it did not read its messages";
 	case ENOSPC:
 		return "every ID from 0 to 65535 is taken";
 	case EMFILE:

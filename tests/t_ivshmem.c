@@ -445,62 +445,71 @@ static void threads(void)
 	stop_server(&sv);
 }
 
-/* A client that reads late gets everything, in order, from the server's
- * queue (a socket takes a few hundred messages, then the server keeps
- * them); one that never reads is dropped. */
+static int fds_of(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		FAIL("no %s", path);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Clients that do not read (an application between library calls) are
+ * never dropped, and cost the server no descriptor per message they have
+ * not read: a peer that joins and leaves while a client's socket is full
+ * is never told to that client at all.  One that reads late gets a
+ * picture that is right: the peers still there, and no other. */
 static void slow_readers(void)
 {
 	struct srv sv;
-	int taken = 0, churns = 200;
+	int churns = 2000, most = 0;
 	unsigned next = 2;   /* the churning clients' IDs, each new */
 
 	OK(start_server(&sv, "slow", NULL, 4096, 2));
 	struct ivc *late = join(&sv, 2, 0);
 	struct ivc *never = join(&sv, 2, 1);
+	int base = fds_of(sv.pid);
 	for (int i = 0; i < churns; i++, next++) {
 		struct ivc *x = join(&sv, 2, (int)next);
 		ivc_close(x);
 		expect_event(&sv, SMQ_PEER_LEFT, next, 0);
+		int n = fds_of(sv.pid);
+		most = n > most ? n : most;
 	}
-	/* the joins of 2 vectors and the leaves, plus client 1's 2 */
-	for (int i = 0; i < 2000 && taken < churns * 3 + 2; i++) {
-		int r = ivc_update(late);
-		CHECK(r >= 0);
+	/* 2 connected, each a socket and 2 eventfds, and 1 duplicate each
+	 * for an announcement begun; the churning one came and went */
+	if (most > base + 3 + 2)
+		FAIL("the server held %d descriptors with %d of its own and "
+		     "2 peers that do not read: it keeps one per message", most,
+		     base);
+	/* the late one reads now: no churning peer left in its picture */
+	int taken = 0, r;
+	for (int i = 0; i < 200 && (r = ivc_update(late)) >= 0; i++) {
 		taken += r;
-		if (!r)
-			sleep_ms(5);
+		if (!r && i > 20)
+			break;
+		sleep_ms(5);
 	}
-	CHECK(taken == churns * 3 + 2);
-	CHECK(ivc_peer_connected(late, 1) && !ivc_peer_connected(late, next - 1));
+	CHECK(taken > 0 && taken < churns * 3);
+	unsigned ids[4];
+	CHECK(ivc_peers(late, ids, 4) == 1 && ids[0] == 1);
 	ring_ok(late, never, 1);
-	no_event(&sv, 100);   /* neither was dropped so far */
-	/* now churn until the one that never reads is dropped */
-	for (int i = 0;; i++, next++) {
-		if (i == 2000)
-			FAIL("a client that never reads was not dropped");
-		struct ivc *x = join(&sv, 2, (int)next);
-		ivc_close(x);
-		/* client 1 is dropped telling it of 2's joining (then its
-		 * leaving comes after) or of its leaving (then before; the
-		 * record of 2's leaving already lacks client 1) */
-		struct record rec = next_event(&sv);
-		if (rec.ev.type == SMQ_PEER_LEFT && rec.ev.peer == 1) {
-			CHECK(rec.ev.error == -ENOBUFS);
-			expect_event(&sv, SMQ_PEER_LEFT, next, 0);
-			break;
-		}
-		CHECK(rec.ev.type == SMQ_PEER_LEFT && rec.ev.peer == next);
-		if (rec.npeers == 1) {
-			CHECK(rec.ids[0] == 0);
-			expect_event(&sv, SMQ_PEER_LEFT, 1, -ENOBUFS);
-			break;
-		}
-		while (ivc_update(late) > 0)
-			;
-	}
-	until_peer(late, 1, 0);
+	ring_ok(never, late, 0);
+	no_event(&sv, 100);   /* neither was dropped */
+	printf("2 clients that did not read through %d joins and departures: "
+	       "the server's descriptors %d at most (%d with them idle); "
+	       "the late reader took %d messages\n", churns, most, base,
+	       taken);
 	ivc_close(never);
 	ivc_close(late);
+	expect_event(&sv, SMQ_PEER_LEFT, 1, 0);
 	expect_event(&sv, SMQ_PEER_LEFT, 0, 0);
 	stop_server(&sv);
 }
