@@ -8,6 +8,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -230,6 +233,112 @@ static pid_t fake_server(const char *path, int64_t first, int accepts)
 	return pid;
 }
 
+/* A server that sets a client up with memory of its choosing: a shm
+ * object of size bytes, or (size < 0) the read end of a pipe. */
+static pid_t memory_server(const char *path, long size)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4))
+		FAIL("memory server");
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int p[2], mem = -1, ev = eventfd(0, 0);
+		if (size >= 0) {
+			mem = memfd_create("smq-explain", 0);
+			if (mem < 0 || ftruncate(mem, size) < 0)
+				_exit(1);
+		} else if (pipe(p) == 0) {
+			mem = p[0];
+		}
+		alarm(20);
+		int fd = accept(l, NULL, NULL);
+		if (fd < 0 || ev < 0 || mem < 0)
+			_exit(1);
+		struct { int64_t v; int fd; } m[] = {
+			{ 0, -1 }, { 0, -1 }, { -1, mem }, { 0, ev } };
+		for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+			union {
+				char buf[CMSG_SPACE(sizeof(int))];
+				struct cmsghdr align;
+			} u;
+			struct iovec iov = { &m[i].v, 8 };
+			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+			if (m[i].fd >= 0) {
+				memset(&u, 0, sizeof(u));
+				mh.msg_control = u.buf;
+				mh.msg_controllen = sizeof(u.buf);
+				struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+				cm->cmsg_level = SOL_SOCKET;
+				cm->cmsg_type = SCM_RIGHTS;
+				cm->cmsg_len = CMSG_LEN(sizeof(int));
+				memcpy(CMSG_DATA(cm), &m[i].fd, sizeof(int));
+			}
+			if (sendmsg(fd, &mh, 0) != 8)
+				_exit(0);   /* the client hung up */
+		}
+		char c;
+		(void)!read(fd, &c, 1);   /* until the client hangs up */
+		_exit(0);
+	}
+	close(l);
+	return pid;
+}
+
+/* The memory a server hands out, and a process out of descriptors: each
+ * its own cause, none "bad window spec" or "protocol error". */
+static void ivshmem_memory(const char *path, const char *spec)
+{
+	pid_t pid = memory_server(path, 0);
+	EXPECT(open_err(spec, 0), -ENODATA);
+	says(spec, -ENODATA, "the memory the server handed out has 0 bytes",
+	     "spec");
+	test_wait_ok(pid, "the server of empty memory");
+	unlink(path);
+	pid = memory_server(path, -1);
+	EXPECT(open_err(spec, 0), -ENODEV);
+	says(spec, -ENODEV, "the memory the server handed out is not a "
+	     "regular file", "spec");
+	test_wait_ok(pid, "the server of a pipe");
+	unlink(path);
+
+	/* a client with room for its socket and no more */
+	pid = memory_server(path, 65536);
+	fflush(NULL);
+	pid_t c = fork();
+	if (c == 0) {
+		int free_fd = dup(0);
+		struct rlimit rl;
+		char want[96];
+		if (free_fd < 0 || getrlimit(RLIMIT_NOFILE, &rl))
+			_exit(3);
+		rl.rlim_cur = (rlim_t)free_fd + 1;   /* the socket's slot */
+		close(free_fd);
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(3);
+		int err = open_err(spec, 0);
+		if (err != -EMFILE) {
+			fprintf(stderr, "out of descriptors: %d (%s)\n", err,
+				smq_strerror(err));
+			_exit(1);
+		}
+		snprintf(want, sizeof(want), "out of file descriptors (its "
+			 "limit, RLIMIT_NOFILE or ulimit -n, is %llu open files)",
+			 (unsigned long long)rl.rlim_cur);
+		says(spec, err, want, "protocol");
+		fflush(stdout);
+		_exit(0);
+	}
+	test_wait_ok(c, "the client out of descriptors");
+	test_wait_ok(pid, "the server of 64 KiB");
+	unlink(path);
+	says(spec, -ENOTCONN, "the ivshmem server closed the connection", NULL);
+	CHECK(strstr(smq_strerror(-ENOTCONN), "closed the connection"));
+}
+
 static void ivshmem(void)
 {
 	char path[64], spec[80];
@@ -256,6 +365,14 @@ static void ivshmem(void)
 	EXPECT(open_err(spec, 0), -ECONNREFUSED);
 	says(spec, -ECONNREFUSED, "no ivshmem server listens", NULL);
 	unlink(path);
+	/* one that speaks version 7 once, and is gone when asked again */
+	pid = fake_server(path, 7, 1);
+	EXPECT(open_err(spec, 0), -EPROTONOSUPPORT);
+	test_wait_ok(pid, "the version 7 server");
+	says(spec, -EPROTONOSUPPORT, "another version of the ivshmem protocol "
+	     "than 0", "unknown transport");
+	unlink(path);
+	ivshmem_memory(path, spec);
 }
 
 struct found {

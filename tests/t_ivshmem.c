@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
+#include "testint.h"
 #include "testlib.h"
 #include "transport/ivshmem_client.h"
 
@@ -445,6 +446,97 @@ static void threads(void)
 	stop_server(&sv);
 }
 
+/* A client asleep in ivc_wait() reads the server's socket in the same
+ * wait: it tracks peers coming and going without a call of its own, and a
+ * server that goes away ends the wait at once with -ENOTCONN (loudly:
+ * peers that join from then on could not ring it). */
+struct sleeper {
+	struct ivc *c;
+	unsigned vector;
+	int err;
+	struct timespec deadline;
+};
+
+static void *sleep_on(void *arg)
+{
+	struct sleeper *z = arg;
+
+	z->err = ivc_wait(z->c, z->vector, &z->deadline);
+	return NULL;
+}
+
+static void sleepers(void)
+{
+	struct srv sv;
+	struct sleeper z;
+	pthread_t t;
+
+	OK(start_server(&sv, "sleepers", NULL, 4096, 2));
+	struct ivc *c0 = join(&sv, 2, 0);
+	z = (struct sleeper){ c0, 1, 1, { 0, 0 } };
+	deadline_in(&z.deadline, 20000);
+	CHECK(pthread_create(&t, NULL, sleep_on, &z) == 0);
+	/* peers come and go while c0 sleeps: it knows, with no call */
+	struct ivc *c1 = join(&sv, 2, 1);
+	for (int i = 0; i < 2000 && !ivc_peer_connected(c0, 1); i++)
+		sleep_ms(5);
+	if (!ivc_peer_connected(c0, 1))
+		FAIL("a client asleep did not learn of a peer that joined");
+	struct ivc *c2 = join(&sv, 2, 2);
+	ivc_close(c2);
+	expect_event(&sv, SMQ_PEER_LEFT, 2, 0);
+	for (int i = 0; i < 2000 && ivc_peer_connected(c0, 2); i++)
+		sleep_ms(5);
+	if (ivc_peer_connected(c0, 2))
+		FAIL("a client asleep did not learn of a peer that left");
+	CHECK(z.err == 1);   /* still asleep: the socket did not wake it */
+	OK(ivc_ring(c1, 0, 1));
+	CHECK(pthread_join(t, NULL) == 0);
+	OK(z.err);
+
+	/* the server stops while c0 sleeps: the wait ends, and says so */
+	z.err = 1;
+	deadline_in(&z.deadline, 20000);
+	CHECK(pthread_create(&t, NULL, sleep_on, &z) == 0);
+	sleep_ms(50);
+	stop_server(&sv);
+	CHECK(pthread_join(t, NULL) == 0);
+	EXPECT(z.err, -ENOTCONN);
+	EXPECT(ivc_wait(c0, 0, &z.deadline), -ENOTCONN);
+	/* the peers it knows still ring it, and it them */
+	ring_ok(c1, c1, 0);
+	OK(ivc_ring(c0, 1, 1));
+	ivc_close(c1);
+	ivc_close(c0);
+}
+
+/* The ivshmem transport rings a peer it has not heard of yet by reading
+ * the server's socket first: what the server said before it closed still
+ * counts, a peer among it is rung all the same. */
+static void ring_after_server_gone(void)
+{
+	struct srv sv;
+	struct smq_window *w;
+	char spec[128];
+	uint32_t word = 0;
+
+	OK(start_server(&sv, "gone", NULL, 65536, 2));
+	snprintf(spec, sizeof(spec), "ivshmem:%s", sv.path);
+	OK(smq_open(spec, 0, SMQ_OPEN_RAW, &w));
+	expect_event(&sv, SMQ_PEER_JOINED, 0, 0);
+	struct ivc *later = join(&sv, 2, 1);   /* the window's map: unread */
+	stop_server(&sv);
+	struct smq_bell_addr a = { SMQ_BELL_IVSHMEM, 1, 1, 0 };
+	w->map.tp->ring(&w->map, &a, (struct smq_far){ (uint8_t *)&word }, 7);
+	struct pollfd pf = { ivc_vector_fd(later, 1), POLLIN, 0 };
+	if (poll(&pf, 1, 0) != 1)
+		FAIL("a peer that joined before the server closed was not rung");
+	CHECK(word == 7);
+	expect_quiet(later, 0);
+	smq_close(w);
+	ivc_close(later);
+}
+
 static int fds_of(pid_t pid)
 {
 	char path[64];
@@ -724,6 +816,8 @@ int main(void)
 	peers_and_rings();
 	threads();
 	slow_readers();
+	sleepers();
+	ring_after_server_gone();
 	socket_rules();
 	memory_rules();
 	if (count_fds() != fds)

@@ -16,7 +16,10 @@
 #      for one announcement begun), not by what the stopped client left
 #      unread; nobody is dropped; the two then know exactly the peers
 #      still there; and a send from a board that sat between calls all
-#      along wakes the receiver by its doorbell, not its 1 s sleep slice.
+#      along wakes the receiver by its doorbell, not its 1 s sleep slice;
+#  - a receiver (smqctl recv) asleep when the server stops fails at once,
+#    naming the cause, rather than sleep on with a doorbell new peers
+#    cannot ring.
 # SMQCTL_WRAP: shell words put before every smqctl invocation (valgrind).
 # Prints "ok"/"FAIL" per check and a summary; exit 0 pass, 1 fail, 77 skip.
 cd "$(dirname "$0")/.." || exit 1
@@ -235,6 +238,24 @@ end_watcher a
 end_watcher b
 stop_server
 verdict "the stopped clients, let go, read it all conformantly and know exactly the peers still there"
+
+echo "== the server stops under a sleeping receiver"
+rm -f "$T"/*.in "$T"/*.out "$T"/*.err
+serve 2
+"$S" -w "ivshmem:$sock" init >/dev/null 2>"$T/init.err" || no "init failed: $(cat "$T/init.err")"
+"$S" -w "ivshmem:$sock" -b 1 recv -T 60s >"$T/recv.out" 2>"$T/recv.err" &
+rpid=$!
+pids="$pids $rpid"
+wait_for "$T/out" "peer 1 joined" || no "the receiver did not join"
+sleep 0.3   # asleep by now, or soon: either way it must notice
+stop_server
+wait "$rpid"
+rc=$?
+[ $rc -eq 1 ] || no "recv exit $rc, expected 1"
+grep -q "the ivshmem server closed the connection" "$T/recv.err" ||
+	no "recv said '$(cat "$T/recv.err")'"
+grep -q "timed out" "$T/recv.err" && no "recv slept until its timeout"
+verdict "[exit 1] a receiver asleep when the server stops says so at once, not at its timeout"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
