@@ -169,7 +169,8 @@ ALL_SCRIPTS := $(filter-out tests/run.sh tests/check-all.sh tests/valgrind.sh te
 		$(wildcard tests/*.sh))
 # under a sanitizer: the scripts that drive smqctl itself
 SAN_SCRIPTS := tests/t_cli.sh tests/t_recv.sh tests/t_measure.sh tests/t_top.sh tests/t_security.sh \
-		tests/t_server.sh tests/t_cli_held.sh tests/t_metrics.sh
+		tests/t_server.sh tests/t_cli_held.sh tests/t_metrics.sh \
+		tests/t_ivshmem_conform.sh
 SCRIPTS   := $(if $(TESTS),,$(if $(SAN),$(SAN_SCRIPTS),$(ALL_SCRIPTS)))
 RUN_BIN   := $(if $(TESTS),$(addprefix $(B)/tests/,$(subst $(comma), ,$(TESTS))),$(TEST_BIN))
 
