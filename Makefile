@@ -140,6 +140,14 @@ $(B)/tests/t_probe_%: tests/t_probe_%.c tests/testlib.c tests/testlib.h $(PROBE_
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
 		$(PROBE_OBJ) $(INTLIB) $(LDFLAGS) $(PCI_LIBS) -lm
 
+# The ivshmem tests share a server in a child process (tests/ivshmem_srv.c).
+IVSHMEM_TESTS := $(B)/tests/t_ivshmem $(B)/tests/t_ivshmem_idle
+$(IVSHMEM_TESTS): $(B)/tests/%: tests/%.c tests/ivshmem_srv.c tests/ivshmem_srv.h \
+		tests/testlib.c tests/testlib.h $(INTLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/ivshmem_srv.c \
+		tests/testlib.c $(INTLIB) $(LDFLAGS)
+
 # Tests link libsmq-internal.a: they may reach internals (format tests
 # corrupt windows field by field), which the shared library does not export.
 $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(INTLIB)
