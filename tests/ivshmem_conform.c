@@ -378,7 +378,8 @@ static int wake(const char *path)
 		return 1;
 	}
 	printf("the receiver slept through it all: %d sleeps, %d ended at "
-	       "their slice\n", sleeps, outs);
+	       "their slice\n", __atomic_load_n(&sleeps, __ATOMIC_SEQ_CST),
+	       __atomic_load_n(&outs, __ATOMIC_SEQ_CST));
 	err = wake_trials(tx, &r);
 	if (smq_send(tx, "stop", 4, 1000) == 0)
 		pthread_join(t, NULL);
