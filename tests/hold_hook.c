@@ -37,6 +37,9 @@ static const struct {
 	{ "attach_mapped", SMQ_HOOK_ATTACH_MAPPED },
 	{ "attach_look", SMQ_HOOK_ATTACH_LOOK },
 	{ "geometry_read", SMQ_HOOK_GEOMETRY_READ },
+	{ "sleep", SMQ_HOOK_SLEEP },
+	{ "rung", SMQ_HOOK_RUNG },
+	{ "slept_out", SMQ_HOOK_SLEPT_OUT },
 };
 
 static enum smq_hook hold_at;

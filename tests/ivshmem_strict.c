@@ -34,7 +34,7 @@ int strict_connect(struct strict *s, const char *path, unsigned vectors)
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 
 	memset(s, 0, sizeof(*s));
-	s->sock = s->mem_fd = s->id = s->run = s->last_new = -1;
+	s->sock = s->mem_fd = s->id = s->run = s->last_new = s->last_old = -1;
 	s->vectors = vectors;
 	if (vectors < 1 || vectors > STRICT_MAX_VECTORS ||
 	    strlen(path) >= sizeof(a.sun_path))
@@ -204,6 +204,13 @@ static int take_vector(struct strict *s, unsigned id, int fd)
 			return breach(s, "new peer %u: not above %d, the last "
 				      "one given", id, s->last_new);
 		}
+		if (s->phase == PICTURE && (int)id <= s->last_old) {
+			close(fd);
+			return breach(s, "the peers already there out of order: "
+				      "%u after %d", id, s->last_old);
+		}
+		if (s->phase == PICTURE)
+			s->last_old = (int)id;
 		if (!(p = calloc(1, sizeof(*p)))) {
 			close(fd);
 			return -ENOMEM;

@@ -4,7 +4,9 @@
  *  - setup: the version (0, no descriptor), the client's ID (0 to 65535,
  *    no descriptor), the memory (-1 with one descriptor: a regular file,
  *    not empty, its size a power of two), then the peers already there,
- *    each a whole run of N vectors, then the client's own N vectors;
+ *    lowest ID first (smq_server_open(3) promises it; QEMU's server
+ *    orders them as they came), each a whole run of N vectors, then the
+ *    client's own N vectors;
  *  - after: a new peer is a whole run of N vectors, never interleaved with
  *    another's, under an ID not known, higher than any given before (QEMU's
  *    device cannot take an ID back at once); a removal (no descriptor)
@@ -38,6 +40,7 @@ struct strict {
 	unsigned own;                  /* our vectors received */
 	int own_fd[STRICT_MAX_VECTORS];
 	int last_new;                  /* highest ID announced after setup */
+	int last_old;                  /* the last peer of the setup's picture */
 	struct strict_peer *peer[STRICT_MAX_ID + 1];
 	unsigned npeers;
 	unsigned long messages, joins, removals;
