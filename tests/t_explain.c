@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -375,6 +376,91 @@ static void ivshmem(void)
 	ivshmem_memory(path, spec);
 }
 
+/* A SOCK_SEQPACKET server that sends one message m (with fd, -1: none),
+ * or, with stream, a SOCK_STREAM one that sends nothing. */
+static pid_t seqpacket_server(const char *path, const void *m, size_t len,
+			      int fd, int stream)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int l = socket(AF_UNIX, (stream ? SOCK_STREAM : SOCK_SEQPACKET) |
+		       SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4))
+		FAIL("seqpacket server");
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = { (void *)m, len };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		alarm(20);
+		int c = accept(l, NULL, NULL);
+		if (c < 0)
+			_exit(1);
+		if (fd >= 0) {
+			memset(&u, 0, sizeof(u));
+			mh.msg_control = u.buf;
+			mh.msg_controllen = sizeof(u.buf);
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		}
+		if (!stream && sendmsg(c, &mh, 0) < 0)
+			_exit(1);
+		char x;
+		(void)!read(c, &x, 1);   /* until the client hangs up */
+		_exit(0);
+	}
+	close(l);
+	return pid;
+}
+
+/* The broker: transport against what is not a broker, and
+ * smq_broker_open() against what it cannot hold (no device here). */
+static void broker(void)
+{
+	char path[64], spec[80];
+	struct smq_broker *b;
+	uint32_t junk[16] = { 0x424d5153u, 7 };
+
+	snprintf(path, sizeof(path), "/tmp/smq-explain-%d.broker", getpid());
+	snprintf(spec, sizeof(spec), "broker:%s", path);
+	EXPECT(open_err(spec, 0), -ENOENT);
+	says(spec, -ENOENT, "no vfio broker listens", NULL);
+	/* an ivshmem server's kind of socket */
+	pid_t pid = seqpacket_server(path, NULL, 0, -1, 1);
+	EXPECT(open_err(spec, 0), -EPROTO);
+	says(spec, -EPROTO, "not an smq vfio broker", NULL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unlink(path);
+	/* a message of the right size that is no HELLO */
+	pid = seqpacket_server(path, junk, 44, -1, 0);
+	EXPECT(open_err(spec, 0), -EPROTO);
+	test_wait_ok(pid, "the server of junk");
+	unlink(path);
+	says(spec, -ENOTCONN, "the vfio broker stopped", NULL);
+	/* a broker holds a PCI device bound to vfio-pci, nothing else */
+	struct smq_broker_config c = { path, "shm:x", 0 };
+	EXPECT(smq_broker_open(&c, sizeof(c), &b), -EPROTONOSUPPORT);
+	c.window = "pci:zz";
+	EXPECT(smq_broker_open(&c, sizeof(c), &b), -EINVAL);
+	c.window = "pci:00:01.0/9";
+	EXPECT(smq_broker_open(&c, sizeof(c), &b), -EINVAL);
+	if (access("/sys/bus/pci/devices/0000:ff:1f.7", F_OK) < 0) {
+		c.window = "pci:ff:1f.7";
+		EXPECT(smq_broker_open(&c, sizeof(c), &b), -ENODEV);
+	}
+	CHECK(b == NULL && access(path, F_OK) < 0);
+	EXPECT(smq_broker_open(NULL, sizeof(c), &b), -EINVAL);
+}
+
 struct found {
 	const char *want, *unwanted;
 	int got, bad;
@@ -433,6 +519,7 @@ int main(void)
 	vfio_errnos();
 	host_device();
 	ivshmem();
+	broker();
 	listing();
 	printf("all explain checks passed\n");
 	return 0;
