@@ -232,6 +232,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	}
 	smq_broker_info(b, &bi, sizeof(bi));
 	print_listening(ctx, o.socket, &bi);
+	notify_ready();
 	rc = serve(ctx, b, o.socket, sigfd);
 	err = smq_broker_close(b);
 	close(sigfd);
