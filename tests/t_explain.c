@@ -446,6 +446,7 @@ static void broker(void)
 	test_wait_ok(pid, "the server of junk");
 	unlink(path);
 	says(spec, -ENOTCONN, "the vfio broker stopped", NULL);
+	says(spec, -EIDRM, "the vfio broker stopped", "removed");
 	/* a broker holds a PCI device bound to vfio-pci, nothing else */
 	struct smq_broker_config c = { path, "shm:x", 0 };
 	EXPECT(smq_broker_open(&c, sizeof(c), &b), -EPROTONOSUPPORT);

@@ -13,7 +13,11 @@
 #    wakes the application;
 #  - a receiver asleep when the broker is killed exits 1 and says that the
 #    broker stopped;
-#  - a broker started again serves the board (dump through it).
+#  - a watcher (events) says the window cannot be read when the broker is
+#    killed, and lets the device go (else a broker started again could not
+#    open it);
+#  - a broker started again serves the board (dump through it), and the
+#    watcher reads the window through it again.
 # Exit 0 pass, 1 fail (with the guest's serial log), 77 skip (no QEMU,
 # kernel package, vfio modules, static busybox or cpio), the reason on the
 # last line.  SMQ_QEMU_VERBOSE=1 prints the log on success too.
@@ -112,6 +116,10 @@ serial | grep -q '^SMQ-GUEST: receiver after the broker died rc 1: .*the vfio br
 	failed "a receiver when the broker died: $(serial | grep '^SMQ-GUEST: receiver after')"
 said "SMQ-GUEST: dump2 rc 0" && ok "a broker started again serves the board" ||
 	failed "a broker started again: $(serial | grep 'broker2') $(out dump2 err | head -n 2)"
+out events | grep -q "window cannot be read: window broker:/tmp/smq-broker.sock: the vfio broker stopped" &&
+	out events | grep -q "window can be read again" &&
+	ok "a watcher (events) says the broker is gone, lets the device go, and reads the window again through the broker started again" ||
+	failed "the watcher: $(out events | head -n 5)"
 
 if [ $fail != 0 ] || [ -n "${SMQ_QEMU_VERBOSE:-}" ]; then
 	echo "---- guest serial log ----"

@@ -3,9 +3,10 @@
  * The broker hands over the device's VFIO file, which is mapped and rung
  * through as the pci transport does (smq_vfio_adopt()), and an MSI-X
  * vector's eventfd per waiter.  A broker that ends is seen in every wait
- * (the socket's end), which then fails: the device stays open as long as
- * a process holds its file, and a restarted broker can open it only once
- * every process let go.  The protocol: broker_proto.h. */
+ * (the socket's end), which then fails, and by monitors as a window
+ * removed: the device stays open as long as a process holds its file, and
+ * a restarted broker can open it only once every process let go.  The
+ * protocol: broker_proto.h. */
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -312,6 +313,18 @@ static int broker_wait(struct smq_map *m, const struct smq_bell_addr *a,
 	}
 }
 
+/* The broker ended: a monitor (top, events, metrics) that follows the
+ * window lets the device go and attaches again, to the broker started
+ * next, which can open the device only once every client let go. */
+static bool broker_gone(struct smq_map *m)
+{
+	struct broker *bk = m->priv;
+	struct pollfd pf = { bk->sock, POLLRDHUP, 0 };
+
+	return poll(&pf, 1, 0) == 1 &&
+	       (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 static void broker_describe(struct smq_map *m, char *buf, size_t len)
 {
 	struct broker *bk = m->priv;
@@ -344,6 +357,11 @@ static bool broker_explain(const char *path, int err, char *buf, size_t len)
 			 "started again can open it; open the window again "
 			 "once one runs", path);
 		return true;
+	case EIDRM:   /* a monitor's view of it */
+		snprintf(buf, len, "window broker:%s: the vfio broker stopped: "
+			 "the device was let go, to be attached again through "
+			 "the broker started next", path);
+		return true;
 	case ECONNRESET:
 		snprintf(buf, len, "window broker:%s: the broker hung up before "
 			 "it handed over the device", path);
@@ -366,6 +384,7 @@ const struct smq_transport smq_transport_broker = {
 	.open = broker_open,
 	.map_layout = smq_map_fixed_layout,
 	.close = broker_close,
+	.removed = broker_gone,
 	.explain = broker_explain,
 	.bell_open = broker_bell_open,
 	.bell_close = broker_bell_close,
