@@ -18,7 +18,10 @@
 #    killed, and lets the device go (else a broker started again could not
 #    open it);
 #  - a broker started again serves the board (dump through it), and the
-#    watcher reads the window through it again.
+#    watcher reads the window through it again;
+#  - the socket's mode decides who may attach: another user (nobody) is
+#    refused by the first broker (mode 0600) and attaches to the second
+#    (0666).
 # Exit 0 pass, 1 fail (with the guest's serial log), 77 skip (no QEMU,
 # kernel package, vfio modules, static busybox or cpio), the reason on the
 # last line.  SMQ_QEMU_VERBOSE=1 prints the log on success too.
@@ -157,6 +160,13 @@ out events | grep -q "window cannot be read: window broker:/tmp/smq-broker.sock:
 	out events | grep -q "window can be read again" &&
 	ok "a watcher (events) says the broker is gone, lets the device go, and reads the window again through the broker started again" ||
 	failed "the watcher: $(out events | head -n 5)"
+
+said "SMQ-GUEST: denied rc 1" && out denied err | grep -q "permission denied on the broker's socket" &&
+	ok "[exit 1] another user, whom the socket's mode (0600) leaves out, is refused" ||
+	failed "another user and a 0600 broker: $(serial | grep '^SMQ-GUEST: denied rc') $(out denied err | head -n 2)"
+said "SMQ-GUEST: allowed rc 0" &&
+	ok "another user attaches to a broker of mode 0666" ||
+	failed "another user and a 0666 broker: $(serial | grep '^SMQ-GUEST: allowed rc') $(out allowed err | head -n 2)"
 
 if [ $fail != 0 ] || [ -n "${SMQ_QEMU_VERBOSE:-}" ]; then
 	echo "---- guest serial log ----"
