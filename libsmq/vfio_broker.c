@@ -242,7 +242,9 @@ static void accept_client(struct smq_broker *b)
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct client *c;
-	int fd = accept4(b->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	/* non-blocking: a client that does not read its answers is
+	 * dropped, never waited for */
+	int fd = accept4(b->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	if (fd < 0)
 		return;   /* EAGAIN, or out of descriptors: it may retry */
@@ -321,12 +323,14 @@ static void serve_client(struct smq_broker *b, struct client *c)
 			r.vector = v;
 			break;
 		}
-	if (!r.error && broker_send(c->sock, &r,
-				    smq_vfio_msix_fd(b->v, r.vector)) == 0) {
+	int err = broker_send(c->sock, &r, r.error ? -1 :
+			      smq_vfio_msix_fd(b->v, r.vector));
+	if (err) {
+		/* gone, or not reading its answers: not ours to wait for */
+		drop_client(b, c, err == -EPIPE || err == -ECONNRESET ? 0 : err);
+	} else if (!r.error) {
 		b->used |= 1ull << r.vector;
 		c->vecs |= 1ull << r.vector;
-	} else if (r.error) {
-		broker_send(c->sock, &r, -1);
 	}
 }
 
