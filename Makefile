@@ -124,12 +124,29 @@ $(SMQCTL_HOOKED): $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o $(B)/libsmq-cou
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o \
 		$(B)/libsmq-count.a $(LDFLAGS) $(PCI_LIBS) -lncursesw -lmicrohttpd -lm
 all: $(SMQCTL_HOOKED)
+# t_ivshmem_conform.sh: strict clients of the ivshmem protocol, churn, and
+# a sleeping receiver whose wake-ups the test build's hooks tell apart.
+IVSHMEM_CONFORM := $(B)/tests/ivshmem_conform
+$(IVSHMEM_CONFORM): tests/ivshmem_conform.c tests/ivshmem_strict.c \
+		tests/ivshmem_strict.h libsmq/hook.h $(B)/libsmq-count.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests $(ALL_CFLAGS) -o $@ $< \
+		tests/ivshmem_strict.c $(B)/libsmq-count.a $(LDFLAGS)
+all: $(IVSHMEM_CONFORM)
 
 # Probe and model tests link the probes (and libpci).
 $(B)/tests/t_probe_%: tests/t_probe_%.c tests/testlib.c tests/testlib.h $(PROBE_OBJ) $(INTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
 		$(PROBE_OBJ) $(INTLIB) $(LDFLAGS) $(PCI_LIBS) -lm
+
+# The ivshmem tests share a server in a child process (tests/ivshmem_srv.c).
+IVSHMEM_TESTS := $(B)/tests/t_ivshmem $(B)/tests/t_ivshmem_idle
+$(IVSHMEM_TESTS): $(B)/tests/%: tests/%.c tests/ivshmem_srv.c tests/ivshmem_srv.h \
+		tests/testlib.c tests/testlib.h $(INTLIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/ivshmem_srv.c \
+		tests/testlib.c $(INTLIB) $(LDFLAGS)
 
 # Tests link libsmq-internal.a: they may reach internals (format tests
 # corrupt windows field by field), which the shared library does not export.
@@ -160,7 +177,8 @@ ALL_SCRIPTS := $(filter-out tests/run.sh tests/check-all.sh tests/valgrind.sh te
 		$(wildcard tests/*.sh))
 # under a sanitizer: the scripts that drive smqctl itself
 SAN_SCRIPTS := tests/t_cli.sh tests/t_recv.sh tests/t_measure.sh tests/t_measure_ways.sh tests/t_top.sh tests/t_security.sh \
-		tests/t_server.sh tests/t_cli_held.sh tests/t_metrics.sh
+		tests/t_server.sh tests/t_cli_held.sh tests/t_metrics.sh \
+		tests/t_ivshmem_conform.sh
 SCRIPTS   := $(if $(TESTS),,$(if $(SAN),$(SAN_SCRIPTS),$(ALL_SCRIPTS)))
 RUN_BIN   := $(if $(TESTS),$(addprefix $(B)/tests/,$(subst $(comma), ,$(TESTS))),$(TEST_BIN))
 

@@ -118,8 +118,6 @@ static const char *reason(int err)
 	switch (-err) {
 	case EPROTO:
 		return "it sent data, and the protocol is one-way";
-	case ENOBUFS:
-		return "it did not read its messages";
 	case ENOSPC:
 		return "every ID from 0 to 65535 is taken";
 	case EMFILE:
@@ -188,30 +186,6 @@ static void print_listening(const struct ctx *ctx, const char *socket,
 }
 
 /* ---- running ---- */
-
-/* Tells systemd (Type=notify) that the socket is ready; no-op elsewhere. */
-static void notify_ready(void)
-{
-	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	size_t n;
-	int fd;
-
-	if (!path || (path[0] != '/' && path[0] != '@') ||
-	    (n = strlen(path)) > MAX_SOCKET_PATH)
-		return;
-	memcpy(a.sun_path, path, n);
-	if (a.sun_path[0] == '@')
-		a.sun_path[0] = 0;   /* an abstract socket */
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	if (sendto(fd, "READY=1", 7, MSG_NOSIGNAL, (struct sockaddr *)&a,
-		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
-		say_warning("cannot tell systemd that the server is ready: %s",
-		     strerror(errno));
-	close(fd);
-}
 
 /* Every peer holds an eventfd per vector here: take all the descriptors
  * the hard limit allows. */

@@ -146,6 +146,9 @@ void json_close(struct json *j);
 extern const struct cmd cmd_init, cmd_clear, cmd_sync, cmd_dump, cmd_send,
 	cmd_recv, cmd_pingpong, cmd_bench, cmd_top, cmd_probe, cmd_model;
 extern const struct cmd cmd_server;
+extern const struct cmd cmd_broker;
+/* notify.c: tells systemd (NOTIFY_SOCKET) READY=1; no-op without it. */
+void notify_ready(void);
 extern const struct cmd cmd_metrics;
 extern const struct cmd cmd_events;
 

@@ -54,7 +54,11 @@ static const struct {
 		 "held by another process" },
 	{ EIDRM, "window was removed" },
 	{ EROFS, "handle is read-only (a monitor): it does not write" },
-	{ EPROTONOSUPPORT, "unknown transport in window spec" },
+	{ EPROTONOSUPPORT, "unknown transport in window spec, or a server "
+			   "that speaks a protocol version this library "
+			   "does not" },
+	{ ENOTCONN, "the window's server (ivshmem) closed the connection: "
+		    "peers that join from now on cannot ring this process" },
 	{ EPERM, "not permitted (only board 0 formats and clears; a queue is "
 		 "received only by its receiving board)" },
 	{ ENOENT, "window does not exist (yet)" },

@@ -40,6 +40,12 @@ enum smq_hook {
 	SMQ_HOOK_SIGNED,                /* a send or burst: its entries
 					   signed, top not yet stored; lock
 					   held, mark up */
+	SMQ_HOOK_SLEEP,                 /* a waiter that can be rung is about
+					   to sleep on its doorbell; no mark */
+	SMQ_HOOK_RUNG,                  /* that sleep ended rung (or its word
+					   had changed already); no mark */
+	SMQ_HOOK_SLEPT_OUT,             /* that sleep ended unrung, at its
+					   slice or deadline; no mark */
 };
 #ifdef SMQ_COUNT_FAR
 extern void (*smq_test_hook)(enum smq_hook where);

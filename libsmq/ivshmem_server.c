@@ -135,11 +135,13 @@ static int server_next(struct smq_server *s, int timeout_ms,
 		err = smq_srv_reserve_events(s, s->npeers + 2 * EPOLL_BATCH + 2);
 		if (err)
 			return err;
+		/* those that left first, then the newcomer: it is not told of
+		 * a peer already known gone */
+		bool newcomer = false;
 		for (int i = 0; i < n; i++) {
 			struct peer *p = e[i].data.ptr;
 			if (!p) {
-				if (!err)
-					err = smq_srv_accept_client(s);
+				newcomer = true;
 				continue;
 			}
 			if (p->dead)
@@ -151,6 +153,10 @@ static int server_next(struct smq_server *s, int timeout_ms,
 				smq_srv_client_input(p, e[i].events);
 		}
 		smq_srv_reap(s);
+		if (newcomer) {
+			err = smq_srv_accept_client(s);
+			smq_srv_reap(s);
+		}
 		/* out of file descriptors with none to give up: say so
 		 * rather than spin on a listening socket that stays ready */
 		if (err && !s->evlen)

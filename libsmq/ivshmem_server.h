@@ -14,11 +14,19 @@
 #define EPOLL_BATCH 8
 #define MAX_SIZE (1ull << 46)
 
-/* A message the client's socket had no room for yet; fd is our own
- * duplicate, so the message stays valid after its peer leaves. */
+/* What a client is still to be told, in order: a message (with the
+ * memory's descriptor, one of our own duplicates, or none), or a run: a
+ * peer's ID once per vector with that vector's eventfd, taken from the
+ * peer while it is connected.  So a client that does not read costs no
+ * descriptor per message: a run not begun when its peer leaves is dropped
+ * unsaid, and only the rest of a run begun is duplicated (see reap). */
+enum outkind { OUT_MSG, OUT_OWNED, OUT_RUN };
 struct outmsg {
-	int64_t value;
-	int fd;
+	enum outkind kind;
+	int64_t value;        /* the number sent; a run: the peer's ID */
+	int fd;               /* MSG: borrowed or -1; OWNED: ours to close */
+	struct peer *of;      /* RUN: whose vectors */
+	unsigned next;        /* RUN: the first vector not yet sent */
 };
 
 struct peer {
@@ -26,7 +34,7 @@ struct peer {
 	unsigned id;
 	int pid;
 	int efd[SMQ_SERVER_MAX_VECTORS];  /* its vectors: it reads, others ring */
-	struct outmsg *q;                 /* a ring of unsent messages */
+	struct outmsg *q;                 /* a ring of what is unsent */
 	unsigned qhead, qlen, qcap;
 	bool want_out;                    /* EPOLLOUT armed */
 	bool dead;

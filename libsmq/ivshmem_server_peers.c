@@ -72,69 +72,57 @@ static void set_want_out(struct smq_server *s, struct peer *p, bool on)
 		p->want_out = on;
 }
 
-/* A client that lets more than four times the whole picture (every
- * peer's vectors) and a thousand more pile up unread is not reading: it
- * is dropped.  Each waiting message can hold a descriptor of ours. */
-static unsigned backlog_limit(const struct smq_server *s)
+static struct outmsg *at(struct peer *p, unsigned i)
 {
-	return 4 * (s->npeers + 1) * (s->vectors + 1) + 1024;
+	return &p->q[(p->qhead + i) % p->qcap];
 }
 
-static void peer_send(struct smq_server *s, struct peer *p, int64_t value,
-		      int fd)
+/* Room for n more; false (and the client dropped) without memory. */
+static bool make_room(struct peer *p, unsigned n)
 {
-	if (p->dead)
-		return;
-	if (p->qlen == 0) {
-		int err = send_msg(p->sock, value, fd);
-		if (!err)
-			return;
-		if (err != -EAGAIN) {
-			mark_dead(p, send_error(err));
-			return;
-		}
+	if (p->qlen + n <= p->qcap)
+		return true;
+	unsigned cap = p->qcap ? 2 * p->qcap : 64;
+	while (cap < p->qlen + n)
+		cap *= 2;
+	struct outmsg *q = malloc(cap * sizeof(*q));
+	if (!q) {
+		mark_dead(p, -ENOMEM);
+		return false;
 	}
-	if (p->qlen >= backlog_limit(s)) {
-		mark_dead(p, -ENOBUFS);
-		return;
-	}
-	if (p->qlen == p->qcap) {
-		unsigned cap = p->qcap ? 2 * p->qcap : 64;
-		struct outmsg *q = malloc(cap * sizeof(*q));
-		if (!q) {
-			mark_dead(p, -ENOMEM);
-			return;
-		}
-		for (unsigned i = 0; i < p->qlen; i++)
-			q[i] = p->q[(p->qhead + i) % p->qcap];
-		free(p->q);
-		p->q = q;
-		p->qcap = cap;
-		p->qhead = 0;
-	}
-	int dup_fd = -1;
-	if (fd >= 0 && (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
-		mark_dead(p, -errno);
-		return;
-	}
-	p->q[(p->qhead + p->qlen) % p->qcap] = (struct outmsg){ value, dup_fd };
-	p->qlen++;
-	set_want_out(s, p, true);
+	for (unsigned i = 0; i < p->qlen; i++)
+		q[i] = *at(p, i);
+	free(p->q);
+	p->q = q;
+	p->qcap = cap;
+	p->qhead = 0;
+	return true;
 }
 
+static void drop_msg(struct outmsg *m)
+{
+	if (m->kind == OUT_OWNED && m->fd >= 0)
+		close(m->fd);
+}
+
+/* Sends what can go now, in order; the rest waits for EPOLLOUT. */
 void smq_srv_peer_flush(struct smq_server *s, struct peer *p)
 {
 	while (p->qlen && !p->dead) {
-		struct outmsg *m = &p->q[p->qhead];
-		int err = send_msg(p->sock, m->value, m->fd);
-		if (err == -EAGAIN)
+		struct outmsg *m = at(p, 0);
+		int fd = m->kind == OUT_RUN ? m->of->efd[m->next] : m->fd;
+		int err = send_msg(p->sock, m->value, fd);
+		if (err == -EAGAIN) {
+			set_want_out(s, p, true);
 			return;
+		}
 		if (err) {
 			mark_dead(p, send_error(err));
 			return;
 		}
-		if (m->fd >= 0)
-			close(m->fd);
+		if (m->kind == OUT_RUN && ++m->next < s->vectors)
+			continue;
+		drop_msg(m);
 		p->qhead = (p->qhead + 1) % p->qcap;
 		p->qlen--;
 	}
@@ -142,13 +130,68 @@ void smq_srv_peer_flush(struct smq_server *s, struct peer *p)
 		set_want_out(s, p, false);
 }
 
-void smq_srv_peer_free(struct peer *p)
+/* Queues a message for p (fd borrowed: it stays open while queued). */
+static void peer_send(struct smq_server *s, struct peer *p, int64_t value,
+		      int fd)
+{
+	if (p->dead || !make_room(p, 1))
+		return;
+	*at(p, p->qlen++) = (struct outmsg){ OUT_MSG, value, fd, NULL, 0 };
+	if (!p->want_out)
+		smq_srv_peer_flush(s, p);
+}
+
+/* Queues o's vectors for p: its ID once per vector with each eventfd. */
+static void peer_send_run(struct smq_server *s, struct peer *p,
+			  struct peer *o)
+{
+	if (p->dead || !make_room(p, 1))
+		return;
+	*at(p, p->qlen++) = (struct outmsg){ OUT_RUN, o->id, -1, o, 0 };
+	if (!p->want_out)
+		smq_srv_peer_flush(s, p);
+}
+
+/* o leaves: what p still has to be told of it.  A run not begun is
+ * dropped, and p is never told of o at all: a join and a departure
+ * cancel out, so what a client that does not read costs stays bounded by
+ * the peers connected.  A run begun (only the first in the queue can be)
+ * goes on with duplicates of the vectors left, then the removal, as for
+ * every peer p was told of. */
+static void forget_peer(struct smq_server *s, struct peer *p, struct peer *o)
 {
 	for (unsigned i = 0; i < p->qlen; i++) {
-		int fd = p->q[(p->qhead + i) % p->qcap].fd;
-		if (fd >= 0)
-			close(fd);
+		struct outmsg *m = at(p, i);
+		if (m->kind != OUT_RUN || m->of != o)
+			continue;
+		if (m->next == 0 || p->dead) {
+			for (unsigned j = i; j + 1 < p->qlen; j++)
+				*at(p, j) = *at(p, j + 1);
+			p->qlen--;
+			return;   /* never told: no removal */
+		}
+		/* i == 0: the rest of the run, as messages of our own */
+		unsigned left = s->vectors - m->next, first = m->next;
+		if (!make_room(p, left - 1))
+			return;
+		p->qhead = (p->qhead + p->qcap - (left - 1)) % p->qcap;
+		p->qlen += left - 1;
+		for (unsigned v = 0; v < left; v++) {
+			int dup_fd = fcntl(o->efd[first + v], F_DUPFD_CLOEXEC, 3);
+			if (dup_fd < 0)
+				mark_dead(p, -errno);
+			*at(p, v) = (struct outmsg){ OUT_OWNED, o->id, dup_fd,
+						    NULL, 0 };
+		}
+		break;
 	}
+	peer_send(s, p, o->id, -1);
+}
+
+void smq_srv_peer_free(struct peer *p)
+{
+	for (unsigned i = 0; i < p->qlen; i++)
+		drop_msg(at(p, i));
 	free(p->q);
 	for (unsigned v = 0; v < SMQ_SERVER_MAX_VECTORS; v++)
 		if (p->efd[v] >= 0)
@@ -258,7 +301,10 @@ static int refuse_for_fds(struct smq_server *s, int err)
 }
 
 /* The order of QEMU's ivshmem spec: version, ID, memory; the newcomer to
- * the others; the others to the newcomer, by ID; its own vectors. */
+ * the others; the others to the newcomer, by ID; its own vectors.  Every
+ * peer in the table is told of every other, even one found gone in this
+ * round and not yet reaped: its removal follows (QEMU's server does the
+ * same), and the rule of forget_peer() holds for every pair. */
 int smq_srv_accept_client(struct smq_server *s)
 {
 	struct peer *p;
@@ -302,20 +348,13 @@ int smq_srv_accept_client(struct smq_server *s)
 	peer_send(s, p, PROTOCOL_VERSION, -1);
 	peer_send(s, p, id, -1);
 	peer_send(s, p, -1, s->mem_fd);
-	for (unsigned i = 0; i < s->nslots; i++) {
-		struct peer *o = s->slot[i];
-		if (o && o != p && !o->dead)
-			for (unsigned v = 0; v < s->vectors; v++)
-				peer_send(s, o, id, p->efd[v]);
-	}
-	for (unsigned i = 0; i < s->nslots; i++) {
-		struct peer *o = s->slot[i];
-		if (o && o != p && !o->dead)
-			for (unsigned v = 0; v < s->vectors; v++)
-				peer_send(s, p, o->id, o->efd[v]);
-	}
-	for (unsigned v = 0; v < s->vectors; v++)
-		peer_send(s, p, id, p->efd[v]);
+	for (unsigned i = 0; i < s->nslots; i++)
+		if (s->slot[i] && s->slot[i] != p)
+			peer_send_run(s, s->slot[i], p);
+	for (unsigned i = 0; i < s->nslots; i++)
+		if (s->slot[i] && s->slot[i] != p)
+			peer_send_run(s, p, s->slot[i]);
+	peer_send_run(s, p, p);
 	return 0;
 refuse:
 	if (p)
@@ -343,7 +382,7 @@ void smq_srv_client_input(struct peer *p, uint32_t events)
 }
 
 /* Removes the dead, reports them, and tells the others; telling may kill
- * more (a client that does not read), so until none is left. */
+ * more (a client gone), so until none is left. */
 void smq_srv_reap(struct smq_server *s)
 {
 	bool again = true;
@@ -360,7 +399,7 @@ void smq_srv_reap(struct smq_server *s)
 			push_event(s, SMQ_PEER_LEFT, p->id, p->pid, p->dead_err);
 			for (unsigned j = 0; j < s->nslots; j++)
 				if (s->slot[j])
-					peer_send(s, s->slot[j], p->id, -1);
+					forget_peer(s, s->slot[j], p);
 			smq_srv_peer_free(p);
 			again = true;
 		}

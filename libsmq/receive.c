@@ -136,7 +136,13 @@ int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,
 		return 0;
 	}
 	slice_until(&slice, deadline);
-	return m->tp->wait(m, &q->bell, word, seen, &slice);
+	TEST_HOOK(SMQ_HOOK_SLEEP);
+	int err = m->tp->wait(m, &q->bell, word, seen, &slice);
+	if (!err)
+		TEST_HOOK(SMQ_HOOK_RUNG);
+	else if (err == -ETIMEDOUT)
+		TEST_HOOK(SMQ_HOOK_SLEPT_OUT);
+	return err;
 }
 
 /* Arms a sleep: tells every sending board how to wake us (our doorbell

@@ -649,6 +649,52 @@ int smq_server_info(struct smq_server *s, struct smq_server_info *info,
 /* Closes every connection and removes the socket; the memory stays. */
 int smq_server_close(struct smq_server *s);
 
+/* A vfio broker (1.1): VFIO lets one process hold a PCI device, so one
+ * process of a board holds it and hands its device file and its MSI-X
+ * vectors' eventfds to the board's other processes over a UNIX socket;
+ * they name it with the window spec "broker:SOCKET".  One thread at a time
+ * uses a broker handle. */
+struct smq_broker;
+
+struct smq_broker_config {
+	const char *socket_path;
+	const char *window;  /* "pci:BDF" or "pci:BDF/BAR", bound to vfio-pci */
+	unsigned mode;       /* the socket's permission bits; 0: 0600 */
+};
+
+enum smq_broker_event_type {
+	SMQ_CLIENT_ATTACHED = 1,
+	SMQ_CLIENT_DETACHED = 2
+};
+
+struct smq_broker_event {
+	int type;            /* enum smq_broker_event_type */
+	int pid;             /* the client's process (SO_PEERCRED), -1 unknown */
+	unsigned vectors;    /* DETACHED: the vectors it held, given back */
+	int error;           /* DETACHED: 0 if it closed, else why dropped */
+};
+
+struct smq_broker_info {
+	char device[16];     /* dddd:bb:ss.f */
+	int bar;             /* the BAR that holds the window */
+	uint64_t memory_size;
+	unsigned vectors;    /* MSI-X vectors routed (0: no doorbell) */
+	unsigned clients;    /* connected now */
+};
+
+int smq_broker_open(const struct smq_broker_config *c, size_t size,
+		    struct smq_broker **b);
+/* poll() it for POLLIN: smq_broker_next() has something to do. */
+int smq_broker_fd(struct smq_broker *b);
+/* Serves the socket up to timeout_ms (SMQ_WAIT_FOREVER, 0: only what is
+ * ready) and returns 0 with the next event, or -ETIMEDOUT. */
+int smq_broker_next(struct smq_broker *b, int timeout_ms,
+		    struct smq_broker_event *ev, size_t size);
+int smq_broker_info(struct smq_broker *b, struct smq_broker_info *info,
+		    size_t size);
+/* Closes every connection, removes the socket, lets the device go. */
+int smq_broker_close(struct smq_broker *b);
+
 /* Words for any code a call of this library returned (negative or not). */
 const char *smq_strerror(int err);
 /* Words for err as it came from opening or using the window spec names:

@@ -38,6 +38,9 @@ static const struct {
 	{ "attach_look", SMQ_HOOK_ATTACH_LOOK },
 	{ "geometry_read", SMQ_HOOK_GEOMETRY_READ },
 	{ "loan_submit", SMQ_HOOK_LOAN_SUBMIT },
+	{ "sleep", SMQ_HOOK_SLEEP },
+	{ "rung", SMQ_HOOK_RUNG },
+	{ "slept_out", SMQ_HOOK_SLEPT_OUT },
 };
 
 static enum smq_hook hold_at;

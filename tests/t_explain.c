@@ -8,6 +8,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -230,6 +234,112 @@ static pid_t fake_server(const char *path, int64_t first, int accepts)
 	return pid;
 }
 
+/* A server that sets a client up with memory of its choosing: a shm
+ * object of size bytes, or (size < 0) the read end of a pipe. */
+static pid_t memory_server(const char *path, long size)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4))
+		FAIL("memory server");
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int p[2], mem = -1, ev = eventfd(0, 0);
+		if (size >= 0) {
+			mem = memfd_create("smq-explain", 0);
+			if (mem < 0 || ftruncate(mem, size) < 0)
+				_exit(1);
+		} else if (pipe(p) == 0) {
+			mem = p[0];
+		}
+		alarm(20);
+		int fd = accept(l, NULL, NULL);
+		if (fd < 0 || ev < 0 || mem < 0)
+			_exit(1);
+		struct { int64_t v; int fd; } m[] = {
+			{ 0, -1 }, { 0, -1 }, { -1, mem }, { 0, ev } };
+		for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+			union {
+				char buf[CMSG_SPACE(sizeof(int))];
+				struct cmsghdr align;
+			} u;
+			struct iovec iov = { &m[i].v, 8 };
+			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+			if (m[i].fd >= 0) {
+				memset(&u, 0, sizeof(u));
+				mh.msg_control = u.buf;
+				mh.msg_controllen = sizeof(u.buf);
+				struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+				cm->cmsg_level = SOL_SOCKET;
+				cm->cmsg_type = SCM_RIGHTS;
+				cm->cmsg_len = CMSG_LEN(sizeof(int));
+				memcpy(CMSG_DATA(cm), &m[i].fd, sizeof(int));
+			}
+			if (sendmsg(fd, &mh, 0) != 8)
+				_exit(0);   /* the client hung up */
+		}
+		char c;
+		(void)!read(fd, &c, 1);   /* until the client hangs up */
+		_exit(0);
+	}
+	close(l);
+	return pid;
+}
+
+/* The memory a server hands out, and a process out of descriptors: each
+ * its own cause, none "bad window spec" or "protocol error". */
+static void ivshmem_memory(const char *path, const char *spec)
+{
+	pid_t pid = memory_server(path, 0);
+	EXPECT(open_err(spec, 0), -ENODATA);
+	says(spec, -ENODATA, "the memory the server handed out has 0 bytes",
+	     "spec");
+	test_wait_ok(pid, "the server of empty memory");
+	unlink(path);
+	pid = memory_server(path, -1);
+	EXPECT(open_err(spec, 0), -ENODEV);
+	says(spec, -ENODEV, "the memory the server handed out is not a "
+	     "regular file", "spec");
+	test_wait_ok(pid, "the server of a pipe");
+	unlink(path);
+
+	/* a client with room for its socket and no more */
+	pid = memory_server(path, 65536);
+	fflush(NULL);
+	pid_t c = fork();
+	if (c == 0) {
+		int free_fd = dup(0);
+		struct rlimit rl;
+		char want[96];
+		if (free_fd < 0 || getrlimit(RLIMIT_NOFILE, &rl))
+			_exit(3);
+		rl.rlim_cur = (rlim_t)free_fd + 1;   /* the socket's slot */
+		close(free_fd);
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(3);
+		int err = open_err(spec, 0);
+		if (err != -EMFILE) {
+			fprintf(stderr, "out of descriptors: %d (%s)\n", err,
+				smq_strerror(err));
+			_exit(1);
+		}
+		snprintf(want, sizeof(want), "out of file descriptors (its "
+			 "limit, RLIMIT_NOFILE or ulimit -n, is %llu open files)",
+			 (unsigned long long)rl.rlim_cur);
+		says(spec, err, want, "protocol");
+		fflush(stdout);
+		_exit(0);
+	}
+	test_wait_ok(c, "the client out of descriptors");
+	test_wait_ok(pid, "the server of 64 KiB");
+	unlink(path);
+	says(spec, -ENOTCONN, "the ivshmem server closed the connection", NULL);
+	CHECK(strstr(smq_strerror(-ENOTCONN), "closed the connection"));
+}
+
 static void ivshmem(void)
 {
 	char path[64], spec[80];
@@ -256,6 +366,100 @@ static void ivshmem(void)
 	EXPECT(open_err(spec, 0), -ECONNREFUSED);
 	says(spec, -ECONNREFUSED, "no ivshmem server listens", NULL);
 	unlink(path);
+	/* one that speaks version 7 once, and is gone when asked again */
+	pid = fake_server(path, 7, 1);
+	EXPECT(open_err(spec, 0), -EPROTONOSUPPORT);
+	test_wait_ok(pid, "the version 7 server");
+	says(spec, -EPROTONOSUPPORT, "another version of the ivshmem protocol "
+	     "than 0", "unknown transport");
+	unlink(path);
+	ivshmem_memory(path, spec);
+}
+
+/* A SOCK_SEQPACKET server that sends one message m (with fd, -1: none),
+ * or, with stream, a SOCK_STREAM one that sends nothing. */
+static pid_t seqpacket_server(const char *path, const void *m, size_t len,
+			      int fd, int stream)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int l = socket(AF_UNIX, (stream ? SOCK_STREAM : SOCK_SEQPACKET) |
+		       SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4))
+		FAIL("seqpacket server");
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = { (void *)m, len };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		alarm(20);
+		int c = accept(l, NULL, NULL);
+		if (c < 0)
+			_exit(1);
+		if (fd >= 0) {
+			memset(&u, 0, sizeof(u));
+			mh.msg_control = u.buf;
+			mh.msg_controllen = sizeof(u.buf);
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		}
+		if (!stream && sendmsg(c, &mh, 0) < 0)
+			_exit(1);
+		char x;
+		(void)!read(c, &x, 1);   /* until the client hangs up */
+		_exit(0);
+	}
+	close(l);
+	return pid;
+}
+
+/* The broker: transport against what is not a broker, and
+ * smq_broker_open() against what it cannot hold (no device here). */
+static void broker(void)
+{
+	char path[64], spec[80];
+	struct smq_broker *b;
+	uint32_t junk[16] = { 0x424d5153u, 7 };
+
+	snprintf(path, sizeof(path), "/tmp/smq-explain-%d.broker", getpid());
+	snprintf(spec, sizeof(spec), "broker:%s", path);
+	EXPECT(open_err(spec, 0), -ENOENT);
+	says(spec, -ENOENT, "no vfio broker listens", NULL);
+	/* an ivshmem server's kind of socket */
+	pid_t pid = seqpacket_server(path, NULL, 0, -1, 1);
+	EXPECT(open_err(spec, 0), -EPROTO);
+	says(spec, -EPROTO, "not an smq vfio broker", NULL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unlink(path);
+	/* a message of the right size that is no HELLO */
+	pid = seqpacket_server(path, junk, 44, -1, 0);
+	EXPECT(open_err(spec, 0), -EPROTO);
+	test_wait_ok(pid, "the server of junk");
+	unlink(path);
+	says(spec, -ENOTCONN, "the vfio broker stopped", NULL);
+	says(spec, -EIDRM, "the vfio broker stopped", "removed");
+	/* a broker holds a PCI device bound to vfio-pci, nothing else */
+	struct smq_broker_config c = { path, "shm:x", 0 };
+	EXPECT(smq_broker_open(&c, sizeof(c), &b), -EPROTONOSUPPORT);
+	c.window = "pci:zz";
+	EXPECT(smq_broker_open(&c, sizeof(c), &b), -EINVAL);
+	c.window = "pci:00:01.0/9";
+	EXPECT(smq_broker_open(&c, sizeof(c), &b), -EINVAL);
+	if (access("/sys/bus/pci/devices/0000:ff:1f.7", F_OK) < 0) {
+		c.window = "pci:ff:1f.7";
+		EXPECT(smq_broker_open(&c, sizeof(c), &b), -ENODEV);
+	}
+	CHECK(b == NULL && access(path, F_OK) < 0);
+	EXPECT(smq_broker_open(NULL, sizeof(c), &b), -EINVAL);
 }
 
 struct found {
@@ -316,6 +520,7 @@ int main(void)
 	vfio_errnos();
 	host_device();
 	ivshmem();
+	broker();
 	listing();
 	printf("all explain checks passed\n");
 	return 0;

@@ -3,7 +3,8 @@
 # its own remedy: a window file in a directory that does not exist names
 # the directory and sends nobody to "smqctl init"; a window that does not
 # exist yet does; an object others may write says its mode and --force;
-# a bad shm name and an unknown transport say so.  Exit 0 pass, 1 fail,
+# a bad shm name and an unknown transport say so; a window that no vfio
+# broker serves, and a broker of what it cannot hold.  Exit 0 pass, 1 fail,
 # 77 skip.
 cd "$(dirname "$0")/.." || exit 1
 B=${B:-build}
@@ -55,6 +56,14 @@ says "unknown transport in window spec 'nosuch:x'" - -w nosuch:x dump
 says "no PCI device at 0000:ff:1f.7" "needs root" -w pci:ff:1f.7 dump
 says "no ivshmem server: the socket $T/sock does not exist" "smqctl init" \
 	-w "ivshmem:$T/sock" dump
+# the vfio broker: a window that no broker serves, a broker of what is
+# not a PCI device, of a device that is not there
+says "no vfio broker listens on $T/broker.sock" "smqctl init" \
+	-w "broker:$T/broker.sock" dump
+says "a broker holds a PCI device: --window pci:BDF, not 'shm:x'" - \
+	-w shm:x broker --socket "$T/broker.sock"
+says "no PCI device at 0000:ff:1f.7" - -w pci:ff:1f.7 broker --socket "$T/broker.sock"
+[ -e "$T/broker.sock" ] && { echo "FAIL a broker that holds no device made its socket"; fail=1; }
 # the completions' list of windows is the library's
 "$S" -w "shm:smq-t-explain-$$" init >/dev/null || fail=1
 printf 'not a window at all' >"/dev/shm/smq-t-explain-$$-junk"

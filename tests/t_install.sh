@@ -13,6 +13,7 @@ for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.1 opt/smq/lib/libsmq.so opt/
 	 opt/smq/share/bash-completion/completions/smqctl opt/smq/share/zsh/site-functions/_smqctl \
 	 opt/smq/lib/systemd/system/smq-init.service opt/smq/lib/systemd/system/smq-sync@.service \
 	 opt/smq/lib/systemd/system/smq-ivshmem-server.service \
+	 opt/smq/lib/systemd/system/smq-vfio-broker.service \
 	 opt/smq/share/doc/smq/smq-window.conf; do
 	[ -e "$dest/$f" ] || { echo "missing after install: /$f"; exit 1; }
 done
@@ -35,6 +36,8 @@ grep -q '^ExecStart=/opt/smq/bin/smqctl init --from ' "$dest/opt/smq/lib/systemd
 	{ echo "smqctl init --dry-run --from the installed smq-window.conf fails"; exit 1; }
 grep -q '^ExecStart=/opt/smq/bin/smqctl server --socket ' "$dest/opt/smq/lib/systemd/system/smq-ivshmem-server.service" ||
 	{ echo "smq-ivshmem-server.service does not run /opt/smq/bin/smqctl server"; exit 1; }
+grep -q '^ExecStart=/opt/smq/bin/smqctl --window ${SMQ_BROKER_DEVICE} broker --socket ' "$dest/opt/smq/lib/systemd/system/smq-vfio-broker.service" ||
+	{ echo "smq-vfio-broker.service does not run /opt/smq/bin/smqctl broker"; exit 1; }
 "$dest/opt/smq/bin/smqctl" --version | grep -q "smqctl $want" || { echo "installed smqctl --version is wrong"; exit 1; }
 # Both installed libraries show the public API and nothing else: no
 # internal name of ours can clash with a name of the user's program.

@@ -2,8 +2,8 @@
  * ivc_*), against each other: IDs, the shared memory, rings on the right
  * vector and peer in both directions, a ring before the wait, peers
  * leaving and their IDs not given again at once, a client that breaks the
- * protocol or does not read, the socket's rules, the memory's rules, and
- * no descriptor leaked on either side.
+ * protocol, the socket's rules, the memory's rules, and no descriptor
+ * leaked on either side (clients that do not read, or sleep: t_ivshmem_idle).
  *
  * The server runs in a child process and reports every event, with the
  * IDs connected after it, through a pipe. */
@@ -18,237 +18,10 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
+#include "testint.h"
 #include "testlib.h"
 #include "transport/ivshmem_client.h"
-
-static char dir[64];
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!d)
-		FAIL("no /proc/self/fd");
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
-static void deadline_in(struct timespec *ts, int ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_nsec -= 1000000000L;
-		ts->tv_sec++;
-	}
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-/* ---- a server in a child process ---- */
-
-struct record {
-	int status;               /* open: its result; then 1 per event */
-	struct smq_server_event ev;
-	int npeers;
-	unsigned ids[16];
-};
-
-struct srv {
-	pid_t pid;
-	int events;               /* read end: records */
-	int stop;                 /* write end: a byte stops it */
-	char path[108];
-};
-
-static void write_record(int fd, const struct record *r)
-{
-	if (write(fd, r, sizeof(*r)) != (ssize_t)sizeof(*r))
-		_exit(3);
-}
-
-/* The child: serves until told to stop; exits 0 if it closed cleanly,
- * with the descriptors it had before opening, and the socket gone. */
-static void serve(struct smq_server_config c, int events, int stop)
-{
-	struct record r = { 0 };
-	struct smq_server *s;
-	int before = count_fds();
-
-	r.status = smq_server_open(&c, sizeof(c), &s);
-	write_record(events, &r);
-	if (r.status)
-		_exit(0);
-	struct pollfd pf[2] = { { smq_server_fd(s), POLLIN, 0 },
-				{ stop, POLLIN, 0 } };
-	for (;;) {
-		int err;
-		while ((err = smq_server_next(s, 0, &r.ev, sizeof(r.ev))) == 0) {
-			r.status = 1;
-			r.npeers = smq_server_peers(s, r.ids, 16);
-			write_record(events, &r);
-		}
-		if (err != -ETIMEDOUT) {
-			fprintf(stderr, "server: %s\n", smq_strerror(err));
-			_exit(4);
-		}
-		if (poll(pf, 2, -1) < 0 && errno != EINTR)
-			_exit(5);
-		if (pf[1].revents)
-			break;
-	}
-	if (smq_server_close(s))
-		_exit(6);
-	if (access(c.socket_path, F_OK) == 0) {
-		fprintf(stderr, "server: the socket is still there\n");
-		_exit(7);
-	}
-	if (count_fds() != before) {
-		fprintf(stderr, "server: %d descriptors before, %d after\n",
-			before, count_fds());
-		_exit(8);
-	}
-	_exit(0);
-}
-
-/* Starts a server; returns smq_server_open()'s result. */
-static int start_server(struct srv *sv, const char *name, const char *memory,
-			uint64_t size, unsigned vectors)
-{
-	int ev[2], st[2];
-	struct record r;
-
-	snprintf(sv->path, sizeof(sv->path), "%s/%s", dir, name);
-	struct smq_server_config c = { sv->path, memory, size, vectors, 0 };
-	if (pipe2(ev, O_CLOEXEC) || pipe2(st, O_CLOEXEC))
-		FAIL("pipe");
-	fflush(NULL);
-	sv->pid = fork();
-	if (sv->pid < 0)
-		FAIL("fork");
-	if (sv->pid == 0) {
-		close(ev[0]);
-		close(st[1]);
-		serve(c, ev[1], st[0]);
-	}
-	close(ev[1]);
-	close(st[0]);
-	sv->events = ev[0];
-	sv->stop = st[1];
-	if (read(sv->events, &r, sizeof(r)) != (ssize_t)sizeof(r))
-		FAIL("the server child said nothing");
-	if (r.status) {
-		test_wait_ok(sv->pid, "the server child");
-		close(sv->events);
-		close(sv->stop);
-	}
-	return r.status;
-}
-
-static void stop_server(struct srv *sv)
-{
-	if (write(sv->stop, "x", 1) != 1)
-		FAIL("stop");
-	test_wait_ok(sv->pid, "the server (clean close, no leak)");
-	close(sv->events);
-	close(sv->stop);
-}
-
-static struct record next_event(struct srv *sv)
-{
-	struct pollfd pf = { sv->events, POLLIN, 0 };
-	struct record r;
-
-	if (poll(&pf, 1, 10000) != 1)
-		FAIL("no server event within 10 s");
-	if (read(sv->events, &r, sizeof(r)) != (ssize_t)sizeof(r))
-		FAIL("short event record");
-	return r;
-}
-
-static void expect_event(struct srv *sv, int type, unsigned peer, int err)
-{
-	struct record r = next_event(sv);
-
-	if (r.ev.type != type || (type != SMQ_PEER_REFUSED && r.ev.peer != peer) ||
-	    r.ev.error != err)
-		FAIL("server event: type %d peer %u error %d, expected type %d "
-		     "peer %u error %d", r.ev.type, r.ev.peer, r.ev.error, type,
-		     peer, err);
-	if (r.ev.pid != getpid() && type == SMQ_PEER_JOINED)
-		FAIL("peer %u joined with pid %d, expected %d", peer, r.ev.pid,
-		     (int)getpid());
-}
-
-static void no_event(struct srv *sv, int ms)
-{
-	struct pollfd pf = { sv->events, POLLIN, 0 };
-
-	if (poll(&pf, 1, ms) != 0) {
-		struct record r = next_event(sv);
-		FAIL("unexpected server event: type %d peer %u error %d",
-		     r.ev.type, r.ev.peer, r.ev.error);
-	}
-}
-
-/* ---- client helpers ---- */
-
-static struct ivc *join_at(int line, struct srv *sv, unsigned vectors, int want_id)
-{
-	struct ivc *c;
-
-	OK(ivc_connect(&c, sv->path, vectors));
-	if (ivc_id(c) != want_id)
-		FAIL("line %d: got ID %d, expected %d", line, ivc_id(c), want_id);
-	expect_event(sv, SMQ_PEER_JOINED, (unsigned)want_id, 0);
-	return c;
-}
-#define join(...) join_at(__LINE__, __VA_ARGS__)
-
-/* Takes notifications until peer's presence is as wanted (10 s at most). */
-static void until_peer(struct ivc *c, unsigned peer, int connected)
-{
-	for (int i = 0; i < 2000; i++) {
-		int r = ivc_update(c);
-		if (r < 0)
-			FAIL("ivc_update: %s", smq_strerror(r));
-		if (ivc_peer_connected(c, peer) == connected)
-			return;
-		sleep_ms(5);
-	}
-	FAIL("client %d: peer %u still %s", ivc_id(c), peer,
-	     connected ? "missing" : "there");
-}
-
-static void expect_quiet(struct ivc *c, unsigned vector)
-{
-	struct pollfd pf = { ivc_vector_fd(c, vector), POLLIN, 0 };
-
-	if (pf.fd < 0 || poll(&pf, 1, 0) != 0)
-		FAIL("client %d: vector %u is rung (or missing)", ivc_id(c),
-		     vector);
-}
-
-/* from rings to's vector v: to wakes on v, and on no other vector */
-static void ring_ok(struct ivc *from, struct ivc *to, unsigned v)
-{
-	struct timespec dl;
-
-	OK(ivc_ring(from, (unsigned)ivc_id(to), v));
-	deadline_in(&dl, 5000);
-	OK(ivc_wait(to, v, &dl));
-	for (unsigned o = 0; o < ivc_vectors(to); o++)
-		expect_quiet(to, o);
-}
+#include "ivshmem_srv.h"
 
 static void *map_memory(struct ivc *c, size_t *len)
 {
@@ -445,66 +218,6 @@ static void threads(void)
 	stop_server(&sv);
 }
 
-/* A client that reads late gets everything, in order, from the server's
- * queue (a socket takes a few hundred messages, then the server keeps
- * them); one that never reads is dropped. */
-static void slow_readers(void)
-{
-	struct srv sv;
-	int taken = 0, churns = 200;
-	unsigned next = 2;   /* the churning clients' IDs, each new */
-
-	OK(start_server(&sv, "slow", NULL, 4096, 2));
-	struct ivc *late = join(&sv, 2, 0);
-	struct ivc *never = join(&sv, 2, 1);
-	for (int i = 0; i < churns; i++, next++) {
-		struct ivc *x = join(&sv, 2, (int)next);
-		ivc_close(x);
-		expect_event(&sv, SMQ_PEER_LEFT, next, 0);
-	}
-	/* the joins of 2 vectors and the leaves, plus client 1's 2 */
-	for (int i = 0; i < 2000 && taken < churns * 3 + 2; i++) {
-		int r = ivc_update(late);
-		CHECK(r >= 0);
-		taken += r;
-		if (!r)
-			sleep_ms(5);
-	}
-	CHECK(taken == churns * 3 + 2);
-	CHECK(ivc_peer_connected(late, 1) && !ivc_peer_connected(late, next - 1));
-	ring_ok(late, never, 1);
-	no_event(&sv, 100);   /* neither was dropped so far */
-	/* now churn until the one that never reads is dropped */
-	for (int i = 0;; i++, next++) {
-		if (i == 2000)
-			FAIL("a client that never reads was not dropped");
-		struct ivc *x = join(&sv, 2, (int)next);
-		ivc_close(x);
-		/* client 1 is dropped telling it of 2's joining (then its
-		 * leaving comes after) or of its leaving (then before; the
-		 * record of 2's leaving already lacks client 1) */
-		struct record rec = next_event(&sv);
-		if (rec.ev.type == SMQ_PEER_LEFT && rec.ev.peer == 1) {
-			CHECK(rec.ev.error == -ENOBUFS);
-			expect_event(&sv, SMQ_PEER_LEFT, next, 0);
-			break;
-		}
-		CHECK(rec.ev.type == SMQ_PEER_LEFT && rec.ev.peer == next);
-		if (rec.npeers == 1) {
-			CHECK(rec.ids[0] == 0);
-			expect_event(&sv, SMQ_PEER_LEFT, 1, -ENOBUFS);
-			break;
-		}
-		while (ivc_update(late) > 0)
-			;
-	}
-	until_peer(late, 1, 0);
-	ivc_close(never);
-	ivc_close(late);
-	expect_event(&sv, SMQ_PEER_LEFT, 0, 0);
-	stop_server(&sv);
-}
-
 /* A server that speaks another version, or garbage. */
 static void fake_server(const char *path, int64_t first, int64_t second)
 {
@@ -555,7 +268,7 @@ static void socket_rules(void)
 	stop_server(&sv);
 
 	/* a stale socket (its server died) is replaced */
-	snprintf(path, sizeof(path), "%s/stale", dir);
+	snprintf(path, sizeof(path), "%s/stale", srv_dir);
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	strcpy(a.sun_path, path);
 	int l = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -568,7 +281,7 @@ static void socket_rules(void)
 	stop_server(&sv);
 
 	/* anything else at the path stays, and is refused */
-	snprintf(path, sizeof(path), "%s/file", dir);
+	snprintf(path, sizeof(path), "%s/file", srv_dir);
 	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 	CHECK(fd >= 0 && write(fd, "keep", 4) == 4);
 	close(fd);
@@ -602,7 +315,7 @@ static void socket_rules(void)
 	CHECK(access(path, F_OK) < 0);
 
 	/* clients of servers that do not speak version 0 */
-	snprintf(path, sizeof(path), "%s/fake", dir);
+	snprintf(path, sizeof(path), "%s/fake", srv_dir);
 	fake_server(path, 1, 0);
 	fake_server(path, 0, 70000);
 }
@@ -614,7 +327,7 @@ static void memory_rules(void)
 	struct stat st;
 
 	/* a file is created 0600, at a power of two */
-	snprintf(file, sizeof(file), "%s/mem", dir);
+	snprintf(file, sizeof(file), "%s/mem", srv_dir);
 	snprintf(spec, sizeof(spec), "file:%s", file);
 	OK(start_server(&sv, "m1", spec, 5000, 1));
 	CHECK(stat(file, &st) == 0 && (st.st_mode & 07777) == 0600 &&
@@ -643,7 +356,7 @@ static void memory_rules(void)
 	stop_server(&sv);
 
 	/* a symbolic link is refused, its target untouched */
-	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(link, sizeof(link), "%s/link", srv_dir);
 	CHECK(symlink(file, link) == 0);
 	snprintf(spec, sizeof(spec), "file:%s", link);
 	EXPECT(start_server(&sv, "m3", spec, 65536, 1), -ELOOP);
@@ -651,7 +364,7 @@ static void memory_rules(void)
 	CHECK(access(sv.path, F_OK) < 0);
 
 	/* not a regular file */
-	snprintf(spec, sizeof(spec), "file:%s", dir);
+	snprintf(spec, sizeof(spec), "file:%s", srv_dir);
 	EXPECT(start_server(&sv, "m4", spec, 4096, 1), -EISDIR);
 
 	/* another user's: refused (making one needs root) */
@@ -677,44 +390,21 @@ static void memory_rules(void)
 	      (st.st_mode & 07777) == 0600);
 	stop_server(&sv);
 	CHECK(unlink(file) == 0);
-	snprintf(link, sizeof(link), "%s/no/such/dir", dir);
+	snprintf(link, sizeof(link), "%s/no/such/dir", srv_dir);
 	struct smq_server *s;
 	struct smq_server_config cfg = { link, spec, 4096, 1, 0 };
 	EXPECT(smq_server_open(&cfg, sizeof(cfg), &s), -ENOENT);
 	CHECK(access(file, F_OK) < 0);
 }
 
-static pid_t main_pid;
-
-/* The directory and the shm object go however the test ends (a FAIL
- * exits), but only by the hand of the process that made them. */
-static void remove_dir(void)
-{
-	char cmd[128];
-
-	if (getpid() != main_pid)
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
-	snprintf(cmd, sizeof(cmd), "/dev/shm/smq-t-ivshmem-%d", (int)main_pid);
-	unlink(cmd);
-}
-
 int main(void)
 {
 	int fds;
 
-	snprintf(dir, sizeof(dir), "/tmp/smq-t-ivshmem-XXXXXX");
-	if (!mkdtemp(dir))
-		FAIL("mkdtemp");
-	main_pid = getpid();
-	atexit(remove_dir);
-	signal(SIGPIPE, SIG_IGN);
+	srv_setup("t-ivshmem");
 	fds = count_fds();
 	peers_and_rings();
 	threads();
-	slow_readers();
 	socket_rules();
 	memory_rules();
 	if (count_fds() != fds)

@@ -2,8 +2,8 @@
 # The CLI tests with every smqctl invocation under valgrind memcheck: any
 # memory error, or a definite leak, fails the script that ran it.
 #   sh tests/valgrind.sh [SCRIPT...]
-# (default: t_cli, t_recv, t_measure, t_security, t_server, t_metrics, and
-# t_peer_death if present)
+# (default: t_cli, t_recv, t_measure, t_security, t_server, t_metrics,
+# t_ivshmem_conform, and t_peer_death if present)
 # Uses the plain build (B, default build: run make first).  Each script
 # runs with SMQCTL_WRAP set to a wrapper that execs valgrind (pid, stdin and
 # exit status stay smqctl's) and logs each process, forked children too, to
@@ -20,7 +20,8 @@ export B
 timeout=${VALGRIND_TIMEOUT:-600}
 if [ $# -eq 0 ]; then
 	set -- tests/t_cli.sh tests/t_recv.sh tests/t_measure.sh \
-		tests/t_security.sh tests/t_server.sh tests/t_metrics.sh
+		tests/t_security.sh tests/t_server.sh tests/t_metrics.sh \
+		tests/t_ivshmem_conform.sh
 	[ -f tests/t_peer_death.sh ] && set -- "$@" tests/t_peer_death.sh
 fi
 if ! command -v valgrind >/dev/null 2>&1 || ! valgrind --version >/dev/null 2>&1; then

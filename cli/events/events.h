@@ -45,6 +45,8 @@ struct event {
 	uint64_t from, to;      /* generation or epoch; a lag's ms and the
 				   interval's */
 	int err;                /* EV_WINDOW_UNREADABLE: why */
+	char why[256];          /* ...in words, the transport's cause
+				   (smq_explain()) */
 	char host[64];
 };
 

@@ -144,8 +144,7 @@ void event_text(const struct event *e, char *buf, size_t n)
 			 e->count == 1 ? "was" : "were", e->to);
 		break;
 	case EV_WINDOW_UNREADABLE:
-		snprintf(buf, n, "window cannot be read: %s",
-			 smq_strerror(e->err));
+		snprintf(buf, n, "window cannot be read: %s", e->why);
 		break;
 	case EV_WINDOW_READABLE:
 		snprintf(buf, n, "window can be read again");
@@ -199,7 +198,7 @@ void event_json(const struct event *e, struct json *j)
 		json_u64(j, "queued", e->to);
 		break;
 	case EV_WINDOW_UNREADABLE:
-		json_str(j, "error", smq_strerror(e->err));
+		json_str(j, "error", e->why);
 		break;
 	case EV_LAGGED:
 		json_u64(j, "gap_ms", e->from);

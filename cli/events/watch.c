@@ -343,6 +343,7 @@ static int step(struct ev_watch *ew,
 		if (!ew->said_unreadable) {
 			struct event e = ev(EV_WINDOW_UNREADABLE, -1, -1);
 			e.err = ew->err;
+			smq_explain(ew->spec, e.err, e.why, sizeof(e.why));
 			emit(&em, e);
 			ew->said_unreadable = true;
 		}

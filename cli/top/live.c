@@ -43,9 +43,14 @@ static void status_text(const struct viewer *v, char *buf, size_t n)
 		    v->first_row + (v->page < v->cur->nqueues - v->first_row
 				    ? v->page : v->cur->nqueues - v->first_row),
 		    v->cur->nqueues);
-	if (v->trouble_since)
+	if (v->trouble_since) {
+		char why[256];
+		/* the transport's cause: an ivshmem server of another
+		 * protocol version is no "unknown transport" */
+		smq_explain(window_spec(v->ctx), v->trouble, why, sizeof(why));
 		ADD("  cannot %s window: %s, retrying", v->trouble_open
-		    ? "open" : "read", smq_strerror(v->trouble));
+		    ? "open" : "read", why);
+	}
 	if (v->note[0])
 		ADD("  %s", v->note);
 	ADD("  | q quit  r reset  s sort  p pause  arrows PgUp PgDn Home End "

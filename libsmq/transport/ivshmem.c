@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../format.h"
@@ -40,6 +41,12 @@ static int ivshmem_open(struct smq_map *m, const char *arg, unsigned flags)
 	int fd = ivc_memory_fd(iv->c);
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
+		goto fail;
+	}
+	/* what the server handed out as its memory, before mmap() blames
+	 * the spec (EINVAL) for it */
+	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+		err = !S_ISREG(st.st_mode) ? -ENODEV : -ENODATA;
 		goto fail;
 	}
 	m->size = (uint64_t)st.st_size;
@@ -114,10 +121,12 @@ static void ivshmem_ring(struct smq_map *m, const struct smq_bell_addr *a,
 		return;
 	}
 	__atomic_store_n((uint32_t *)word.far_, value, __ATOMIC_SEQ_CST);
-	/* a peer that joined since we last looked: learn its eventfds */
-	if (ivc_ring(iv->c, a->peer, a->vector) == -ENOENT &&
-	    ivc_update(iv->c) >= 0)
+	/* a peer that joined since we last looked: learn its eventfds (even
+	 * from a server that then closed: what came before stays good) */
+	if (ivc_ring(iv->c, a->peer, a->vector) == -ENOENT) {
+		ivc_update(iv->c);
 		ivc_ring(iv->c, a->peer, a->vector);
+	}
 }
 
 static int ivshmem_wait(struct smq_map *m, const struct smq_bell_addr *a,
@@ -178,7 +187,31 @@ static bool version_words(const char *path, char *buf, size_t len)
 	else
 		snprintf(buf, len, "window ivshmem:%s: the server speaks another "
 			 "version of the ivshmem protocol than %d, this "
-			 "library's", path, IVC_PROTOCOL_VERSION);
+			 "library's (it did not answer again to say which)", path,
+			 IVC_PROTOCOL_VERSION);
+	return true;
+}
+
+/* Out of descriptors: this process's limit, not the server, is why. */
+static bool fd_words(const char *path, int err, char *buf, size_t len)
+{
+	struct rlimit rl;
+
+	if (err == -ENFILE)
+		snprintf(buf, len, "window ivshmem:%s: the system is out of "
+			 "file descriptors (its limit is fs.file-max): the "
+			 "descriptors the ivshmem server sends could not be "
+			 "received", path);
+	else if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		snprintf(buf, len, "window ivshmem:%s: this process is out of "
+			 "file descriptors (its limit, RLIMIT_NOFILE or ulimit "
+			 "-n, is %llu open files): the descriptors the ivshmem "
+			 "server sends could not be received", path,
+			 (unsigned long long)rl.rlim_cur);
+	else
+		snprintf(buf, len, "window ivshmem:%s: this process is out of "
+			 "file descriptors (RLIMIT_NOFILE): the descriptors the "
+			 "ivshmem server sends could not be received", path);
 	return true;
 }
 
@@ -218,6 +251,25 @@ static bool ivshmem_explain(const char *path, int err, char *buf, size_t len)
 		snprintf(buf, len, "window ivshmem:%s: the server hung up before "
 			 "it handed out its memory: it refused this client (no "
 			 "free peer ID, or it ran out of file descriptors)", path);
+		return true;
+	case ENOTCONN:
+		snprintf(buf, len, "window ivshmem:%s: the ivshmem server closed "
+			 "the connection (it stopped, or dropped this process): "
+			 "peers that join from now on cannot ring this process; "
+			 "open the window again once a server runs", path);
+		return true;
+	case EMFILE:
+	case ENFILE:
+		return fd_words(path, err, buf, len);
+	case ENODEV:
+		snprintf(buf, len, "window ivshmem:%s: the memory the server "
+			 "handed out is not a regular file (a pipe, a socket or a "
+			 "device cannot be mapped as a window): is it an ivshmem "
+			 "server?", path);
+		return true;
+	case ENODATA:
+		snprintf(buf, len, "window ivshmem:%s: the memory the server "
+			 "handed out has 0 bytes", path);
 		return true;
 	default:
 		return false;

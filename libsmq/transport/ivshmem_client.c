@@ -45,7 +45,10 @@ struct ivc {
 	unsigned char buf[8];      /* a message read in part */
 	unsigned got;
 	int pending_fd;
-	bool gone;                 /* the server closed, or broke the protocol */
+	int gone;                  /* 0, or why the connection is closed:
+				      -ENOTCONN the server closed it,
+				      -EPROTO it broke the protocol,
+				      -EMFILE/-ENFILE a descriptor lost */
 };
 
 static int64_t now_ms(void)
@@ -58,9 +61,25 @@ static int64_t now_ms(void)
 
 /* ---- reading messages ---- */
 
+/* Descriptors the server sent were not received (MSG_CTRUNC): this
+ * process is out of descriptors (-EMFILE, -ENFILE), not the server at
+ * fault, if it cannot make one now either; else the server sent more
+ * than a message holds (-EPROTO). */
+static int lost_fds(int sock)
+{
+	int fd = fcntl(sock, F_DUPFD_CLOEXEC, 0);
+
+	if (fd >= 0) {
+		close(fd);
+		return -EPROTO;
+	}
+	return errno == EMFILE || errno == ENFILE ? -errno : -EPROTO;
+}
+
 /* 1: a whole message in *value and *fd (-1: none); 0: not complete yet;
- * -ECONNRESET: end of file; -EPROTO: more than one descriptor, or lost
- * ones; another negative errno. */
+ * -ECONNRESET: end of file; -EPROTO: more than one descriptor;
+ * -EMFILE, -ENFILE: one lost, out of descriptors; another negative
+ * errno. */
 static int read_msg(struct ivc *c, int64_t *value, int *fd)
 {
 	while (c->got < sizeof(c->buf)) {
@@ -98,7 +117,9 @@ static int read_msg(struct ivc *c, int64_t *value, int *fd)
 				}
 			}
 		}
-		if (extra || (mh.msg_flags & MSG_CTRUNC))
+		if (mh.msg_flags & MSG_CTRUNC)
+			return lost_fds(c->sock);
+		if (extra)
 			return -EPROTO;
 		if (n == 0)
 			return -ECONNRESET;
@@ -220,11 +241,12 @@ static int take_msg(struct ivc *c, int64_t value, int fd)
 
 /* The connection is closed on error, as the spec asks; what we know of
  * the peers stays usable. */
-static void hang_up(struct ivc *c)
+static void hang_up(struct ivc *c, int why)
 {
-	if (!c->gone)
+	if (!c->gone) {
 		shutdown(c->sock, SHUT_RDWR);
-	c->gone = true;
+		__atomic_store_n(&c->gone, why, __ATOMIC_RELEASE);
+	}
 }
 
 /* ---- the API ---- */
@@ -388,21 +410,25 @@ int ivc_update(struct ivc *c)
 	pthread_rwlock_wrlock(&c->lock);
 	if (c->gone) {
 		pthread_rwlock_unlock(&c->lock);
-		return -ENOTCONN;
+		return c->gone;
 	}
 	while ((r = read_msg(c, &value, &fd)) == 1) {
 		if ((r = take_msg(c, value, fd)) < 0)
 			break;
 		taken++;
 	}
-	if (r == -ECONNRESET) {
-		hang_up(c);
+	if (r == -ECONNRESET)
 		r = -ENOTCONN;
-	} else if (r == -EPROTO) {
-		hang_up(c);
-	}
+	/* a stream with a message lost in it is read no further */
+	if (r == -ENOTCONN || r == -EPROTO || r == -EMFILE || r == -ENFILE)
+		hang_up(c, r);
 	pthread_rwlock_unlock(&c->lock);
 	return r < 0 ? r : taken;
+}
+
+int ivc_gone(const struct ivc *c)
+{
+	return __atomic_load_n(&c->gone, __ATOMIC_ACQUIRE);
 }
 
 int ivc_ring(struct ivc *c, unsigned peer, unsigned vector)
@@ -430,6 +456,29 @@ int ivc_ring(struct ivc *c, unsigned peer, unsigned vector)
 	return err;
 }
 
+static struct timespec *time_left(const struct timespec *deadline,
+				   struct timespec *left)
+{
+	struct timespec now;
+
+	if (!deadline)
+		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left->tv_sec = deadline->tv_sec - now.tv_sec;
+	left->tv_nsec = deadline->tv_nsec - now.tv_nsec;
+	if (left->tv_nsec < 0) {
+		left->tv_nsec += 1000000000;
+		left->tv_sec--;
+	}
+	if (left->tv_sec < 0)   /* past: one look, no sleep */
+		left->tv_sec = left->tv_nsec = 0;
+	return left;
+}
+
+/* The server's socket is watched in the same wait as the vector: a client
+ * asleep for long still takes the peers' comings and goings (the server
+ * need not keep them for it), and learns at once that the server is
+ * gone. */
 int ivc_wait(struct ivc *c, unsigned vector, const struct timespec *deadline)
 {
 	int fd = ivc_vector_fd(c, vector);
@@ -437,33 +486,31 @@ int ivc_wait(struct ivc *c, unsigned vector, const struct timespec *deadline)
 	if (fd < 0)
 		return fd;
 	for (;;) {
-		struct timespec left, now, *timeout = NULL;
-		struct pollfd pf = { fd, POLLIN, 0 };
+		struct timespec left;
+		struct pollfd pf[2] = { { fd, POLLIN, 0 },
+					{ c->sock, POLLIN, 0 } };
 		uint64_t rings;
+		int gone = ivc_gone(c);
 
-		if (deadline) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			left.tv_sec = deadline->tv_sec - now.tv_sec;
-			left.tv_nsec = deadline->tv_nsec - now.tv_nsec;
-			if (left.tv_nsec < 0) {
-				left.tv_nsec += 1000000000;
-				left.tv_sec--;
-			}
-			if (left.tv_sec < 0)   /* past: one look, no sleep */
-				left.tv_sec = left.tv_nsec = 0;
-			timeout = &left;
-		}
+		if (gone)
+			return gone;
 		/* Poll first, then read: the eventfd is not ours alone to
 		 * make non-blocking (its flags are shared with every peer
 		 * that rings it), and only we read it. */
-		int n = ppoll(&pf, 1, timeout, NULL);
+		int n = ppoll(pf, 2, time_left(deadline, &left), NULL);
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (n > 0) {
+		if (n > 0 && pf[0].revents) {
 			if (read(fd, &rings, sizeof(rings)) == sizeof(rings))
 				return 0;
 			if (errno != EINTR)
 				return -errno;
+			continue;
+		}
+		if (n > 0 && pf[1].revents) {
+			int r = ivc_update(c);
+			if (r < 0)
+				return r;
 			continue;
 		}
 		if (n == 0)

@@ -41,7 +41,8 @@ struct ivc;
  *
  * -ENOENT, -ECONNREFUSED: no server on socket_path; -EPROTONOSUPPORT:
  * another protocol version (ivc_server_version() says which); -EPROTO: a
- * malformed message; -ECONNRESET: the server hung up before the memory
+ * malformed message; -EMFILE, -ENFILE: this process is out of descriptors
+ * (one the server sent was lost); -ECONNRESET: the server hung up before the memory
  * and our vectors came (it refused us: no free ID); -ETIMEDOUT: the
  * server said too little within IVC_SETUP_TIMEOUT_MS; -EINVAL, -ENAMETOOLONG:
  * a bad argument; -ENOMEM. */
@@ -66,9 +67,13 @@ int ivc_vector_fd(const struct ivc *c, unsigned vector);
 /* Takes the notifications waiting on the socket (peers joining and
  * leaving) without blocking; returns how many.  -ENOTCONN: the server is
  * gone (its socket closed; the peers as last known stay usable, as QEMU's
- * spec allows); -EPROTO: it broke the protocol, and the connection is
- * closed. */
+ * spec allows); -EPROTO: it broke the protocol; -EMFILE, -ENFILE: a
+ * descriptor it sent could not be received (out of descriptors).  After
+ * any of these the connection is closed, and every later ivc_update() and
+ * ivc_wait() returns the same. */
 int ivc_update(struct ivc *c);
+/* 0 while connected, else why not (ivc_update()'s errors). */
+int ivc_gone(const struct ivc *c);
 
 /* Rings vector of peer (this client's own ID rings itself).  -ENOENT: no
  * such peer as of the last ivc_update(); -ENXIO: the peer has no such
@@ -78,7 +83,11 @@ int ivc_ring(struct ivc *c, unsigned peer, unsigned vector);
 /* Waits until vector is rung, or deadline (CLOCK_MONOTONIC, absolute;
  * NULL: forever) passes: 0 rung, -ETIMEDOUT, -ENXIO (no such vector).  A
  * ring that came before the call is not lost; the rings are taken, so
- * several rings before a wait make one wake-up. */
+ * several rings before a wait make one wake-up.  The server's socket is
+ * read in the same wait (as ivc_update()), so peers are tracked while
+ * the client sleeps; if the connection is or becomes closed, the wait
+ * ends with ivc_update()'s error (-ENOTCONN: the server is gone), since
+ * peers that join from then on cannot ring this client. */
 int ivc_wait(struct ivc *c, unsigned vector, const struct timespec *deadline);
 
 /* 1 if peer is connected as of the last ivc_update() (or is this

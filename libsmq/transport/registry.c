@@ -15,6 +15,7 @@ static const struct smq_transport *const transports[] = {
 	&smq_transport_split,
 	&smq_transport_pci,
 	&smq_transport_ivshmem,
+	&smq_transport_broker,
 };
 #define NTRANSPORTS (sizeof(transports) / sizeof(transports[0]))
 

@@ -134,6 +134,7 @@ extern const struct smq_transport smq_transport_file;
 extern const struct smq_transport smq_transport_split;
 extern const struct smq_transport smq_transport_pci;
 extern const struct smq_transport smq_transport_ivshmem;
+extern const struct smq_transport smq_transport_broker;
 
 /* registry.c */
 int smq_transport_open(struct smq_map *m, const char *spec, unsigned flags);

@@ -44,6 +44,7 @@ struct vfio_bar_state {
 
 struct smq_vfio {
 	int container, group, device;
+	bool adopted;           /* another process opened it (smq_vfio_adopt) */
 	char bdf[16];
 	uint64_t config_offset;
 	struct vfio_bar_state bar[NBARS];
@@ -134,6 +135,8 @@ static int region_info(struct smq_vfio *v, unsigned index,
 	return 0;
 }
 
+static int read_regions(struct smq_vfio *v);
+
 static int open_device(struct smq_vfio *v)
 {
 	char group_name[32], driver[64], path[64];
@@ -186,8 +189,15 @@ static int open_device(struct smq_vfio *v)
 		return -errno;
 	}
 	fcntl(v->device, F_SETFD, FD_CLOEXEC);
+	return read_regions(v);
+}
 
+/* What the device file says of the device: its BARs and config space. */
+static int read_regions(struct smq_vfio *v)
+{
 	struct vfio_device_info dinfo = { .argsz = sizeof(dinfo) };
+	int err;
+
 	if (ioctl(v->device, VFIO_DEVICE_GET_INFO, &dinfo) < 0)
 		return -errno;
 	if (!(dinfo.flags & VFIO_DEVICE_FLAGS_PCI) ||
@@ -228,6 +238,33 @@ int smq_vfio_open(struct smq_vfio **out, const char *bdf)
 	}
 	*out = v;
 	return 0;
+}
+
+int smq_vfio_adopt(struct smq_vfio **out, int device_fd, const char *bdf)
+{
+	struct smq_vfio *v;
+	int err;
+
+	*out = NULL;
+	if (!(v = calloc(1, sizeof(*v))))
+		return -ENOMEM;
+	v->container = v->group = -1;
+	v->adopted = true;
+	if ((v->device = fcntl(device_fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		err = -errno;
+	else if (!(err = canonical_bdf(bdf, v->bdf)))
+		err = read_regions(v);
+	if (err) {
+		smq_vfio_close(v);
+		return err;
+	}
+	*out = v;
+	return 0;
+}
+
+int smq_vfio_device_fd(const struct smq_vfio *v)
+{
+	return v->device;
 }
 
 void smq_vfio_close(struct smq_vfio *v)
@@ -496,6 +533,8 @@ int smq_vfio_msix_enable(struct smq_vfio *v, unsigned n)
 
 	if (avail < 0)
 		return avail;
+	if (v->adopted)
+		return -EPERM;   /* the routing is its owner's */
 	if (v->msix_fds)
 		return -EALREADY;
 	if (n == 0 || n > (unsigned)avail)

@@ -49,8 +49,18 @@ struct smq_vfio_bar {
 
 /* Opens the device at BDF ("0000:00:03.0" or "00:03.0"). */
 int smq_vfio_open(struct smq_vfio **out, const char *bdf);
-/* Turns MSI-X off, unmaps the BARs, closes every descriptor.  NULL is a
- * no-op. */
+/* A handle on a device another process opened (smq_vfio_open) and passed
+ * on: its device file, smq_vfio_device_fd(), received over a UNIX socket
+ * (SCM_RIGHTS).  VFIO lets one process hold the group; any process that
+ * has the device file maps the BARs, reads config space and rings.  The
+ * handle takes a duplicate of DEVICE_FD.  Its MSI-X routing stays the
+ * owner's (smq_vfio_msix_enable() is -EPERM): the owner hands out the
+ * vectors' eventfds too.  BDF names the device, as the owner's did. */
+int smq_vfio_adopt(struct smq_vfio **out, int device_fd, const char *bdf);
+/* The device file, to pass to another process. */
+int smq_vfio_device_fd(const struct smq_vfio *v);
+/* Turns MSI-X off (an owner's), unmaps the BARs, closes every
+ * descriptor.  NULL is a no-op. */
 void smq_vfio_close(struct smq_vfio *v);
 /* The canonical address ("dddd:bb:ss.f"). */
 const char *smq_vfio_bdf(const struct smq_vfio *v);

@@ -7,6 +7,10 @@
  *                                explanation and exit 1
  *   vfio_check plain BDF         an ivshmem-plain: it opens and maps, but
  *                                has no MSI-X and no doorbell
+ *   vfio_check share BDF         an ivshmem-doorbell opened by one process
+ *                                and used by another, which was passed its
+ *                                device file and an MSI-X eventfd; and
+ *                                what is left when the opener ends
  *   vfio_check run BDF a|b N     an ivshmem-doorbell as guest A or B of the
  *                                mailbox in tests/qemu/vfio_mailbox.h:
  *                                N rounds of A ringing B and B answering,
@@ -20,7 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "transport/doorbell_dev.h"
@@ -436,17 +443,172 @@ out:
 	return failures ? 1 : 0;
 }
 
+/* ---- share: the device passed to another process ---- */
+
+#define SHARE_VEC 1
+#define SHARE_AT 64          /* bytes from BAR2's end: clear of the mailbox */
+
+static int send_fds(int sock, const int *fds, int n)
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char c = 'F';
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = CMSG_SPACE((size_t)n * sizeof(int)) };
+	memset(&u, 0, sizeof(u));
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
+	return sendmsg(sock, &mh, 0) == 1 ? 0 : -errno;
+}
+
+static int recv_fds(int sock, int *fds, int n)
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char c;
+	struct iovec iov = { &c, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) != 1)
+		return -EIO;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN((size_t)n * sizeof(int)))
+		return -EPROTO;
+	memcpy(fds, CMSG_DATA(cm), (size_t)n * sizeof(int));
+	return 0;
+}
+
+/* The owner: opens the device, routes MSI-X, hands the device file and
+ * vector SHARE_VEC's eventfd over SOCK, writes a word into BAR2, and
+ * waits for a byte, then ends as a killed process would, closing
+ * nothing itself. */
+static void share_owner(const char *bdf, int sock)
+{
+	struct smq_vfio *v;
+	struct smq_doorbell *db;
+	void *shm;
+	uint64_t size;
+
+	if (smq_vfio_open(&v, bdf) || smq_doorbell_open(&db, v) ||
+	    smq_doorbell_map_shm(db, &shm, &size) ||
+	    smq_vfio_msix_enable(v, VEC_COUNT))
+		_exit(3);
+	*(volatile uint32_t *)((char *)shm + size - SHARE_AT) = 0x5eed0001u;
+	int fds[2] = { smq_vfio_device_fd(v), smq_vfio_msix_fd(v, SHARE_VEC) };
+	char c;
+	if (send_fds(sock, fds, 2) || read(sock, &c, 1) != 1)
+		_exit(4);
+	_exit(0);
+}
+
+static int wait_fd(int fd, int ms)
+{
+	struct pollfd pf = { fd, POLLIN, 0 };
+	uint64_t n;
+	if (poll(&pf, 1, ms) != 1)
+		return -ETIMEDOUT;
+	return read(fd, &n, sizeof(n)) == sizeof(n) ? 0 : -errno;
+}
+
+/* What a process that holds the device file can do, from another process
+ * than the one that opened the device: the ground a broker stands on. */
+static int cmd_share(const char *bdf)
+{
+	int sp[2], fds[2], err;
+	struct smq_vfio *v, *again;
+	struct smq_doorbell *db;
+	void *shm;
+	uint64_t size;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return 1;
+	fflush(NULL);
+	pid_t owner = fork();
+	if (owner == 0) {
+		close(sp[0]);
+		share_owner(bdf, sp[1]);
+	}
+	close(sp[1]);
+	if ((err = recv_fds(sp[0], fds, 2))) {
+		say("FAIL share: nothing came from the owner (%d)", err);
+		return 1;
+	}
+	err = smq_vfio_adopt(&v, fds[0], bdf);
+	check(err == 0, "share: a device file passed on is adopted");
+	if (err)
+		return 1;
+	close(fds[0]);
+	check(smq_vfio_msix_enable(v, 1) == -EPERM,
+	      "share: the adopter cannot take over the owner's MSI-X");
+	err = smq_doorbell_open(&db, v);
+	check(err == 0, "share: the adopter reads the doorbell ID");
+	if (err)
+		return 1;
+	uint32_t id = smq_doorbell_id(db);
+	err = smq_doorbell_map_shm(db, &shm, &size);
+	volatile uint32_t *word = err ? NULL :
+		(volatile uint32_t *)((char *)shm + size - SHARE_AT);
+	check(word && *word == 0x5eed0001u,
+	      "share: BAR2 maps in the adopter, the owner's word in it");
+	err = smq_doorbell_ring(db, id, SHARE_VEC);
+	check(!err && wait_fd(fds[1], WAIT_RING_MS) == 0,
+	      "share: the adopter rings, the interrupt comes on the owner's "
+	      "eventfd it was handed");
+
+	/* the owner ends, as a broker that is killed */
+	if (write(sp[0], "x", 1) != 1 || waitpid(owner, NULL, 0) != owner)
+		failures++;
+	close(sp[0]);
+	if (word)
+		*word = 0x5eed0002u;
+	say("share: after the owner ended: BAR2 %s",
+	    word && *word == 0x5eed0002u ? "still mapped" : "gone");
+	err = smq_doorbell_ring(db, id, SHARE_VEC);
+	int irq = err ? err : wait_fd(fds[1], 2000);
+	say("share: after the owner ended: a ring %s (%d %s)",
+	    irq ? "brings no interrupt" : "still interrupts", irq,
+	    irq ? errname(irq) : "ok");
+	err = smq_vfio_open(&again, bdf);
+	say("share: a new owner while the device file is held: open rc %d %s",
+	    err, err ? errname(err) : "ok");
+	if (!err)
+		smq_vfio_close(again);
+	smq_doorbell_close(db);
+	smq_vfio_close(v);
+	close(fds[1]);
+	/* all let go: the device opens again */
+	err = smq_vfio_open(&again, bdf);
+	check(err == 0, "share: once the adopter closed, the device opens "
+			"again");
+	if (!err)
+		smq_vfio_close(again);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "open") == 0)
 		return cmd_open(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "plain") == 0)
 		return cmd_plain(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "share") == 0)
+		return cmd_share(argv[2]);
 	if (argc == 5 && strcmp(argv[1], "run") == 0 &&
 	    (strcmp(argv[3], "a") == 0 || strcmp(argv[3], "b") == 0) &&
 	    atoi(argv[4]) > 0)
 		return cmd_run(argv[2], argv[3][0], atoi(argv[4]));
-	fprintf(stderr, "usage: vfio_check open|plain BDF\n"
+	fprintf(stderr, "usage: vfio_check open|plain|share BDF\n"
 			"       vfio_check run BDF a|b ROUNDS\n");
 	return 2;
 }

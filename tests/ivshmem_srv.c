@@ -1,0 +1,257 @@
+/* A server in a child process, and client helpers, for the tests of the
+ * ivshmem server and client (t_ivshmem, t_ivshmem_idle).  The server
+ * reports every event, with the IDs connected after it, through a pipe;
+ * it exits 0 only if it closed cleanly, with the descriptors it had
+ * before it opened, and its socket gone. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "testlib.h"
+#include "ivshmem_srv.h"
+
+char srv_dir[64];
+
+int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		FAIL("no /proc/self/fd");
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+void deadline_in(struct timespec *ts, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_nsec -= 1000000000L;
+		ts->tv_sec++;
+	}
+}
+
+void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- a server in a child process ---- */
+
+static void write_record(int fd, const struct record *r)
+{
+	if (write(fd, r, sizeof(*r)) != (ssize_t)sizeof(*r))
+		_exit(3);
+}
+
+/* The child: serves until told to stop; exits 0 if it closed cleanly,
+ * with the descriptors it had before opening, and the socket gone. */
+static void serve(struct smq_server_config c, int events, int stop)
+{
+	struct record r = { 0 };
+	struct smq_server *s;
+	int before = count_fds();
+
+	r.status = smq_server_open(&c, sizeof(c), &s);
+	write_record(events, &r);
+	if (r.status)
+		_exit(0);
+	struct pollfd pf[2] = { { smq_server_fd(s), POLLIN, 0 },
+				{ stop, POLLIN, 0 } };
+	for (;;) {
+		int err;
+		while ((err = smq_server_next(s, 0, &r.ev, sizeof(r.ev))) == 0) {
+			r.status = 1;
+			r.npeers = smq_server_peers(s, r.ids, 16);
+			write_record(events, &r);
+		}
+		if (err != -ETIMEDOUT) {
+			fprintf(stderr, "server: %s\n", smq_strerror(err));
+			_exit(4);
+		}
+		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+			_exit(5);
+		if (pf[1].revents)
+			break;
+	}
+	if (smq_server_close(s))
+		_exit(6);
+	if (access(c.socket_path, F_OK) == 0) {
+		fprintf(stderr, "server: the socket is still there\n");
+		_exit(7);
+	}
+	if (count_fds() != before) {
+		fprintf(stderr, "server: %d descriptors before, %d after\n",
+			before, count_fds());
+		_exit(8);
+	}
+	_exit(0);
+}
+
+/* Starts a server; returns smq_server_open()'s result. */
+int start_server(struct srv *sv, const char *name, const char *memory,
+			uint64_t size, unsigned vectors)
+{
+	int ev[2], st[2];
+	struct record r;
+
+	snprintf(sv->path, sizeof(sv->path), "%s/%s", srv_dir, name);
+	struct smq_server_config c = { sv->path, memory, size, vectors, 0 };
+	if (pipe2(ev, O_CLOEXEC) || pipe2(st, O_CLOEXEC))
+		FAIL("pipe");
+	fflush(NULL);
+	sv->pid = fork();
+	if (sv->pid < 0)
+		FAIL("fork");
+	if (sv->pid == 0) {
+		close(ev[0]);
+		close(st[1]);
+		serve(c, ev[1], st[0]);
+	}
+	close(ev[1]);
+	close(st[0]);
+	sv->events = ev[0];
+	sv->stop = st[1];
+	if (read(sv->events, &r, sizeof(r)) != (ssize_t)sizeof(r))
+		FAIL("the server child said nothing");
+	if (r.status) {
+		test_wait_ok(sv->pid, "the server child");
+		close(sv->events);
+		close(sv->stop);
+	}
+	return r.status;
+}
+
+void stop_server(struct srv *sv)
+{
+	if (write(sv->stop, "x", 1) != 1)
+		FAIL("stop");
+	test_wait_ok(sv->pid, "the server (clean close, no leak)");
+	close(sv->events);
+	close(sv->stop);
+}
+
+struct record next_event(struct srv *sv)
+{
+	struct pollfd pf = { sv->events, POLLIN, 0 };
+	struct record r;
+
+	if (poll(&pf, 1, 10000) != 1)
+		FAIL("no server event within 10 s");
+	if (read(sv->events, &r, sizeof(r)) != (ssize_t)sizeof(r))
+		FAIL("short event record");
+	return r;
+}
+
+void expect_event(struct srv *sv, int type, unsigned peer, int err)
+{
+	struct record r = next_event(sv);
+
+	if (r.ev.type != type || (type != SMQ_PEER_REFUSED && r.ev.peer != peer) ||
+	    r.ev.error != err)
+		FAIL("server event: type %d peer %u error %d, expected type %d "
+		     "peer %u error %d", r.ev.type, r.ev.peer, r.ev.error, type,
+		     peer, err);
+	if (r.ev.pid != getpid() && type == SMQ_PEER_JOINED)
+		FAIL("peer %u joined with pid %d, expected %d", peer, r.ev.pid,
+		     (int)getpid());
+}
+
+void no_event(struct srv *sv, int ms)
+{
+	struct pollfd pf = { sv->events, POLLIN, 0 };
+
+	if (poll(&pf, 1, ms) != 0) {
+		struct record r = next_event(sv);
+		FAIL("unexpected server event: type %d peer %u error %d",
+		     r.ev.type, r.ev.peer, r.ev.error);
+	}
+}
+
+/* ---- client helpers ---- */
+
+struct ivc *join_at(int line, struct srv *sv, unsigned vectors, int want_id)
+{
+	struct ivc *c;
+
+	OK(ivc_connect(&c, sv->path, vectors));
+	if (ivc_id(c) != want_id)
+		FAIL("line %d: got ID %d, expected %d", line, ivc_id(c), want_id);
+	expect_event(sv, SMQ_PEER_JOINED, (unsigned)want_id, 0);
+	return c;
+}
+
+/* Takes notifications until peer's presence is as wanted (10 s at most). */
+void until_peer(struct ivc *c, unsigned peer, int connected)
+{
+	for (int i = 0; i < 2000; i++) {
+		int r = ivc_update(c);
+		if (r < 0)
+			FAIL("ivc_update: %s", smq_strerror(r));
+		if (ivc_peer_connected(c, peer) == connected)
+			return;
+		sleep_ms(5);
+	}
+	FAIL("client %d: peer %u still %s", ivc_id(c), peer,
+	     connected ? "missing" : "there");
+}
+
+void expect_quiet(struct ivc *c, unsigned vector)
+{
+	struct pollfd pf = { ivc_vector_fd(c, vector), POLLIN, 0 };
+
+	if (pf.fd < 0 || poll(&pf, 1, 0) != 0)
+		FAIL("client %d: vector %u is rung (or missing)", ivc_id(c),
+		     vector);
+}
+
+/* from rings to's vector v: to wakes on v, and on no other vector */
+void ring_ok(struct ivc *from, struct ivc *to, unsigned v)
+{
+	struct timespec dl;
+
+	OK(ivc_ring(from, (unsigned)ivc_id(to), v));
+	deadline_in(&dl, 5000);
+	OK(ivc_wait(to, v, &dl));
+	for (unsigned o = 0; o < ivc_vectors(to); o++)
+		expect_quiet(to, o);
+}
+
+static pid_t main_pid;
+static char shm_prefix[64];
+
+/* The directory and the shm objects go however the test ends (a FAIL
+ * exits), but only by the hand of the process that made them. */
+static void remove_dir(void)
+{
+	char cmd[160];
+
+	if (getpid() != main_pid)
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s /dev/shm/%s", srv_dir,
+		 shm_prefix);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", srv_dir);
+}
+
+void srv_setup(const char *name)
+{
+	snprintf(srv_dir, sizeof(srv_dir), "/tmp/smq-%s-XXXXXX", name);
+	if (!mkdtemp(srv_dir))
+		FAIL("mkdtemp");
+	snprintf(shm_prefix, sizeof(shm_prefix), "smq-%s-%d", name,
+		 (int)getpid());
+	main_pid = getpid();
+	atexit(remove_dir);
+	signal(SIGPIPE, SIG_IGN);
+}
