@@ -146,5 +146,6 @@ extern const struct cmd cmd_init, cmd_clear, cmd_sync, cmd_dump, cmd_send,
 extern const struct cmd cmd_server;
 extern const struct cmd cmd_metrics;
 extern const struct cmd cmd_events;
+extern const struct cmd cmd_check;
 
 #endif
