@@ -109,7 +109,7 @@ $(B)/libsmq-count.a: $(COUNT_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 COUNT_TESTS := $(B)/tests/t_split $(B)/tests/t_stall $(B)/tests/t_maint_kill \
-	$(B)/tests/t_wake $(B)/tests/t_lines
+	$(B)/tests/t_wake $(B)/tests/t_lines $(B)/tests/t_scratch
 $(COUNT_TESTS): $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h tests/testint.h $(B)/libsmq-count.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \

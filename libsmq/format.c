@@ -125,10 +125,14 @@ int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 	    body_extra > MAX_WINDOW / SMQ_MAX_BOARDS ||
 	    tables_extra % SMQ_PAGE || body_extra % SMQ_PAGE)
 		return -SMQ_EGEOMETRY;
-	if (sh->flags & ~SMQ_SHAPE_CHECKSUM)
+	if (sh->flags & ~(SMQ_SHAPE_CHECKSUM | SMQ_SHAPE_SCRATCH))
+		return -SMQ_EGEOMETRY;
+	/* the scratch area is the end of body_extra */
+	if ((sh->flags & SMQ_SHAPE_SCRATCH) && body_extra < SMQ_SCRATCH_SIZE)
 		return -SMQ_EGEOMETRY;
 	memset(l, 0, sizeof(*l));
 	l->features = sh->flags & SMQ_SHAPE_CHECKSUM ? SMQ_FEATURE_CHECKSUM : 0;
+	l->compat = sh->flags & SMQ_SHAPE_SCRATCH ? SMQ_FEATURE_SCRATCH : 0;
 	l->boards = g->boards;
 	l->diag_queues = g->boards;
 	l->queues = g->queues + l->diag_queues;
@@ -170,7 +174,7 @@ int smq_shape_size(const struct smq_shape *sin, size_t size, uint64_t *bytes)
 		return -EINVAL;
 	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size)))
 		return err;
-	err = smq_layout_make(&l, &sh, 0, 0);
+	err = smq_layout_make(&l, &sh, 0, smq_shape_body_extra(&sh));
 	if (err)
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
 	*bytes = l.size;
@@ -193,7 +197,7 @@ int smq_shape_parts(const struct smq_shape *sin, size_t size,
 		return -EINVAL;
 	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size)))
 		return err;
-	if ((err = smq_layout_make(&l, &sh, 0, 0)))
+	if ((err = smq_layout_make(&l, &sh, 0, smq_shape_body_extra(&sh))))
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
 	memset(&p, 0, sizeof(p));
 	p.total = l.size;

@@ -430,6 +430,27 @@ static void set_epoch(struct smq_window *w, const struct smq_layout *l,
 	FAR_STORE_REL(smq_far(w, l->rx[q]), struct smq_rx, epoch, epoch);
 }
 
+/* Feature scratch: each area's head line and its region's guard words,
+ * whose values follow from their offsets alone (smq(7)); the data areas
+ * stay zero, as the bodies were zeroed. */
+static void write_scratch(struct smq_window *w, const struct smq_layout *l)
+{
+	for (unsigned b = 0; b < l->boards; b++) {
+		uint64_t off = lay_scratch_head(l, b);
+		struct smq_scratch_head *h = smq_map_at(&w->map, off, SMQ_LINE);
+		uint64_t *guard = smq_map_at(&w->map, lay_guard(l, b), SMQ_LINE);
+		memcpy(&h->magic, SMQ_SCRATCH_MAGIC, sizeof(h->magic));
+		h->board = b;
+		h->size = SMQ_SCRATCH_SIZE;
+		h->offset = off;
+		h->check = smq_scratch_word(off +
+					    offsetof(struct smq_scratch_head,
+						     check));
+		for (unsigned i = 0; i < SMQ_GUARD_WORDS; i++)
+			guard[i] = smq_scratch_word(lay_guard(l, b) + 8 * i);
+	}
+}
+
 static void write_format(struct smq_window *w, const struct smq_layout *l,
 			 uint64_t gen)
 {
@@ -454,7 +475,7 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 	sb->version = SMQ_FORMAT_VERSION;
 	sb->sb_size = SMQ_SB_SIZE;
 	sb->features_incompat = l->features;
-	sb->features_compat = 0;
+	sb->features_compat = l->compat;
 	sb->boards = l->boards;
 	sb->queues = l->queues;
 	sb->entries = l->entries;
@@ -478,6 +499,8 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 		rx->index = q;
 		set_epoch(w, l, q, epoch);
 	}
+	if (l->compat & SMQ_FEATURE_SCRATCH)
+		write_scratch(w, l);
 	struct smq_view v = smq_window_view(w);
 	sb->checksum = smq_geometry_checksum(&v, l->queues);
 }
@@ -564,7 +587,7 @@ int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
 	 * the format reads one (smq(7)), init does not make one */
 	if (!g->entry_size)
 		return -EINVAL;
-	if ((err = smq_layout_make(&lay, &sh, 0, 0)))
+	if ((err = smq_layout_make(&lay, &sh, 0, smq_shape_body_extra(&sh))))
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
 	if (w->map.user_data && !w->map.force && foreign_data(w)) {
 		smq_layout_free(&lay);

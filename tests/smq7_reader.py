@@ -51,6 +51,9 @@ LOOK_MS = TIMEOUT_MS + 100      # how long dump watches what is unknown
 FEATURE_CHECKSUM = 0x1          # features_incompat bit 0
 INCOMPAT_KNOWN = FEATURE_CHECKSUM
 INCOMPAT_NAMES = {0: "checksum"}
+FEATURE_SCRATCH = 0x2           # features_compat bit 1: Scratch areas
+COMPAT_NAMES = {1: "scratch"}
+SCRATCH_SIZE = 69632            # the last bytes of body_extra
 
 # enum values, as the page numbers them
 ACTIVITY = {0: "unknown", 1: "none", 2: "attached", 3: "working", 4: "dead"}
@@ -478,6 +481,9 @@ class Reader:
         if be % PAGE or be > 1 << 40:
             raise Fault("SMQ_EGEOMETRY", "body_extra", 200, be, 1 << 40,
                         PAGES)
+        if u32(sb, 20) & FEATURE_SCRATCH and be < SCRATCH_SIZE:
+            raise Fault("SMQ_EGEOMETRY", "body_extra", 200, be,
+                        SCRATCH_SIZE, AT_LEAST)
         boards, queues = u32(sb, 24), u32(sb, 28)               # 9
         entries, entry_size = u32(sb, 32), u32(sb, 36)
         diag = u32(sb, 48)
@@ -801,7 +807,8 @@ def feature_names(incompat, compat):
     compatible ones (smq(7) What a monitor shows)."""
     return [INCOMPAT_NAMES.get(i, "incompat_bit_%d" % i)
             for i in range(32) if incompat >> i & 1] + \
-        ["compat_bit_%d" % i for i in range(32) if compat >> i & 1]
+        [COMPAT_NAMES.get(i, "compat_bit_%d" % i)
+         for i in range(32) if compat >> i & 1]
 
 
 def damaged(r, q):

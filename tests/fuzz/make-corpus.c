@@ -35,6 +35,7 @@ struct seed {
 	int clear;          /* clear queue clear-1 (0: none, -1 all) before */
 	int orphan;         /* a receiver's claim left by a dead process */
 	long resize;        /* change the file's size by this much */
+	int scratch;        /* formatted with scratch areas */
 };
 
 static void path_of(char *buf, size_t n, const char *name)
@@ -72,7 +73,8 @@ static void make_window(const struct seed *sd)
 	unlink(path);
 	snprintf(spec, sizeof(spec), "file:%s", path);
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w[0]));
-	OK(smq_init(w[0], g, sizeof(*g)));
+	struct smq_shape sh = { *g, NULL, sd->scratch ? SMQ_SHAPE_SCRATCH : 0 };
+	OK(smq_init_shape(w[0], &sh, sizeof(sh)));
 	if (sd->clear)
 		OK(smq_clear(w[0], sd->clear < 0 ? -1 : sd->clear - 1));
 	for (unsigned b = 1; b < g->boards; b++)
@@ -177,6 +179,8 @@ int main(int argc, char **argv)
 		  .sends = 6, .receives = 2, .sync = 1, .orphan = 1 },
 		{ .name = "w-1x1-big", .g = { 1, 1, 2, 4000, NULL }, .sends = 2 },
 		{ .name = "w-3x5-empty", .g = { 3, 5, 2, 16, NULL }, .sync = 1 },
+		{ .name = "w-3x3-scratch", .g = { 3, 3, 4, 64, NULL },
+		  .sends = 9, .receives = 2, .sync = 1, .scratch = 1 },
 		{ .name = "w-2x2-long", .g = { 2, 2, 4, 64, NULL },
 		  .sends = 5, .receives = 1, .resize = 4096 },
 		{ .name = "w-2x2-short", .g = { 2, 2, 4, 64, NULL },
@@ -241,6 +245,13 @@ int main(int argc, char **argv)
 	make_struct("s-receivers", s4, sizeof(s4));
 	make_struct("s-trunc", s5, sizeof(s5));
 	make_struct("s-live", s6, sizeof(s6));
+	/* feature scratch: formatted with scratch areas, written by the map
+	 * test before and after a mutation of the first data area's word */
+	const uint8_t c1[] = { FLAG_STRUCT, 2, 1, 2, 64, 0, 0x82, 10, 3 };
+	const uint8_t c2[] = { FLAG_STRUCT, 1, 1, 2, 32, 0, 0x84 | 0x80, 6, 1,
+			       0x07, 0, 0x00, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8 };
+	make_struct("s-scratch", c1, sizeof(c1));
+	make_struct("s-scratch-live", c2, sizeof(c2));
 	printf("%d seeds in %s\n", nseeds, dir);
 	return 0;
 }
