@@ -33,6 +33,8 @@ const char *feature_word(bool incompat, unsigned bit, char *buf, size_t n)
 {
 	if (incompat && 1u << bit == SMQ_FEATURE_CHECKSUM)
 		return "checksum";
+	if (!incompat && 1u << bit == SMQ_FEATURE_SCRATCH)
+		return "scratch";
 	snprintf(buf, n, "%s_bit_%u", incompat ? "incompat" : "compat", bit);
 	return buf;
 }

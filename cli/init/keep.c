@@ -25,6 +25,8 @@ static bool same_geometry(const struct smq_window_info *wi,
 	const struct smq_geometry *a = &wi->geometry, *b = &s->g;
 	uint32_t want = s->flags & SMQ_SHAPE_CHECKSUM ? SMQ_FEATURE_CHECKSUM
 						      : 0;
+	uint32_t want_compat = s->flags & SMQ_SHAPE_SCRATCH
+			       ? SMQ_FEATURE_SCRATCH : 0;
 
 	if (a->boards != b->boards)
 		differs(k, "it has %u boards, not %u", a->boards, b->boards);
@@ -36,10 +38,13 @@ static bool same_geometry(const struct smq_window_info *wi,
 	else if (a->entry_size != b->entry_size)
 		differs(k, "its entries hold %u bytes, not %u", a->entry_size,
 			b->entry_size);
-	else if (wi->features_incompat != want || wi->features_compat)
+	else if (wi->features_incompat != want ||
+		 wi->features_compat != want_compat)
 		differs(k, "it has the features %#x and %#x (smq(7)), not %#x "
-			"and 0 (checksums %s)", wi->features_incompat,
-			wi->features_compat, want, want ? "on" : "off");
+			"and %#x (checksums %s, scratch areas %s)",
+			wi->features_incompat, wi->features_compat, want,
+			want_compat, want ? "on" : "off",
+			want_compat ? "on" : "off");
 	else
 		return true;
 	return false;
