@@ -415,8 +415,16 @@ int smq_scratch_write(struct smq_window *w, unsigned board, size_t offset,
 		return -EINVAL;
 	if ((err = smq_enter(w)))
 		return err;
-	for (unsigned i = 0; i < times; i++)
-		smq_far_copy((struct smq_far){ p }, 0, buf, len);
+	/* unit after unit, as a DMA engine streams them: writing one place
+	 * over and over, a write-combining buffer would merge the units */
+	uint8_t *area = p - offset;
+	size_t at = offset, end = len ? SMQ_SCRATCH_DATA_SIZE / len * len : 0;
+	for (unsigned i = 0; i < times; i++) {
+		if (at + len > end)
+			at = 0;
+		smq_far_copy((struct smq_far){ area }, at, buf, len);
+		at += len;
+	}
 	smq_leave(w);
 	flush_to(w, board);
 	return 0;

@@ -536,9 +536,10 @@ int smq_map_clear(struct smq_window *w);
 int smq_map_write(struct smq_window *w, unsigned board, uint64_t nonce);
 int smq_map_verify(struct smq_window *w, unsigned writer, uint64_t nonce,
 		   struct smq_map_result *r, size_t size);
-/* Since 1.1: the raw link: len bytes of buf written times over at offset
- * of board's scratch data (SMQ_SCRATCH_DATA bytes), returning once they
- * landed; and read from there. */
+/* Since 1.1: the raw link: the len bytes of buf written times, unit after
+ * unit from offset of board's scratch data (SMQ_SCRATCH_DATA bytes; back
+ * to its start where the next would not fit), returning once they
+ * landed; and len bytes read from offset. */
 #define SMQ_SCRATCH_DATA 65536
 int smq_scratch_write(struct smq_window *w, unsigned board, size_t offset,
 		      const void *buf, size_t len, unsigned times);

@@ -155,8 +155,11 @@ static void sound_and_raw(const char *spec, struct smq_window **w)
 	CHECK(r.kind != SMQ_MAP_OK && r.wrong == 8192);
 	for (size_t i = 0; i < sizeof(out); i++)
 		out[i] = (uint8_t)(i * 7 + 1);
-	OK(smq_scratch_write(w[0], 2, 61440, out, sizeof(out), 3));
+	/* three units from 61440: the third wraps to the start */
+	OK(smq_scratch_write(w[0], 2, 57344, out, sizeof(out), 3));
 	OK(smq_scratch_read(w[1], 2, 61440, in, sizeof(in)));
+	CHECK(!memcmp(in, out, sizeof(in)));
+	OK(smq_scratch_read(w[1], 2, 0, in, sizeof(in)));
 	CHECK(!memcmp(in, out, sizeof(in)));
 	EXPECT(smq_scratch_write(w[0], 2, 61441, out, sizeof(out), 1), -EINVAL);
 	EXPECT(smq_scratch_read(w[0], 3, 0, in, 8), -EINVAL);
