@@ -120,9 +120,16 @@ SMQCTL_HOOKED := $(B)/tests/smqctl-hooked
 $(B)/tests/hold_hook.o: tests/hold_hook.c libsmq/hook.h Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) -c -o $@ $<
-$(SMQCTL_HOOKED): $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o $(B)/libsmq-count.a
+# ...and with the faults SMQ_TEST_VIEW and SMQ_TEST_SKIP name
+# (tests/fault_hook.c), for t_check_cross.sh
+$(B)/tests/fault_hook.o: tests/fault_hook.c libsmq/hook.h Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) -c -o $@ $<
+$(SMQCTL_HOOKED): $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o $(B)/tests/fault_hook.o \
+		$(B)/libsmq-count.a
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o \
-		$(B)/libsmq-count.a $(LDFLAGS) $(PCI_LIBS) -lncursesw -lmicrohttpd -lm
+		$(B)/tests/fault_hook.o $(B)/libsmq-count.a $(LDFLAGS) $(PCI_LIBS) \
+		-lncursesw -lmicrohttpd -lm
 all: $(SMQCTL_HOOKED)
 
 # Probe and model tests link the probes (and libpci).

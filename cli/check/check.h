@@ -80,6 +80,8 @@ struct check_run {
 	struct pair_figures pairs[CHECK_MAX_PAIRS];
 	int npairs;
 	char model_note[200];   /* which link the raw figures are set beside */
+	bool model;             /* the window's device has a link to model */
+	int gen, width, mps, mrrs; /* ...which trained so */
 };
 
 static inline bool check_wanted(const struct check_run *cr, enum check_id id)

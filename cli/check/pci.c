@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
+#include "model.h"
 #include "probe.h"
 
 struct pci_state {
@@ -93,19 +94,49 @@ static bool find_device(struct check_run *cr, struct pci_state *ps)
 	return true;
 }
 
+/* The link the raw figures are set beside: the device's, as it trained
+ * (smqctl model). */
+static void model_link(struct check_run *cr, const struct pci_state *ps)
+{
+	const struct probe_link *k = &ps->list.dev[ps->dev].link;
+	struct pcie_link_params p = { k->sta_speed, k->sta_width, k->mps,
+				      k->mrrs };
+
+	if (!k->present || pcie_params_check(&p)) {
+		snprintf(cr->model_note, sizeof(cr->model_note), "none: %s has "
+			 "no PCIe link to model", ps->bdf[0]);
+		return;
+	}
+	cr->model = true;
+	cr->gen = p.gen;
+	cr->width = p.width;
+	cr->mps = p.mps;
+	cr->mrrs = p.mrrs;
+	snprintf(cr->model_note, sizeof(cr->model_note), "the PCIe model of "
+		 "the pcie-bench study for %s: Gen%d x%d, MPS %d, MRRS %d "
+		 "(smqctl model), beside the raw writes of board %u",
+		 ps->bdf[0], p.gen, p.width, p.mps, p.mrrs, cr->ctx->board);
+}
+
 struct pci_state *check_pci_begin(struct check_run *cr)
 {
 	struct pci_state *ps = calloc(1, sizeof(*ps));
 
 	if (!ps)
 		return NULL;
-	bool any = false;
+	/* the raw link's figures are set beside the device's link too */
+	bool any = check_wanted(cr, CK_RAW);
 	for (int i = CK_LINK; i <= CK_VFIO; i++)
 		any |= check_wanted(cr, (enum check_id)i);
 	if (!any)
 		return ps;
 	ps->ok = find_device(cr, ps);
 	ps->t0_ns = now_ns();
+	if (ps->ok)
+		model_link(cr, ps);
+	else
+		snprintf(cr->model_note, sizeof(cr->model_note), "none: %.190s",
+			 ps->why);
 	for (int i = 0; ps->ok && i < ps->npath; i++)
 		probe_sysfs_aer(cr->o->sysfs, ps->bdf[i], &ps->aer0[i]);
 	return ps;

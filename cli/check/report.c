@@ -139,7 +139,7 @@ static void print_raw(const struct check_run *cr)
 		cell(us(p->read_median_ns), 8, 2);
 		cell(us(p->read_p99_ns), 8, 2);
 		printf("\n");
-		if (!model)
+		if (!model || !isfinite(p->model_mb_per_s[0]))
 			continue;
 		printf("   model  ");
 		for (int k = 0; k < CHECK_RAW_SIZES; k++)
