@@ -190,8 +190,17 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	cr.o = &o;
 	measure_signals();
 	struct pci_state *pci = check_pci_begin(&cr);
-	check_window(&cr);
-	int rc = check_boards(&cr);
+	int rc;
+	if (o.peer_mode) {
+		/* the coordinator's messages wait in our diagnostic queue
+		 * until our part is done: the window is looked at after */
+		rc = check_boards(&cr);
+		check_window(&cr);
+	} else {
+		/* the window as it is, before the agents attach */
+		check_window(&cr);
+		rc = check_boards(&cr);
+	}
 	check_pci_end(&cr, pci);
 	if (rc)
 		return rc;

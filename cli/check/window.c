@@ -122,22 +122,26 @@ static void check_generation(struct check_run *cr, struct smq_window *w,
 	}
 }
 
-/* Looks at every board; a board of another host whose heartbeat is
- * not judged yet is looked at again after a heartbeat timeout. */
+/* Looks at every board; a board of another host whose heartbeat is not
+ * judged yet is looked at again, a second apart, until the library judges
+ * it: a count that moved between two looks within a heartbeat timeout
+ * lives, one that stood still for that long is dead (work.c). */
 static void board_infos(struct smq_window *w, unsigned boards,
 			struct smq_board_info *bi)
 {
-	bool again = false;
+	uint64_t end = now_ns() + LIVENESS_LOOK_MS * 1000000ull;
 
-	for (unsigned b = 0; b < boards; b++) {
-		smq_board_info(w, b, &bi[b], sizeof(bi[b]));
-		again |= bi[b].state != SMQ_BOARD_ABSENT && bi[b].alive < 0;
+	for (;;) {
+		bool again = false;
+		for (unsigned b = 0; b < boards; b++) {
+			smq_board_info(w, b, &bi[b], sizeof(bi[b]));
+			again |= bi[b].state != SMQ_BOARD_ABSENT &&
+				 bi[b].alive < 0;
+		}
+		if (!again || now_ns() > end)
+			return;
+		usleep(1000 * 1000);
 	}
-	if (!again)
-		return;
-	usleep(LIVENESS_LOOK_MS * 1000);
-	for (unsigned b = 0; b < boards; b++)
-		smq_board_info(w, b, &bi[b], sizeof(bi[b]));
 }
 
 static void check_board_list(struct check_run *cr, struct smq_window *w,
