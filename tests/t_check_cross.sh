@@ -3,7 +3,9 @@
 #  - 3 boards over shm: and over split:, synchronised, with the recorded
 #    PCI path of tests/pci-dumps/check-good.txt: every check PASSes, exit
 #    0, the figures between boards printed (never judged: speed is not
-#    asserted); --json has every pair's figures;
+#    asserted), and the application queues are as they were (a message
+#    waiting there stays, counters unchanged); --json has every pair's
+#    figures;
 #  - --peer: boards 1 and 2 run 'check --peer', board 0 'check': the same
 #    verdicts, and the peers report the checks between boards as skipped;
 #  - a window without scratch areas: map and raw-link SKIP, saying why;
@@ -66,11 +68,29 @@ all_pass() {
 	done
 }
 
+# the application queues' state: senders' and receivers' counts, messages
+# waiting (check must leave them as they are)
+app_queues() {
+	"$S" -w "$1" --json dump | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+for q in d["queue_table"]:
+    if not q["diagnostic"]:
+        print(q["queue"], q["sent"], q["received"], q["queued"])'
+}
 for spec in shm:$NAME split:$NAME-split; do
 	fresh "$spec" --entry-size 4K
+	"$S" -w "$spec" -b 2 send --queue 1 "an application's message" || bad "send"
+	app_queues "$spec" >"$T/apps.before"
 	"$S" -w "$spec" check $PCI >"$T/all.out" 2>"$T/all.err"; rc=$?
 	all_pass all
 	cp "$T/all.out" "$T/all-${spec%%:*}.out"
+	app_queues "$spec" >"$T/apps.after"
+	cmp -s "$T/apps.before" "$T/apps.after" && [ -s "$T/apps.after" ] &&
+		ok "$spec: the application queues as they were ($(tr '\n' ';' <"$T/apps.after"))" ||
+		bad "$spec: the application queues changed: $(cat "$T/apps.before") -> $(cat "$T/apps.after")"
+	[ "$("$S" -w "$spec" -b 1 recv --queue 1 -T 0)" = "an application's message" ] &&
+		ok "$spec: the application's message still there, whole" ||
+		bad "$spec: the application's message is gone"
 done
 
 # --json: six ordered pairs, each with its figures
