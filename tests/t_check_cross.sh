@@ -14,7 +14,8 @@
 #    view of board 2's region shifted by a page, or wrapping every 64 KiB
 #    (its body is 128 KiB); board 0's writes into board 1's area landing
 #    64 bytes off, with a bit stuck at one, or never arriving; doorbells
-#    never delivered;
+#    never delivered; board 2's view of board 0's region shifted, so that
+#    it never answers (an answer is a write there) and says why;
 #  - a board whose diagnostic queue another program holds never answers:
 #    every check between boards FAILs, naming it and what to run.
 cd "$(dirname "$0")/.." || exit 1
@@ -163,7 +164,7 @@ fault shifted 0:2:shift:-4096
 line shifted FAIL map "board 0's view of board 2's region is shifted by -4096 bytes: offset 0x3010 \(its notice's check\) shows what belongs at 0x2010 \(a translation offset\)"
 grep -q "next: check the window of the bridge from board 0 to board 2 .*nothing was sent through that view" "$T/shifted.out" &&
 	ok "shifted: says nothing was sent through it" || bad "shifted: no next step"
-line shifted PASS queues "2 pairs"
+line shifted PASS queues "1 pair:"
 fault aliased 0:2:wrap:65536
 line aliased FAIL map "board 0's view of board 2's region wraps every 65536 bytes: offset 0x[0-9a-f]+ \(its scratch head's magic\) shows what lies 65536 bytes lower"
 fault writes-shifted 0:1:shift:64:write
@@ -172,6 +173,17 @@ fault stuck 0:1:ones:16:write
 line stuck FAIL map "board 1's scratch area: board 0's writes arrive with bits 0x10 stuck at one and 0 at zero"
 fault lost 2:0:drop:0:write
 line lost FAIL map "board 0's scratch area: nothing of board 2's writes arrived"
+# board 2's own view of board 0's region is off: it does not answer (an
+# answer is a write into board 0's region), and says why
+fresh "$spec" $geo
+SMQ_TEST_VIEW=2:0:shift:-4096 "$H" -w "$spec" check --only cross -T 3s \
+	>"$T/silent.out" 2>"$T/silent.err"
+rc=$?
+status silent 1
+line silent FAIL map "board 2 did not answer within 3000 ms"
+grep -q "board 2's view of board 0's region reads wrong (offset 0, the superblock's magic): it does not answer" "$T/silent.err" &&
+	ok "silent: board 2 says why it does not answer" ||
+	bad "silent: board 2 does not say why: $(cat "$T/silent.err")"
 
 fresh "$spec" $geo
 SMQ_TEST_SKIP=ring "$H" -w "$spec" check --only doorbells >"$T/ring.out" 2>"$T/ring.err"; rc=$?

@@ -233,6 +233,16 @@ static int handle(struct agent *a, const struct wire_msg *m)
 			smq_map_look(a->w, b, &look, sizeof(look));
 			if (look.kind != SMQ_MAP_OK && !r.count++)
 				r.u.map = look;
+			/* an answer is a write into the coordinator's
+			 * region: none through a view that reads wrong */
+			if (look.kind != SMQ_MAP_OK && b == c) {
+				fprintf(stderr, "smqctl: check: board %u's view "
+					"of board %u's region reads wrong (offset "
+					"%#llx, %s): it does not answer\n", a->self,
+					c, (unsigned long long)look.offset,
+					look.what);
+				return -EIO;
+			}
 		}
 		return agent_send(a, c, &r, a->timeout_ms);
 	case OP_CLEAR:

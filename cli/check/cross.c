@@ -121,9 +121,11 @@ static void hellos(struct cross *x)
 	struct wire_msg m;
 	int wait_ms = 10;
 
+	for (unsigned b = 0; b < x->boards; b++)
+		missing -= x->unseen[b];
 	while (missing && now_ns() < end && !measure_interrupted) {
 		for (unsigned b = 0; b < x->boards; b++) {
-			if (b == x->self || x->ready[b])
+			if (b == x->self || x->ready[b] || x->unseen[b])
 				continue;
 			wire_init(&x->me, &m, OP_HELLO);
 			agent_send(&x->me, b, &m, 0);
@@ -193,7 +195,7 @@ struct pair_figures *cross_pair(struct cross *x, unsigned a, unsigned b)
 static bool absent_boards(struct cross *x)
 {
 	for (unsigned b = 0; b < x->boards; b++) {
-		if (x->ready[b])
+		if (x->ready[b] || x->unseen[b])
 			continue;
 		for (int i = CK_MAP; i <= CK_QUEUES; i++) {
 			check_set(x->cr, (enum check_id)i, CHECK_FAIL, "board %u "
@@ -203,7 +205,9 @@ static bool absent_boards(struct cross *x)
 				   ? "see why its agent failed (above, on "
 				     "standard error)"
 				   : "run 'smqctl --board %u check --peer' on "
-				     "its host, before the timeout", b);
+				     "its host, before the timeout (one that "
+				     "runs and says its view of this board's "
+				     "region reads wrong does not answer)", b);
 		}
 		return true;
 	}
@@ -238,7 +242,15 @@ static int coordinate(struct check_run *cr, struct cross *x)
 	}
 	x->me.id = id;
 	x->ready[x->self] = true;
+	/* a hello is a write into the other's region: none through a view
+	 * that reads wrong */
+	for (unsigned b = 0; b < x->boards; b++) {
+		smq_map_look(x->me.w, b, &x->look[b], sizeof(x->look[b]));
+		x->unseen[b] = x->look[b].kind != SMQ_MAP_OK;
+	}
 	hellos(x);
+	/* again, every area cleared now: a view that lands in one says by
+	 * how much it is off */
 	for (unsigned b = 0; b < x->boards; b++)
 		smq_map_look(x->me.w, b, &x->look[b], sizeof(x->look[b]));
 	absent_boards(x);

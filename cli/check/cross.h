@@ -19,6 +19,8 @@ struct cross {
 	bool local[SMQ_MAX_BOARDS];     /* its agent is forked here */
 	pid_t child[SMQ_MAX_BOARDS];
 	bool ready[SMQ_MAX_BOARDS];     /* answered the hello */
+	bool unseen[SMQ_MAX_BOARDS];    /* this board's view of its region
+					   reads wrong: no hello was sent */
 	/* what each board's view of the others read wrong, by its hello:
 	 * how many regions, and the first */
 	uint32_t views_wrong[SMQ_MAX_BOARDS];

@@ -69,7 +69,8 @@ static unsigned bad_views(struct cross *x, unsigned *a, unsigned *b,
 	unsigned n = 0;
 
 	for (unsigned k = 0; k < x->boards; k++)
-		if (x->ready[k] && x->look[k].kind != SMQ_MAP_OK && !n++) {
+		if ((x->ready[k] || x->unseen[k]) &&
+		    x->look[k].kind != SMQ_MAP_OK && !n++) {
 			*a = x->self;
 			*b = k;
 			*r = &x->look[k];
