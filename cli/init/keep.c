@@ -25,8 +25,10 @@ static bool same_geometry(const struct smq_window_info *wi,
 	const struct smq_geometry *a = &wi->geometry, *b = &s->g;
 	uint32_t want = s->flags & SMQ_SHAPE_CHECKSUM ? SMQ_FEATURE_CHECKSUM
 						      : 0;
-	uint32_t want_compat = s->flags & SMQ_SHAPE_SCRATCH
-			       ? SMQ_FEATURE_SCRATCH : 0;
+	/* the scratch areas are check's, not the queues': a window with or
+	 * without them holds the shape (one formatted before init made them
+	 * is kept across an upgrade, its queued messages with it) */
+	uint32_t want_compat = 0;
 
 	if (a->boards != b->boards)
 		differs(k, "it has %u boards, not %u", a->boards, b->boards);
@@ -39,12 +41,11 @@ static bool same_geometry(const struct smq_window_info *wi,
 		differs(k, "its entries hold %u bytes, not %u", a->entry_size,
 			b->entry_size);
 	else if (wi->features_incompat != want ||
-		 wi->features_compat != want_compat)
+		 (wi->features_compat & ~SMQ_FEATURE_SCRATCH) != want_compat)
 		differs(k, "it has the features %#x and %#x (smq(7)), not %#x "
-			"and %#x (checksums %s, scratch areas %s)",
-			wi->features_incompat, wi->features_compat, want,
-			want_compat, want ? "on" : "off",
-			want_compat ? "on" : "off");
+			"and %#x (checksums %s)", wi->features_incompat,
+			wi->features_compat & ~SMQ_FEATURE_SCRATCH, want,
+			want_compat, want ? "on" : "off");
 	else
 		return true;
 	return false;
