@@ -109,7 +109,8 @@ $(B)/libsmq-count.a: $(COUNT_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 COUNT_TESTS := $(B)/tests/t_split $(B)/tests/t_stall $(B)/tests/t_maint_kill \
-	$(B)/tests/t_wake $(B)/tests/t_lines $(B)/tests/t_burst_crash
+	$(B)/tests/t_wake $(B)/tests/t_lines $(B)/tests/t_burst_crash \
+	$(B)/tests/t_scratch
 $(COUNT_TESTS): $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h tests/testint.h $(B)/libsmq-count.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
@@ -120,9 +121,16 @@ SMQCTL_HOOKED := $(B)/tests/smqctl-hooked
 $(B)/tests/hold_hook.o: tests/hold_hook.c libsmq/hook.h Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) -c -o $@ $<
-$(SMQCTL_HOOKED): $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o $(B)/libsmq-count.a
+# ...and with the faults SMQ_TEST_VIEW and SMQ_TEST_SKIP name
+# (tests/fault_hook.c), for t_check_cross.sh
+$(B)/tests/fault_hook.o: tests/fault_hook.c libsmq/hook.h Makefile
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) -c -o $@ $<
+$(SMQCTL_HOOKED): $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o $(B)/tests/fault_hook.o \
+		$(B)/libsmq-count.a
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o \
-		$(B)/libsmq-count.a $(LDFLAGS) $(PCI_LIBS) -lncursesw -lmicrohttpd -lm
+		$(B)/tests/fault_hook.o $(B)/libsmq-count.a $(LDFLAGS) $(PCI_LIBS) \
+		-lncursesw -lmicrohttpd -lm
 all: $(SMQCTL_HOOKED)
 # t_ivshmem_conform.sh: strict clients of the ivshmem protocol, churn, and
 # a sleeping receiver whose wake-ups the test build's hooks tell apart.

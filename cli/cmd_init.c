@@ -189,7 +189,8 @@ static void print_window(struct ctx *ctx, const struct init_opts *o,
 		json_u64(&j, "version", wi.version);
 		json_u64(&j, "generation", wi.generation);
 		json_bool(&j, "kept", k->same);
-		json_shape_keys(&j, s, checksum);
+		json_shape_keys(&j, s, checksum, wi.features_compat &
+				SMQ_FEATURE_SCRATCH);
 		json_u64(&j, "window_size", wi.window_size);
 		json_u64(&j, "fixed_size", wi.fixed_size);
 		json_end(&j, '}');

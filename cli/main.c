@@ -15,7 +15,7 @@ const char *argp_program_version = "smqctl " SMQ_VERSION;
 const struct cmd *const smqctl_cmds[] = {
 	&cmd_init, &cmd_clear, &cmd_sync, &cmd_dump, &cmd_send, &cmd_recv,
 	&cmd_pingpong, &cmd_bench, &cmd_top, &cmd_probe, &cmd_model,
-	&cmd_server, &cmd_broker, &cmd_metrics, &cmd_events,
+	&cmd_check, &cmd_server, &cmd_broker, &cmd_metrics, &cmd_events,
 	NULL,
 };
 

@@ -151,5 +151,6 @@ extern const struct cmd cmd_broker;
 void notify_ready(void);
 extern const struct cmd cmd_metrics;
 extern const struct cmd cmd_events;
+extern const struct cmd cmd_check;
 
 #endif

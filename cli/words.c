@@ -35,6 +35,8 @@ const char *feature_word(bool incompat, unsigned bit, char *buf, size_t n)
 		return "checksum";
 	if (!incompat && 1u << bit == SMQ_FEATURE_GROUPS)
 		return "groups";
+	if (!incompat && 1u << bit == SMQ_FEATURE_SCRATCH)
+		return "scratch";
 	snprintf(buf, n, "%s_bit_%u", incompat ? "incompat" : "compat", bit);
 	return buf;
 }

@@ -158,9 +158,10 @@ int smq_layout_of_shape(struct smq_layout *l, const struct smq_shape *sh)
 	if (members < 0)
 		return -SMQ_EGEOMETRY;
 	int err = smq_layout_make(l, sh, smq_group_bytes(sh->ngroups,
-							 (uint32_t)members), 0);
+							 (uint32_t)members),
+				  smq_shape_body_extra(sh));
 	if (!err && sh->ngroups)
-		l->features_compat |= SMQ_FEATURE_GROUPS;
+		l->compat |= SMQ_FEATURE_GROUPS;
 	return err;
 }
 
@@ -179,10 +180,14 @@ int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 	    body_extra > MAX_WINDOW / SMQ_MAX_BOARDS ||
 	    tables_extra % SMQ_PAGE || body_extra % SMQ_PAGE)
 		return -SMQ_EGEOMETRY;
-	if (sh->flags & ~SMQ_SHAPE_CHECKSUM)
+	if (sh->flags & ~(SMQ_SHAPE_CHECKSUM | SMQ_SHAPE_SCRATCH))
+		return -SMQ_EGEOMETRY;
+	/* the scratch area is the end of body_extra */
+	if ((sh->flags & SMQ_SHAPE_SCRATCH) && body_extra < SMQ_SCRATCH_SIZE)
 		return -SMQ_EGEOMETRY;
 	memset(l, 0, sizeof(*l));
 	l->features = sh->flags & SMQ_SHAPE_CHECKSUM ? SMQ_FEATURE_CHECKSUM : 0;
+	l->compat = sh->flags & SMQ_SHAPE_SCRATCH ? SMQ_FEATURE_SCRATCH : 0;
 	l->boards = g->boards;
 	l->diag_queues = g->boards;
 	l->queues = g->queues + l->diag_queues;

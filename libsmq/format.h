@@ -132,8 +132,10 @@ enum smq_maint_phase {
 /* SMQ_FEATURE_CHECKSUM (smq.h): every entry's check is the CRC-32C of its
  * size, signature and payload (smq_entry_check) */
 #define SMQ_FEATURES_INCOMPAT_KNOWN SMQ_FEATURE_CHECKSUM
-/* SMQ_FEATURE_GROUPS (smq.h): the group table, first in tables_extra */
-#define SMQ_FEATURES_COMPAT_KNOWN SMQ_FEATURE_GROUPS
+/* SMQ_FEATURE_GROUPS (smq.h): the group table, first in tables_extra;
+ * SMQ_FEATURE_SCRATCH (smq.h): the last SMQ_SCRATCH_SIZE bytes of every
+ * board's body are its scratch area (below) */
+#define SMQ_FEATURES_COMPAT_KNOWN (SMQ_FEATURE_GROUPS | SMQ_FEATURE_SCRATCH)
 #define SB_CHECKSUM_FROM offsetof(struct smq_sb, version)
 #define SB_CHECKSUM_TO offsetof(struct smq_sb, checksum)
 #define SB_EXTRA_LINE offsetof(struct smq_sb, tables_extra)
@@ -354,6 +356,46 @@ _Static_assert(sizeof(struct smq_bell_addr) == 16, "bell address");
 _Static_assert(sizeof(struct smq_group_head) == SMQ_LINE, "group head");
 _Static_assert(sizeof(struct smq_group_desc) == SMQ_LINE, "group desc");
 
+/* ---- feature scratch: the end of every board's region ----
+ * 64 KiB of data that tests of the window's map and of the raw link write
+ * (scratch.c), then a page whose first line says whose area it is and
+ * whose last line, the region's last, holds guard words: content that a
+ * board reading another's region through its mapping knows in advance. */
+#define SMQ_SCRATCH_DATA_SIZE SMQ_SCRATCH_DATA   /* smq.h: 64 KiB */
+#define SMQ_SCRATCH_SIZE (SMQ_SCRATCH_DATA_SIZE + SMQ_PAGE)
+#define SMQ_SCRATCH_MAGIC "SMQSCRCH"
+struct smq_scratch_head {       /* written by init (board 0) */
+	uint64_t magic;         /* "SMQSCRCH" */
+	uint32_t board;         /* whose region */
+	uint32_t size;          /* SMQ_SCRATCH_SIZE */
+	uint64_t offset;        /* this line's own offset in the window */
+	uint64_t check;         /* smq_scratch_word(offset + 24) */
+	uint8_t pad[32];
+};
+_Static_assert(sizeof(struct smq_scratch_head) == SMQ_LINE, "scratch head");
+#define SMQ_GUARD_WORDS (SMQ_LINE / 8)
+/* The word a guard (or the head's check) at offset off holds: a function
+ * of its place alone, so that a word read elsewhere says where it was
+ * written. */
+static inline uint64_t smq_scratch_word(uint64_t off)
+{
+	uint64_t z = off * 0x9e3779b97f4a7c15ull ^ 0x5343524154434821ull;
+	z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;
+	return z ^ (z >> 29);
+}
+/* Words of the data area, a place each (scratch.c): the low 48 bits are
+ * the word's offset, bits 48-53 the board that wrote it, bits 54-63 a tag:
+ * SMQ_EMPTY_TAG for the words the area's own board cleared it with
+ * (board 63), else the tag of one test. */
+#define SMQ_WORD_OFFSET_BITS 48
+#define SMQ_EMPTY_TAG 0x2a5u
+static inline uint64_t smq_data_word(uint32_t tag, unsigned board,
+				     uint64_t off)
+{
+	return (uint64_t)(tag & 0x3ff) << 54 | (uint64_t)(board & 63) << 48 |
+	       (off & ((1ull << SMQ_WORD_OFFSET_BITS) - 1));
+}
+
 /* ---- the layout: offsets computed from the superblock alone ---- */
 struct smq_layout {
 	uint32_t boards, queues, diag_queues, entries, entry_size;
@@ -363,7 +405,7 @@ struct smq_layout {
 	uint64_t queue_table;
 	uint64_t tables_extra, body_extra; /* what features add */
 	uint32_t features;      /* features_incompat: SMQ_FEATURE_* */
-	uint32_t features_compat; /* SMQ_FEATURE_GROUPS... */
+	uint32_t compat;        /* features_compat: those this library knows */
 	uint64_t tables_end;    /* page after the queue table and its extra */
 	uint64_t size;          /* total bytes */
 	uint64_t body[SMQ_MAX_BOARDS];      /* start of each board's body */
@@ -401,7 +443,7 @@ static inline unsigned lay_lane_board(const struct smq_layout *l, unsigned q,
 /* Feature groups: the group table's offset (board 0's region), 0 none */
 static inline uint64_t lay_groups(const struct smq_layout *l)
 {
-	return l->features_compat & SMQ_FEATURE_GROUPS
+	return l->compat & SMQ_FEATURE_GROUPS
 	       ? l->tables_end - l->tables_extra : 0;
 }
 
@@ -470,6 +512,14 @@ static inline uint64_t lay_entry(const struct smq_layout *l, unsigned q,
 	       (seq & (lay_entries(l, q) - 1)) * lay_stride(l, q);
 }
 
+/* Board b's scratch area (feature scratch): the end of its body. */
+static inline uint64_t lay_scratch(const struct smq_layout *l, unsigned b)
+{ return l->body[b] + l->body_size[b] - SMQ_SCRATCH_SIZE; }
+static inline uint64_t lay_scratch_head(const struct smq_layout *l, unsigned b)
+{ return lay_scratch(l, b) + SMQ_SCRATCH_DATA_SIZE; }
+static inline uint64_t lay_guard(const struct smq_layout *l, unsigned b)
+{ return lay_scratch(l, b) + SMQ_SCRATCH_SIZE - SMQ_LINE; }
+
 /* A canonical range a board's region holds. */
 struct smq_range {
 	uint64_t start, len;
@@ -483,6 +533,9 @@ int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 /* The layout init gives a shape: what its features add, computed */
 int smq_layout_of_shape(struct smq_layout *l, const struct smq_shape *sh);
 void smq_layout_free(struct smq_layout *l);
+/* What a shape's features add to every board's body (body_extra). */
+static inline uint64_t smq_shape_body_extra(const struct smq_shape *sh)
+{ return sh->flags & SMQ_SHAPE_SCRATCH ? SMQ_SCRATCH_SIZE : 0; }
 /* The canonical ranges of board b's region, in order; returns how many. */
 int smq_layout_ranges(const struct smq_layout *l, unsigned b,
 		      struct smq_range r[SMQ_MAX_RANGES]);

@@ -29,6 +29,7 @@ enum smq_far_why {
 	SMQ_FAR_MAINTAIN,    /* init and clear: the handshake */
 	SMQ_FAR_STARTUP,     /* announce, synchronise */
 	SMQ_FAR_SNAPSHOT,    /* dump, top, validation */
+	SMQ_FAR_MAP,         /* check: the window's map, the raw link */
 	SMQ_FAR_WHYS
 };
 

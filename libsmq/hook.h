@@ -46,12 +46,32 @@ enum smq_hook {
 					   had changed already); no mark */
 	SMQ_HOOK_SLEPT_OUT,             /* that sleep ended unrung, at its
 					   slice or deadline; no mark */
+	SMQ_HOOK_RING,                  /* a sender about to ring a sleeping
+					   receiver's doorbell (TEST_SKIP:
+					   the doorbell is never delivered) */
+};
+#include <stdint.h>
+/* A fault of the view smqctl check tests (scratch.c): where the reads or
+ * the writes of board self to board's region land, and what arrives. */
+struct smq_test_fault {
+	int64_t shift;          /* bytes added to the offset */
+	uint64_t wrap;          /* the region's body wraps every wrap bytes */
+	uint64_t ones, zeros;   /* bits a write sets, clears (stuck) */
+	int drop;               /* writes never arrive */
 };
 #ifdef SMQ_COUNT_FAR
 extern void (*smq_test_hook)(enum smq_hook where);
 #define TEST_HOOK(where) do { if (smq_test_hook) smq_test_hook(where); } while (0)
+/* Non-zero: skip what the point does (a doorbell not delivered). */
+extern int (*smq_test_skip)(enum smq_hook where);
+#define TEST_SKIP(where) (smq_test_skip && smq_test_skip(where))
+/* Non-zero with *f filled: board self's reads (write 0) or writes of
+ * board's scratch and known content go astray as *f says. */
+extern int (*smq_test_view)(unsigned self, unsigned board, int write,
+			    struct smq_test_fault *f);
 #else
 #define TEST_HOOK(where) ((void)0)
+#define TEST_SKIP(where) 0
 #endif
 
 #endif

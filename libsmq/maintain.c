@@ -455,6 +455,27 @@ static void write_groups(struct smq_window *w, const struct smq_layout *l,
 	h->members = first;
 }
 
+/* Feature scratch: each area's head line and its region's guard words,
+ * whose values follow from their offsets alone (smq(7)); the data areas
+ * stay zero, as the bodies were zeroed. */
+static void write_scratch(struct smq_window *w, const struct smq_layout *l)
+{
+	for (unsigned b = 0; b < l->boards; b++) {
+		uint64_t off = lay_scratch_head(l, b);
+		struct smq_scratch_head *h = smq_map_at(&w->map, off, SMQ_LINE);
+		uint64_t *guard = smq_map_at(&w->map, lay_guard(l, b), SMQ_LINE);
+		memcpy(&h->magic, SMQ_SCRATCH_MAGIC, sizeof(h->magic));
+		h->board = b;
+		h->size = SMQ_SCRATCH_SIZE;
+		h->offset = off;
+		h->check = smq_scratch_word(off +
+					    offsetof(struct smq_scratch_head,
+						     check));
+		for (unsigned i = 0; i < SMQ_GUARD_WORDS; i++)
+			guard[i] = smq_scratch_word(lay_guard(l, b) + 8 * i);
+	}
+}
+
 static void write_format(struct smq_window *w, const struct smq_layout *l,
 			 const struct smq_shape *sh, uint64_t gen)
 {
@@ -479,7 +500,7 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 	sb->version = SMQ_FORMAT_VERSION;
 	sb->sb_size = SMQ_SB_SIZE;
 	sb->features_incompat = l->features;
-	sb->features_compat = l->features_compat;
+	sb->features_compat = l->compat;
 	sb->boards = l->boards;
 	sb->queues = l->queues;
 	sb->entries = l->entries;
@@ -504,6 +525,8 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 		set_epoch(w, l, q, epoch);
 	}
 	write_groups(w, l, sh);
+	if (l->compat & SMQ_FEATURE_SCRATCH)
+		write_scratch(w, l);
 	struct smq_view v = smq_window_view(w);
 	sb->checksum = smq_geometry_checksum(&v, l->queues);
 }

@@ -144,6 +144,14 @@ struct smq_shape {
 /* ...and compatible ones (features_compat), which a reader that does not
  * know them may ignore. */
 #define SMQ_FEATURE_GROUPS 0x1u    /* the window names groups of queues */
+/* Since 1.1: every board's region ends in a scratch area that only
+ * tests of the window's map and of the raw link write (smq_map_look(),
+ * smq_scratch_write(); smq(7), feature "scratch"); nothing of the
+ * message path reads or writes it.  smqctl init reserves one unless told
+ * not to; smq_init_shape() only with this flag. */
+#define SMQ_SHAPE_SCRATCH 0x2u
+/* features_compat: a reader ignores a bit it does not know */
+#define SMQ_FEATURE_SCRATCH 0x2u   /* scratch areas (SMQ_SHAPE_SCRATCH) */
 
 /* Since 1.1: where a shape's bytes go (smq_shape_parts()).  The parts add
  * up to total. */
@@ -592,6 +600,57 @@ struct smq_fault {
 				   tables too); -1 not known */
 };
 int smq_validate(struct smq_window *w, struct smq_fault *fault, size_t size);
+
+/* Since 1.1: the window's map and the raw link, through the scratch areas
+ * of a window formatted with SMQ_SHAPE_SCRATCH (smq(7), feature
+ * "scratch"), for smqctl check.  smq_map_look() reads what this board
+ * knows board's region holds through its own mapping; smq_map_clear()
+ * fills this board's scratch data with words that say their own offsets;
+ * smq_map_write() writes words that say who wrote them and where into
+ * board's scratch data, and smq_map_verify() reads this board's own back,
+ * as written by writer.  The result names the first wrong word and what
+ * the view looks like. */
+enum smq_map_kind {
+	SMQ_MAP_OK = 0,
+	SMQ_MAP_SHIFTED = 1,     /* the word found belongs at offset + shift:
+				    a translation offset */
+	SMQ_MAP_ALIASED = 2,     /* what lies wrap bytes lower shows here,
+				    while lower words read right: a view
+				    that wraps */
+	SMQ_MAP_STUCK = 3,       /* bits stuck_ones set (stuck_zeros clear)
+				    in every word, whatever was written */
+	SMQ_MAP_NOTHING = 4,     /* nothing arrived (the words cleared stay),
+				    or a read found all ones (nobody answers
+				    there) */
+	SMQ_MAP_WRONG = 5        /* something else */
+};
+struct smq_map_result {
+	uint32_t board;          /* whose region (verify: this board) */
+	uint32_t kind;           /* enum smq_map_kind */
+	uint64_t offset;         /* the first wrong word, in the window */
+	uint64_t found, expected; /* what it holds, and should */
+	int64_t shift;           /* SMQ_MAP_SHIFTED */
+	uint64_t wrap;           /* SMQ_MAP_ALIASED */
+	uint64_t stuck_ones, stuck_zeros; /* SMQ_MAP_STUCK */
+	uint64_t wrong, words;   /* words wrong, of the words looked at */
+	char what[48];           /* what the first wrong word is ("its guard
+				    words", "board 1's words") */
+};
+int smq_map_look(struct smq_window *w, unsigned board,
+		 struct smq_map_result *r, size_t size);
+int smq_map_clear(struct smq_window *w);
+int smq_map_write(struct smq_window *w, unsigned board, uint64_t nonce);
+int smq_map_verify(struct smq_window *w, unsigned writer, uint64_t nonce,
+		   struct smq_map_result *r, size_t size);
+/* Since 1.1: the raw link: the len bytes of buf written times, unit after
+ * unit from offset of board's scratch data (SMQ_SCRATCH_DATA bytes; back
+ * to its start where the next would not fit), returning once they
+ * landed; and len bytes read from offset. */
+#define SMQ_SCRATCH_DATA 65536
+int smq_scratch_write(struct smq_window *w, unsigned board, size_t offset,
+		      const void *buf, size_t len, unsigned times);
+int smq_scratch_read(struct smq_window *w, unsigned board, size_t offset,
+		     void *buf, size_t len);
 
 /* An ivshmem server, for QEMU's ivshmem-doorbell device and host peers
  * (QEMU's ivshmem protocol, version 0): it owns the shared memory, gives

@@ -125,6 +125,11 @@ static int check_header(const struct smq_view *v, struct smq_sb *sb,
 	if (be % SMQ_PAGE || be > 1ull << 40)
 		return fault(f, SMQ_EGEOMETRY, "body_extra", SB_AT(body_extra),
 			     be, 1ull << 40, SMQ_FAULT_PAGES);
+	/* feature scratch takes the end of body_extra */
+	if ((LOAD(&sb->features_compat) & SMQ_FEATURE_SCRATCH) &&
+	    be < SMQ_SCRATCH_SIZE)
+		return fault(f, SMQ_EGEOMETRY, "body_extra", SB_AT(body_extra),
+			     be, SMQ_SCRATCH_SIZE, SMQ_FAULT_AT_LEAST);
 	return 0;
 }
 
@@ -373,8 +378,10 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 			.receivers = receivers,
 		},
 		.senders = senders,
-		.flags = LOAD(&sb->features_incompat) & SMQ_FEATURE_CHECKSUM
-			 ? SMQ_SHAPE_CHECKSUM : 0,
+		.flags = (LOAD(&sb->features_incompat) & SMQ_FEATURE_CHECKSUM
+			  ? SMQ_SHAPE_CHECKSUM : 0) |
+			 (LOAD(&sb->features_compat) & SMQ_FEATURE_SCRATCH
+			  ? SMQ_SHAPE_SCRATCH : 0),
 	};
 	if (!err)
 		err = smq_layout_make(l, &sh, LOAD(&sb->tables_extra),
@@ -391,7 +398,7 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 		return fault(f, SMQ_ECORRUPT, "window_size", SB_AT(window_size),
 			     LOAD(&sb->window_size), l->size, EXPECTED);
 	}
-	l->features_compat = LOAD(&sb->features_compat) &
+	l->compat = LOAD(&sb->features_compat) &
 			     SMQ_FEATURES_COMPAT_KNOWN;
 	return 0;
 }

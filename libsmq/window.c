@@ -50,6 +50,9 @@ const void *smq_snapshot_at(struct smq_window *w, uint64_t off, uint64_t len)
 
 #ifdef SMQ_COUNT_FAR
 void (*smq_test_hook)(enum smq_hook where);
+int (*smq_test_skip)(enum smq_hook where);
+int (*smq_test_view)(unsigned self, unsigned board, int write,
+		     struct smq_test_fault *f);
 #endif
 
 /* For tests: far reads by reason, and near pointers asked for far memory;

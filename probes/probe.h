@@ -6,6 +6,7 @@
 #define SMQ_PROBE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PROBE_MAX_BARS 6
@@ -180,5 +181,71 @@ struct probe_advice {
 void probe_advise(const struct probe_dev *dev, struct probe_advice *advice);
 /* Smallest BAR that may carry an smq window. */
 #define PROBE_WINDOW_MIN (64u * 1024)
+
+/* health.c, for smqctl check: the health of a device's path to its root.
+ * The index in list of the device named "[DOMAIN:]BUS:DEV.FN" (hex), or
+ * -1. */
+int probe_find(const struct probe_list *list, const char *bdf);
+/* The device and each bridge above it (their indexes in list), the
+ * device first; returns how many. */
+#define PROBE_PATH_MAX 16
+int probe_path(const struct probe_list *list, int dev,
+	       int path[PROBE_PATH_MAX]);
+/* A PCI Express link on the path: the device at its lower end (an
+ * endpoint or a switch's upstream port) and the port above it, trained
+ * against what both ends can do. */
+struct probe_link_state {
+	int dev, port;          /* indexes in the list; port -1: unknown */
+	int speed, width;       /* trained (link status) */
+	int can_speed, can_width; /* the lower of both ends' capabilities;
+				 * the device's own when the port is unknown */
+	bool both_ends;         /* the port's capability is known */
+	bool down;              /* status speed or width 0 */
+	bool downgraded;        /* trained below can_speed or can_width */
+};
+/* Fills out (at most max) with the links of path; returns how many. */
+int probe_path_links(const struct probe_list *list, const int *path, int n,
+		     struct probe_link_state *out, int max);
+/* Payload sizes along the path.  A device's TLPs carry up to its MPS,
+ * and every port above it must accept that much (its own MPS): Linux's
+ * pcie_bus_perf sets different sizes on purpose, never one larger below
+ * than above. */
+struct probe_payload {
+	int known;              /* devices on the path with PCIe registers */
+	int mps, mrrs;          /* the device's (path[0]) */
+	int least_mps;          /* the smallest MPS set on the path */
+	int least_supported;    /* the smallest MPS supported on the path */
+	int over, receiver;     /* a device whose MPS is larger than that of
+				 * a port above it, and that port; -1 none */
+};
+void probe_path_payload(const struct probe_list *list, const int *path,
+			int n, struct probe_payload *out);
+
+/* sysfs.c: what Linux's sysfs says beyond config space, read under root
+ * ("/sys" when NULL; a recorded tree in tests).  bdf is
+ * "DOMAIN:BUS:DEV.FN".  -ENOENT: no such device there. */
+bool probe_sysfs_has(const char *root, const char *bdf);
+enum { PROBE_AER_CORRECTABLE, PROBE_AER_NONFATAL, PROBE_AER_FATAL,
+       PROBE_AER_KINDS };
+struct probe_aer {
+	bool present[PROBE_AER_KINDS];  /* aer_dev_correctable, _nonfatal,
+					 * _fatal exist */
+	uint64_t total[PROBE_AER_KINDS]; /* TOTAL_ERR_* */
+	char named[PROBE_AER_KINDS][160]; /* the counts not 0: "BadTLP 3" */
+};
+int probe_sysfs_aer(const char *root, const char *bdf, struct probe_aer *out);
+/* The driver bound, the IOMMU group: "" when none. */
+int probe_sysfs_driver(const char *root, const char *bdf, char *buf,
+		       size_t n);
+int probe_sysfs_iommu_group(const char *root, const char *bdf, char *buf,
+			    size_t n);
+/* The devices of an IOMMU group, sorted: stores up to max, returns how
+ * many there are, or -errno. */
+int probe_sysfs_group_devices(const char *root, const char *group,
+			      char (*bdfs)[16], int max);
+/* BAR bar as the kernel placed it (the resource file): -ENOENT when it
+ * is not assigned. */
+int probe_sysfs_bar(const char *root, const char *bdf, int bar,
+		    uint64_t *start, uint64_t *size);
 
 #endif

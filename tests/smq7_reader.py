@@ -52,8 +52,10 @@ FEATURE_CHECKSUM = 0x1          # features_incompat bit 0
 INCOMPAT_KNOWN = FEATURE_CHECKSUM
 INCOMPAT_NAMES = {0: "checksum"}
 FEATURE_GROUPS = 0x1            # features_compat bit 0
-COMPAT_NAMES = {0: "groups"}
+FEATURE_SCRATCH = 0x2           # features_compat bit 1: Scratch areas
+COMPAT_NAMES = {0: "groups", 1: "scratch"}
 NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
+SCRATCH_SIZE = 69632            # the last bytes of body_extra
 
 # enum values, as the page numbers them
 ACTIVITY = {0: "unknown", 1: "none", 2: "attached", 3: "working", 4: "dead"}
@@ -483,6 +485,9 @@ class Reader:
         if be % PAGE or be > 1 << 40:
             raise Fault("SMQ_EGEOMETRY", "body_extra", 200, be, 1 << 40,
                         PAGES)
+        if u32(sb, 20) & FEATURE_SCRATCH and be < SCRATCH_SIZE:
+            raise Fault("SMQ_EGEOMETRY", "body_extra", 200, be,
+                        SCRATCH_SIZE, AT_LEAST)
         boards, queues = u32(sb, 24), u32(sb, 28)               # 9
         entries, entry_size = u32(sb, 32), u32(sb, 36)
         diag = u32(sb, 48)

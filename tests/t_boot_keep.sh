@@ -166,5 +166,17 @@ run -b 2 recv -q 2 -T 0.2
 [ "$(generation)" = "$G" ] || no "the generation moved"
 verdict "every message queued before board 0 booted again is received, once"
 
+# ---- an upgrade: a window formatted without scratch areas (as before
+# init made them) is kept by an init that would make them ----
+U=file:$T/u
+"$S" -w "$U" init --boards 2 --no-scratch >/dev/null || no "init --no-scratch"
+"$S" -w "$U" send -q 1 "queued before the upgrade" || no "send before the upgrade"
+run -w "$U" init --boards 2 --keep
+want_rc 0
+want_out "kept $U: generation 1 (it holds this shape; nothing was written)"
+[ "$("$S" -w "$U" -b 1 recv -q 1 -T 0)" = "queued before the upgrade" ] ||
+	no "the message queued before the upgrade is gone"
+verdict "init --keep keeps a window without scratch areas, and what it holds"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

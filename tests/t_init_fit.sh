@@ -95,14 +95,18 @@ verdict "init refuses a shape larger than a 16 MiB file another program sized, n
 
 # senders a queue: K fit and K+1 do not (the issue's 64 boards x 1024
 # queues x 16 entries of 64 B: no number of entries fits, nor any entry
-# size; sender sets do)
+# size; sender sets do).  Its scratch areas (64 x 68 KiB) would not fit
+# beside any of them, and init says that leaving them out does not either
 fresh
-big="-n 64 --queues 1024 -e 16 --entry-size 64"
+run -w "$W16" init -n 64 --queues 1024 -e 16 --entry-size 64
+want_rc 1
+want_err "--no-scratch (smqctl check skips its map and raw link tests) does not fit either: "
+big="-n 64 --queues 1024 -e 16 --entry-size 64 --no-scratch"
 run -w "$W16" init $big
 want_rc 1
 want_err "--entries 1 does not fit either: "
 want_err "--entry-size 1 does not fit either: "
-b1=$(need -n 64 --queues 1024 -e 1 --entry-size 64)
+b1=$(need -n 64 --queues 1024 -e 1 --entry-size 64 --no-scratch)
 [ "$(bytes_after "--entries 1 does not fit")" = "$b1" ] || no "--entries 1: not its $b1 bytes"
 k=$(sed -n 's/.* \([0-9]*\) senders a queue (--senders.*/\1/p' "$T/err")
 # sets of k boards for every queue, as a description
@@ -113,6 +117,7 @@ sets() {
 		while [ $j -lt "$1" ]; do list="$list${list:+,}$(((i + j) % 64))"; j=$((j + 1)); done
 		echo "senders $i:$list"; i=$((i + 1))
 	done
+	echo "scratch no"
 }
 if [ -z "$k" ]; then no "no 'K senders a queue' offered"; else
 	sets "$k" >"$T/k.conf"; sets $((k + 1)) >"$T/k1.conf"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Every key that `smqctl dump --json` (with and without -v, on a sound
-# window and on windows with a faulty entry) and `smqctl top --once --json`
-# print is described in smqctl(1) (the json-keys blocks under JSON OUTPUT),
+# window and on windows with a faulty entry), `smqctl top --once --json`
+# and `smqctl check --json` (every check, on a recorded PCI path, and the
+# figures between two boards) print is described in smqctl(1) (the
+# json-keys blocks under JSON OUTPUT),
 # and every key described there is printed, as tests/t_measure.sh checks
 # for pingpong and bench.  Exit 0 pass, 1 fail, 77 skip (no python3).
 cd "$(dirname "$0")/.." || exit 1
@@ -31,6 +33,11 @@ smq send --queue 0 "another" || die "send"
 smq --json dump >"$T/dump.json" || die "dump --json exits $?"
 smq --json -v dump >"$T/dump-v.json" || die "dump -v --json exits $?"
 smq --json top --once --interval 0.1 >"$T/top.json" || die "top --once --json exits $?"
+# every check: the boards never synchronised (a FAIL and what to do next),
+# the PCI path recorded, the figures between the two boards
+smq --json check --device 0000:01:00.0 -F tests/pci-dumps/check-good.txt \
+	--sysfs tests/check/sysfs-good --watch 0 >"$T/verdict.json"
+[ $? = 1 ] || die "check --json of a window whose boards never announced does not exit 1"
 
 # The same window with the waiting message's entry made faulty: its size
 # beyond the entry size (a bound: at_most), its reserved check word not 0
@@ -95,7 +102,7 @@ for line in open(man):
         cur = None
     elif cur and line and not line.startswith(".") and not line[0].isspace():
         blocks[cur].add(line.split()[0])
-for need in ("dump", "top"):
+for need in ("dump", "top", "check"):
     assert blocks.get(need), ("no json-keys block in %s" % man, need)
 def paths(v, pre=""):
     if isinstance(v, dict):
@@ -108,7 +115,7 @@ def paths(v, pre=""):
             yield from paths(x, pre)
 outputs = {"dump": ["dump.json", "dump-v.json", "size.json", "check.json",
                     "feature.json", "extra.json", "senders.json"],
-           "top": ["top.json"]}
+           "top": ["top.json"], "check": ["verdict.json"]}
 seen = {b: set() for b in outputs}
 for b, files in outputs.items():
     for f in files:
@@ -127,7 +134,7 @@ for f, field, kind in (("size.json", "entry.size", "at_most"),
 # A fault with a lower bound (at_least: a window too small, a generation
 # of 0) is found by every open, which dump cannot then print as JSON: it
 # is described, and never printed.
-unreachable = {"dump": {"fault.at_least"}, "top": set()}
+unreachable = {"dump": {"fault.at_least"}, "top": set(), "check": set()}
 for b in outputs:
     missing = blocks[b] - seen[b] - unreachable[b]
     assert not missing, "described in %s (json-keys: %s) but never printed: %s" % (man, b, sorted(missing))
@@ -136,9 +143,9 @@ for b in outputs:
 print(", ".join("%s: %d keys" % (b, len(blocks[b])) for b in outputs))
 PY
 if [ $? = 0 ]; then
-	echo "ok   JSON keys of dump and top --once: all described in smqctl(1), all described ones printed ($(cat "$T/keys"))"
+	echo "ok   JSON keys of dump, top --once and check: all described in smqctl(1), all described ones printed ($(cat "$T/keys"))"
 else
-	echo "FAIL JSON keys of dump and top --once and smqctl(1)"
+	echo "FAIL JSON keys of dump, top --once, check and smqctl(1)"
 	sed 's/^/    /' "$T/err"
 	exit 1
 fi

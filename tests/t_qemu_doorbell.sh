@@ -11,6 +11,13 @@
 #    guest (boards 0 and 2), COUNT round trips of each size, every echo's
 #    size and sequence number checked by pingpong (exit 0), each side
 #    naming the doorbell as its notification, not polling;
+#  - smqctl check on the host (board 0, coordinating) and check --peer in
+#    both guests: nothing fails on any board; the host's checks between
+#    boards PASS (map, doorbells, raw link, queues) and print the
+#    doorbells' wake-up round trips and the raw link's figures; the checks
+#    that need a PCI Express link SKIP in the guests, saying that QEMU's
+#    ivshmem is a conventional PCI device, and those of the host, which is
+#    on no PCI device;
 #  - an idle receiver uses under 2% of a CPU over 5 s (utime + stime from
 #    /proc/PID/stat) and wakes on the next message: in guest 2 (the host
 #    sends), and on the host (guest 1 sends);
@@ -98,7 +105,8 @@ show_logs() {
 		serial $b | sed 's/^/  | /'
 		[ -s "$T/qemu-$b.out" ] && { echo "---- qemu $b ----"; sed 's/^/  | /' "$T/qemu-$b.out"; }
 	done
-	for f in server.out init.out sync.out pp02.out pp02.err hrecv.out hrecv.err \
+	for f in server.out init.out sync.out pp02.out pp02.err check.out check.err \
+		 hrecv.out hrecv.err \
 		 dump1.json dump1.err dump2.err; do
 		[ -s "$T/$f" ] || continue
 		echo "---- host $f ----"
@@ -266,6 +274,35 @@ case $note2b in
 *) ok "guest 2 (serving board 0): notification: $note2b" ;;
 esac
 sed -n '3,6s/^/     | /p' "$T/pp02.out"
+
+# ---- smqctl check: the host coordinates, each guest runs check --peer ----
+timeout 200 "$S" --window "ivshmem:$sock" check --timeout 150s >"$T/check.out" 2>"$T/check.err" &
+finish $! 1 2
+rc=$?
+# the line of check CHECK in FILE has STATUS and WORDS
+verdict() {
+	grep -Eq "^$3  $2 +.*$4" "$1" && ok "$5: $3 $2 ($4)" ||
+		failed "$5: no '$3  $2 ...$4' in: $(grep -E "^[A-Z]{4}  $2 " "$1")"
+}
+[ $rc = 0 ] && ok "host: check exit 0 ($(tail -n 1 "$T/check.out"))" ||
+	failed "host: check exit $rc: $(tail -n 1 "$T/check.out") $(cat "$T/check.err")"
+for c in map doorbells raw-link queues; do
+	verdict "$T/check.out" "$c" PASS "" "host"
+done
+for c in link aer payload bar vfio; do
+	verdict "$T/check.out" "$c" SKIP "not on a PCI device \(ivshmem\)" "host"
+done
+sed -n '/^doorbells:/,/^POLLED/p;/^raw link:/,/^model:/p' "$T/check.out" | sed 's/^/     | /'
+for b in 1 2; do
+	await $b '^SMQ-GUEST: check rc ' 60 || failed "guest $b: check --peer did not end"
+	block $b check-out >"$T/check-$b.out"
+	said $b '^SMQ-GUEST: check rc 0$' && ok "guest $b: check --peer exit 0 ($(tail -n 1 "$T/check-$b.out"))" ||
+		failed "guest $b: check --peer: $(serial $b | grep '^SMQ-GUEST: check rc') $(cat "$T/check-$b.out")"
+	verdict "$T/check-$b.out" link SKIP "a conventional PCI device, as QEMU's ivshmem is" "guest $b"
+	verdict "$T/check-$b.out" payload SKIP "no PCI Express registers" "guest $b"
+	verdict "$T/check-$b.out" map SKIP "this board took part \(--peer\)" "guest $b"
+	grep -E '^(PASS|WARN|SKIP)  (aer|bar|vfio) ' "$T/check-$b.out" | sed "s/^/     | guest $b: /"
+done
 
 # ---- idle receivers: guest 2's (its own measure) and the host's ----
 ticks() { # utime + stime of PID in clock ticks, or nothing

@@ -95,6 +95,10 @@ static void fields(void)
 	R(smq_lane_ask, pad); END(smq_lane_ask);
 	F(smq_entry, size); F(smq_entry, check); F(smq_entry, signature);
 	END(smq_entry);
+	F(smq_scratch_head, magic); F(smq_scratch_head, board);
+	F(smq_scratch_head, size); F(smq_scratch_head, offset);
+	F(smq_scratch_head, check); R(smq_scratch_head, pad);
+	END(smq_scratch_head);
 }
 
 static void at(uint64_t off, const char *indent, const char *what)

@@ -199,7 +199,7 @@ compare "checksums: a size past entry_size is still check 25's" \
 # ---- a split window: a shared memory object per board ----
 # (the geometry of smq(7)'s example of mapped_size)
 if [ -d /dev/shm ] && "$S" init -w "split:$SHM" --boards 3 --queues 3 \
-	--entries 4 --entry-size 1K >/dev/null 2>&1; then
+	--entries 4 --entry-size 1K --no-scratch >/dev/null 2>&1; then
 	"$S" send -w "split:$SHM" -b 2 -q 0 "across" ||
 		failed "send on the split window"
 	compare "split window" "split:$SHM"

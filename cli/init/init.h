@@ -24,6 +24,6 @@ int print_layout(struct ctx *ctx, const struct shape_opts *s,
 /* The keys init's JSON and --dry-run's share: the geometry, "checksum",
  * "receivers" and "senders". */
 void json_shape_keys(struct json *j, const struct shape_opts *s,
-		     bool checksum);
+		     bool checksum, bool scratch);
 
 #endif

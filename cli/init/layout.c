@@ -7,7 +7,7 @@
 #include "init.h"
 
 void json_shape_keys(struct json *j, const struct shape_opts *s,
-		     bool checksum)
+		     bool checksum, bool scratch)
 {
 	const struct smq_geometry *g = &s->g;
 
@@ -16,6 +16,7 @@ void json_shape_keys(struct json *j, const struct shape_opts *s,
 	json_u64(j, "entries", g->entries);
 	json_u64(j, "entry_size", g->entry_size);
 	json_bool(j, "checksum", checksum);
+	json_bool(j, "scratch", scratch);
 	json_begin(j, "receivers", '[');
 	for (uint32_t q = 0; q < g->queues; q++)
 		json_u64(j, NULL, s->receivers[q]);
@@ -57,6 +58,10 @@ static void print_parts(const struct shape_opts *s,
 	part("  lanes (senders' lines)", p->diag_lanes);
 	part("  receive areas and rings", p->diag_rings);
 	part("features", p->features);
+	/* smq(7), feature scratch: 64 KiB of data and a page, a board */
+	if (s->flags & SMQ_SHAPE_SCRATCH)
+		part("  scratch areas (smqctl check)",
+		     (uint64_t)s->g.boards * (SMQ_SCRATCH_DATA + 4096));
 	part("padding (regions to pages)", p->padding);
 	part("total", p->total);
 	for (unsigned b = 0; verbose && b < s->g.boards; b++) {
@@ -117,7 +122,8 @@ static void print_json(struct ctx *ctx, const struct shape_opts *s,
 	json_begin(&j, NULL, '{');
 	json_str(&j, "window", window_spec(ctx));
 	json_bool(&j, "dry_run", true);
-	json_shape_keys(&j, s, s->flags & SMQ_SHAPE_CHECKSUM);
+	json_shape_keys(&j, s, s->flags & SMQ_SHAPE_CHECKSUM,
+			s->flags & SMQ_SHAPE_SCRATCH);
 	json_u64(&j, "diag_queues", s->g.boards);
 	json_begin(&j, "parts", '{');
 	json_u64(&j, "superblock", p->superblock);

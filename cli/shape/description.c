@@ -10,7 +10,7 @@
 #include "shape.h"
 
 static const char *const keys_words = "boards, queues, entries, entry-size, "
-	"receiver, senders and checksum";
+	"receiver, senders, checksum and scratch";
 
 static int line_error(const struct shape_opts *s, uint32_t no,
 		      const char *why)

@@ -120,6 +120,11 @@ void shape_fit(const struct shape_opts *s, uint64_t have,
 					&f->entries_bytes);
 	f->entry_size = largest_entry_size(s, have, &f->entry_size_bytes);
 	f->senders = most_senders(s, have, &f->senders_bytes);
+	struct smq_shape sh = shape_of(s);
+	sh.flags &= ~SMQ_SHAPE_SCRATCH;
+	if (!(s->flags & SMQ_SHAPE_SCRATCH) ||
+	    smq_shape_size(&sh, sizeof(sh), &f->no_scratch_bytes))
+		f->no_scratch_bytes = 0;
 }
 
 static void line(FILE *f, const char *indent, const char *what,
@@ -159,4 +164,8 @@ void print_fit(FILE *f, const char *indent, const struct shape_opts *s,
 			 k == 1 ? "" : "s", k == 1 ? "" : k == 2 ? ",B" : ",B...");
 		line(f, deeper, what, fit->senders_bytes, fit->senders);
 	}
+	if (fit->no_scratch_bytes)
+		line(f, deeper, "--no-scratch (smqctl check skips its map and "
+		     "raw link tests)", fit->no_scratch_bytes,
+		     fit->no_scratch_bytes <= fit->have);
 }

@@ -8,13 +8,13 @@
 
 const char *const shape_key_names[SHAPE_NKEYS] = {
 	"boards", "queues", "entries", "entry-size", "receiver", "senders",
-	"checksum", "group",
+	"checksum", "group", "scratch",
 };
 
 /* -q is a queue in every other command, -s a PCI slot: the number of
  * queues and the entry size have long options only. */
 enum { OPT_QUEUES = 0x100, OPT_ENTRY_SIZE, OPT_SENDERS, OPT_CHECKSUM,
-       OPT_FROM, OPT_GROUP };
+       OPT_FROM, OPT_GROUP, OPT_NO_SCRATCH };
 
 static const struct argp_option options[] = {
 	{ "boards", 'n', "N", 0, "Number of boards, 1 to 64 (default 2)", 0 },
@@ -36,6 +36,10 @@ static const struct argp_option options[] = {
 	{ "group", OPT_GROUP, "NAME=Q,Q...", 0,
 	  "A group: a name every board sees for queues Q... (up to 64), for "
 	  "send --group and recv --group; repeatable", 0 },
+	{ "no-scratch", OPT_NO_SCRATCH, NULL, 0,
+	  "No scratch area at the end of each board's region (64 KiB and a "
+	  "page each, which smqctl check tests the window's map and the raw "
+	  "link in): the window is smaller, and check skips those tests", 0 },
 	{ "from", OPT_FROM, "FILE", 0,
 	  "Read the whole shape from FILE ('-': standard input), a "
 	  "description: a line per option of this group, without its dashes "
@@ -48,6 +52,9 @@ void shape_defaults(struct shape_opts *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->g = (struct smq_geometry){ 2, 0, 64, 1024, NULL };
+	/* check's tests of the map need the scratch areas: reserved unless
+	 * told not to */
+	s->flags = SMQ_SHAPE_SCRATCH;
 }
 
 static bool group_name_ok(const char *name)
@@ -105,13 +112,14 @@ static bool board_mask(const char *shown, const char *list, uint64_t *mask,
 	}
 }
 
-static bool set_checksum(struct shape_opts *s, const char *shown,
-			 const char *value, char *why, size_t n)
+/* A feature's flag: on without a value or with "yes", off with "no". */
+static bool set_flag(struct shape_opts *s, uint32_t flag, const char *shown,
+		     const char *value, char *why, size_t n)
 {
 	if (!value || !strcmp(value, "yes"))
-		s->flags |= SMQ_SHAPE_CHECKSUM;
+		s->flags |= flag;
 	else if (!strcmp(value, "no"))
-		s->flags &= ~SMQ_SHAPE_CHECKSUM;
+		s->flags &= ~flag;
 	else {
 		snprintf(why, n, "%s takes yes or no, not '%s'", shown, value);
 		return false;
@@ -239,7 +247,8 @@ bool shape_set(struct shape_opts *s, enum shape_key key, const char *value,
 			 shown, s->key_at[key]);
 		return false;
 	}
-	if (key != SHAPE_CHECKSUM && (!value || !*value)) {
+	if (key != SHAPE_CHECKSUM && key != SHAPE_SCRATCH &&
+	    (!value || !*value)) {
 		snprintf(why, n, "%s needs a value", shown);
 		return false;
 	}
@@ -276,7 +285,9 @@ bool shape_set(struct shape_opts *s, enum shape_key key, const char *value,
 			return false;
 		break;
 	case SHAPE_CHECKSUM:
-		if (!set_checksum(s, shown, value, why, n))
+	case SHAPE_SCRATCH:
+		if (!set_flag(s, key == SHAPE_CHECKSUM ? SMQ_SHAPE_CHECKSUM
+			      : SMQ_SHAPE_SCRATCH, shown, value, why, n))
 			return false;
 		break;
 	case SHAPE_GROUP:
@@ -362,6 +373,11 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		return 0;
 	}
 	switch (key) {
+	case OPT_NO_SCRATCH:
+		if (!shape_set(s, SHAPE_SCRATCH, "no", "--no-scratch",
+			       SHAPE_AT_OPTION, why, sizeof(why)))
+			argp_error(st, "%s", why);
+		break;
 	case OPT_FROM:
 		if (!*arg)
 			argp_error(st, "--from needs a file");
@@ -370,10 +386,10 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case ARGP_KEY_END:
 		for (int k = 0; s->from && k < SHAPE_NKEYS; k++)
 			if (s->given & (1u << k))
-				argp_error(st, "--%s beside --from %s: the file "
+				argp_error(st, "--%s%s beside --from %s: the file "
 					   "holds the whole shape (give it "
-					   "there)", shape_key_names[k],
-					   s->from);
+					   "there)", k == SHAPE_SCRATCH ? "no-"
+					   : "", shape_key_names[k], s->from);
 		if (s->from)
 			break;
 		if (!(s->given & (1u << SHAPE_QUEUES)))
@@ -442,11 +458,12 @@ const char *shape_words(const struct shape_opts *s, char *buf, size_t n)
 		snprintf(size, sizeof(size), "%u KiB", es >> 10);
 	else
 		snprintf(size, sizeof(size), "%u B", es);
-	snprintf(buf, n, "%u board%s x %u queue%s x %u entr%s x %s%s%s",
+	snprintf(buf, n, "%u board%s x %u queue%s x %u entr%s x %s%s%s%s",
 		 g->boards, g->boards == 1 ? "" : "s", g->queues,
 		 g->queues == 1 ? "" : "s", g->entries,
 		 g->entries == 1 ? "y" : "ies", size,
 		 s->any_sets ? ", sender sets" : "",
-		 s->flags & SMQ_SHAPE_CHECKSUM ? ", checksums" : "");
+		 s->flags & SMQ_SHAPE_CHECKSUM ? ", checksums" : "",
+		 s->flags & SMQ_SHAPE_SCRATCH ? "" : ", no scratch areas");
 	return buf;
 }

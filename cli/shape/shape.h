@@ -12,6 +12,7 @@
 enum shape_key {
 	SHAPE_BOARDS, SHAPE_QUEUES, SHAPE_ENTRIES, SHAPE_ENTRY_SIZE,
 	SHAPE_RECEIVER, SHAPE_SENDERS, SHAPE_CHECKSUM, SHAPE_GROUP,
+	SHAPE_SCRATCH,
 	SHAPE_NKEYS
 };
 extern const char *const shape_key_names[SHAPE_NKEYS];
@@ -105,6 +106,8 @@ struct shape_fit {
 				   without a set) that fit; 0: not even 1,
 				   or every queue has a set already */
 	uint64_t senders_bytes;
+	uint64_t no_scratch_bytes; /* the window without scratch areas; 0:
+				   it has none */
 };
 void shape_fit(const struct shape_opts *s, uint64_t have,
 	       struct shape_fit *f);

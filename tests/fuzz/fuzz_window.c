@@ -21,8 +21,11 @@
  *
  * On both, every board's view is taken as smqctl dump takes it
  * (smq_window_info, smq_board_info, smq_queue_info, smq_lane_info,
- * smq_validate), every queue is received from with timeout 0 into a buffer
- * with guard bytes, and every board sends a small message with timeout 0.
+ * smq_validate) and as smqctl check reads the others' regions
+ * (smq_map_look); every queue is received from with timeout 0 into a buffer
+ * with guard bytes, every board sends a small message with timeout 0, and
+ * where the window has scratch areas (feature scratch) every board writes
+ * its words into the next board's area, which reads them back.
  *
  * What must hold (a violation aborts, which libFuzzer reports as a crash):
  * no out-of-bounds access, leak or undefined behaviour (the sanitizers); a
@@ -37,7 +40,9 @@
  *
  * And a window that passed smq_validate never makes a receiver or a sender
  * report corruption: the validator checks everything the message path
- * relies on.  FUZZ_STRICT=0 in the environment drops this one.
+ * relies on; on it, the words written into a scratch area are read back as
+ * written, and the map test says so (writing them costs no queue
+ * anything).  FUZZ_STRICT=0 in the environment drops this one.
  *
  * Nothing hangs: a call with timeout 0 returns at once, whatever the window
  * holds (libFuzzer's -timeout reports one that does not).  A lane lock that
@@ -178,6 +183,28 @@ static void check_fault(int err, const struct smq_fault *f, uint64_t mapped)
 
 /* frozen: the window passed static validation when w was opened and has
  * not changed since; valid: it also passed smq_validate. */
+/* What smqctl check reads of every board's region: the first wrong word
+ * a look names lies in the window, and its kind is one of the page's. */
+static void map_looks(struct smq_window *w, unsigned boards, uint64_t size)
+{
+	struct smq_map_result r;
+
+	for (unsigned b = 0; b <= boards; b++) {
+		memset(&r, 0x5a, sizeof(r));
+		int err = smq_map_look(w, b, &r, sizeof(r));
+		check_code(err);
+		REQUIRE(terminated(r.what, sizeof(r.what)));
+		if (b == boards) {
+			REQUIRE(err == -EINVAL || err == -SMQ_EUNFORMATTED);
+			continue;
+		}
+		REQUIRE(!err || err == -ESTALE || err == -SMQ_EUNFORMATTED);
+		REQUIRE(r.kind <= SMQ_MAP_WRONG && r.wrong <= r.words);
+		if (!err && r.kind != SMQ_MAP_OK)
+			REQUIRE(r.wrong && r.offset < size);
+	}
+}
+
 static void dump_like(struct smq_window *w, bool frozen, bool valid)
 {
 	struct smq_window_info wi;
@@ -252,6 +279,7 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 					 li.top - li.bottom <= qi.capacity));
 		}
 	}
+	map_looks(w, g->boards, wi.window_size);
 	struct smq_queue_info qi;
 	struct smq_lane_info li;
 	REQUIRE(smq_queue_info(w, nq, &qi, sizeof(qi)) == -EINVAL);
@@ -406,8 +434,35 @@ static int receive_one(struct smq_queue *q, size_t cap, uint32_t entry_size,
 	return err;
 }
 
+/* Every board writes its words into the next board's scratch area,
+ * which reads them back: on a window that passed validation, as written. */
+static void map_writes(struct session *s, bool checked, uint32_t seed)
+{
+	for (unsigned b = 0; b < MAXB && b < s->boards; b++) {
+		unsigned o = (b + 1) % s->boards;
+		struct smq_map_result r;
+		if (!s->w[b] || !s->w[o])
+			continue;
+		int err = smq_map_clear(s->w[o]);
+		check_code(err);
+		if (err == -ENOTSUP)
+			return;
+		REQUIRE(!err || err == -ESTALE);
+		err = smq_map_write(s->w[b], o, seed + b);
+		check_code(err);
+		REQUIRE(!err || err == -ESTALE);
+		memset(&r, 0x5a, sizeof(r));
+		int verr = smq_map_verify(s->w[o], b, seed + b, &r, sizeof(r));
+		check_code(verr);
+		REQUIRE(r.kind <= SMQ_MAP_WRONG && r.wrong <= r.words);
+		if (strict && checked && !err && !verr)
+			REQUIRE(r.kind == SMQ_MAP_OK && !r.wrong);
+	}
+}
+
 static void session_run(struct session *s, bool checked, uint32_t seed)
 {
+	map_writes(s, checked, seed);
 	for (unsigned q = 0; q < MAXQ; q++) {
 		if (!s->rx[q])
 			continue;
@@ -493,6 +548,7 @@ enum {
 	F_CLEAR = 0x10,     /* clear a queue after the traffic */
 	F_TRUNC = 0x20,     /* truncate the file (not in live mode) */
 	F_SLEEP = 0x40,     /* receivers opened with SMQ_SLEEP */
+	F_SCRATCH = 0x80,   /* formatted with scratch areas */
 };
 
 /* Some traffic, as boards do it: messages sent on every lane, some of them
@@ -626,13 +682,15 @@ static void run_struct(const uint8_t *data, size_t size)
 		g.receivers = receivers;
 	}
 	uint64_t bytes;
-	if (smq_layout_size(&g, sizeof(g), &bytes) || bytes > MAX_FILE)
+	struct smq_shape sh = { g, NULL, flags & F_SCRATCH ? SMQ_SHAPE_SCRATCH
+								 : 0, NULL, 0 };
+	if (smq_shape_size(&sh, sizeof(sh), &bytes) || bytes > MAX_FILE)
 		return;
 
 	struct smq_window *w0;
 	load(NULL, 0);
 	REQUIRE(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w0) == 0);
-	REQUIRE(smq_init(w0, &g, sizeof(g)) == 0);
+	REQUIRE(smq_init_shape(w0, &sh, sizeof(sh)) == 0);
 	REQUIRE(smq_validate(w0, NULL, 0) == 0);
 	if (flags & F_CLEAR)
 		REQUIRE(smq_clear(w0, (int)(nrecv % (g.queues + 1)) - 1) == 0);

@@ -36,6 +36,7 @@ struct seed {
 	int orphan;         /* a receiver's claim left by a dead process */
 	long resize;        /* change the file's size by this much */
 	int groups;         /* with groups (feature groups) */
+	int scratch;        /* formatted with scratch areas */
 };
 
 static void path_of(char *buf, size_t n, const char *name)
@@ -76,8 +77,8 @@ static void make_window(const struct seed *sd)
 	static const uint32_t all[] = { 0, 1, 2, 3 }, two[] = { 3, 1 };
 	const struct smq_group_def defs[] = { { "all", all, 4 },
 					      { "two", two, 2 } };
-	struct smq_shape sh = { *g, NULL, 0, sd->groups ? defs : NULL,
-				sd->groups ? 2 : 0 };
+	struct smq_shape sh = { *g, NULL, sd->scratch ? SMQ_SHAPE_SCRATCH : 0,
+				sd->groups ? defs : NULL, sd->groups ? 2 : 0 };
 	OK(smq_init_shape(w[0], &sh, sizeof(sh)));
 	if (sd->clear)
 		OK(smq_clear(w[0], sd->clear < 0 ? -1 : sd->clear - 1));
@@ -185,6 +186,8 @@ int main(int argc, char **argv)
 		{ .name = "w-3x5-empty", .g = { 3, 5, 2, 16, NULL }, .sync = 1 },
 		{ .name = "w-4x4-groups", .g = { 4, 4, 4, 64, rcv4 },
 		  .sends = 20, .receives = 5, .sync = 1, .groups = 1 },
+		{ .name = "w-3x3-scratch", .g = { 3, 3, 4, 64, NULL },
+		  .sends = 9, .receives = 2, .sync = 1, .scratch = 1 },
 		{ .name = "w-2x2-long", .g = { 2, 2, 4, 64, NULL },
 		  .sends = 5, .receives = 1, .resize = 4096 },
 		{ .name = "w-2x2-short", .g = { 2, 2, 4, 64, NULL },
@@ -249,6 +252,13 @@ int main(int argc, char **argv)
 	make_struct("s-receivers", s4, sizeof(s4));
 	make_struct("s-trunc", s5, sizeof(s5));
 	make_struct("s-live", s6, sizeof(s6));
+	/* feature scratch: formatted with scratch areas, written by the map
+	 * test before and after a mutation of the first data area's word */
+	const uint8_t c1[] = { FLAG_STRUCT, 2, 1, 2, 64, 0, 0x82, 10, 3 };
+	const uint8_t c2[] = { FLAG_STRUCT, 1, 1, 2, 32, 0, 0x84 | 0x80, 6, 1,
+			       0x07, 0, 0x00, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8 };
+	make_struct("s-scratch", c1, sizeof(c1));
+	make_struct("s-scratch-live", c2, sizeof(c2));
 	printf("%d seeds in %s\n", nseeds, dir);
 	return 0;
 }
