@@ -278,7 +278,9 @@ static pid_t memory_server(const char *path, long size)
 				cm->cmsg_len = CMSG_LEN(sizeof(int));
 				memcpy(CMSG_DATA(cm), &m[i].fd, sizeof(int));
 			}
-			if (sendmsg(fd, &mh, 0) != 8)
+			/* no SIGPIPE: a client out of descriptors hangs up
+			 * before the last of these */
+			if (sendmsg(fd, &mh, MSG_NOSIGNAL) != 8)
 				_exit(0);   /* the client hung up */
 		}
 		char c;
