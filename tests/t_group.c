@@ -273,6 +273,8 @@ static int sleeper(void *arg)
 	CHECK(q == 3 && len == 5 && !memcmp(buf, "wake!", 5));
 	printf("%llu\n", (unsigned long long)now_ms());
 	fflush(stdout);
+	OK(smq_group_close(g));
+	OK(smq_close(w));
 	return 0;
 }
 
