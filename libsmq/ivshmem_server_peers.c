@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "ivshmem_server.h"
+#include "transport/common.h"
 
 /* ---- peers and their messages ---- */
 
@@ -24,31 +25,9 @@ static void mark_dead(struct peer *p, int err)
 static int send_msg(int sock, int64_t value, int fd)
 {
 	uint64_t le = htole64((uint64_t)value);
-	struct iovec iov = { &le, sizeof(le) };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
 
-	if (fd >= 0) {
-		memset(&u, 0, sizeof(u));
-		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof(u.buf);
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
 	/* 8 bytes on a stream socket go whole or not at all */
-	return n == (ssize_t)sizeof(le) ? 0 : -EIO;
+	return smq_send_fd(sock, &le, sizeof(le), fd, MSG_DONTWAIT);
 }
 
 /* Why a failed send ends a client: a closed connection is a peer that

@@ -60,6 +60,10 @@ void smq_vectors_give(struct smq_vector_pool *p, unsigned v);
  * boot; equal for every process of one host). */
 uint64_t smq_boot_hash(void);
 
+/* fdpass.c: len bytes of buf and, if fd >= 0, the descriptor fd, on a
+ * UNIX socket (never SIGPIPE): 0 when all went, else -errno or -EIO. */
+int smq_send_fd(int sock, const void *buf, size_t len, int fd, int flags);
+
 /* The futex doorbell, for transports whose memory one kernel maps. */
 void smq_futex_ring(struct smq_map *m, const struct smq_bell_addr *a,
 		    struct smq_far word, uint32_t value);
