@@ -141,14 +141,14 @@ int main(void)
 	}
 	/* each run is bounded by time and must reach a floor of rounds, so
 	 * that a busy machine makes it slower, never empty */
-	uint64_t n = 200000, control = run(&smq_order_local, NONE, &n, 30);
+	uint64_t n = 200000, control = run(&smq_order_local, NONE, &n, 10);
 	printf("control, compiler barriers on both sides: both loads missed "
 	       "in %llu of %llu rounds\n", (unsigned long long)control,
 	       (unsigned long long)n);
-	uint64_t nf = 200000, full = run(&smq_order_c11, FULL, &nf, 30);
+	uint64_t nf = 200000, full = run(&smq_order_c11, FULL, &nf, 10);
 	printf("full barriers on both sides: both missed in %llu of %llu "
 	       "rounds\n", (unsigned long long)full, (unsigned long long)nf);
-	uint64_t m = 50000, light = run(&smq_order_local, LIGHT, &m, 60);
+	uint64_t m = 1500, light = run(&smq_order_local, LIGHT, &m, 60);
 	printf("light mark against board 0's membarrier: both missed in %llu "
 	       "of %llu rounds (60 s at most)\n", (unsigned long long)light,
 	       (unsigned long long)m);
@@ -157,7 +157,7 @@ int main(void)
 	 * barrier */
 	uint64_t a = 200000, asym = 0;
 	if (smq_order_of_kernel() == &smq_order_local_asym) {
-		asym = run(&smq_order_local, WAIT, &a, 30);
+		asym = run(&smq_order_local, WAIT, &a, 10);
 		printf("a send or take against a waiting side's expedited "
 		       "barrier: both missed in %llu of %llu rounds\n",
 		       (unsigned long long)asym, (unsigned long long)a);

@@ -30,6 +30,8 @@ if ! command -v valgrind >/dev/null 2>&1 || ! valgrind --version >/dev/null 2>&1
 	exit 77
 fi
 [ -x "$B/smqctl" ] || { echo "$B/smqctl not built: run make first"; exit 1; }
+# by its full path: a script may run smqctl with a PATH of its own
+vg=$(command -v valgrind)
 
 top=$(mktemp -d) || exit 1
 trap 'rm -rf "$top"' EXIT
@@ -56,7 +58,7 @@ start() {
 	cat >"$d/wrap" <<EOF
 #!/bin/sh
 printf '%s\n' "\$*" >"$d/vg/cmd.\$\$"
-exec valgrind $VG_OPTS --log-file="$d/vg/log.%p" "\$@"
+exec '$vg' $VG_OPTS --log-file="$d/vg/log.%p" "\$@"
 EOF
 	chmod 755 "$d/wrap"
 	echo "$1" >"$d/name"
