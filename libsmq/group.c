@@ -17,60 +17,6 @@ struct smq_group {
 	bool has_bell;
 };
 
-/* The group table (feature groups), validated at attach; it is written by
- * init only, in board 0's region: a named read at open. */
-static const struct smq_group_head *group_table(struct smq_window *w)
-{
-	uint64_t at = lay_groups(&w->lay);
-	return at ? smq_snapshot_at(w, at, w->lay.tables_extra) : NULL;
-}
-
-static int group_get(struct smq_window *w, unsigned index,
-		     struct smq_group_info *info)
-{
-	const struct smq_group_head *h = group_table(w);
-
-	memset(info, 0, sizeof(*info));
-	if (!h || index >= LOAD(&h->groups))
-		return -ENOENT;
-	const struct smq_group_desc *d = (const void *)(h + 1);
-	const uint32_t *member = (const uint32_t *)(d + LOAD(&h->groups));
-	memcpy(info->name, d[index].name, sizeof(d->name));
-	info->index = index;
-	info->count = LOAD(&d[index].count);
-	for (uint32_t k = 0; k < info->count; k++)
-		info->queues[k] = LOAD(&member[LOAD(&d[index].first) + k]);
-	return 0;
-}
-
-static int group_fill(struct smq_window *w, unsigned index, unsigned unused,
-		      void *info)
-{
-	(void)unused;
-	if (!w->valid)
-		return -SMQ_EUNFORMATTED;
-	int err = group_get(w, index, info);
-	return err ? err : smq_stale(w);
-}
-
-int smq_group_info(struct smq_window *w, unsigned index,
-		   struct smq_group_info *info, size_t size)
-{
-	struct smq_group_info mine;
-
-	if (!w || !info)
-		return -EINVAL;
-	return smq_snapshot_call(w, group_fill, index, 0, &mine, sizeof(mine),
-				 info, size);
-}
-
-/* The number of groups the window names. */
-unsigned smq_group_count(struct smq_window *w)
-{
-	const struct smq_group_head *h = w->valid ? group_table(w) : NULL;
-	return h ? LOAD(&h->groups) : 0;
-}
-
 static void group_free(struct smq_group *g)
 {
 	for (unsigned i = 0; i < g->n; i++)
@@ -143,7 +89,7 @@ int smq_group_open(struct smq_window *w, const char *name, enum smq_role role,
 		return -SMQ_EUNFORMATTED;
 	unsigned count = smq_group_count(w);
 	for (unsigned i = 0; i < count; i++) {
-		if (group_get(w, i, &info))
+		if (smq_group_get(w, i, &info))
 			break;
 		if (strncmp(info.name, name, sizeof(info.name)))
 			continue;

@@ -305,7 +305,7 @@ int smq_owner_of(const struct smq_layout *l, uint64_t off);
 /* A monitor's snapshots first follow the window (window.c): -EIDRM once
  * it was removed; attached again after an init or clear; 0 for others. */
 int smq_monitor_follow(struct smq_window *w);
-/* A snapshot call (info.c): fill(w, a, b, info) into our struct of have
+/* A snapshot call (window.c): fill(w, a, b, info) into our struct of have
  * bytes, handed out to the caller's of size bytes. */
 typedef int smq_snapshot_fill(struct smq_window *w, unsigned a, unsigned b,
 			      void *info);
@@ -321,8 +321,11 @@ int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb);
 int smq_confirm_fault(struct smq_window *w, const struct smq_sb *sb,
 		      uint64_t gen, int err);
 
-/* group.c: the groups the window names (feature groups) */
+/* info.c: the groups the window names (feature groups) */
 unsigned smq_group_count(struct smq_window *w);
+/* Group index of the window: -ENOENT past the last. */
+int smq_group_get(struct smq_window *w, unsigned index,
+		  struct smq_group_info *info);
 
 /* work.c: the one judgement of who is at work */
 void smq_observe(struct smq_observation *o, uint64_t count, uint64_t key,

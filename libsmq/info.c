@@ -156,27 +156,6 @@ static int queue_info(struct smq_window *w, unsigned queue,
 	return smq_stale(w);
 }
 
-/* What every snapshot call does around its own filling: a monitor
- * follows the window first (-EIDRM: removed; a fault found attaching
- * again is said rather than the fill's), an error leaves zeros, and the
- * caller's struct gets what both sides know of ours.  Under the handle's
- * follow lock: following may map the window and its layout anew, which
- * the fills of other threads read. */
-int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
-		      unsigned a, unsigned b, void *info, size_t have,
-		      void *out, size_t size)
-{
-	if (!w || !out || !size)
-		return -EINVAL;
-	memset(info, 0, have);
-	pthread_mutex_lock(&w->follow_lock);
-	int err = smq_monitor_follow(w);
-	int ferr = err == -EIDRM ? err : fill(w, a, b, info);
-	pthread_mutex_unlock(&w->follow_lock);
-	smq_struct_out(out, size, info, have);
-	return err ? err : ferr;
-}
-
 static int lane_fill(struct smq_window *w, unsigned queue, unsigned sender,
 		     void *info)
 {
@@ -318,4 +297,58 @@ int smq_validate(struct smq_window *w, struct smq_fault *out, size_t size)
 	if (out)
 		smq_struct_out(out, size, &f, sizeof(f));
 	return err;
+}
+
+/* The group table (feature groups), validated at attach; it is written by
+ * init only, in board 0's region: a named read at open. */
+static const struct smq_group_head *group_table(struct smq_window *w)
+{
+	uint64_t at = lay_groups(&w->lay);
+	return at ? smq_snapshot_at(w, at, w->lay.tables_extra) : NULL;
+}
+
+int smq_group_get(struct smq_window *w, unsigned index,
+		     struct smq_group_info *info)
+{
+	const struct smq_group_head *h = group_table(w);
+
+	memset(info, 0, sizeof(*info));
+	if (!h || index >= LOAD(&h->groups))
+		return -ENOENT;
+	const struct smq_group_desc *d = (const void *)(h + 1);
+	const uint32_t *member = (const uint32_t *)(d + LOAD(&h->groups));
+	memcpy(info->name, d[index].name, sizeof(d->name));
+	info->index = index;
+	info->count = LOAD(&d[index].count);
+	for (uint32_t k = 0; k < info->count; k++)
+		info->queues[k] = LOAD(&member[LOAD(&d[index].first) + k]);
+	return 0;
+}
+
+static int group_fill(struct smq_window *w, unsigned index, unsigned unused,
+		      void *info)
+{
+	(void)unused;
+	if (!w->valid)
+		return -SMQ_EUNFORMATTED;
+	int err = smq_group_get(w, index, info);
+	return err ? err : smq_stale(w);
+}
+
+int smq_group_info(struct smq_window *w, unsigned index,
+		   struct smq_group_info *info, size_t size)
+{
+	struct smq_group_info mine;
+
+	if (!w || !info)
+		return -EINVAL;
+	return smq_snapshot_call(w, group_fill, index, 0, &mine, sizeof(mine),
+				 info, size);
+}
+
+/* The number of groups the window names. */
+unsigned smq_group_count(struct smq_window *w)
+{
+	const struct smq_group_head *h = w->valid ? group_table(w) : NULL;
+	return h ? LOAD(&h->groups) : 0;
 }

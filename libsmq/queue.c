@@ -316,7 +316,7 @@ int smq_queue_close(struct smq_queue *q)
 	/* a loan never submitted is given back: its lane unlocked, its mark
 	 * down, nothing published */
 	if (q->loaned)
-		smq_loan_abort(q);
+		smq_lane_end_loan(q);
 	if (q->role == SMQ_RECEIVER && q->rx && !smq_queue_enter(q)) {
 		/* only our own claim: after a re-init it may not be ours */
 		uint64_t tag = q->owner_tag;
@@ -337,15 +337,6 @@ int smq_queue_set_spin(struct smq_queue *q, unsigned spin_ns)
 		return -EINVAL;
 	q->spin_ns = spin_ns;
 	return 0;
-}
-
-/* Whether every process that may ring our doorbell can: a sender's
- * lane says what it can ring; the receiver's rx_info what it can. */
-bool smq_can_ring(uint32_t kinds, uint64_t host, const struct smq_bell_addr *a)
-{
-	if (a->kind == SMQ_BELL_NONE || !(kinds & SMQ_BELL_BIT(a->kind)))
-		return false;
-	return a->kind != SMQ_BELL_FUTEX || host == a->host;
 }
 
 int smq_queue_notify(struct smq_queue *q, char *buf, size_t len)

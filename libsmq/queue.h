@@ -1,4 +1,6 @@
-/* libsmq internals shared by queue.c, send.c and receive.c. */
+/* libsmq internals of the message path: the lane lock (lane.c) and the
+ * doorbell (bell.c) below the queues (queue.c), send.c and receive.c
+ * above them, groups (group.c) on top. */
 #ifndef SMQ_QUEUE_H
 #define SMQ_QUEUE_H
 
@@ -8,9 +10,9 @@
 #define HEARTBEAT_EVERY 1024 /* messages between beats of a busy board */
 #define NAP_NS 50000         /* a waiter nobody can ring looks this often */
 
-/* receive.c */
+/* queue.c */
 void smq_lane_expect(struct smq_queue *q, unsigned s, uint64_t bottom);
-void smq_set_sleep_epoch(struct smq_queue *q, uint64_t ep);
+/* receive.c */
 /* Waits until one of n queues of this board has a message (a group's
  * share one doorbell): its lane, the queue's position in *which */
 int smq_wait_any(struct smq_queue *const *qs, unsigned n, int timeout_ms,
@@ -23,12 +25,18 @@ int smq_queue_open_bell(struct smq_window *w, unsigned index,
 			enum smq_role role, unsigned flags,
 			const struct smq_bell_addr *bell, bool has_bell,
 			struct smq_queue **qp);
-/* send.c: the lane lock, in the sending board's own memory */
+/* lane.c: the lane lock, in the sending board's own memory */
 int smq_lane_lock(struct smq_queue *q, const struct timespec *deadline);
 void smq_lane_unlock(struct smq_queue *q);
 void smq_lane_recover(struct smq_queue *q);
-/* queue.c: can a process that rings kinds, on host, reach address a? */
+/* A loan given back unsubmitted: nothing published, the lock and the
+ * mark down */
+void smq_lane_end_loan(struct smq_queue *q);
+/* bell.c: can a process that rings kinds, on host, reach address a? */
 bool smq_can_ring(uint32_t kinds, uint64_t host, const struct smq_bell_addr *a);
+/* The receiver's sleep word, in its memory and every sender's (inside
+ * the mark) */
+void smq_set_sleep_epoch(struct smq_queue *q, uint64_t ep);
 
 /* A lane whose numbers are out of bounds is refused before anything is
  * written: the receiver's bottom at most a ring past top (it takes an
@@ -48,9 +56,13 @@ static inline bool smq_lane_copy_sane(uint64_t copy, uint64_t top,
 	return smq_lane_sane(copy, top, entries + 1);
 }
 
-/* Waiting: a doorbell when every ringer can reach ours, else a nap.
+/* bell.c: waiting: a doorbell when every ringer can reach ours, else a nap.
  * Wakes by the caller's deadline, or after a slice to beat. */
 int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,
 		  uint32_t seen, const struct timespec *deadline);
+/* ...on the doorbells of n queues of one board (a group's), each seen[i]
+ * its word's value before the look that found nothing */
+int smq_wait_bells(struct smq_queue *const *qs, unsigned n, bool can_sleep,
+		   const uint32_t *seen, const struct timespec *deadline);
 
 #endif

@@ -6,7 +6,6 @@
 #include <sys/uio.h>
 #include <time.h>
 #include "queue.h"
-#include "transport/common.h"
 
 /* The first lane whose next entry carries its signature, starting after
  * the last one served (rotating fairness between sending boards, as the
@@ -84,15 +83,6 @@ static int confirm(struct smq_queue *q, int err)
 	return smq_queue_stale(q) ? -ESTALE : err;
 }
 
-/* Inside the mark. */
-void smq_set_sleep_epoch(struct smq_queue *q, uint64_t ep)
-{
-	q->sleep_epoch = ep;
-	STORE(&q->rx->sleep_epoch, ep);
-	for (unsigned k = 0; k < q->nlanes; k++)
-		FAR_STORE(q->wakes[k], struct smq_lane_wake, sleep_epoch, ep);
-}
-
 /* The receiver's own heartbeat, and whether it waits in a call (then it
  * beats at least once a sleep slice, so that an observer of any host can
  * tell a receiver that died waiting); the board's too.  Inside the mark. */
@@ -110,39 +100,6 @@ static void rx_beat_outside(struct smq_queue *q, uint32_t waiting)
 		rx_beat(q, waiting);
 		smq_queue_leave(q);
 	}
-}
-
-/* A sleep slice from now, or the deadline if it comes first: a sleeper
- * wakes at least once a slice to beat. */
-static void slice_until(struct timespec *slice, const struct timespec *deadline)
-{
-	smq_deadline(slice, SLEEP_SLICE_MS);
-	if (deadline && (deadline->tv_sec < slice->tv_sec ||
-			 (deadline->tv_sec == slice->tv_sec &&
-			  deadline->tv_nsec < slice->tv_nsec)))
-		*slice = *deadline;
-}
-
-int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,
-		  uint32_t seen, const struct timespec *deadline)
-{
-	struct smq_map *m = &q->w->map;
-	struct timespec slice;
-
-	if (!can_sleep) {
-		struct timespec nap = { 0, NAP_NS };
-		if (!deadline || !smq_past(deadline))
-			nanosleep(&nap, NULL);
-		return 0;
-	}
-	slice_until(&slice, deadline);
-	TEST_HOOK(SMQ_HOOK_SLEEP);
-	int err = m->tp->wait(m, &q->bell, word, seen, &slice);
-	if (!err)
-		TEST_HOOK(SMQ_HOOK_RUNG);
-	else if (err == -ETIMEDOUT)
-		TEST_HOOK(SMQ_HOOK_SLEPT_OUT);
-	return err;
 }
 
 /* Arms a sleep: tells every sending board how to wake us (our doorbell
@@ -222,33 +179,6 @@ static int enter_all(struct smq_queue *const *qs, unsigned n)
 	return 0;
 }
 
-/* A group's queues share one doorbell: a futex waiter waits on every
- * queue's word at once (futex_waitv), an ivshmem or MSI-X waiter on its one
- * vector, which a ring of any of them counts. */
-static int wait_bells(struct smq_queue *const *qs, unsigned n, bool can_sleep,
-		      const uint32_t *seen, const struct timespec *deadline)
-{
-	struct smq_queue *q = qs[0];
-	struct timespec slice;
-
-	if (n == 1 || !can_sleep)
-		return smq_wait_bell(q, can_sleep, &q->bell_word->doorbell,
-				     seen[0], deadline);
-	for (unsigned i = 0; i < n; i++)
-		if (LOAD(&qs[i]->bell_word->doorbell) != seen[i])
-			return 0;
-	slice_until(&slice, deadline);
-	if (q->bell.kind == SMQ_BELL_FUTEX) {
-		const uint32_t *words[SMQ_GROUP_MAX_MEMBERS];
-		for (unsigned i = 0; i < n; i++)
-			words[i] = &qs[i]->bell_word->doorbell;
-		return smq_futex_wait_many(words, seen, n, &slice);
-	}
-	struct smq_map *m = &q->w->map;
-	return m->tp->wait(m, &q->bell, &q->bell_word->doorbell, seen[0],
-			   &slice);
-}
-
 /* Sleeps on the doorbell of n queues of this board, with their marks
  * down; returns with them down. */
 static int sleep_on_bells(struct smq_queue *const *qs, unsigned n,
@@ -281,7 +211,7 @@ static int sleep_on_bells(struct smq_queue *const *qs, unsigned n,
 			rx_beat(qs[i], 1);
 		}
 		leave_all(qs, n);
-		werr = wait_bells(qs, n, can_sleep, seen, deadline);
+		werr = smq_wait_bells(qs, n, can_sleep, seen, deadline);
 		/* a re-init may have happened while we slept: write nothing */
 		if ((err = enter_all(qs, n)))
 			return err;

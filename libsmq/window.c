@@ -376,3 +376,24 @@ int smq_close(struct smq_window *w)
 	free(w);
 	return 0;
 }
+
+/* What every snapshot call does around its own filling: a monitor
+ * follows the window first (-EIDRM: removed; a fault found attaching
+ * again is said rather than the fill's), an error leaves zeros, and the
+ * caller's struct gets what both sides know of ours.  Under the handle's
+ * follow lock: following may map the window and its layout anew, which
+ * the fills of other threads read. */
+int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
+		      unsigned a, unsigned b, void *info, size_t have,
+		      void *out, size_t size)
+{
+	if (!w || !out || !size)
+		return -EINVAL;
+	memset(info, 0, have);
+	pthread_mutex_lock(&w->follow_lock);
+	int err = smq_monitor_follow(w);
+	int ferr = err == -EIDRM ? err : fill(w, a, b, info);
+	pthread_mutex_unlock(&w->follow_lock);
+	smq_struct_out(out, size, info, have);
+	return err ? err : ferr;
+}
