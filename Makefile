@@ -3,7 +3,7 @@
 
 # The version is smq.h's (SMQ_VERSION_MAJOR, _MINOR, _PATCH); the soname
 # follows the major version, which moves when the ABI breaks.
-smq_h_version = $(shell sed -n 's/^\#define SMQ_VERSION_$(1) \([0-9]*\)$$/\1/p' libsmq/smq.h)
+smq_h_version = $(shell sed -n 's/^\#define SMQ_VERSION_$(1) \([0-9]*\)$$/\1/p' include/smq.h)
 SOMAJOR   := $(call smq_h_version,MAJOR)
 VERSION   := $(SOMAJOR).$(call smq_h_version,MINOR).$(call smq_h_version,PATCH)
 PREFIX    ?= /usr/local
@@ -25,8 +25,10 @@ WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ifdef WERROR
 WARN      += -Werror
 endif
-CPPFLAGS  += -D_GNU_SOURCE -DSMQ_VERSION='"$(VERSION)"' -Ilibsmq -Iprobes
+CPPFLAGS  += -D_GNU_SOURCE -DSMQ_VERSION='"$(VERSION)"' -Iinclude -Ilibsmq -Iprobes
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -fPIC -pthread
+# each object's header dependencies, in a .d file beside it
+DEPFLAGS  = -MMD -MP
 
 comma     := ,
 NOUNDEF   := -Wl,--no-undefined
@@ -39,7 +41,7 @@ else
 B         ?= build
 endif
 
-LIB_SRC   := $(wildcard libsmq/*.c libsmq/transport/*.c)
+LIB_SRC   := $(filter-out libsmq/examples/%,$(wildcard libsmq/*/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
 SONAME    := libsmq.so.$(SOMAJOR)
 SHLIB     := $(B)/libsmq.so.$(VERSION)
@@ -58,12 +60,17 @@ SMQCTL    := $(B)/smqctl
 VFIO_CHECK := $(B)/tests/qemu/vfio_check
 IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 
-.PHONY: all check check-all install clean bench demo fuzz reliability deps
-all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE) $(TEST_BIN) $(VFIO_CHECK) $(IVSHMEM_HOST)
+.PHONY: all tests check check-all install clean bench demo fuzz reliability deps
+# `make` builds the product; `make tests` the test programs too, which
+# `make check` runs.
+all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE)
+TEST_PROGS := $(TEST_BIN) $(VFIO_CHECK) $(IVSHMEM_HOST)
+# what every test program built from its sources depends on
+TEST_HDRS := $(wildcard include/*.h libsmq/*/*.h tests/*.h) Makefile
 
-$(B)/%.o: %.c $(wildcard libsmq/*.h libsmq/transport/*.h cli/*.h cli/*/*.h probes/*.h) Makefile
+$(B)/%.o: %.c Makefile
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 # The static library a user links shows only the public API, as the
 # shared one does: its objects are linked into one and every global name
@@ -93,7 +100,7 @@ $(SHLIB): $(LIB_OBJ) libsmq/libsmq.map
 # t_baseline runs the baselines themselves: it links the cli objects they need.
 BASELINE_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard cli/measure/baseline_*.c)) \
 		$(B)/cli/measure/stats.o $(B)/cli/measure/machine.o
-$(B)/tests/t_baseline: tests/t_baseline.c tests/testlib.c tests/testlib.h cli/measure/measure.h \
+$(B)/tests/t_baseline: tests/t_baseline.c tests/testlib.c $(TEST_HDRS) cli/measure/measure.h \
 		$(BASELINE_OBJ) $(INTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
@@ -102,28 +109,28 @@ $(B)/tests/t_baseline: tests/t_baseline.c tests/testlib.c tests/testlib.h cli/me
 # The split test runs on a library that counts every read across regions
 # (SMQ_COUNT_FAR): built apart, never installed.
 COUNT_OBJ := $(LIB_SRC:%.c=$(B)/count/%.o)
-$(B)/count/%.o: %.c $(wildcard libsmq/*.h libsmq/transport/*.h) Makefile
+$(B)/count/%.o: %.c Makefile
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 $(B)/libsmq-count.a: $(COUNT_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 COUNT_TESTS := $(B)/tests/t_split $(B)/tests/t_stall $(B)/tests/t_maint_kill \
 	$(B)/tests/t_wake $(B)/tests/t_lines $(B)/tests/t_burst_crash \
 	$(B)/tests/t_scratch
-$(COUNT_TESTS): $(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h tests/testint.h $(B)/libsmq-count.a
+$(COUNT_TESTS): $(B)/tests/%: tests/%.c tests/testlib.c $(TEST_HDRS) $(B)/libsmq-count.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
 		$(B)/libsmq-count.a $(LDFLAGS)
 # smqctl on that library, held at the hook SMQ_TEST_HOLD names
 # (tests/hold_hook.c), for t_cli_held.sh: never installed.
 SMQCTL_HOOKED := $(B)/tests/smqctl-hooked
-$(B)/tests/hold_hook.o: tests/hold_hook.c libsmq/hook.h Makefile
+$(B)/tests/hold_hook.o: tests/hold_hook.c $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) -c -o $@ $<
 # ...and with the faults SMQ_TEST_VIEW and SMQ_TEST_SKIP name
 # (tests/fault_hook.c), for t_check_cross.sh
-$(B)/tests/fault_hook.o: tests/fault_hook.c libsmq/hook.h Makefile
+$(B)/tests/fault_hook.o: tests/fault_hook.c $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) -c -o $@ $<
 $(SMQCTL_HOOKED): $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o $(B)/tests/fault_hook.o \
@@ -131,19 +138,19 @@ $(SMQCTL_HOOKED): $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o $(B)/tests/faul
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o \
 		$(B)/tests/fault_hook.o $(B)/libsmq-count.a $(LDFLAGS) $(PCI_LIBS) \
 		-lncursesw -lmicrohttpd -lm
-all: $(SMQCTL_HOOKED)
+TEST_PROGS += $(SMQCTL_HOOKED)
 # t_ivshmem_conform.sh: strict clients of the ivshmem protocol, churn, and
 # a sleeping receiver whose wake-ups the test build's hooks tell apart.
 IVSHMEM_CONFORM := $(B)/tests/ivshmem_conform
 $(IVSHMEM_CONFORM): tests/ivshmem_conform.c tests/ivshmem_strict.c \
-		tests/ivshmem_strict.h libsmq/hook.h $(B)/libsmq-count.a
+		$(TEST_HDRS) $(B)/libsmq-count.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests $(ALL_CFLAGS) -o $@ $< \
 		tests/ivshmem_strict.c $(B)/libsmq-count.a $(LDFLAGS)
-all: $(IVSHMEM_CONFORM)
+TEST_PROGS += $(IVSHMEM_CONFORM)
 
 # Probe and model tests link the probes (and libpci).
-$(B)/tests/t_probe_%: tests/t_probe_%.c tests/testlib.c tests/testlib.h $(PROBE_OBJ) $(INTLIB)
+$(B)/tests/t_probe_%: tests/t_probe_%.c tests/testlib.c $(TEST_HDRS) $(PROBE_OBJ) $(INTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
 		$(PROBE_OBJ) $(INTLIB) $(LDFLAGS) $(PCI_LIBS) -lm
@@ -151,24 +158,24 @@ $(B)/tests/t_probe_%: tests/t_probe_%.c tests/testlib.c tests/testlib.h $(PROBE_
 # The ivshmem tests share a server in a child process (tests/ivshmem_srv.c).
 IVSHMEM_TESTS := $(B)/tests/t_ivshmem $(B)/tests/t_ivshmem_idle
 $(IVSHMEM_TESTS): $(B)/tests/%: tests/%.c tests/ivshmem_srv.c tests/ivshmem_srv.h \
-		tests/testlib.c tests/testlib.h $(INTLIB)
+		tests/testlib.c $(TEST_HDRS) $(INTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/ivshmem_srv.c \
 		tests/testlib.c $(INTLIB) $(LDFLAGS)
 
 # Tests link libsmq-internal.a: they may reach internals (format tests
 # corrupt windows field by field), which the shared library does not export.
-$(B)/tests/%: tests/%.c tests/testlib.c tests/testlib.h $(INTLIB)
+$(B)/tests/%: tests/%.c tests/testlib.c $(TEST_HDRS) $(INTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c $(INTLIB) $(LDFLAGS)
 
 # t_qemu_vfio.sh: the guest side drives libsmq's VFIO and doorbell modules
 # in a QEMU guest (copied into its initramfs with its shared libraries); the
 # host side is a peer through the ivshmem client module.
-$(VFIO_CHECK): tests/qemu/vfio_check.c tests/qemu/vfio_mailbox.h $(INTLIB)
+$(VFIO_CHECK): tests/qemu/vfio_check.c tests/qemu/vfio_mailbox.h $(TEST_HDRS) $(INTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(INTLIB) $(LDFLAGS)
-$(IVSHMEM_HOST): tests/qemu/ivshmem_host.c tests/qemu/vfio_mailbox.h $(INTLIB)
+$(IVSHMEM_HOST): tests/qemu/ivshmem_host.c tests/qemu/vfio_mailbox.h $(TEST_HDRS) $(INTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(INTLIB) $(LDFLAGS)
 
@@ -196,7 +203,9 @@ SAN_ENV   := ASAN_OPTIONS=exitcode=86:detect_leaks=1 \
 	     UBSAN_OPTIONS=exitcode=86:print_stacktrace=1 \
 	     TSAN_OPTIONS=exitcode=86
 
-check: all
+tests: all $(TEST_PROGS)
+
+check: tests
 	@$(if $(SAN),$(SAN_ENV)) B=$(B) sh tests/run.sh $(SCRIPTS) $(RUN_BIN)
 
 check-all:
@@ -243,7 +252,7 @@ reliability: $(B)/tests/t_crash $(B)/tests/t_maint_kill $(B)/tests/t_reinit
 FUZZ_TIME ?= 600
 FUZZ_B    := build-fuzz
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(FUZZ_B)/fuzz_window: tests/fuzz/fuzz_window.c $(LIB_SRC) $(wildcard libsmq/*.h libsmq/transport/*.h)
+$(FUZZ_B)/fuzz_window: tests/fuzz/fuzz_window.c $(LIB_SRC) $(wildcard include/*.h libsmq/*/*.h)
 	@mkdir -p $(@D)
 	clang $(CPPFLAGS) -Itests -std=c11 $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_window.c $(LIB_SRC)
 fuzz: $(FUZZ_B)/fuzz_window
@@ -270,7 +279,7 @@ install: $(STLIB) $(SHLIB) $(SMQCTL)
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libsmq.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libsmq.so
-	install -m 644 libsmq/smq.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 include/smq.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    libsmq/libsmq.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libsmq.pc
@@ -282,3 +291,5 @@ install: $(STLIB) $(SHLIB) $(SMQCTL)
 
 clean:
 	rm -rf build build-*
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -54,7 +54,7 @@ run file env SMQ_TEST_TRANSPORT=file make -j"$nproc" check \
 if command -v clang >/dev/null; then
 	# built, not run: the sanitizer step runs every C test built by clang,
 	# and running them twice more cost CI ten minutes
-	run clang make -j"$nproc" all WERROR=1 CC=clang B=build-clang
+	run clang make -j"$nproc" tests WERROR=1 CC=clang B=build-clang
 	run asan+ubsan env SMQ_STREAM_COUNT=100000 make -j"$nproc" check CC=clang SAN=address,undefined
 	run tsan env SMQ_STREAM_COUNT=20000 make -j"$nproc" check CC=clang SAN=thread \
 		TESTS=t_stream,t_sync,t_ring,t_reinit

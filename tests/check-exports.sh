@@ -13,7 +13,7 @@ lib=$B/libsmq.so
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 nm -D --defined-only "$lib" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' | sort -u >"$tmp/exported"
-grep -oE '\bsmq_[a-z0-9_]+\(' libsmq/smq.h | tr -d '(' | sort -u >"$tmp/declared"
+grep -oE '\bsmq_[a-z0-9_]+\(' include/smq.h | tr -d '(' | sort -u >"$tmp/declared"
 sed -n 's/^[[:space:]]*\(smq_[a-z0-9_]*\);/\1/p' libsmq/libsmq.map | sort -u >"$tmp/mapped"
 status=0
 if ! diff -u "$tmp/declared" "$tmp/exported"; then
@@ -34,7 +34,7 @@ nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }' | while read -r s; do
 done >"$tmp/unversioned"
 [ -s "$tmp/unversioned" ] && { cat "$tmp/unversioned"; status=1; }
 
-major=$(sed -n 's/^#define SMQ_VERSION_MAJOR \([0-9]*\)$/\1/p' libsmq/smq.h)
+major=$(sed -n 's/^#define SMQ_VERSION_MAJOR \([0-9]*\)$/\1/p' include/smq.h)
 readelf -d "$lib" | grep -q "SONAME.*\[libsmq\.so\.$major\]" ||
 	{ echo "soname is not libsmq.so.$major"; status=1; }
 

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "hook.h"
+#include "format/hook.h"
 
 #define MAX_FAULTS 8
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "hook.h"
+#include "format/hook.h"
 
 static const struct {
 	const char *name;

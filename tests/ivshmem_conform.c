@@ -29,7 +29,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "hook.h"
+#include "format/hook.h"
 #include "ivshmem_strict.h"
 #include "smq.h"
 

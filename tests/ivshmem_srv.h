@@ -7,7 +7,7 @@
 #include <sys/types.h>
 #include <time.h>
 #include "smq.h"
-#include "transport/ivshmem_client.h"
+#include "ivshmem/client.h"
 
 struct record {
 	int status;               /* open: its result; then 1 per event */

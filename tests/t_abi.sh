@@ -13,18 +13,18 @@ lib=$B/libsmq.so
 [ -e "$lib" ] || { echo "no $lib: build first"; exit 1; }
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 base=libsmq/abi/$soname.abi
-[ -e "$base" ] || { echo "no $base: a new soname needs the ABI file of its first release (abidw --header-file libsmq/smq.h --out-file $base $lib)"; exit 1; }
+[ -e "$base" ] || { echo "no $base: a new soname needs the ABI file of its first release (abidw --header-file include/smq.h --out-file $base $lib)"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # A struct held by value inside another (smq_window_info holds a
 # smq_geometry) moves every member after it when it grows: growth at the
 # end is let pass for the others only.
 held=$(sed -n 's/^[[:space:]]*struct \(smq_[a-z_]*\) [a-z_]*\(\[[0-9A-Z_]*\]\)\{0,1\};.*/\1/p' \
-	libsmq/smq.h | sort -u | paste -sd'|')
+	include/smq.h | sort -u | paste -sd'|')
 { cat libsmq/abi/growth.suppr
   [ -n "$held" ] && echo "  name_not_regexp = ^($held)\$"
 } >"$tmp/growth.suppr"
-abidiff --header-file2 libsmq/smq.h --suppressions "$tmp/growth.suppr" \
+abidiff --header-file2 include/smq.h --suppressions "$tmp/growth.suppr" \
 	--no-added-syms "$base" "$lib" >"$tmp/out" 2>&1
 st=$?
 # abidiff's exit status is a bit field: 1 error, 2 usage, 4 a change,
@@ -40,7 +40,7 @@ if [ $((st & 12)) -ne 0 ]; then
 	echo "(a break needs a new soname: SMQ_VERSION_MAJOR in smq.h, and its ABI file)"
 	exit 1
 fi
-added=$(abidiff --header-file2 libsmq/smq.h "$base" "$lib" 2>/dev/null |
+added=$(abidiff --header-file2 include/smq.h "$base" "$lib" 2>/dev/null |
 	grep -o '\[A\] .*\bsmq_[a-z0-9_]*[(@]' | grep -o 'smq_[a-z0-9_]*' | sort -u | tr '\n' ' ')
 [ -n "$added" ] && echo "added since the release: $added"
 # a release's node of the symbol map is never added to: what is not in the

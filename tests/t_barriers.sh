@@ -39,9 +39,9 @@ has() { # has TEXT PATTERN
 
 # ---- arm64 ----
 mkdir -p "$T/a64"
-for src in libsmq/*.c libsmq/transport/*.c; do
+for src in $(ls libsmq/*/*.c | grep -v ^libsmq/examples/); do
 	o=$T/a64/$(echo "$src" | tr / _).o
-	if ! "$xcc" -D_GNU_SOURCE -DSMQ_VERSION='"x"' -Ilibsmq -std=c11 -O2 \
+	if ! "$xcc" -D_GNU_SOURCE -DSMQ_VERSION='"x"' -Iinclude -Ilibsmq -std=c11 -O2 \
 		-Wall -Wextra -c -o "$o" "$src" 2>"$T/cc.err"; then
 		failed "arm64: $src does not build"
 		sed 's/^/    | /' "$T/cc.err"
@@ -65,7 +65,7 @@ for pair in "device_publish:dmb[[:space:]]+oshst" \
 	fi
 done
 for src in send receive; do
-	obj=$T/a64/libsmq_$src.c.o
+	obj=$T/a64/libsmq_message_$src.c.o
 	body=$("$xobjdump" -d --no-show-raw-insn "$obj")
 	if has "$body" 'blr[[:space:]]+x[0-9]+'; then
 		ok "arm64: $src.c orders device memory through the transport's table (blr)"
@@ -92,7 +92,7 @@ if [ "$(uname -m)" = x86_64 ]; then
 fi
 
 # no test of the mapping's kind on the message path
-if grep -nE '\bwc\b|->wc|order ==|== &smq_order' libsmq/send.c libsmq/receive.c; then
+if grep -nE '\bwc\b|->wc|order ==|== &smq_order' libsmq/message/send.c libsmq/message/receive.c; then
 	failed "the message path tests the kind of mapping"
 else
 	ok "the message path asks no mapping what it is"

@@ -31,7 +31,7 @@ builds() {
 	shift 2
 	command -v "$c" >/dev/null || return 0
 	for std in "$@"; do
-		if ! "$c" -std="$std" -pedantic -Wall -Wextra -Werror -Ilibsmq \
+		if ! "$c" -std="$std" -pedantic -Wall -Wextra -Werror -Iinclude \
 			-c -o "$tmp/o" "$src" 2>"$tmp/err"; then
 			echo "smq.h does not compile with $c -std=$std -pedantic:"
 			cat "$tmp/err"; status=1
@@ -71,9 +71,9 @@ int main(void)
 	return 0;
 }
 C
-if ! cc -Ilibsmq -o "$tmp/ver" "$tmp/ver.c" -L"$B" -lsmq -Wl,-rpath,"$PWD/$B" ||
+if ! cc -Iinclude -o "$tmp/ver" "$tmp/ver.c" -L"$B" -lsmq -Wl,-rpath,"$PWD/$B" ||
    ! "$tmp/ver"; then
 	echo "the library's version disagrees with smq.h"; status=1
 fi
-[ $status -eq 0 ] && echo "smq.h compiles in $n standard and compiler pairs with -pedantic; the library is version $(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' libsmq/smq.h | paste -sd.)"
+[ $status -eq 0 ] && echo "smq.h compiles in $n standard and compiler pairs with -pedantic; the library is version $(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/smq.h | paste -sd.)"
 exit $status

@@ -26,7 +26,7 @@ flags=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_LIBDIR="$dest/opt/smq/lib/pkgc
 	pkg-config --cflags --libs libsmq) || exit 1
 ${CC:-cc} -o "$dest/prog" "$dest/prog.c" $flags || exit 1
 out=$(LD_LIBRARY_PATH="$dest/opt/smq/lib" "$dest/prog") || exit 1
-want=$(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' libsmq/smq.h | paste -sd.)
+want=$(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/smq.h | paste -sd.)
 [ "$out" = "$want" ] || { echo "installed library says version '$out', Makefile '$want'"; exit 1; }
 grep -q '^ExecStart=/opt/smq/bin/smqctl init --from ' "$dest/opt/smq/lib/systemd/system/smq-init.service" ||
 	{ echo "smq-init.service does not run /opt/smq/bin/smqctl init --from"; exit 1; }
@@ -41,7 +41,7 @@ grep -q '^ExecStart=/opt/smq/bin/smqctl --window ${SMQ_BROKER_DEVICE} broker --s
 "$dest/opt/smq/bin/smqctl" --version | grep -q "smqctl $want" || { echo "installed smqctl --version is wrong"; exit 1; }
 # Both installed libraries show the public API and nothing else: no
 # internal name of ours can clash with a name of the user's program.
-grep -oE '\bsmq_[a-z0-9_]+\(' libsmq/smq.h | tr -d '(' | sort -u >"$dest/declared"
+grep -oE '\bsmq_[a-z0-9_]+\(' include/smq.h | tr -d '(' | sort -u >"$dest/declared"
 nm -g --defined-only "$dest/opt/smq/lib/libsmq.a" | awk 'NF == 3 { print $3 }' | sort -u >"$dest/static"
 nm -D --defined-only "$dest/opt/smq/lib/libsmq.so" | awk 'NF == 3 { sub(/@.*/, "", $3); print $3 }' |
 	grep -v '^LIBSMQ_' | sort -u >"$dest/shared"

@@ -20,7 +20,7 @@
 #include <time.h>
 #include "testint.h"
 #include "testlib.h"
-#include "transport/ivshmem_client.h"
+#include "ivshmem/client.h"
 #include "ivshmem_srv.h"
 
 static void *map_memory(struct ivc *c, size_t *len)

@@ -28,7 +28,7 @@ done
 
 # 2. The names: the header's functions, and the library's exports if it
 # was built.
-grep -oE '\bsmq_[a-z0-9_]+\(' libsmq/smq.h | tr -d '(' | sort -u >"$tmp/declared"
+grep -oE '\bsmq_[a-z0-9_]+\(' include/smq.h | tr -d '(' | sort -u >"$tmp/declared"
 cp "$tmp/declared" "$tmp/names"
 if [ -e "$B/libsmq.so" ]; then
 	nm -D --defined-only "$B/libsmq.so" |
@@ -70,7 +70,7 @@ norm='
 		print substr($0, RSTART, RLENGTH - 1) "\t" $0
 	}'
 awk 'BEGIN { RS = "\001" } { gsub(/\/\*([^*]|\*+[^*\/])*\*+\//, ""); print }' \
-	libsmq/smq.h |
+	include/smq.h |
 	awk '/^[ \t]*#/ { skip = /\\$/; next }
 	     skip { skip = /\\$/; next }
 	     { print }' |
@@ -110,7 +110,7 @@ done <"$tmp/synopses"
 
 # 5. The version smq_version(3) shows is the header's.
 for part in MAJOR MINOR PATCH; do
-	h=$(sed -n "s/^#define SMQ_VERSION_$part \([0-9]*\)\$/\1/p" libsmq/smq.h)
+	h=$(sed -n "s/^#define SMQ_VERSION_$part \([0-9]*\)\$/\1/p" include/smq.h)
 	grep -q "^\.B #define SMQ_VERSION_$part $h\$" man/smq_version.3 ||
 		{ echo "smq_version.3: SMQ_VERSION_$part is not $h"; status=1; }
 done

@@ -1,7 +1,7 @@
 #!/bin/sh
 # smq(7) against the library.  Every table of fields marked ".\" fields:
 # STRUCT" must give each named field the offset and size it has in
-# libsmq/format.h, and its rows must cover the structure exactly: a
+# libsmq/format/format.h, and its rows must cover the structure exactly: a
 # "reserved" row is a padding member of the structure, at its offset and
 # of its size, so that a field taking over padding shows (the program
 # below names every padding member: renaming one does not compile).
@@ -24,7 +24,7 @@ cat >"$T/numbers.c" <<'CEOF'
  * EXAMPLE section's blocks, separated by "--". */
 #include <stdio.h>
 #include <string.h>
-#include "format.h"
+#include "format/format.h"
 
 #define U(x) ((unsigned long long)(x))
 #define F(S, f) printf("%s %s %llu %llu\n", #S, #f, \
@@ -388,7 +388,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 CEOF
-"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Ilibsmq -o "$T/numbers" \
+"$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Ilibsmq -o "$T/numbers" \
 	"$T/numbers.c" "$B/libsmq-internal.a" -pthread ||
 	{ echo "FAIL: cannot build"; exit 1; }
 "$T/numbers" fields >"$T/fields" && "$T/numbers" example >"$T/example" ||

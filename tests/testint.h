@@ -3,8 +3,8 @@
 #ifndef SMQ_TESTINT_H
 #define SMQ_TESTINT_H
 
-#include "handle.h"
-#include "queue.h"
+#include "window/handle.h"
+#include "message/queue.h"
 #include "transport/common.h"
 
 /* A pointer to canonical offset off of the window w maps. */

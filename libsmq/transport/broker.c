@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "../format.h"
+#include "format/format.h"
 #include "broker_proto.h"
 #include "common.h"
 #include "doorbell_dev.h"

@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "../format.h"
+#include "format/format.h"
 #include "common.h"
 
 int smq_futex_bell_open(struct smq_map *m, struct smq_bell_addr *a)

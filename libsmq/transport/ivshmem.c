@@ -15,9 +15,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../format.h"
+#include "format/format.h"
 #include "common.h"
-#include "ivshmem_client.h"
+#include "ivshmem/client.h"
 
 struct ivshmem {
 	struct ivc *c;

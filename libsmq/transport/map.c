@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "../format.h"
+#include "format/format.h"
 #include "common.h"
 
 void smq_vectors_init(struct smq_vector_pool *p, unsigned n)

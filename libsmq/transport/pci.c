@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../format.h"
+#include "format/format.h"
 #include "common.h"
 #include "doorbell_dev.h"
 #include "vfio.h"

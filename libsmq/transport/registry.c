@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../format.h"
+#include "format/format.h"
 #include "common.h"
 
 static const struct smq_transport *const transports[] = {

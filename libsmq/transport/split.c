@@ -12,8 +12,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../format.h"
-#include "../shm_name.h"
+#include "format/format.h"
+#include "shm_name.h"
 #include "common.h"
 
 struct split {

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
-#include "../view.h"
+#include "format/view.h"
 #include "order.h"
 
 struct smq_layout;

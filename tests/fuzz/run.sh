@@ -22,8 +22,8 @@ esac
 compile() {
 	c=$1 out=$2
 	shift 2
-	"$c" -D_GNU_SOURCE '-DSMQ_VERSION="fuzz"' -Ilibsmq -Itests -std=c11 \
-		-o "$out" "$@" libsmq/*.c libsmq/transport/*.c
+	"$c" -D_GNU_SOURCE '-DSMQ_VERSION="fuzz"' -Iinclude -Ilibsmq -Itests -std=c11 \
+		-o "$out" "$@" $(ls libsmq/*/*.c | grep -v ^libsmq/examples/)
 }
 sanitize="-fsanitize=fuzzer,address,undefined"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/smq-fuzz.XXXXXX") || exit 1
@@ -42,7 +42,7 @@ if ! clang "$sanitize" -o "$tmp/probe" "$tmp/probe.c" >"$tmp/probe.log" 2>&1; th
 fi
 stale=
 if [ -x "$fuzzer" ]; then
-	stale=$(find tests/fuzz/fuzz_window.c libsmq -newer "$fuzzer" \
+	stale=$(find tests/fuzz/fuzz_window.c include libsmq -newer "$fuzzer" \
 		\( -name '*.c' -o -name '*.h' \) 2>/dev/null | head -n 1)
 fi
 if [ ! -x "$fuzzer" ] || [ -n "$stale" ]; then

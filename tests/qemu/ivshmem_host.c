@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "transport/ivshmem_client.h"
+#include "ivshmem/client.h"
 #include "vfio_mailbox.h"
 
 static int64_t now_ns(void)

@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "ivshmem_server.h"
-#include "shm_name.h"
+#include "server.h"
+#include "transport/shm_name.h"
 
 /* ---- the memory ---- */
 

@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "ivshmem_client.h"
+#include "client.h"
 
 
 struct ivc_peer {

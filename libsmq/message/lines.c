@@ -7,7 +7,7 @@
  * smq_line_side (-1: not watched), set by the test; one thread at a time. */
 #include <stdint.h>
 #include <string.h>
-#include "format.h"
+#include "format/format.h"
 
 #ifdef SMQ_COUNT_FAR
 __thread int smq_line_side = -1;

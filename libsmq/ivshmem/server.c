@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "abi.h"
-#include "ivshmem_server.h"
+#include "format/abi.h"
+#include "server.h"
 
 /* ---- the API ---- */
 

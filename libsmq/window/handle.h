@@ -12,10 +12,10 @@
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
-#include "abi.h"
-#include "format.h"
-#include "hook.h"
-#include "view.h"
+#include "format/abi.h"
+#include "format/format.h"
+#include "format/hook.h"
+#include "format/view.h"
 #include "transport/transport.h"
 
 /* Why a far read happens (each one is a named exception). */

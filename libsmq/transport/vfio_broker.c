@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "abi.h"
-#include "transport/broker_proto.h"
-#include "transport/doorbell_dev.h"
-#include "transport/vfio.h"
+#include "format/abi.h"
+#include "broker_proto.h"
+#include "doorbell_dev.h"
+#include "vfio.h"
 
 #define BATCH 8
 

@@ -9,7 +9,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "ivshmem_server.h"
+#include "server.h"
 #include "transport/common.h"
 
 /* ---- peers and their messages ---- */
