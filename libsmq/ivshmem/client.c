@@ -26,7 +26,7 @@
 struct ivc_peer {
 	unsigned id;
 	unsigned n;
-	int fd[IVC_MAX_VECTORS];   /* we write them: they ring the peer */
+	int fd[IVSHMEM_MAX_VECTORS];   /* we write them: they ring the peer */
 };
 
 struct ivc {
@@ -34,7 +34,7 @@ struct ivc {
 	int id;
 	int mem_fd;
 	unsigned cap;              /* vectors kept per peer and for us */
-	int own[IVC_MAX_VECTORS];  /* we read them: our vectors */
+	int own[IVSHMEM_MAX_VECTORS];  /* we read them: our vectors */
 	unsigned nown;             /* atomic: ivc_wait() reads it unlocked */
 	/* The peers: ivc_ring() reads them under the read lock (a descriptor
 	 * is never closed under a ring), ivc_update() changes them under
@@ -204,7 +204,7 @@ static void remove_peer(struct ivc *c, struct ivc_peer *p)
  * of our own vectors.  Takes fd.  1: it was one of our vectors. */
 static int take_msg(struct ivc *c, int64_t value, int fd)
 {
-	if (value < 0 || value > IVC_MAX_PEER_ID) {
+	if (value < 0 || value > IVSHMEM_MAX_PEER_ID) {
 		if (fd >= 0)
 			close(fd);
 		return -EPROTO;   /* a second memory, or garbage */
@@ -273,13 +273,13 @@ static int setup(struct ivc *c, const char *path, unsigned vectors)
 		close(fd);
 		return -EPROTO;
 	}
-	if (value != IVC_PROTOCOL_VERSION)
+	if (value != IVSHMEM_PROTOCOL_VERSION)
 		return -EPROTONOSUPPORT;
 	if ((err = read_msg_until(c, &value, &fd, deadline)))
 		return err;  /* ECONNRESET: it hung up on us */
 	if (fd >= 0)
 		close(fd);
-	if (fd >= 0 || value < 0 || value > IVC_MAX_PEER_ID)
+	if (fd >= 0 || value < 0 || value > IVSHMEM_MAX_PEER_ID)
 		return -EPROTO;
 	c->id = (int)value;
 
@@ -333,14 +333,14 @@ int ivc_connect(struct ivc **cp, const char *socket_path, unsigned vectors)
 	if (!cp)
 		return -EINVAL;
 	*cp = NULL;
-	if (!socket_path || !*socket_path || vectors > IVC_MAX_VECTORS)
+	if (!socket_path || !*socket_path || vectors > IVSHMEM_MAX_VECTORS)
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->sock = c->mem_fd = c->pending_fd = -1;
 	c->id = -1;
-	c->cap = vectors ? vectors : IVC_MAX_VECTORS;
+	c->cap = vectors ? vectors : IVSHMEM_MAX_VECTORS;
 	if ((err = pthread_rwlock_init(&c->lock, NULL))) {
 		free(c);
 		return -err;

@@ -16,10 +16,8 @@
 
 #include <stdint.h>
 #include <time.h>
+#include "protocol.h"
 
-#define IVC_PROTOCOL_VERSION 0
-#define IVC_MAX_VECTORS 64
-#define IVC_MAX_PEER_ID 65535
 /* How long ivc_connect() waits for the server's first messages. */
 #define IVC_SETUP_TIMEOUT_MS 10000
 /* With no peer to learn the server's vector count from, the vectors are
@@ -33,7 +31,7 @@ struct ivc;
  * client's own vectors.
  *
  * vectors is the number of interrupt vectors this client uses, as QEMU's
- * vectors=N (1 to IVC_MAX_VECTORS): extra descriptors from the server are
+ * vectors=N (1 to IVSHMEM_MAX_VECTORS): extra descriptors from the server are
  * closed.  0 takes as many as the server gives.  The protocol does not
  * say how many that is: the count is that of a peer already connected,
  * else (the first client) what arrives until IVC_SETTLE_MS pass without
@@ -56,7 +54,7 @@ int ivc_server_version(const char *socket_path, int64_t *version);
 int ivc_id(const struct ivc *c);
 /* The shared memory (owned by the handle: dup it to keep it). */
 int ivc_memory_fd(const struct ivc *c);
-/* Own vectors connected, 0 .. IVC_MAX_VECTORS. */
+/* Own vectors connected, 0 .. IVSHMEM_MAX_VECTORS. */
 unsigned ivc_vectors(const struct ivc *c);
 /* poll() it for POLLIN: notifications wait for ivc_update(). */
 int ivc_socket_fd(const struct ivc *c);

@@ -1,17 +1,15 @@
 /* An ivshmem server: the server side of QEMU's ivshmem-doorbell protocol
- * (version 0, QEMU's docs/specs/ivshmem-spec.txt).  It owns the shared
- * memory, gives every client that connects to its UNIX socket an ID and
- * one eventfd per interrupt vector, and tells every client when others
- * come and go.  The connection is one-way: each message is an 8-byte
- * little-endian signed number, with at most one file descriptor.
+ * (protocol.h).  It owns the shared memory, gives every client that
+ * connects to its UNIX socket an ID and one eventfd per interrupt vector,
+ * and tells every client when others come and go.
  *
- * Self-contained on purpose: only the public header, system headers and
- * the rule for shm names (shm_name.h), so that the window's internals can
- * change under it.  One thread at a
+ * Self-contained on purpose: only the public header, system headers, the
+ * protocol and the rule for shm names (shm_name.h), so that the window's
+ * internals can change under it.  One thread at a
  * time uses a server handle.
  *
- * This file is the API and its event loop; ivshmem_server_setup.c makes
- * the memory and the socket, ivshmem_server_peers.c keeps the peers, their
+ * This file is the API and its event loop; server_setup.c makes the
+ * memory and the socket, server_peers.c keeps the peers, their
  * IDs and their messages. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* libsmq internals: the ivshmem server's state, shared by its files
- * (ivshmem_server.c tells what the server is).  Not installed.  Like the
+ * (server.c tells what the server is).  Not installed.  Like the
  * server, only the public header and system headers. */
 #ifndef SMQ_IVSHMEM_SERVER_H
 #define SMQ_IVSHMEM_SERVER_H
@@ -9,8 +9,13 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include "smq.h"
+#include "protocol.h"
 
-#define PROTOCOL_VERSION 0
+_Static_assert(SMQ_SERVER_MAX_VECTORS == IVSHMEM_MAX_VECTORS,
+	       "the public bound on vectors is the protocol's");
+_Static_assert(SMQ_SERVER_MAX_PEERS == IVSHMEM_MAX_PEER_ID + 1,
+	       "the public bound on peers is the protocol's");
+
 #define EPOLL_BATCH 8
 #define MAX_SIZE (1ull << 46)
 
@@ -61,7 +66,7 @@ struct smq_server {
 				  or "file" prefixed, to remove on failure */
 };
 
-/* ivshmem_server_setup.c: the memory and the socket */
+/* server_setup.c: the memory and the socket */
 int smq_srv_open_memory(struct smq_server *s, const char *spec, uint64_t size);
 int smq_srv_size_memory(struct smq_server *s);
 int smq_srv_socket_address(const char *path, struct sockaddr_un *a);
@@ -69,7 +74,7 @@ int smq_srv_probe_socket(const struct sockaddr_un *a, bool *stale);
 int smq_srv_make_socket(struct smq_server *s, const struct sockaddr_un *a,
 			unsigned mode);
 
-/* ivshmem_server_peers.c: peers, their IDs and messages, and events */
+/* server_peers.c: peers, their IDs and messages, and events */
 void smq_srv_peer_flush(struct smq_server *s, struct peer *p);
 void smq_srv_peer_free(struct peer *p);
 int smq_srv_reserve_events(struct smq_server *s, unsigned n);

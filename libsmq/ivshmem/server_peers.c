@@ -324,7 +324,7 @@ int smq_srv_accept_client(struct smq_server *s)
 	s->npeers++;
 	push_event(s, SMQ_PEER_JOINED, id, pid, 0);
 
-	peer_send(s, p, PROTOCOL_VERSION, -1);
+	peer_send(s, p, IVSHMEM_PROTOCOL_VERSION, -1);
 	peer_send(s, p, id, -1);
 	peer_send(s, p, -1, s->mem_fd);
 	for (unsigned i = 0; i < s->nslots; i++)

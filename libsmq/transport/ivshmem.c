@@ -180,15 +180,15 @@ static bool version_words(const char *path, char *buf, size_t len)
 {
 	int64_t v;
 
-	if (ivc_server_version(path, &v) == 0 && v != IVC_PROTOCOL_VERSION)
+	if (ivc_server_version(path, &v) == 0 && v != IVSHMEM_PROTOCOL_VERSION)
 		snprintf(buf, len, "window ivshmem:%s: the server speaks version "
 			 "%" PRId64 " of the ivshmem protocol, this library "
-			 "version %d", path, v, IVC_PROTOCOL_VERSION);
+			 "version %d", path, v, IVSHMEM_PROTOCOL_VERSION);
 	else
 		snprintf(buf, len, "window ivshmem:%s: the server speaks another "
 			 "version of the ivshmem protocol than %d, this "
 			 "library's (it did not answer again to say which)", path,
-			 IVC_PROTOCOL_VERSION);
+			 IVSHMEM_PROTOCOL_VERSION);
 	return true;
 }
 
