@@ -692,6 +692,16 @@ row 2 "--timeout -5 is out of range" - "$W" send --timeout -5 x
 # -T is --timeout in every command that waits, init and clear too
 row 2 "--timeout needs a duration" - "$W" init -T abc
 row 2 "--timeout needs a duration" - "$W" clear -T abc
+# an option's old name, which another command takes with another
+# meaning, is refused whatever follows it, naming the new one
+row 2 "smqctl pingpong: --queues is a count of queues (init, probe, model); the two queues of a measurement are --queue-pair A,B" - "$W" pingpong --queues 0,1
+row 2 "the two queues of a measurement are --queue-pair A,B" - "$W" bench --queues=0,1
+row 2 "the two queues of a measurement are --queue-pair A,B" - "$W" pingpong --queues
+row 2 "smqctl bench: --mode is the permission bits of a file or socket (init, server, broker); how a measurement's receivers wait is --wait poll|sleep|spin" - "$W" bench --mode spin
+row 2 "how a measurement's receivers wait is --wait poll|sleep|spin" - "$W" pingpong --mode=poll
+row 2 "how a measurement's receivers wait is --wait poll|sleep|spin" - "$W" bench --mode
+row 2 "--wait is poll, sleep or spin, not 'often'" - "$W" pingpong --wait often
+row 2 "--queue-pair needs two numbers" - "$W" bench --queue-pair 0
 row 2 "--count" - "$W" recv --count -1
 row 2 "--count 99999999999 is out of range" - "$W" recv --count 99999999999
 row 2 "--count 0 needs a --timeout" - "$W" recv --count 0

@@ -10,7 +10,7 @@
 #      options, as the binary lists them;
 #  (d) so does the zsh completion (skipped, with a note, without zsh);
 #  both complete option values as `smqctl --list-args` says: the words of
-#      --mode (each one the binary accepts), files after every option that
+#      --wait (each one the binary accepts), files after every option that
 #      takes a file or a path, and after --window the transports and only
 #      the smq windows of /dev/shm, files after file: and ivshmem:, and
 #      the devices of `smqctl --list-devices` after pci:;
@@ -197,7 +197,7 @@ pci:0000:00:04.0/2" "$devices"
 devices_bdf=$(echo "$devices" | sed 's/^pci://')
 printf '#!/bin/sh\n[ "$1" = --list-devices ] && exec "%s" --list-devices="%s"\nexec "%s" "$@"\n' \
 	"$bin" "$PWD/$dump" "$bin" >"$tmp/smqctl-dump" && chmod 755 "$tmp/smqctl-dump"
-# options whose value is a file, and the words of --mode
+# options whose value is a file, and the words of --wait
 : >"$tmp/fileopts"
 for c in $optcmds; do
 	"$bin" --list-args="$c" >"$tmp/args.$c" ||
@@ -209,19 +209,19 @@ done
 for o in --file --dump --socket; do
 	grep -q " $o\$" "$tmp/fileopts" || fail "(c) no command's $o completes files (--list-args)"
 done
-modes=$(awk '$2 == "--mode" && $4 == "words" { for (i = 5; i <= NF; i++) print $i; exit }' \
+waits=$(awk '$2 == "--wait" && $4 == "words" { for (i = 5; i <= NF; i++) print $i; exit }' \
 	"$tmp/args.pingpong")
-same "(c) smqctl --list-args: the words of --mode" "poll
+same "(c) smqctl --list-args: the words of --wait" "poll
 sleep
-spin" "$modes"
-for m in $modes; do
+spin" "$waits"
+for m in $waits; do
 	for c in pingpong bench; do
-		"$bin" "$c" --mode "$m" --help >/dev/null 2>&1 ||
-			fail "(c) smqctl $c --mode $m, offered by the completions, is refused"
+		"$bin" "$c" --wait "$m" --help >/dev/null 2>&1 ||
+			fail "(c) smqctl $c --wait $m, offered by the completions, is refused"
 	done
 done
-"$bin" pingpong --mode nosuch --help >/dev/null 2>&1 &&
-	fail "(c) smqctl pingpong --mode nosuch is accepted: the check above proves nothing"
+"$bin" pingpong --wait nosuch --help >/dev/null 2>&1 &&
+	fail "(c) smqctl pingpong --wait nosuch is accepted: the check above proves nothing"
 
 # ---- (c) bash ----
 if command -v bash >/dev/null 2>&1; then
@@ -274,9 +274,9 @@ EOF
 		"$(echo "$devices_bdf" | sed 's/^0000:00://')" \
 		"$(bcompw --window pci : 0000 : 00 : 0)"
 	for c in pingpong bench; do
-		same "(c) bash: smqctl $c --mode <TAB>" "$modes" "$(bcomp "$c" --mode '')"
-		same "(c) bash: smqctl $c --mode=s<TAB>" "$(echo "$modes" | grep '^s')" \
-			"$(bcomp "$c" --mode = s)"
+		same "(c) bash: smqctl $c --wait <TAB>" "$waits" "$(bcomp "$c" --wait '')"
+		same "(c) bash: smqctl $c --wait=s<TAB>" "$(echo "$waits" | grep '^s')" \
+			"$(bcomp "$c" --wait = s)"
 	done
 	same "(c) bash: smqctl init --mode <TAB> (octal) offers nothing" "" "$(bcomp init --mode '')"
 	# every option that takes a file or a path, by --list-args
@@ -358,8 +358,8 @@ EOF
 	fi
 	same "(d) zsh: smqctl --window pci:<TAB> gives the candidates of --list-devices" \
 		"$devices_bdf" "$(zcompw --window pci:)"
-	same "(d) zsh: smqctl pingpong --mode <TAB>" "$modes" "$(zcomp pingpong --mode '')"
-	same "(d) zsh: smqctl bench --mode=<TAB>" "$modes" "$(zcomp bench --mode=)"
+	same "(d) zsh: smqctl pingpong --wait <TAB>" "$waits" "$(zcomp pingpong --wait '')"
+	same "(d) zsh: smqctl bench --wait=<TAB>" "$waits" "$(zcomp bench --wait=)"
 	while read -r c o; do
 		same "(d) zsh: smqctl $c $o <TAB> completes files" "_files" "$(zcomp "$c" "$o" '')"
 	done <"$tmp/fileopts"
