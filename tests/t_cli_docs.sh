@@ -20,7 +20,11 @@
 #  (f) `smqctl help help` works; `smqctl help`, every `smqctl help CMD` and
 #      man/smqctl.1 never say "seed"; every window spec of `smqctl --window
 #      help` is in `smqctl --help` and under WINDOW SPECS; every variable
-#      the systemd units read is documented.
+#      the systemd units read is documented;
+#  (g) no long option means two things: a long option that several
+#      commands take has the same short letter (or none) and the same
+#      argument in every `smqctl CMD --help`, and --timeout is -T, TIME;
+#      exceptions are listed, with their forms, where the meaning is one.
 # B is the build directory (default build, relative to the repository).
 # CLI_DOCS_MAN, CLI_DOCS_BASH and CLI_DOCS_ZSH check other files instead of
 # man/smqctl.1 and completions/ (to see that a broken copy is caught).
@@ -372,8 +376,8 @@ fi
 
 # ---- (e) short options ----
 # every letter of every command (and of the common options): one long
-# option, with an argument everywhere or nowhere (its name may say more in
-# one command: model's -s needs the function, probe's does not)
+# option, with an argument everywhere or nowhere (that the argument has
+# one name everywhere too is (g)'s)
 for c in help $optcmds; do
 	awk -v c="$c" '$1 != "-" { print $1, $2, ($3 == "-" ? "NOARG" : "ARG"), c }' \
 		"$tmp/args.$c"
@@ -423,6 +427,53 @@ done
 for v in $(sed -n 's/.*\$\({\{0,1\}\)\(SMQ_[A-Z_]*\).*/\2/p' systemd/*.service | sort -u); do
 	grep -q "$v" "$man" || fail "(f) $v, which the systemd units read, is not in $man"
 done
+
+# ---- (g) one meaning per long option ----
+# A long option that several commands take is written the same in every
+# `smqctl CMD --help`: the same short letter (or none anywhere) and the
+# same argument; --timeout is -T, --timeout=TIME wherever it is.  The
+# converse of (e).  An exception is listed here with every form it takes,
+# and only where the meaning is one; a form that no command shows any more
+# fails too.
+#   --group: in a window's shape (init, probe, model) a group and its
+#   queues; in send and recv a group that init made.
+cat >"$tmp/opt.exceptions" <<'EXCEPTIONS'
+--group - NAME=Q,Q...
+--group - NAME
+EXCEPTIONS
+# OPTION SHORT ARG CMD, a line for each option of each command
+for c in $optcmds; do
+	helpspecs "$c" | awk -v c="$c" '{
+		s = $0; short = "-"; arg = "-"
+		if (s ~ /^-[^-],/) { short = substr(s, 1, 2); s = substr(s, 4) }
+		if (match(s, /\[?=/)) {
+			arg = substr(s, RSTART); sub(/^=/, "", arg)
+			s = substr(s, 1, RSTART - 1)
+		}
+		print s, short, arg, c
+	}'
+done | sort -k1,1 -k4,4 >"$tmp/longs"
+grep -qx -- '--timeout -T TIME sync' "$tmp/longs" ||
+	fail "(g) no '-T, --timeout=TIME' read from smqctl sync --help: the checks below prove nothing"
+# "OPTION SHORT ARG | CMD...", a line for each form of each option (an
+# argument may hold a colon, never " |")
+awk '{ k = $1 " " $2 " " $3; if (!(k in cmds)) order[++n] = k
+	cmds[k] = cmds[k] " " $4 }
+	END { for (i = 1; i <= n; i++) print order[i] " |" cmds[order[i]] }' \
+	"$tmp/longs" >"$tmp/forms"
+for o in $(awk '{ print $1 }' "$tmp/longs" | sort -u); do
+	forms=$(grep -- "^$o " "$tmp/forms")
+	allowed=$(grep -- "^$o " "$tmp/opt.exceptions")
+	if [ -n "$allowed" ]; then
+		same "(g) $o is written in exactly the forms of its exception" \
+			"$(sorted "$allowed")" "$(sorted "$(echo "$forms" | sed 's/ |.*//')")"
+	elif [ "$(echo "$forms" | wc -l)" -gt 1 ]; then
+		fail "(g) $o is written differently across commands (option, short letter, argument | commands):
+$(echo "$forms" | sed 's/^/    /')"
+	fi
+done
+bad=$(awk '$1 == "--timeout" && ($2 != "-T" || $3 != "TIME") { print $4 }' "$tmp/longs")
+[ -z "$bad" ] || fail "(g) --timeout is not -T, --timeout=TIME in: $(echo $bad)"
 
 [ $status = 0 ] && echo "commands, man page and completions agree"
 exit $status
