@@ -1,6 +1,6 @@
 /* Sizes on the command line and in a description file: one parser for
  * every option that takes a size (init --entry-size and its description
- * file, server --size, the --size lists of pingpong, bench and model,
+ * file, server --shm-size, the --size lists of pingpong, bench and model,
  * model's --mps and --mrrs). */
 #include <errno.h>
 #include <inttypes.h>

@@ -8,7 +8,8 @@ struct clear_opts {
 	bool force;
 };
 
-enum { OPT_TIMEOUT = 0x100, OPT_FORCE };
+/* -T is a timeout in every command; --force is spelled out */
+enum { OPT_TIMEOUT = 'T', OPT_FORCE = 0x100 };
 
 static const struct argp_option options[] = {
 	{ "timeout", OPT_TIMEOUT, "TIME", 0,

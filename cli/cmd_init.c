@@ -16,8 +16,9 @@ struct init_opts {
 	int timeout_ms;         /* the handshake with the boards */
 };
 
-/* --force should be spelled out: long options only */
-enum { OPT_FORCE = 0x100, OPT_TIMEOUT, OPT_DRY_RUN, OPT_FIT, OPT_KEEP };
+/* --force should be spelled out: long options only; -T is a timeout in
+ * every command */
+enum { OPT_TIMEOUT = 'T', OPT_FORCE = 0x100, OPT_DRY_RUN, OPT_FIT, OPT_KEEP };
 
 static const struct argp_option options[] = {
 	{ "dry-run", OPT_DRY_RUN, NULL, 0,

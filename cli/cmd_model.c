@@ -28,7 +28,7 @@ struct model_opts {
 };
 
 static const struct argp_option options[] = {
-	{ "slot", 's', "[[DOMAIN:]BUS:]SLOT.FUNC", 0,
+	{ "slot", 's', "[[DOMAIN:]BUS:]SLOT[.FUNC]", 0,
 	  "Model the link of this PCI Express device as it trained (status "
 	  "speed and width) with its MPS and MRRS", 0 },
 	{ "dump", OPT_DUMP, "FILE", 0,
@@ -73,7 +73,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		struct probe_filter f = { .slot = arg };
 		if (!*arg || probe_filter_check(&f))
 			argp_error(st, "-s '%s' is not a device: "
-				   "[[domain:]bus:]slot.func in hex", arg);
+				   "[[domain:]bus:]slot[.func] in hex", arg);
 		o->slot = arg;
 		break;
 	}

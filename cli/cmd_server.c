@@ -24,18 +24,24 @@ struct server_opts {
 	unsigned mode;
 };
 
-enum { OPT_SOCKET = 0x100, OPT_SIZE, OPT_VECTORS };
+enum { OPT_SOCKET = 0x100, OPT_SHM_SIZE, OPT_VECTORS, OPT_OLD_SIZE };
 
 static const struct argp_option options[] = {
 	{ "socket", OPT_SOCKET, "PATH", 0,
 	  "Listen on the UNIX socket PATH (required)", 0 },
-	{ "size", OPT_SIZE, "SIZE", 0,
-	  "Bytes of memory, a power of two: 4K to 64G, with K, M or G "
+	{ "shm-size", OPT_SHM_SIZE, "SIZE", 0,
+	  "Bytes of shared memory, a power of two: 4K to 64G, with K, M or G "
 	  "(default 4M)", 0 },
 	{ "vectors", OPT_VECTORS, "N", 0,
 	  "Interrupt vectors of every peer, 1 to 64 (default 8)", 0 },
 	{ "mode", 'm', "OCTAL", 0,
 	  "Permission bits of the socket (default 0600)", 0 },
+	/* The old name of --shm-size, a list of message sizes in other
+	 * commands: refused, naming the new one, rather than read two ways.
+	 * The argument is optional so that every spelling reaches this
+	 * message, not getopt's. */
+	{ "size", OPT_OLD_SIZE, "SIZE", OPTION_HIDDEN | OPTION_ARG_OPTIONAL,
+	  NULL, 0 },
 	{ 0 }
 };
 
@@ -53,14 +59,19 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 				   MAX_SOCKET_PATH);
 		o->socket = arg;
 		break;
-	case OPT_SIZE:
-		o->size = arg_size(st, "--size", arg, 4096, 64ull << 30);
+	case OPT_SHM_SIZE:
+		o->size = arg_size(st, "--shm-size", arg, 4096, 64ull << 30);
 		/* QEMU maps the memory as a PCI BAR, whose size is a power
 		 * of two */
 		if (o->size & (o->size - 1))
-			argp_error(st, "--size %s is not a power of two: QEMU maps "
-				   "the memory as a PCI BAR, whose size is one",
-				   arg);
+			argp_error(st, "--shm-size %s is not a power of two: QEMU "
+				   "maps the memory as a PCI BAR, whose size is "
+				   "one", arg);
+		break;
+	case OPT_OLD_SIZE:
+		argp_error(st, "--size is a list of message sizes (-z: pingpong, "
+			   "bench, model); the size of the shared memory is "
+			   "--shm-size SIZE");
 		break;
 	case OPT_VECTORS:
 		o->vectors = arg_u32(st, "--vectors", arg, 1,

@@ -212,16 +212,16 @@ static void list_options(const struct argp *argp)
 }
 
 /* What the completions offer after an option, by the name of its argument:
- * files, window specs (--list-windows), or words.  The words of MODE are
- * those that pingpong and bench take (tests/t_cli_docs.sh checks that each
- * is accepted). */
+ * files, window specs (--list-windows), or words.  The words of HOW are
+ * those that --wait of pingpong and bench takes (tests/t_cli_docs.sh checks
+ * that each is accepted). */
 static const struct {
 	const char *arg, *kind;
 } arg_kinds[] = {
 	{ "FILE", "file" },
 	{ "PATH", "file" },
 	{ "SPEC", "window" },
-	{ "MODE", "words poll sleep spin" },
+	{ "HOW", "words poll sleep spin" },
 };
 
 static void print_arg_line(int key, const char *name, const char *arg)

@@ -149,11 +149,11 @@ grep -Eq '^  uses [0-9.]+ [KMG]?i?B \([0-9]+ bytes\)$' "$T/out" || no "no memory
 [ -f "$W" ] || no "window file not created"
 verdict "init --entries 16 --entry-size 256 (geometry and memory)"
 
-run --json init --entries 16 --entry-size 256
+run --json init -T 5s --entries 16 --entry-size 256
 want_rc 0
 json "$T/out" 'd["boards"]==2 and d["queues"]==2 and d["entries"]==16 and d["entry_size"]==256 and d["generation"]==2 and d["receivers"]==[0,1] and d["window_size"]>0'
 [ "$PY" = 1 ] || want_out '"generation": 2'
-verdict "--json init: parses, geometry and generation 2"
+verdict "--json init -T 5s: parses, geometry and generation 2"
 
 # ---- sync: board 1 first, then board 0 ----
 bg_start "$T/b1" -b 1 sync --timeout $((5 * slow))
@@ -361,7 +361,7 @@ e0=$(epoch 0)
 [ "$e0" = "$(hex $((g << 32)))" ] || no "queue 0's epoch is '$e0', not generation $g << 32"
 "$S" send keep && "$S" send -q 1 drop || no "sends failed"
 "$S" --json dump >"$T/before.json"
-run --json clear --queue 1
+run --json clear --queue 1 -T 5s
 want_rc 0
 json "$T/out" 'd["queue"]==1 and d["generation"]=='"$g"' and d["epoch"]=='"$(((g << 32) + 1))"
 [ "$(generation "file:$W")" = "$g" ] || no "generation not $g (it went on to '$(generation "file:$W")')"
@@ -377,7 +377,7 @@ sys.exit(0 if t(a)==t(b) and a["system_state"]==b["system_state"] else 1)' \
 "$S" dump | grep -Eq '^1 +1 none +0/16 +0 ' || no "queue 1 not empty"
 "$S" dump | grep -Eq '^0 +0 none +1/16 +1 ' || no "queue 0 lost its message"
 [ "$("$S" recv --timeout 1 2>/dev/null)" = keep ] || no "queue 0's message not received intact"
-verdict "--json clear --queue 1: only queue 1 emptied, its epoch the next; generation $g goes on"
+verdict "--json clear --queue 1 -T 5s: only queue 1 emptied, its epoch the next; generation $g goes on"
 run clear --queue 0
 want_rc 0
 want_out "cleared queue 0 of file:$W: epoch $(hex $(((g << 32) + 2))) (generation $g goes on)"
@@ -689,6 +689,19 @@ row 2 "--timeout needs a duration" - "$W" sync --timeout abc
 row 2 "unknown unit" - "$W" sync --timeout 5x
 row 2 "--interval must be more than 0" - "$W" sync --interval 0
 row 2 "--timeout -5 is out of range" - "$W" send --timeout -5 x
+# -T is --timeout in every command that waits, init and clear too
+row 2 "--timeout needs a duration" - "$W" init -T abc
+row 2 "--timeout needs a duration" - "$W" clear -T abc
+# an option's old name, which another command takes with another
+# meaning, is refused whatever follows it, naming the new one
+row 2 "smqctl pingpong: --queues is a count of queues (init, probe, model); the two queues of a measurement are --queue-pair A,B" - "$W" pingpong --queues 0,1
+row 2 "the two queues of a measurement are --queue-pair A,B" - "$W" bench --queues=0,1
+row 2 "the two queues of a measurement are --queue-pair A,B" - "$W" pingpong --queues
+row 2 "smqctl bench: --mode is the permission bits of a file or socket (init, server, broker); how a measurement's receivers wait is --wait poll|sleep|spin" - "$W" bench --mode spin
+row 2 "how a measurement's receivers wait is --wait poll|sleep|spin" - "$W" pingpong --mode=poll
+row 2 "how a measurement's receivers wait is --wait poll|sleep|spin" - "$W" bench --mode
+row 2 "--wait is poll, sleep or spin, not 'often'" - "$W" pingpong --wait often
+row 2 "--queue-pair needs two numbers" - "$W" bench --queue-pair 0
 row 2 "--count" - "$W" recv --count -1
 row 2 "--count 99999999999 is out of range" - "$W" recv --count 99999999999
 row 2 "--count 0 needs a --timeout" - "$W" recv --count 0

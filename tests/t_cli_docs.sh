@@ -10,7 +10,7 @@
 #      options, as the binary lists them;
 #  (d) so does the zsh completion (skipped, with a note, without zsh);
 #  both complete option values as `smqctl --list-args` says: the words of
-#      --mode (each one the binary accepts), files after every option that
+#      --wait (each one the binary accepts), files after every option that
 #      takes a file or a path, and after --window the transports and only
 #      the smq windows of /dev/shm, files after file: and ivshmem:, and
 #      the devices of `smqctl --list-devices` after pci:;
@@ -20,7 +20,11 @@
 #  (f) `smqctl help help` works; `smqctl help`, every `smqctl help CMD` and
 #      man/smqctl.1 never say "seed"; every window spec of `smqctl --window
 #      help` is in `smqctl --help` and under WINDOW SPECS; every variable
-#      the systemd units read is documented.
+#      the systemd units read is documented;
+#  (g) no long option means two things: a long option that several
+#      commands take has the same short letter (or none) and the same
+#      argument in every `smqctl CMD --help`, and --timeout is -T, TIME;
+#      exceptions are listed, with their forms, where the meaning is one.
 # B is the build directory (default build, relative to the repository).
 # CLI_DOCS_MAN, CLI_DOCS_BASH and CLI_DOCS_ZSH check other files instead of
 # man/smqctl.1 and completions/ (to see that a broken copy is caught).
@@ -197,7 +201,7 @@ pci:0000:00:04.0/2" "$devices"
 devices_bdf=$(echo "$devices" | sed 's/^pci://')
 printf '#!/bin/sh\n[ "$1" = --list-devices ] && exec "%s" --list-devices="%s"\nexec "%s" "$@"\n' \
 	"$bin" "$PWD/$dump" "$bin" >"$tmp/smqctl-dump" && chmod 755 "$tmp/smqctl-dump"
-# options whose value is a file, and the words of --mode
+# options whose value is a file, and the words of --wait
 : >"$tmp/fileopts"
 for c in $optcmds; do
 	"$bin" --list-args="$c" >"$tmp/args.$c" ||
@@ -209,19 +213,19 @@ done
 for o in --file --dump --socket; do
 	grep -q " $o\$" "$tmp/fileopts" || fail "(c) no command's $o completes files (--list-args)"
 done
-modes=$(awk '$2 == "--mode" && $4 == "words" { for (i = 5; i <= NF; i++) print $i; exit }' \
+waits=$(awk '$2 == "--wait" && $4 == "words" { for (i = 5; i <= NF; i++) print $i; exit }' \
 	"$tmp/args.pingpong")
-same "(c) smqctl --list-args: the words of --mode" "poll
+same "(c) smqctl --list-args: the words of --wait" "poll
 sleep
-spin" "$modes"
-for m in $modes; do
+spin" "$waits"
+for m in $waits; do
 	for c in pingpong bench; do
-		"$bin" "$c" --mode "$m" --help >/dev/null 2>&1 ||
-			fail "(c) smqctl $c --mode $m, offered by the completions, is refused"
+		"$bin" "$c" --wait "$m" --help >/dev/null 2>&1 ||
+			fail "(c) smqctl $c --wait $m, offered by the completions, is refused"
 	done
 done
-"$bin" pingpong --mode nosuch --help >/dev/null 2>&1 &&
-	fail "(c) smqctl pingpong --mode nosuch is accepted: the check above proves nothing"
+"$bin" pingpong --wait nosuch --help >/dev/null 2>&1 &&
+	fail "(c) smqctl pingpong --wait nosuch is accepted: the check above proves nothing"
 
 # ---- (c) bash ----
 if command -v bash >/dev/null 2>&1; then
@@ -274,9 +278,9 @@ EOF
 		"$(echo "$devices_bdf" | sed 's/^0000:00://')" \
 		"$(bcompw --window pci : 0000 : 00 : 0)"
 	for c in pingpong bench; do
-		same "(c) bash: smqctl $c --mode <TAB>" "$modes" "$(bcomp "$c" --mode '')"
-		same "(c) bash: smqctl $c --mode=s<TAB>" "$(echo "$modes" | grep '^s')" \
-			"$(bcomp "$c" --mode = s)"
+		same "(c) bash: smqctl $c --wait <TAB>" "$waits" "$(bcomp "$c" --wait '')"
+		same "(c) bash: smqctl $c --wait=s<TAB>" "$(echo "$waits" | grep '^s')" \
+			"$(bcomp "$c" --wait = s)"
 	done
 	same "(c) bash: smqctl init --mode <TAB> (octal) offers nothing" "" "$(bcomp init --mode '')"
 	# every option that takes a file or a path, by --list-args
@@ -358,8 +362,8 @@ EOF
 	fi
 	same "(d) zsh: smqctl --window pci:<TAB> gives the candidates of --list-devices" \
 		"$devices_bdf" "$(zcompw --window pci:)"
-	same "(d) zsh: smqctl pingpong --mode <TAB>" "$modes" "$(zcomp pingpong --mode '')"
-	same "(d) zsh: smqctl bench --mode=<TAB>" "$modes" "$(zcomp bench --mode=)"
+	same "(d) zsh: smqctl pingpong --wait <TAB>" "$waits" "$(zcomp pingpong --wait '')"
+	same "(d) zsh: smqctl bench --wait=<TAB>" "$waits" "$(zcomp bench --wait=)"
 	while read -r c o; do
 		same "(d) zsh: smqctl $c $o <TAB> completes files" "_files" "$(zcomp "$c" "$o" '')"
 	done <"$tmp/fileopts"
@@ -372,8 +376,8 @@ fi
 
 # ---- (e) short options ----
 # every letter of every command (and of the common options): one long
-# option, with an argument everywhere or nowhere (its name may say more in
-# one command: model's -s needs the function, probe's does not)
+# option, with an argument everywhere or nowhere (that the argument has
+# one name everywhere too is (g)'s)
 for c in help $optcmds; do
 	awk -v c="$c" '$1 != "-" { print $1, $2, ($3 == "-" ? "NOARG" : "ARG"), c }' \
 		"$tmp/args.$c"
@@ -423,6 +427,53 @@ done
 for v in $(sed -n 's/.*\$\({\{0,1\}\)\(SMQ_[A-Z_]*\).*/\2/p' systemd/*.service | sort -u); do
 	grep -q "$v" "$man" || fail "(f) $v, which the systemd units read, is not in $man"
 done
+
+# ---- (g) one meaning per long option ----
+# A long option that several commands take is written the same in every
+# `smqctl CMD --help`: the same short letter (or none anywhere) and the
+# same argument; --timeout is -T, --timeout=TIME wherever it is.  The
+# converse of (e).  An exception is listed here with every form it takes,
+# and only where the meaning is one; a form that no command shows any more
+# fails too.
+#   --group: in a window's shape (init, probe, model) a group and its
+#   queues; in send and recv a group that init made.
+cat >"$tmp/opt.exceptions" <<'EXCEPTIONS'
+--group - NAME=Q,Q...
+--group - NAME
+EXCEPTIONS
+# OPTION SHORT ARG CMD, a line for each option of each command
+for c in $optcmds; do
+	helpspecs "$c" | awk -v c="$c" '{
+		s = $0; short = "-"; arg = "-"
+		if (s ~ /^-[^-],/) { short = substr(s, 1, 2); s = substr(s, 4) }
+		if (match(s, /\[?=/)) {
+			arg = substr(s, RSTART); sub(/^=/, "", arg)
+			s = substr(s, 1, RSTART - 1)
+		}
+		print s, short, arg, c
+	}'
+done | sort -k1,1 -k4,4 >"$tmp/longs"
+grep -qx -- '--timeout -T TIME sync' "$tmp/longs" ||
+	fail "(g) no '-T, --timeout=TIME' read from smqctl sync --help: the checks below prove nothing"
+# "OPTION SHORT ARG | CMD...", a line for each form of each option (an
+# argument may hold a colon, never " |")
+awk '{ k = $1 " " $2 " " $3; if (!(k in cmds)) order[++n] = k
+	cmds[k] = cmds[k] " " $4 }
+	END { for (i = 1; i <= n; i++) print order[i] " |" cmds[order[i]] }' \
+	"$tmp/longs" >"$tmp/forms"
+for o in $(awk '{ print $1 }' "$tmp/longs" | sort -u); do
+	forms=$(grep -- "^$o " "$tmp/forms")
+	allowed=$(grep -- "^$o " "$tmp/opt.exceptions")
+	if [ -n "$allowed" ]; then
+		same "(g) $o is written in exactly the forms of its exception" \
+			"$(sorted "$allowed")" "$(sorted "$(echo "$forms" | sed 's/ |.*//')")"
+	elif [ "$(echo "$forms" | wc -l)" -gt 1 ]; then
+		fail "(g) $o is written differently across commands (option, short letter, argument | commands):
+$(echo "$forms" | sed 's/^/    /')"
+	fi
+done
+bad=$(awk '$1 == "--timeout" && ($2 != "-T" || $3 != "TIME") { print $4 }' "$tmp/longs")
+[ -z "$bad" ] || fail "(g) --timeout is not -T, --timeout=TIME in: $(echo $bad)"
 
 [ $status = 0 ] && echo "commands, man page and completions agree"
 exit $status

@@ -83,7 +83,7 @@ sock=$T/ivshmem.sock
 serve() {
 	: >"$T/out"
 	: >"$T/server.err"
-	"$S" -w "shm:$M" server --socket "$sock" --vectors "$1" --size 1M \
+	"$S" -w "shm:$M" server --socket "$sock" --vectors "$1" --shm-size 1M \
 		</dev/null >"$T/out" 2>"$T/server.err" &
 	srv=$!
 	pids="$pids $srv"

@@ -156,16 +156,16 @@ check "pingpong beside a live application: exit 0 on the diagnostic queues" \
 check "bench beside it: exit 0" [ $? -eq 0 ]
 check "the application's messages are all still queued (3)" [ "$(queued "$W" 0)" = 3 ]
 check "the application's receiver got nothing of theirs" [ ! -s "$T/app" ]
-"$S" -w "$W" pingpong --queues 0,1 --count 10 >"$T/out" 2>"$T/err"
+"$S" -w "$W" pingpong --queue-pair 0,1 --count 10 >"$T/out" 2>"$T/err"
 rc=$?
 check "pingpong on application queues: refused without --force" \
 	sh -c '[ $0 -eq 1 ] && grep -q "queue 0 is an application queue" "$1"' $rc "$T/err"
-"$S" -w "$W" pingpong --queues 0,1 --force --count 10 >"$T/out" 2>"$T/err"
+"$S" -w "$W" pingpong --queue-pair 0,1 --force --count 10 >"$T/out" 2>"$T/err"
 rc=$?
 check "with --force: still refused, queue 0 holds messages" \
 	sh -c '[ $0 -eq 1 ] && grep -q "queue 0 holds 3 messages" "$1"' $rc "$T/err"
 "$S" -w "$W" recv -q 0 --count 3 >/dev/null
-"$S" -w "$W" pingpong --queues 0,1 --force --count 10 >"$T/out" 2>"$T/err"
+"$S" -w "$W" pingpong --queue-pair 0,1 --force --count 10 >"$T/out" 2>"$T/err"
 rc=$?
 check "with --force: still refused, queue 1 has a receiver" \
 	sh -c '[ $0 -eq 1 ] && grep -q "queue 1 already has a receiver (pid '$rcv')" "$1"' $rc "$T/err"

@@ -44,7 +44,7 @@ bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 # runs that would poll spin instead.
 ncpu=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
 F=
-[ "$ncpu" -ge 2 ] || { F="--mode spin"; echo "note: one CPU: runs in spin mode, not poll"; }
+[ "$ncpu" -ge 2 ] || { F="--wait spin"; echo "note: one CPU: runs in spin mode, not poll"; }
 
 # pingpong, JSON: sizes, counts, ordering, rate = messages / seconds
 check_json() { # file kind sizes count
@@ -79,10 +79,10 @@ PY
 }
 for mode in poll sleep spin; do
 	[ $mode = poll ] && [ "$ncpu" -lt 2 ] && continue
-	if "$smqctl" pingpong --json --mode $mode --count $n3000 --size 0,10,100,1000 >"$dir/pp.json" 2>"$dir/err" &&
+	if "$smqctl" pingpong --json --wait $mode --count $n3000 --size 0,10,100,1000 >"$dir/pp.json" 2>"$dir/err" &&
 	   check_json "$dir/pp.json" pingpong 0,10,100,1000 $n3000 2>>"$dir/err"; then
-		ok "pingpong --mode $mode: 4 sizes, ordered percentiles, rates match counts"
-	else bad "pingpong --mode $mode"; sed 's/^/    /' "$dir/err"; fi
+		ok "pingpong --wait $mode: 4 sizes, ordered percentiles, rates match counts"
+	else bad "pingpong --wait $mode"; sed 's/^/    /' "$dir/err"; fi
 done
 if "$smqctl" bench --json --count $n20000 --size 0,64,4K >"$dir/b.json" 2>"$dir/err" &&
    check_json "$dir/b.json" bench 0,64,4096 $n20000 2>>"$dir/err"; then
@@ -168,8 +168,8 @@ else bad "--json --csv: exit $rc"; sed 's/^/    /' "$dir/err"; fi
 # the shortest runs: a CPU share is never above 100% on either side
 shares=0
 for i in 1 2 3; do
-	for c in "pingpong --count 1 --size 0,8" "pingpong --count 3 --mode sleep --size 0" \
-		 "bench --count 1 --size 0,64" "bench --count 2 --mode poll --size 0"; do
+	for c in "pingpong --count 1 --size 0,8" "pingpong --count 3 --wait sleep --size 0" \
+		 "bench --count 1 --size 0,64" "bench --count 2 --wait poll --size 0"; do
 		# shellcheck disable=SC2086
 		"$smqctl" --json $c $F >"$dir/short.json" 2>"$dir/err" &&
 		python3 - "$dir/short.json" 2>>"$dir/err" <<'PY' || { shares=1; echo "    $c"; sed 's/^/    /' "$dir/err"; }
@@ -226,10 +226,10 @@ if [ $rc = 2 ] && grep -q "CPU $notmine is not one" "$dir/err"; then
 	ok "bench --cpu $notmine,$first: exit 2"
 else bad "bench --cpu $notmine,$first: exit $rc"; sed 's/^/    /' "$dir/err"; fi
 "$smqctl" pingpong --cpu "$first,$first" --count 10 --size 0 >"$dir/out" 2>"$dir/err"; rc=$?
-if [ $rc = 2 ] && grep -q "^smqctl: both sides would busy-poll on CPU $first.*--force" "$dir/err" && [ ! -s "$dir/out" ]; then
+if [ $rc = 2 ] && grep -q "^smqctl: both sides would busy-poll on CPU $first.*use --wait spin or sleep.*--force" "$dir/err" && [ ! -s "$dir/out" ]; then
 	ok "--cpu $first,$first in poll mode: refused, exit 2"
 else bad "--cpu $first,$first poll: exit $rc"; cat "$dir/out" "$dir/err" | sed 's/^/    /'; fi
-if "$smqctl" pingpong --cpu "$first,$first" --mode sleep --count 10 --size 0 >"$dir/out" 2>"$dir/err" &&
+if "$smqctl" pingpong --cpu "$first,$first" --wait sleep --count 10 --size 0 >"$dir/out" 2>"$dir/err" &&
    [ ! -s "$dir/err" ] && grep -q "(cpu $first) <-> board 1 (cpu $first)" "$dir/out"; then
 	ok "--cpu $first,$first in sleep mode: runs, no warning"
 else bad "--cpu $first,$first sleep"; cat "$dir/out" "$dir/err" | sed 's/^/    /'; fi

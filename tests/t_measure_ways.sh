@@ -21,7 +21,7 @@ bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 ncpu=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
 # one CPU: the ping-pongs spin and sleep instead of busy-polling
 P=
-[ "$ncpu" -ge 2 ] || P="--mode spin"
+[ "$ncpu" -ge 2 ] || P="--wait spin"
 
 # check FILE COMMAND SIZES COUNT ZERO_COPY BURST VERIFY NAME
 check() {

@@ -235,7 +235,7 @@ else
 fi
 count=1000 sizes=0,64,1000
 on_host "$T/hpp.json" "$T/hpp.err" "$S" --window "file:$X" pingpong --peer \
-	--mode poll --count $count --size $sizes --json
+	--wait poll --count $count --size $sizes --json
 rc=$?
 if [ $rc = 0 ]; then
 	ok "host pingpong --peer exit 0 ($(elapsed) s)"

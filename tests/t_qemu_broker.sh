@@ -8,7 +8,7 @@
 #  - while the broker holds the device, a tool that opens it directly is
 #    refused (its VFIO group is held);
 #  - the board's application receives on queue 1 while dump, top --once
-#    and pingpong --mode sleep with the host (on the diagnostic queues)
+#    and pingpong --wait sleep with the host (on the diagnostic queues)
 #    run beside it in the guest, each through the broker, pingpong woken
 #    by the doorbell both ways; the host's send then wakes the application
 #    (an MSI-X vector the broker handed to it);
@@ -92,7 +92,7 @@ await() {
 }
 # the host drives the pingpong: it waits for the guest's side to come
 timeout 150 "$T/smqctl" --window "ivshmem:$sock" pingpong --peer --peer-board 1 \
-	--mode sleep --count 50 --size 0,64 >"$T/pp.out" 2>"$T/pp.err"
+	--wait sleep --count 50 --size 0,64 >"$T/pp.out" 2>"$T/pp.err"
 pprc=$?
 if await "SMQ-GUEST: send-ready" 60; then
 	echo hello | timeout 20 "$T/smqctl" --window "ivshmem:$sock" send --queue 1 \
@@ -131,7 +131,7 @@ said "SMQ-GUEST: top rc 0" && ok "top --once through the broker" ||
 if [ $pprc = 0 ] && said "SMQ-GUEST: pingpong rc 0"; then
 	note=$(sed -n 's/^notification: \([^;]*\);.*/\1/p' "$T/pp.out")
 	case $note in
-	*" doorbell ("*) ok "pingpong --mode sleep, the host driving board 1 through the broker: both ended 0; the host's notification: $note" ;;
+	*" doorbell ("*) ok "pingpong --wait sleep, the host driving board 1 through the broker: both ended 0; the host's notification: $note" ;;
 	*) failed "pingpong: the host's notification '$note', not a doorbell" ;;
 	esac
 	out pingpong err | grep -qi polling &&

@@ -7,7 +7,7 @@
 # MSI-X (tests/qemu/guest-init-doorbell).  The host is board 0 over
 # ivshmem:SOCKET, rung and woken through eventfds.  Checks:
 #  - the host formats the window, all three boards sync;
-#  - pingpong --mode sleep guest to guest (boards 1 and 2) and host to
+#  - pingpong --wait sleep guest to guest (boards 1 and 2) and host to
 #    guest (boards 0 and 2), COUNT round trips of each size, every echo's
 #    size and sequence number checked by pingpong (exit 0), each side
 #    naming the doorbell as its notification, not polling;
@@ -241,7 +241,7 @@ done
 block 1 pp12-out >"$T/pp12.out"
 block 2 pp12-err >"$T/pp12-2.err"
 if said 1 '^SMQ-GUEST: pp12 rc 0$' && said 2 '^SMQ-GUEST: pp12 rc 0$'; then
-	ok "pingpong --mode sleep, boards 1 and 2 (guest to guest): both ended 0 (every echo's size and sequence number as sent)"
+	ok "pingpong --wait sleep, boards 1 and 2 (guest to guest): both ended 0 (every echo's size and sequence number as sent)"
 else
 	failed "pingpong boards 1 and 2: guest 1 $(serial 1 | grep '^SMQ-GUEST: pp12 rc'), guest 2 $(serial 2 | grep '^SMQ-GUEST: pp12 rc')"
 fi
@@ -255,14 +255,14 @@ esac
 sed -n '3,6s/^/     | /p' "$T/pp12.out"
 
 # ---- pingpong in sleep mode, the host to guest 2 ----
-timeout 100 "$S" --window "ivshmem:$sock" pingpong --peer --peer-board 2 --mode sleep \
+timeout 100 "$S" --window "ivshmem:$sock" pingpong --peer --peer-board 2 --wait sleep \
 	--count "$count" --size "$sizes" >"$T/pp02.out" 2>"$T/pp02.err" &
 finish $! 2
 rc=$?
 await 2 '^SMQ-GUEST: pp02 rc ' 20
 block 2 pp02-err >"$T/pp02-2.err"
 if [ $rc = 0 ] && said 2 '^SMQ-GUEST: pp02 rc 0$'; then
-	ok "pingpong --mode sleep, boards 0 and 2 (host to guest): both ended 0 (every echo's size and sequence number as sent)"
+	ok "pingpong --wait sleep, boards 0 and 2 (host to guest): both ended 0 (every echo's size and sequence number as sent)"
 else
 	failed "pingpong boards 0 and 2: host exit $rc, guest 2 $(serial 2 | grep '^SMQ-GUEST: pp02 rc')"
 fi

@@ -7,7 +7,8 @@
 # anything that is not a socket, replaces a stale one; owns its memory
 # (created 0600 at a power of two, an existing one kept and never shrunk)
 # and refuses a symbolic link or another user's object; bad options exit 2
-# naming the option.  The peers are small python3 clients of the protocol,
+# naming the option (--size, the old name of --shm-size, names the new
+# one).  The peers are small python3 clients of the protocol,
 # and, where qemu-system-x86_64 is installed, a real ivshmem-doorbell
 # device (its guest never started).
 # SMQCTL_WRAP: shell words put before every smqctl invocation (valgrind).
@@ -195,7 +196,7 @@ verdict "SIGTERM: exit 0, socket removed, memory kept"
 echo "== QEMU"
 QEMU=qemu-system-x86_64
 if command -v $QEMU >/dev/null 2>&1; then
-	start -w "shm:$M-q" server --socket "$sock" --vectors 4 --size 1M
+	start -w "shm:$M-q" server --socket "$sock" --vectors 4 --shm-size 1M
 	# a real ivshmem-doorbell device, its guest never started (-S)
 	$QEMU -S -machine accel=tcg -nodefaults -display none -monitor none \
 		-serial none -m 64 -chardev "socket,path=$sock,id=smq" \
@@ -302,14 +303,14 @@ want_err "no directory $T/no/such/dir"
 verdict "[exit 1] a socket in a directory that does not exist"
 
 echo "== the memory"
-start -w "file:$T/mem" server --socket "$sock" --size 64K
+start -w "file:$T/mem" server --socket "$sock" --shm-size 64K
 [ "$(stat -c '%a %s' "$T/mem" 2>/dev/null)" = "600 65536" ] ||
 	no "memory: $(stat -c '%a %s' "$T/mem" 2>&1), expected 600 65536"
 stop TERM
-verdict "--window file:PATH --size 64K: a 0600 file of 65536 bytes"
+verdict "--window file:PATH --shm-size 64K: a 0600 file of 65536 bytes"
 printf 'kept' | dd of="$T/mem" bs=1 seek=100 conv=notrunc 2>/dev/null
 truncate -s 100000 "$T/mem"
-start -w "file:$T/mem" server --socket "$sock" --size 4K
+start -w "file:$T/mem" server --socket "$sock" --shm-size 4K
 [ "$(stat -c %s "$T/mem")" = 131072 ] || no "size $(stat -c %s "$T/mem"), expected 131072"
 want_out "listening on $sock: memory file:$T/mem, 128.0 KiB, 8 vectors"
 stop TERM
@@ -357,11 +358,16 @@ usage() { # usage WHAT-STDERR-SAYS ARGS...
 	verdict "[exit 2] smqctl $(printf '%s ' "$@" | sed "s|$T|\$T|g" | cut -c1-70)"
 }
 usage "--socket PATH is required" server
-usage "--size 3M is not a power of two" server --socket "$sock" --size 3M
-usage "--size 1K is out of range" server --socket "$sock" --size 1K
-usage "--size 128G is out of range" server --socket "$sock" --size 128G
-usage "--size: unknown unit" server --socket "$sock" --size 4T
-usage "--size needs a size" server --socket "$sock" --size -4M
+usage "--shm-size 3M is not a power of two" server --socket "$sock" --shm-size 3M
+usage "--shm-size 1K is out of range" server --socket "$sock" --shm-size 1K
+usage "--shm-size 128G is out of range" server --socket "$sock" --shm-size 128G
+usage "--shm-size: unknown unit" server --socket "$sock" --shm-size 4T
+usage "--shm-size needs a size" server --socket "$sock" --shm-size -4M
+# the old name of --shm-size, a list of message sizes elsewhere: refused
+# whatever follows it, naming the new one
+usage "--size is a list of message sizes (-z: pingpong, bench, model); the size of the shared memory is --shm-size SIZE" server --socket "$sock" --size 4M
+usage "is --shm-size SIZE" server --socket "$sock" --size=4M
+usage "is --shm-size SIZE" server --socket "$sock" --size
 usage "--vectors 0 is out of range" server --socket "$sock" --vectors 0
 usage "--vectors 65 is out of range" server --socket "$sock" --vectors 65
 usage "--vectors needs a number" server --socket "$sock" --vectors x

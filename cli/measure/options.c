@@ -7,13 +7,15 @@
 
 /* ---- options ---- */
 
-enum { OPT_MODE = 0x200, OPT_CPU, OPT_PEER, OPT_PEER_BOARD, OPT_QUEUES, OPT_CSV,
-       OPT_FORCE, OPT_DRAIN, OPT_ZERO_COPY, OPT_BURST, OPT_VERIFY };
+enum { OPT_WAIT = 0x200, OPT_CPU, OPT_PEER, OPT_PEER_BOARD, OPT_QUEUE_PAIR,
+       OPT_CSV, OPT_FORCE, OPT_DRAIN, OPT_ZERO_COPY, OPT_BURST, OPT_VERIFY,
+       OPT_OLD_MODE, OPT_OLD_QUEUES };
 
 static const struct argp_option session_options[] = {
-	{ "mode", OPT_MODE, "MODE", 0,
-	  "poll (busy-poll; pingpong's default), sleep (sleep at once) or "
-	  "spin (spin 20 us, then sleep; bench's default)", 0 },
+	{ "wait", OPT_WAIT, "HOW", 0,
+	  "How the receivers wait: poll (busy-poll; pingpong's default), "
+	  "sleep (sleep at once) or spin (spin 20 us, then sleep; bench's "
+	  "default)", 0 },
 	{ "cpu", OPT_CPU, "A,B", 0,
 	  "Pin this board to CPU A and the peer to CPU B (default: the first "
 	  "two CPUs this process may use; with --peer only A counts and the "
@@ -23,7 +25,7 @@ static const struct argp_option session_options[] = {
 	  "peer board (across real boards)", 0 },
 	{ "peer-board", OPT_PEER_BOARD, "N", 0,
 	  "The other board (default 1, or 0 when --board is not 0)", 0 },
-	{ "queues", OPT_QUEUES, "A,B", 0,
+	{ "queue-pair", OPT_QUEUE_PAIR, "A,B", 0,
 	  "Queue A (received by the lower-numbered board) and queue B (by the "
 	  "other); default: the two boards' diagnostic queues.  An "
 	  "application queue needs --force", 0 },
@@ -47,6 +49,15 @@ static const struct argp_option session_options[] = {
 	{ "force", OPT_FORCE, NULL, 0,
 	  "Run even where the measurement would be misleading (both sides "
 	  "busy-polling on one CPU) or would intrude on application queues", 0 },
+	/* The old names of --wait and --queue-pair, which mean something
+	 * else in other commands (init's file mode and count of queues):
+	 * refused, naming the new one, rather than read two ways.  The
+	 * argument is optional so that every spelling reaches this message,
+	 * not getopt's. */
+	{ "mode", OPT_OLD_MODE, "HOW", OPTION_HIDDEN | OPTION_ARG_OPTIONAL,
+	  NULL, 0 },
+	{ "queues", OPT_OLD_QUEUES, "A,B", OPTION_HIDDEN | OPTION_ARG_OPTIONAL,
+	  NULL, 0 },
 	{ 0 }
 };
 
@@ -80,7 +91,7 @@ static error_t session_parse(int key, char *arg, struct argp_state *st)
 	struct session_opts *o = st->input;
 
 	switch (key) {
-	case OPT_MODE:
+	case OPT_WAIT:
 		if (!strcmp(arg, "poll"))
 			o->mode = SMQ_POLL;
 		else if (!strcmp(arg, "sleep"))
@@ -88,7 +99,17 @@ static error_t session_parse(int key, char *arg, struct argp_state *st)
 		else if (!strcmp(arg, "spin"))
 			o->mode = 0;
 		else
-			argp_error(st, "--mode is poll, sleep or spin, not '%s'", arg);
+			argp_error(st, "--wait is poll, sleep or spin, not '%s'", arg);
+		break;
+	case OPT_OLD_MODE:
+		argp_error(st, "--mode is the permission bits of a file or "
+			   "socket (init, server, broker); how a measurement's "
+			   "receivers wait is --wait poll|sleep|spin");
+		break;
+	case OPT_OLD_QUEUES:
+		argp_error(st, "--queues is a count of queues (init, probe, "
+			   "model); the two queues of a measurement are "
+			   "--queue-pair A,B");
 		break;
 	case OPT_CPU:
 		two_ints(st, "--cpu", arg, o->cpu, -1, CPU_SETSIZE - 1);
@@ -101,8 +122,9 @@ static error_t session_parse(int key, char *arg, struct argp_state *st)
 		o->peer_board = (int)arg_u32(st, "--peer-board", arg, 0,
 					     SMQ_MAX_BOARDS - 1);
 		break;
-	case OPT_QUEUES:
-		two_ints(st, "--queues", arg, o->queues, 0, SMQ_MAX_QUEUES - 1);
+	case OPT_QUEUE_PAIR:
+		two_ints(st, "--queue-pair", arg, o->queues, 0,
+			 SMQ_MAX_QUEUES - 1);
 		break;
 	case OPT_CSV:
 		o->csv = true;
@@ -176,7 +198,7 @@ int session_cpu_check(const struct session_opts *o, bool polls)
 	}
 	say_error("both sides would busy-poll on %s: each would wait until the "
 	      "scheduler runs the other, so the figures would measure the "
-	      "scheduler, not smq; give two CPUs with --cpu, or use --mode spin "
+	      "scheduler, not smq; give two CPUs with --cpu, or use --wait spin "
 	      "or sleep, or run anyway with --force", why);
 	return EXIT_USAGE;
 }

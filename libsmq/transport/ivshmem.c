@@ -50,7 +50,7 @@ static int ivshmem_open(struct smq_map *m, const char *arg, unsigned flags)
 		goto fail;
 	}
 	m->size = (uint64_t)st.st_size;
-	m->fixed_size = m->size;  /* the server sized it: --size */
+	m->fixed_size = m->size;  /* the server sized it (--shm-size) */
 	void *p = mmap(NULL, m->size, PROT_READ | (m->readonly ? 0 : PROT_WRITE),
 		       MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {

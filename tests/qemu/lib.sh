@@ -70,7 +70,7 @@ qemu_initramfs() {
 # the background for at most SECONDS, its output in $T/server.out, its pid
 # in spid.  Returns 0 once it listens, 1 if it did not within 10 s.
 qemu_server() {
-	timeout "$6" "$1" --window "$2" server --socket "$3" --size "$4" \
+	timeout "$6" "$1" --window "$2" server --socket "$3" --shm-size "$4" \
 		--vectors "$5" >"$T/server.out" 2>&1 &
 	spid=$!
 	qemu_i=0
