@@ -48,8 +48,10 @@ SHLIB     := $(B)/libsmq.so.$(VERSION)
 STLIB     := $(B)/libsmq.a
 INTLIB    := $(B)/libsmq-internal.a
 
-TEST_SRC  := $(filter-out tests/testlib.c,$(wildcard tests/t_*.c))
-TEST_BIN  := $(TEST_SRC:tests/%.c=$(B)/tests/%)
+# tests/unit: C tests of the library; tests/cli: scripts that drive smqctl;
+# tests/docs, tests/build, tests/qemu: the pages, the build and the guests
+TEST_SRC  := $(wildcard tests/unit/t_*.c)
+TEST_BIN  := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 EXAMPLE   := $(B)/smq-example
 CLI_SRC   := $(wildcard cli/*.c cli/*/*.c)
 CLI_OBJ   := $(CLI_SRC:%.c=$(B)/%.o)
@@ -66,7 +68,7 @@ IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE)
 TEST_PROGS := $(TEST_BIN) $(VFIO_CHECK) $(IVSHMEM_HOST)
 # what every test program built from its sources depends on
-TEST_HDRS := $(wildcard include/*.h libsmq/*/*.h tests/*.h) Makefile
+TEST_HDRS := $(wildcard include/*.h libsmq/*/*.h tests/*/*.h) Makefile
 
 $(B)/%.o: %.c Makefile
 	@mkdir -p $(@D)
@@ -100,10 +102,10 @@ $(SHLIB): $(LIB_OBJ) libsmq/libsmq.map
 # t_baseline runs the baselines themselves: it links the cli objects they need.
 BASELINE_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard cli/measure/baseline_*.c)) \
 		$(B)/cli/measure/stats.o $(B)/cli/measure/machine.o
-$(B)/tests/t_baseline: tests/t_baseline.c tests/testlib.c $(TEST_HDRS) cli/measure/measure.h \
+$(B)/tests/t_baseline: tests/unit/t_baseline.c tests/lib/testlib.c $(TEST_HDRS) cli/measure/measure.h \
 		$(BASELINE_OBJ) $(INTLIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
+	$(CC) $(CPPFLAGS) -Itests/lib $(ALL_CFLAGS) -o $@ $< tests/lib/testlib.c \
 		$(BASELINE_OBJ) $(INTLIB) $(LDFLAGS)
 
 # The split test runs on a library that counts every read across regions
@@ -118,19 +120,19 @@ $(B)/libsmq-count.a: $(COUNT_OBJ)
 COUNT_TESTS := $(B)/tests/t_split $(B)/tests/t_stall $(B)/tests/t_maint_kill \
 	$(B)/tests/t_wake $(B)/tests/t_lines $(B)/tests/t_burst_crash \
 	$(B)/tests/t_scratch
-$(COUNT_TESTS): $(B)/tests/%: tests/%.c tests/testlib.c $(TEST_HDRS) $(B)/libsmq-count.a
+$(COUNT_TESTS): $(B)/tests/%: tests/unit/%.c tests/lib/testlib.c $(TEST_HDRS) $(B)/libsmq-count.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
+	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests/lib $(ALL_CFLAGS) -o $@ $< tests/lib/testlib.c \
 		$(B)/libsmq-count.a $(LDFLAGS)
 # smqctl on that library, held at the hook SMQ_TEST_HOLD names
-# (tests/hold_hook.c), for t_cli_held.sh: never installed.
+# (tests/lib/hold_hook.c), for t_cli_held.sh: never installed.
 SMQCTL_HOOKED := $(B)/tests/smqctl-hooked
-$(B)/tests/hold_hook.o: tests/hold_hook.c $(TEST_HDRS)
+$(B)/tests/hold_hook.o: tests/lib/hold_hook.c $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) -c -o $@ $<
 # ...and with the faults SMQ_TEST_VIEW and SMQ_TEST_SKIP name
-# (tests/fault_hook.c), for t_check_cross.sh
-$(B)/tests/fault_hook.o: tests/fault_hook.c $(TEST_HDRS)
+# (tests/lib/fault_hook.c), for t_check_cross.sh
+$(B)/tests/fault_hook.o: tests/lib/fault_hook.c $(TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR $(ALL_CFLAGS) -c -o $@ $<
 $(SMQCTL_HOOKED): $(CLI_OBJ) $(PROBE_OBJ) $(B)/tests/hold_hook.o $(B)/tests/fault_hook.o \
@@ -142,32 +144,32 @@ TEST_PROGS += $(SMQCTL_HOOKED)
 # t_ivshmem_conform.sh: strict clients of the ivshmem protocol, churn, and
 # a sleeping receiver whose wake-ups the test build's hooks tell apart.
 IVSHMEM_CONFORM := $(B)/tests/ivshmem_conform
-$(IVSHMEM_CONFORM): tests/ivshmem_conform.c tests/ivshmem_strict.c \
+$(IVSHMEM_CONFORM): tests/cli/ivshmem_conform.c tests/cli/ivshmem_strict.c \
 		$(TEST_HDRS) $(B)/libsmq-count.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests $(ALL_CFLAGS) -o $@ $< \
-		tests/ivshmem_strict.c $(B)/libsmq-count.a $(LDFLAGS)
+	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests/lib $(ALL_CFLAGS) -o $@ $< \
+		tests/cli/ivshmem_strict.c $(B)/libsmq-count.a $(LDFLAGS)
 TEST_PROGS += $(IVSHMEM_CONFORM)
 
 # Probe and model tests link the probes (and libpci).
-$(B)/tests/t_probe_%: tests/t_probe_%.c tests/testlib.c $(TEST_HDRS) $(PROBE_OBJ) $(INTLIB)
+$(B)/tests/t_probe_%: tests/unit/t_probe_%.c tests/lib/testlib.c $(TEST_HDRS) $(PROBE_OBJ) $(INTLIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c \
+	$(CC) $(CPPFLAGS) -Itests/lib $(ALL_CFLAGS) -o $@ $< tests/lib/testlib.c \
 		$(PROBE_OBJ) $(INTLIB) $(LDFLAGS) $(PCI_LIBS) -lm
 
-# The ivshmem tests share a server in a child process (tests/ivshmem_srv.c).
+# The ivshmem tests share a server in a child process (tests/unit/ivshmem_srv.c).
 IVSHMEM_TESTS := $(B)/tests/t_ivshmem $(B)/tests/t_ivshmem_idle
-$(IVSHMEM_TESTS): $(B)/tests/%: tests/%.c tests/ivshmem_srv.c tests/ivshmem_srv.h \
-		tests/testlib.c $(TEST_HDRS) $(INTLIB)
+$(IVSHMEM_TESTS): $(B)/tests/%: tests/unit/%.c tests/unit/ivshmem_srv.c tests/unit/ivshmem_srv.h \
+		tests/lib/testlib.c $(TEST_HDRS) $(INTLIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/ivshmem_srv.c \
-		tests/testlib.c $(INTLIB) $(LDFLAGS)
+	$(CC) $(CPPFLAGS) -Itests/lib $(ALL_CFLAGS) -o $@ $< tests/unit/ivshmem_srv.c \
+		tests/lib/testlib.c $(INTLIB) $(LDFLAGS)
 
 # Tests link libsmq-internal.a: they may reach internals (format tests
 # corrupt windows field by field), which the shared library does not export.
-$(B)/tests/%: tests/%.c tests/testlib.c $(TEST_HDRS) $(INTLIB)
+$(B)/tests/%: tests/unit/%.c tests/lib/testlib.c $(TEST_HDRS) $(INTLIB)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests $(ALL_CFLAGS) -o $@ $< tests/testlib.c $(INTLIB) $(LDFLAGS)
+	$(CC) $(CPPFLAGS) -Itests/lib $(ALL_CFLAGS) -o $@ $< tests/lib/testlib.c $(INTLIB) $(LDFLAGS)
 
 # t_qemu_vfio.sh: the guest side drives libsmq's VFIO and doorbell modules
 # in a QEMU guest (copied into its initramfs with its shared libraries); the
@@ -188,12 +190,12 @@ $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
 
 # TESTS=t_a,t_b runs only those; the scripts run with the plain build.
-ALL_SCRIPTS := $(filter-out tests/run.sh tests/check-all.sh tests/valgrind.sh tests/under-load.sh,\
-		$(wildcard tests/*.sh))
+ALL_SCRIPTS := $(wildcard tests/build/t_*.sh tests/docs/t_*.sh tests/cli/t_*.sh \
+		tests/qemu/t_*.sh)
 # under a sanitizer: the scripts that drive smqctl itself
-SAN_SCRIPTS := tests/t_cli.sh tests/t_recv.sh tests/t_measure.sh tests/t_measure_ways.sh tests/t_top.sh tests/t_security.sh \
-		tests/t_server.sh tests/t_cli_held.sh tests/t_metrics.sh \
-		tests/t_ivshmem_conform.sh
+SAN_SCRIPTS := tests/cli/t_cli.sh tests/cli/t_recv.sh tests/cli/t_measure.sh tests/cli/t_measure_ways.sh tests/cli/t_top.sh tests/cli/t_security.sh \
+		tests/cli/t_server.sh tests/cli/t_cli_held.sh tests/cli/t_metrics.sh \
+		tests/cli/t_ivshmem_conform.sh
 SCRIPTS   := $(if $(TESTS),,$(if $(SAN),$(SAN_SCRIPTS),$(ALL_SCRIPTS)))
 RUN_BIN   := $(if $(TESTS),$(addprefix $(B)/tests/,$(subst $(comma), ,$(TESTS))),$(TEST_BIN))
 
@@ -254,7 +256,7 @@ FUZZ_B    := build-fuzz
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 $(FUZZ_B)/fuzz_window: tests/fuzz/fuzz_window.c $(LIB_SRC) $(wildcard include/*.h libsmq/*/*.h)
 	@mkdir -p $(@D)
-	clang $(CPPFLAGS) -Itests -std=c11 $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_window.c $(LIB_SRC)
+	clang $(CPPFLAGS) -Itests/lib -std=c11 $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_window.c $(LIB_SRC)
 fuzz: $(FUZZ_B)/fuzz_window
 	sh tests/fuzz/run.sh $(FUZZ_B)/fuzz_window $(FUZZ_TIME)
 

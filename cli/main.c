@@ -213,7 +213,7 @@ static void list_options(const struct argp *argp)
 
 /* What the completions offer after an option, by the name of its argument:
  * files, window specs (--list-windows), or words.  The words of HOW are
- * those that --wait of pingpong and bench takes (tests/t_cli_docs.sh checks
+ * those that --wait of pingpong and bench takes (tests/docs/t_cli_docs.sh checks
  * that each is accepted). */
 static const struct {
 	const char *arg, *kind;

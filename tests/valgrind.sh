@@ -19,10 +19,10 @@ B=${B:-build}
 export B
 timeout=${VALGRIND_TIMEOUT:-600}
 if [ $# -eq 0 ]; then
-	set -- tests/t_cli.sh tests/t_recv.sh tests/t_measure.sh \
-		tests/t_security.sh tests/t_server.sh tests/t_metrics.sh \
-		tests/t_ivshmem_conform.sh
-	[ -f tests/t_peer_death.sh ] && set -- "$@" tests/t_peer_death.sh
+	set -- tests/cli/t_cli.sh tests/cli/t_recv.sh tests/cli/t_measure.sh \
+		tests/cli/t_security.sh tests/cli/t_server.sh tests/cli/t_metrics.sh \
+		tests/cli/t_ivshmem_conform.sh
+	[ -f tests/cli/t_peer_death.sh ] && set -- "$@" tests/cli/t_peer_death.sh
 fi
 if ! command -v valgrind >/dev/null 2>&1 || ! valgrind --version >/dev/null 2>&1; then
 	# no summary line: a caller counts the exit status 77 as one skip

@@ -22,7 +22,7 @@ esac
 compile() {
 	c=$1 out=$2
 	shift 2
-	"$c" -D_GNU_SOURCE '-DSMQ_VERSION="fuzz"' -Iinclude -Ilibsmq -Itests -std=c11 \
+	"$c" -D_GNU_SOURCE '-DSMQ_VERSION="fuzz"' -Iinclude -Ilibsmq -Itests/lib -std=c11 \
 		-o "$out" "$@" $(ls libsmq/*/*.c | grep -v ^libsmq/examples/)
 }
 sanitize="-fsanitize=fuzzer,address,undefined"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks of tests/t_qemu.sh on smqctl's JSON output.
+"""Checks of tests/qemu/t_qemu.sh on smqctl's JSON output.
 
   check.py pingpong FILE COUNT SIZE,...   every size ran COUNT round trips
   check.py dump HOST_DUMP [GUEST_DUMP] MIN board 1 ready and its lanes sent

@@ -1,4 +1,4 @@
-/* ivshmem_host: the host side of tests/t_qemu_vfio.sh, a peer of the
+/* ivshmem_host: the host side of tests/qemu/t_qemu_vfio.sh, a peer of the
  * guests' ivshmem-doorbell devices through libsmq's ivshmem client module.
  *
  *   ivshmem_host SOCKET TIMEOUT

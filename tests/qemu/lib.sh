@@ -1,5 +1,5 @@
-# Shell shared by the QEMU tests (tests/t_qemu_vfio.sh,
-# tests/t_qemu_doorbell.sh), sourced from the top of the repository after
+# Shell shared by the QEMU tests (tests/qemu/t_qemu_vfio.sh,
+# tests/qemu/t_qemu_doorbell.sh), sourced from the top of the repository after
 # the caller has set B (the build directory, absolute), T (its scratch
 # directory) and Q (tests/qemu, absolute).  What cannot be had skips the
 # test: exit 77, the reason on the last line.

@@ -1,4 +1,4 @@
-/* The start of the ivshmem server's shared memory as tests/t_qemu_vfio.sh
+/* The start of the ivshmem server's shared memory as tests/qemu/t_qemu_vfio.sh
  * uses it: one 64-byte slot per party (the host client, guest A, guest B)
  * in which each says its doorbell ID and how far it has got.  Each party
  * writes only its own slot and reads the others'. */

@@ -1,0 +1,79 @@
+#!/bin/sh
+# smq.h, the one public header, compiles on its own as every C and C++
+# standard a user's program may be written in, with -pedantic, under gcc
+# and clang (where installed), and the version it names is the library's.
+cd "$(dirname "$0")/../.." || exit 1
+B=${B:-build}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/use.c" <<'C'
+#include <smq.h>
+#if !SMQ_VERSION_AT_LEAST(1, 0)
+#error "SMQ_VERSION_AT_LEAST(1, 0) is false"
+#endif
+int use(void);
+int use(void)
+{
+	struct smq_window_info wi;
+	enum smq_bell_kind k = SMQ_BELL_IVSHMEM;
+	enum smq_error e = SMQ_EFOREIGN;
+	(void)wi;
+	return (int)k + (int)e + smq_version_check(SMQ_VERSION_MAJOR,
+						   SMQ_VERSION_MINOR);
+}
+C
+cp "$tmp/use.c" "$tmp/use.cc"
+status=0
+n=0
+# builds COMPILER SOURCE STD...: smq.h compiles in each standard
+builds() {
+	c=$1 src=$2
+	shift 2
+	command -v "$c" >/dev/null || return 0
+	for std in "$@"; do
+		if ! "$c" -std="$std" -pedantic -Wall -Wextra -Werror -Iinclude \
+			-c -o "$tmp/o" "$src" 2>"$tmp/err"; then
+			echo "smq.h does not compile with $c -std=$std -pedantic:"
+			cat "$tmp/err"; status=1
+		fi
+		n=$((n + 1))
+	done
+}
+for pair in gcc:g++ clang:clang++; do
+	builds "${pair%%:*}" "$tmp/use.c" c89 c99 c11 c17
+	builds "${pair##*:}" "$tmp/use.cc" c++98 c++11 c++17
+done
+# the built library is the version the header names
+cat >"$tmp/ver.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <smq.h>
+int main(void)
+{
+	char want[32];
+	snprintf(want, sizeof(want), "%d.%d.%d", SMQ_VERSION_MAJOR,
+		 SMQ_VERSION_MINOR, SMQ_VERSION_PATCH);
+	if (strcmp(smq_version(), want) ||
+	    smq_version_major() != SMQ_VERSION_MAJOR ||
+	    smq_version_minor() != SMQ_VERSION_MINOR) {
+		printf("library %s, header %s\n", smq_version(), want);
+		return 1;
+	}
+	/* built against an older minor: served; a newer minor or another
+	 * major: not */
+	if (!smq_version_check(SMQ_VERSION_MAJOR, 0) ||
+	    smq_version_check(SMQ_VERSION_MAJOR, SMQ_VERSION_MINOR + 1) ||
+	    smq_version_check(SMQ_VERSION_MAJOR + 1, 0) ||
+	    smq_version_check(SMQ_VERSION_MAJOR - 1, SMQ_VERSION_MINOR)) {
+		puts("smq_version_check() is wrong");
+		return 1;
+	}
+	return 0;
+}
+C
+if ! cc -Iinclude -o "$tmp/ver" "$tmp/ver.c" -L"$B" -lsmq -Wl,-rpath,"$PWD/$B" ||
+   ! "$tmp/ver"; then
+	echo "the library's version disagrees with smq.h"; status=1
+fi
+[ $status -eq 0 ] && echo "smq.h compiles in $n standard and compiler pairs with -pedantic; the library is version $(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/smq.h | paste -sd.)"
+exit $status

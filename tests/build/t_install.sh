@@ -1,0 +1,71 @@
+#!/bin/sh
+# make install into a staging DESTDIR puts library, header, pkg-config file
+# and man pages in place, and a program builds against them with pkg-config.
+cd "$(dirname "$0")/../.." || exit 1
+command -v pkg-config >/dev/null || { echo "pkg-config not installed"; exit 77; }
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+make -s install PREFIX=/opt/smq DESTDIR="$dest" >"$dest.log" 2>&1 || { cat "$dest.log"; rm -f "$dest.log"; exit 1; }
+rm -f "$dest.log"
+for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.1 opt/smq/lib/libsmq.so opt/smq/include/smq.h \
+	 opt/smq/lib/pkgconfig/libsmq.pc opt/smq/share/man/man7/smq.7 opt/smq/share/man/man3/libsmq.3 \
+	 opt/smq/bin/smqctl opt/smq/share/man/man1/smqctl.1 \
+	 opt/smq/share/bash-completion/completions/smqctl opt/smq/share/zsh/site-functions/_smqctl \
+	 opt/smq/lib/systemd/system/smq-init.service opt/smq/lib/systemd/system/smq-sync@.service \
+	 opt/smq/lib/systemd/system/smq-ivshmem-server.service \
+	 opt/smq/lib/systemd/system/smq-vfio-broker.service \
+	 opt/smq/share/doc/smq/smq-window.conf; do
+	[ -e "$dest/$f" ] || { echo "missing after install: /$f"; exit 1; }
+done
+cat >"$dest/prog.c" <<'C'
+#include <smq.h>
+#include <stdio.h>
+int main(void) { puts(smq_version()); return smq_strerror(-SMQ_EMAGIC) ? 0 : 1; }
+C
+flags=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_LIBDIR="$dest/opt/smq/lib/pkgconfig" \
+	pkg-config --cflags --libs libsmq) || exit 1
+${CC:-cc} -o "$dest/prog" "$dest/prog.c" $flags || exit 1
+out=$(LD_LIBRARY_PATH="$dest/opt/smq/lib" "$dest/prog") || exit 1
+want=$(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/smq.h | paste -sd.)
+[ "$out" = "$want" ] || { echo "installed library says version '$out', Makefile '$want'"; exit 1; }
+grep -q '^ExecStart=/opt/smq/bin/smqctl init --from ' "$dest/opt/smq/lib/systemd/system/smq-init.service" ||
+	{ echo "smq-init.service does not run /opt/smq/bin/smqctl init --from"; exit 1; }
+# the example description is one init takes
+"$dest/opt/smq/bin/smqctl" -w "file:$dest/w" init --dry-run \
+	--from "$dest/opt/smq/share/doc/smq/smq-window.conf" >/dev/null ||
+	{ echo "smqctl init --dry-run --from the installed smq-window.conf fails"; exit 1; }
+grep -q '^ExecStart=/opt/smq/bin/smqctl server --socket ' "$dest/opt/smq/lib/systemd/system/smq-ivshmem-server.service" ||
+	{ echo "smq-ivshmem-server.service does not run /opt/smq/bin/smqctl server"; exit 1; }
+grep -q '^ExecStart=/opt/smq/bin/smqctl --window ${SMQ_BROKER_DEVICE} broker --socket ' "$dest/opt/smq/lib/systemd/system/smq-vfio-broker.service" ||
+	{ echo "smq-vfio-broker.service does not run /opt/smq/bin/smqctl broker"; exit 1; }
+"$dest/opt/smq/bin/smqctl" --version | grep -q "smqctl $want" || { echo "installed smqctl --version is wrong"; exit 1; }
+# Both installed libraries show the public API and nothing else: no
+# internal name of ours can clash with a name of the user's program.
+grep -oE '\bsmq_[a-z0-9_]+\(' include/smq.h | tr -d '(' | sort -u >"$dest/declared"
+nm -g --defined-only "$dest/opt/smq/lib/libsmq.a" | awk 'NF == 3 { print $3 }' | sort -u >"$dest/static"
+nm -D --defined-only "$dest/opt/smq/lib/libsmq.so" | awk 'NF == 3 { sub(/@.*/, "", $3); print $3 }' |
+	grep -v '^LIBSMQ_' | sort -u >"$dest/shared"
+for lib in static shared; do
+	diff -u "$dest/declared" "$dest/$lib" >"$dest/diff" ||
+		{ echo "installed $lib library's global names differ from smq.h:"; cat "$dest/diff"; exit 1; }
+done
+# a program that defines a name our internals use still links statically
+cat >"$dest/clash.c" <<'C'
+#include <smq.h>
+int smq_attach(void);
+int smq_attach(void) { return 7; }
+int smq_enter(void);
+int smq_enter(void) { return 8; }
+int main(void)
+{
+	struct smq_window *w;
+	/* smq_open pulls in the library's own smq_attach and smq_enter */
+	return smq_attach() + smq_enter() == 15 &&
+	       smq_open("smq-install-test-none", 0, 0, &w) < 0 &&
+	       smq_version_check(SMQ_VERSION_MAJOR, SMQ_VERSION_MINOR) ? 0 : 1;
+}
+C
+${CC:-cc} -o "$dest/clash" "$dest/clash.c" -I"$dest/opt/smq/include" "$dest/opt/smq/lib/libsmq.a" -pthread ||
+	{ echo "a program defining smq_attach does not link with the installed libsmq.a"; exit 1; }
+"$dest/clash" || { echo "the statically linked program called our internals"; exit 1; }
+echo "installed and linked version $out; $(wc -l <"$dest/static") global names in each library, all public"

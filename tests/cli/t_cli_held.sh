@@ -1,0 +1,287 @@
+#!/bin/sh
+# smqctl against an init or a call held at a known point, on a fresh shm
+# window.  The test build tests/smqctl-hooked (the CLI on the library with
+# its test hooks, plus tests/lib/hold_hook.c) holds a command at hook POINT
+# when run with SMQ_TEST_HOLD=POINT:FILE: it creates FILE, holding its pid,
+# and waits until FILE is removed.
+#  (a) init while an init holds the maintenance lock, and while it writes:
+#      exit 1, naming the other init's pid (-EALREADY); the held one then
+#      finishes;
+#  (b) clear likewise;
+#  (c) while an init writes the new layout (-EBUSY to an open): init is
+#      refused naming its pid, clear says "being re-formatted", and so does
+#      sync on board 0; sync on board 1 with a short --timeout exits 1,
+#      saying an init or clear is under way, and with a long one says it
+#      waits (-v) and is ready in the new generation once the init ends;
+#  (d) a board held in a call (a recv held inside its take, queue 1 open):
+#      without --force, init, clear and clear -q 1 are refused before any
+#      handshake, naming the worker (board 1, its pid, receiver of queue 1,
+#      in a call), while clear -q 2 goes through (a call on queue 1 is not
+#      in its way); with --force the handshake is reached, and init, clear
+#      and clear -q 1 --timeout 1 exit 1 naming board 1 and its pid: it did
+#      not leave its call; the window as it was (same generation and
+#      epochs, a message queued before still there); the held message
+#      delivered once when let go, and init goes through.
+# The refusals are where smqctl reads who held the window through its
+# handle (maint_error): the sanitizer build runs this script too.
+# Prints "ok"/"FAIL" per check; exit 0 pass, 1 fail, 77 skip.
+cd "$(dirname "$0")/../.." || exit 1
+B=${B:-build}
+case $B in
+/*) ;;
+*) B=$PWD/$B ;;
+esac
+S=$B/smqctl
+H=$B/tests/smqctl-hooked
+[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
+[ -x "$H" ] || { echo "the hooked smqctl is not built ($H): run make first"; exit 77; }
+[ -d /dev/shm ] || { echo "no /dev/shm for a shm window"; exit 77; }
+T=$(mktemp -d) || exit 1
+# Copies: the build directory may be rebuilt while the test runs.
+cp "$S" "$T/smqctl" && cp "$H" "$T/smqctl-hooked" &&
+	chmod 755 "$T/smqctl" "$T/smqctl-hooked" || exit 1
+S=$T/smqctl
+H=$T/smqctl-hooked
+SHM=smq-t-cli-held-$$
+W=shm:$SHM
+BG=""
+cleanup() {
+	# each a child of ours not waited for yet: its pid is still its own
+	for p in $BG; do kill -9 "$p" 2>/dev/null; done
+	for p in $BG; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+	rm -f "/dev/shm/$SHM"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+unset SMQ_WINDOW SMQ_DEBUG SMQ_TEST_HOLD 2>/dev/null
+export LC_ALL=C
+cd "$T" || exit 1
+
+fail=0
+ok() { echo "ok   $*"; }
+failed() {
+	echo "FAIL $*"
+	fail=1
+	for f in out err; do
+		[ -s "$T/$f" ] && sed "s/^/       $f: /" "$T/$f" | head -n 20
+	done
+}
+check() { # check WHAT CMD...: ok if CMD succeeds
+	what=$1
+	shift
+	if "$@"; then ok "$what"; else failed "$what"; fi
+}
+# run ARGS...: smqctl, its exit status in rc, its output in $T/out, $T/err
+run() {
+	"$S" "$@" </dev/null >"$T/out" 2>"$T/err"
+	rc=$?
+}
+# refused RC WORDS: the last run exited RC and said WORDS on stderr
+refused() {
+	[ "$rc" -eq "$1" ] && grep -qF -e "$2" "$T/err"
+}
+# within SECS CMD...: CMD comes true within SECS seconds (every 50 ms)
+within() {
+	n=$(($1 * 20))
+	shift
+	while ! "$@"; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
+# ended PID: a child of ours has ended (a zombie until waited for)
+ended() {
+	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+	[ -z "$state" ] || [ "$state" = Z ]
+}
+running() { ! ended "$1"; }
+# finish PID SECS: waits SECS at most for that child to end; its exit
+# status in rc (124: it did not end, killed).  Waited for, its pid is no
+# longer ours: it leaves BG.
+finish() {
+	if within "$2" ended "$1"; then
+		wait "$1"
+		rc=$?
+	else
+		kill -9 "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+		rc=124
+	fi
+	left=""
+	for p in $BG; do [ "$p" = "$1" ] || left="$left $p"; done
+	BG=$left
+}
+# held NAME POINT ARGS...: the hooked smqctl ARGS in the background, held
+# at POINT; waits (10 s at most) until it is held there.  Its output goes
+# to $T/NAME.out and .err; its pid is in $T/NAME.held while it is held,
+# and in $pid.
+held() {
+	name=$1 point=$2
+	shift 2
+	rm -f "$T/$name.held"
+	SMQ_TEST_HOLD=$point:$T/$name.held SMQ_TEST_HOLD_MAX=60 \
+		"$H" "$@" </dev/null >"$T/$name.out" 2>"$T/$name.err" &
+	pid=$!
+	BG="$BG $pid"
+	if within 10 test -s "$T/$name.held" &&
+	   [ "$(cat "$T/$name.held")" = "$pid" ]; then
+		return 0
+	fi
+	echo "FAIL $name: not held at $point within 10 s"
+	sed "s/^/       $name: /" "$T/$name.err"
+	fail=1
+	return 1
+}
+# release NAME: lets the one held as NAME ($pid) go; waits (20 s at most)
+# for it to end: its exit status in rc
+release() {
+	rm -f "$T/$1.held"
+	finish "$pid" 20
+	[ "$rc" -ne 124 ] || failed "$1: did not end within 20 s of being let go"
+}
+generation() { # the window's generation, as dump says it
+	"$S" -w "$W" dump 2>/dev/null |
+		sed -n '1s/.*, generation \([0-9]*\),.*/\1/p'
+}
+epoch() { # epoch QUEUE: its epoch, as dump -v says it (0x...)
+	"$S" -w "$W" dump -v -q "$1" 2>/dev/null |
+		sed -n 's/^ *receiver pid .*; epoch \(0x[0-9a-f]*\)$/\1/p'
+}
+# said WORDS...: the last run's stderr says each of them
+said() {
+	for words in "$@"; do
+		grep -qF -e "$words" "$T/err" || return 1
+	done
+}
+
+"$S" -w "$W" init --boards 2 >/dev/null || { echo "FAIL init"; exit 1; }
+g=$(generation)
+check "a fresh window: generation $g" [ -n "$g" ]
+
+# ---- (a), (b): another init or clear while one runs ----
+for point in maint_locked maint_writing; do
+	held init "$point" -w "$W" init --boards 2 || break
+	run -w "$W" init --boards 2
+	check "init while an init holds at $point: exit 1, naming pid $pid" \
+		refused 1 "init: another init or clear runs on $W (pid $pid"
+	"$H" -w "$W" clear </dev/null >"$T/out" 2>"$T/err"
+	rc=$?
+	check "clear (by the hooked smqctl) likewise" \
+		refused 1 "clear: another init or clear runs on $W (pid $pid"
+	run -w "$W" clear -q 1 --timeout 1
+	check "clear of one queue likewise" \
+		refused 1 "clear: another init or clear runs on $W (pid $pid"
+	release init
+	g=$((g + 1))
+	check "the held init then finishes: exit 0, generation $g" \
+		sh -c '[ "$1" -eq 0 ] && grep -q "formatted .*: generation $2$" "$3"' \
+		sh "$rc" "$g" "$T/init.out"
+	check "...and the window is whole (dump exits 0)" \
+		sh -c '"$1" -w "$2" dump -q 0 >/dev/null' sh "$S" "$W"
+done
+
+# ---- (c) sync while an init writes the new layout ----
+if held init maint_formatted -w "$W" init --boards 2; then
+	run -w "$W" sync --timeout 1
+	check "sync on board 0 meeting it: exit 1, being re-formatted" \
+		refused 1 "window $W is being re-formatted right now"
+	run -w "$W" init --boards 2
+	check "init meeting it: exit 1, naming pid $pid" \
+		refused 1 "init: another init or clear runs on $W (pid $pid"
+	run -w "$W" clear
+	check "clear meeting it: exit 1, being re-formatted" \
+		refused 1 "window $W is being re-formatted right now"
+	run -w "$W" -b 1 sync --timeout 1
+	check "sync on board 1, --timeout 1: exit 1, an init under way" \
+		refused 1 "has not formatted window $W (busy: an init or clear is under way"
+	"$S" -w "$W" -b 1 -v sync --timeout 30 </dev/null >"$T/s1.out" \
+		2>"$T/s1.err" &
+	s1=$!
+	BG="$BG $s1"
+	check "sync on board 1 says it waits for board 0" \
+		within 10 grep -sqF "board 1: waiting for board 0 to format $W" "$T/s1.err"
+	check "...and waits while the init is held" running "$s1"
+	release init
+	g=$((g + 1))
+	check "the held init then finishes: exit 0, generation $g" \
+		sh -c '[ "$1" -eq 0 ] && grep -q "formatted .*: generation $2$" "$3"' \
+		sh "$rc" "$g" "$T/init.out"
+	run -w "$W" sync --timeout 20
+	check "board 0 then declares the system ready" \
+		sh -c '[ "$1" -eq 0 ] && grep -q "system ready: 2 boards" "$2"' \
+		sh "$rc" "$T/out"
+	finish "$s1" 20
+	check "board 1's sync ends ready in generation $g" \
+		sh -c '[ "$1" -eq 0 ] &&
+		       grep -q "board 1: system ready (generation $2)" "$3"' \
+		sh "$rc" "$g" "$T/s1.out"
+fi
+
+# ---- (d) a board that does not leave its call ----
+# The held receiver has queue 1 open: init and clear refuse it as a worker
+# (SMQ_EATWORK) before any handshake; --force goes past that refusal to the
+# handshake, which it does not pass: the call is held (-SMQ_EHELD).
+"$S" -w "$W" init --boards 2 --queues 3 >/dev/null || failed "(d) init"
+g=$(generation)
+"$S" -w "$W" -b 1 send -q 0 "queued before" >/dev/null || failed "(d) send to 0"
+"$S" -w "$W" send -q 1 "the held one" >/dev/null || failed "(d) send to 1"
+"$S" -w "$W" -b 1 send -q 2 "on queue 2" >/dev/null || failed "(d) send to 2"
+if held recv commit -w "$W" -b 1 recv -q 1 --count 1 --timeout 30; then
+	e1=$(epoch 1)
+	check "queue 1's epoch is generation $g's" \
+		[ "$e1" = "$(printf '%#x' $((g << 32)))" ]
+	for cmd in init clear; do
+		run -w "$W" "$cmd" --timeout 1
+		check "$cmd beside a held take: exit 1" [ "$rc" -eq 1 ]
+		check "...refused as work on the window (not after a handshake), naming board 1 pid $pid, receiver of queue 1 in a call, and --force" \
+			said "smqctl: $cmd: processes are at work on the window: board 1 pid $pid on " \
+				" (receiver of queue 1, in a call).  $cmd would empty every queue under it: stop it first, or --force"
+	done
+	run -w "$W" clear -q 1 --timeout 1
+	check "clear -q 1 beside a held take: exit 1" [ "$rc" -eq 1 ]
+	check "...refused as work on queue 1, naming board 1 pid $pid, receiver of queue 1 in a call, and --force" \
+		said "smqctl: clear: processes are at work on queue 1: board 1 pid $pid on " \
+			" (receiver of queue 1, in a call).  clear would empty the queue under it: stop it first, or --force"
+	# a clear of another queue waits for the calls on that queue only
+	run -w "$W" clear -q 2 --timeout 1
+	check "clear -q 2 beside the held take on queue 1: exit 0, epoch $(printf '%#x' $(((g << 32) + 1))), generation $g goes on" \
+		sh -c '[ "$1" -eq 0 ] && grep -qxF "$2" "$3"' sh "$rc" \
+		"cleared queue 2 of $W: epoch $(printf '%#x' $(((g << 32) + 1))) (generation $g goes on)" "$T/out"
+	"$S" -w "$W" --json dump -q 2 >"$T/out" 2>"$T/err"
+	check "...queue 2 is empty" grep -q '"queued": 0' "$T/out"
+	# --force: past the refusal, into the handshake the held call holds
+	for cmd in init clear; do
+		run -w "$W" "$cmd" --force --timeout 1
+		check "$cmd --force --timeout 1 beside a held take: exit 1, names board 1 pid $pid" \
+			refused 1 "$cmd: board 1 (pid $pid on "
+		check "...says it did not let go within 1 s and nothing changed" \
+			said "did not leave a call it began under the old generation within 1 s; nothing was changed"
+	done
+	run -w "$W" clear -q 1 --force --timeout 1
+	check "clear -q 1 --force --timeout 1 beside a held take: exit 1, names board 1 pid $pid" \
+		refused 1 "clear: board 1 (pid $pid on "
+	check "...says it did not let go within 1 s and nothing changed" \
+		said "did not leave a call it began" "within 1 s; nothing was changed"
+	check "the window as it was: generation $g" [ "$(generation)" = "$g" ]
+	check "...queue 1's epoch as it was ($e1)" [ "$(epoch 1)" = "$e1" ]
+	"$S" -w "$W" --json dump -q 0 >"$T/out" 2>"$T/err"
+	check "...the message queued before still queued" \
+		grep -q '"queued": 1' "$T/out"
+	release recv
+	check "the held take, let go, delivers its message" \
+		sh -c '[ "$1" -eq 0 ] && grep -qx "the held one" "$2"' \
+		sh "$rc" "$T/recv.out"
+	run -w "$W" recv -q 0 --count 1 --timeout 1
+	check "the message queued before is received, once" \
+		sh -c '[ "$1" -eq 0 ] && [ "$(cat "$2")" = "queued before" ]' \
+		sh "$rc" "$T/out"
+	run -w "$W" init --boards 2 --timeout 1
+	check "init (no --force) then goes through: generation $((g + 1))" \
+		sh -c '[ "$1" -eq 0 ] && [ "$2" = "$3" ]' sh "$rc" \
+		"$(generation)" "$((g + 1))"
+fi
+
+[ $fail = 0 ] && echo "all passed"
+exit $fail

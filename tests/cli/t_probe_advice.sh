@@ -1,0 +1,162 @@
+#!/bin/sh
+# smqctl probe's words on our recorded dumps (tests/data/pci-dumps/):
+#  - a CardBus bridge shows its own windows (memory 0 and 1, prefetchable or
+#    not; I/O 0 and 1), open or closed, in the list, the tree and JSON;
+#  - a candidate (ivshmem here) says what each BAR holds, whether it has
+#    MSI-X (doorbell) or not (plain), that its driver is unknown from a
+#    dump, and the commands that make it usable;
+#  - a device that is no candidate (a disk, a NIC, bridges) says what it is
+#    and why not (-v, --ntb, JSON), and never gets a command.
+# Exit 1 on any mismatch.  B is the build directory (default build).
+cd "$(dirname "$0")/../.." || exit 1
+B=${B:-build}
+[ -x "$B/smqctl" ] || { echo "skip: no $B/smqctl: build it first (make)"; exit 77; }
+S=$B/smqctl
+D=tests/data/pci-dumps
+export LC_ALL=C
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+status=0
+ok() { echo "ok   $*"; }
+fail() { echo "FAIL $*"; status=1; }
+
+# has FILE LINE...: FILE holds each LINE, whole (tabs as \t)
+has() {
+	f=$1
+	shift
+	for want in "$@"; do
+		line=$(printf '%b' "$want")
+		if grep -Fxq -- "$line" "$f"; then
+			ok "$f: $want"
+		else
+			fail "$f: no line '$want'; got:"
+			sed 's/^/    /' "$f"
+		fi
+	done
+}
+# lacks FILE REGEX: no line of FILE matches
+lacks() {
+	if grep -Eq -- "$2" "$1"; then
+		fail "$1: a line matches '$2':"
+		grep -E -- "$2" "$1" | sed 's/^/    /'
+	else
+		ok "$1: nothing matches '$2'"
+	fi
+}
+# block FILE SLOT: the lines of one device in FILE (-v output)
+block() {
+	awk -v s="$2" '/^[0-9a-f]/ { on = index($0, s " ") == 1 } on' "$1"
+}
+commands='unbind|driver_override|drivers_probe|modprobe'
+
+# ---- CardBus ----
+"$S" probe -F $D/cardbus.txt -s 02:06 >"$tmp/cb" || fail "probe -F cardbus.txt"
+has "$tmp/cb" \
+	'\tMemory window 0: e4000000-e7ffffff [size=64M] (prefetchable)' \
+	'\tMemory window 1: e2400000-e27fffff [size=4M]' \
+	'\tI/O window 0: 00004000-000040ff [size=256] [32-bit]' \
+	'\tI/O window 1: 00004800-000048ff [size=256]'
+[ "$(grep -c 'window [01]: \[closed\]' "$tmp/cb")" -eq 4 ] &&
+	ok "02:06.1: its four windows closed" || fail "02:06.1: not four closed windows"
+lacks "$tmp/cb" 'behind bridge'
+"$S" probe -F $D/cardbus.txt -t >"$tmp/cbt" || fail "probe -F cardbus.txt -t"
+grep -q '06.0 .* \[bus 03-06\] mem0 e4000000-e7ffffff (64M, pref) mem1 e2400000-e27fffff (4M) ' \
+	"$tmp/cbt" && ok "tree: the CardBus windows" ||
+	{ fail "tree: no CardBus windows:"; cat "$tmp/cbt"; }
+"$S" probe -F $D/cardbus.txt -s 02:06.0 --json >"$tmp/cb.json" || fail "--json"
+if command -v python3 >/dev/null 2>&1; then
+	python3 - "$tmp/cb.json" <<'EOF' && ok "JSON: the CardBus windows" || status=1
+import json, sys
+b = json.load(open(sys.argv[1]))["devices"][0]["bridge"]
+want = ([(0xe4000000, 0xe7ffffff, True, True), (0xe2400000, 0xe27fffff, True, False)],
+        [(0x4000, 0x40ff, True, True), (0x4800, 0x48ff, True, False)])
+got = ([(w["base"], w["limit"], w["open"], w["prefetchable"]) for w in b["cardbus_memory"]],
+       [(w["base"], w["limit"], w["open"], w["io32"]) for w in b["cardbus_io"]])
+if got != want or "memory" in b or "prefetchable" in b:
+    print("FAIL JSON: %r, expected %r (and no memory/prefetchable)" % (got, want))
+    sys.exit(1)
+EOF
+fi
+
+# ---- candidates: ivshmem-doorbell, ivshmem-plain ----
+"$S" probe -F $D/ivshmem.txt -s 00:04.0 >"$tmp/bell" || fail "probe -s 00:04.0"
+has "$tmp/bell" \
+	'\tsmq: ivshmem-doorbell: BAR0 registers (IVPosition at +8, Doorbell at +12), BAR1 MSI-X table and PBA, BAR2 shared memory; MSI-X: doorbells through vfio-pci' \
+	'\tsmq: driver unknown (from a dump); smq would map pci:0000:00:04.0/2 when no driver holds it (receivers poll), or with doorbells once it is bound to vfio-pci' \
+	'\t\tmodprobe vfio-pci' \
+	'\t\techo vfio-pci > /sys/bus/pci/devices/0000:00:04.0/driver_override' \
+	'\t\techo 0000:00:04.0 > /sys/bus/pci/devices/0000:00:04.0/driver/unbind' \
+	'\t\techo 0000:00:04.0 > /sys/bus/pci/drivers_probe' \
+	'\tsmq: vfio-pci needs the device in an IOMMU group (/sys/bus/pci/devices/0000:00:04.0/iommu_group)'
+"$S" probe -F $D/ivshmem.txt -s 00:03.0 >"$tmp/plain" || fail "probe -s 00:03.0"
+has "$tmp/plain" \
+	'\tsmq: ivshmem-plain: BAR0 registers (IVPosition at +8, Doorbell at +12), BAR2 shared memory; no MSI-X: no doorbell, receivers poll' \
+	'\tsmq: driver unknown (from a dump); smq would map pci:0000:00:03.0/2 when no driver holds it (receivers poll)' \
+	'\t\techo 0000:00:03.0 > /sys/bus/pci/devices/0000:00:03.0/driver/unbind'
+lacks "$tmp/plain" 'vfio|modprobe|driver_override'
+
+# ---- not candidates: a host bridge, a disk, a NIC ----
+"$S" probe -F $D/ivshmem.txt -v >"$tmp/v" || fail "probe -v"
+for s in 00:00.0 00:05.0 00:06.0; do
+	block "$tmp/v" $s >"$tmp/v.$s"
+	lacks "$tmp/v.$s" "$commands"
+	lacks "$tmp/v.$s" 'window: (yes|usable)'
+done
+has "$tmp/v.00:05.0" "\tsmq: not a candidate: a storage controller's BARs are its registers, and the system's disks may hang on it"
+has "$tmp/v.00:06.0" "\tsmq: not a candidate: a network controller's BARs are its registers, and the system may be using it"
+has "$tmp/v.00:00.0" "\tsmq: not a candidate: a host bridge joins the processors to the bus and holds no shared memory"
+"$S" probe -F $D/ivshmem.txt >"$tmp/plain-list" || fail "probe"
+lacks "$tmp/plain-list" 'not a candidate'
+
+"$S" probe -F $D/ivshmem.txt --ntb >"$tmp/ntb"; rc=$?
+[ $rc -eq 0 ] && ok "--ntb with candidates: exit 0" || fail "--ntb: exit $rc"
+has "$tmp/ntb" \
+	'Not candidates (smq uses non-transparent bridges and ivshmem):' \
+	"\t\ta storage controller's BARs are its registers, and the system's disks may hang on it" \
+	"\t\ta network controller's BARs are its registers, and the system may be using it"
+sed -n '/^Not candidates/,$p' "$tmp/ntb" >"$tmp/ntb.not"
+lacks "$tmp/ntb.not" "$commands"
+grep -q '^	00:05.0 Non-Volatile memory controller \[0108\]: ' "$tmp/ntb.not" &&
+	ok "--ntb: the disk is listed by class" || fail "--ntb: no 00:05.0 line"
+[ "$(grep -c '^00:0[34].0 ' "$tmp/ntb")" -eq 2 ] &&
+	ok "--ntb: both ivshmem shown" || fail "--ntb: not both ivshmem"
+
+"$S" probe -F $D/ivshmem.txt --ntb --json >"$tmp/ntb.json" || fail "--ntb --json"
+"$S" probe -F $D/ivshmem.txt --json >"$tmp/all.json" || fail "--json"
+if command -v python3 >/dev/null 2>&1; then
+	python3 - "$tmp/ntb.json" "$tmp/all.json" <<'EOF' && ok "JSON: candidates and not" || status=1
+import json, sys
+ntb, full = (json.load(open(f)) for f in sys.argv[1:3])
+fails = []
+if [d["slot"] for d in ntb["devices"]] != ["0000:00:03.0", "0000:00:04.0"]:
+    fails.append("--ntb devices %r" % [d["slot"] for d in ntb["devices"]])
+nc = {d["slot"]: d["what"] for d in ntb["not_candidates"]}
+if nc != {"0000:00:00.0": "host bridge", "0000:00:05.0": "storage controller",
+          "0000:00:06.0": "network controller"}:
+    fails.append("not_candidates %r" % nc)
+for d in full["devices"]:
+    u = d["smq"]
+    if not u["candidate"] and (u["commands"] or not u["why"]):
+        fails.append("%s: %r" % (d["slot"], u))
+    if u["candidate"] and (u["access"] != "unknown" or not u["commands"]):
+        fails.append("%s: %r" % (d["slot"], u))
+roles = [b["role"] for b in full["devices"][2]["bars"]]
+if roles != ["registers (IVPosition at +8, Doorbell at +12)",
+             "MSI-X table and PBA", "shared memory"]:
+    fails.append("roles %r" % roles)
+for f in fails:
+    print("FAIL JSON:", f)
+sys.exit(1 if fails else 0)
+EOF
+fi
+
+# --ntb where nothing is a candidate: the others and why, then exit 1
+"$S" probe -F $D/cardbus.txt --ntb >"$tmp/none" 2>"$tmp/none.err"; rc=$?
+[ $rc -eq 1 ] && ok "--ntb without candidates: exit 1" || fail "--ntb without candidates: exit $rc"
+has "$tmp/none.err" 'smqctl: no PCI device matches --ntb: no non-transparent bridge among the 5 devices scanned'
+[ "$(grep -c '^	[0-9a-f][0-9a-f]:' "$tmp/none")" -eq 5 ] &&
+	ok "--ntb without candidates: the 5 listed" || { fail "--ntb: not 5 listed"; cat "$tmp/none"; }
+lacks "$tmp/none" "$commands"
+exit $status

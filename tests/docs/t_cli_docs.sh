@@ -1,0 +1,479 @@
+#!/bin/sh
+# smqctl's command table, its man page and its completions agree.
+#  (a) every command of `smqctl --list-cmds` has a .SS under COMMANDS in
+#      man/smqctl.1, and every .SS there is a command;
+#  (b) every option of `smqctl --list-opts=CMD` is documented in CMD's .SS or
+#      under COMMON OPTIONS, with the short form and argument that
+#      `smqctl CMD --help` shows; every \-\-option a section mentions is one
+#      that the command (or, under COMMON OPTIONS, every command) accepts;
+#  (c) the bash completion offers exactly the commands and each command's
+#      options, as the binary lists them;
+#  (d) so does the zsh completion (skipped, with a note, without zsh);
+#  both complete option values as `smqctl --list-args` says: the words of
+#      --wait (each one the binary accepts), files after every option that
+#      takes a file or a path, and after --window the transports and only
+#      the smq windows of /dev/shm, files after file: and ivshmem:, and
+#      the devices of `smqctl --list-devices` after pci:;
+#  (e) no short option means two things: across every command (and the
+#      common options) a letter is one long option with one argument, and
+#      the table under SHORT OPTIONS in man/smqctl.1 is exactly that;
+#  (f) `smqctl help help` works; `smqctl help`, every `smqctl help CMD` and
+#      man/smqctl.1 never say "seed"; every window spec of `smqctl --window
+#      help` is in `smqctl --help` and under WINDOW SPECS; every variable
+#      the systemd units read is documented;
+#  (g) no long option means two things: a long option that several
+#      commands take has the same short letter (or none) and the same
+#      argument in every `smqctl CMD --help`, and --timeout is -T, TIME;
+#      exceptions are listed, with their forms, where the meaning is one.
+# B is the build directory (default build, relative to the repository).
+# CLI_DOCS_MAN, CLI_DOCS_BASH and CLI_DOCS_ZSH check other files instead of
+# man/smqctl.1 and completions/ (to see that a broken copy is caught).
+cd "$(dirname "$0")/../.." || exit 1
+B=${B:-build}
+[ -x "$B/smqctl" ] || { echo "no $B/smqctl: build it first (make)"; exit 77; }
+bin=$(cd "$B" && pwd)/smqctl
+man=${CLI_DOCS_MAN:-man/smqctl.1}
+bashcomp=${CLI_DOCS_BASH:-completions/smqctl.bash}
+zshcomp=${CLI_DOCS_ZSH:-completions/_smqctl}
+export LC_ALL=C
+
+tmp=$(mktemp -d) || exit 1
+shmobj=smq-t-cli-docs-$$
+splitobj=smq-t-clidocs-split-$$
+trap 'rm -rf "$tmp"; rm -f "/dev/shm/$shmobj" "/dev/shm/${shmobj}x" "/dev/shm/$splitobj.0"' EXIT
+trap 'exit 1' HUP INT TERM
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+
+# same LABEL EXPECTED GOT: two lists of lines are equal.
+same() {
+	[ "$2" = "$3" ] && return 0
+	fail "$1"
+	echo "    expected: $(echo "$2" | tr '\n' ' ')"
+	echo "    got:      $(echo "$3" | tr '\n' ' ')"
+}
+sorted() { printf '%s\n' "$1" | sort; }
+
+for f in "$man" "$bashcomp" "$zshcomp"; do
+	[ -r "$f" ] || { echo "FAIL: $f is missing"; exit 1; }
+done
+
+cmds=$("$bin" --list-cmds) && [ -n "$cmds" ] ||
+	{ echo "FAIL: smqctl --list-cmds failed"; exit 1; }
+# the commands with options of their own: all but help
+optcmds=$(echo "$cmds" | grep -vx help)
+for c in $optcmds; do
+	"$bin" --list-opts="$c" >"$tmp/opts.$c" && [ -s "$tmp/opts.$c" ] ||
+		fail "smqctl --list-opts=$c failed"
+done
+# the common options: those every command takes
+common=$(cat "$tmp"/opts.* | sort | uniq -c |
+	awk -v n="$(echo "$optcmds" | wc -l)" '$1 == n { print $2 }')
+[ -n "$common" ] || fail "the commands share no option (--list-opts)"
+builtin_opts="--help
+--usage
+--version"
+
+# ---- the man page, cut into sections ----
+# sec.COMMON: COMMON OPTIONS; sec.CMD: the .SS of CMD under COMMANDS;
+# headings: the first word of every .SS under COMMANDS.
+: >"$tmp/headings"
+awk -v dir="$tmp" '
+/^\.SH/ {
+	h = $0; sub(/^\.SH[ \t]+/, "", h); gsub(/"/, "", h)
+	out = h == "COMMON OPTIONS" ? dir "/sec.COMMON" : ""
+	if (out != "") printf "" > out
+	incmds = h == "COMMANDS"; if (incmds) seen = 1
+	next
+}
+/^\.SS/ && incmds {
+	h = $0; sub(/^\.SS[ \t]+/, "", h); gsub(/"/, "", h)
+	gsub(/\\f[BIRP]/, "", h); gsub(/\\f\(../, "", h); gsub(/\\-/, "-", h)
+	split(h, w, /[ \t]+/)
+	print w[1] > (dir "/headings")
+	name = w[1]; gsub(/[^A-Za-z0-9_-]/, "_", name)
+	out = dir "/sec." name; printf "" > out
+	next
+}
+out != "" { print > out }
+END { if (!seen) print "no .SH COMMANDS" > (dir "/nocommands") }
+' "$man"
+[ -e "$tmp/nocommands" ] && fail "$man has no COMMANDS section"
+[ -e "$tmp/sec.COMMON" ] || { fail "$man has no COMMON OPTIONS section"; : >"$tmp/sec.COMMON"; }
+
+# Every long option a section mentions, as \-\-name in troff, one a line.
+mentions() {
+	awk '{
+		line = $0
+		while (match(line, /\\-\\-[A-Za-z0-9]+((\\-|-)[A-Za-z0-9]+)*/)) {
+			tok = substr(line, RSTART, RLENGTH); gsub(/\\-/, "-", tok)
+			print tok; line = substr(line, RSTART + RLENGTH)
+		}
+	}' "$1" | sort -u
+}
+# The option lines of a section (.B, .BR, .BI) as `smqctl CMD --help`
+# writes them, without spaces: ".BR \-e ", " \-\-entries =\fIN\fR" is
+# "-e,--entries=N".
+optlines() {
+	sed -n 's/^\.B[IR]\{0,1\}[ \t]//p' "$1" |
+		sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' -e 's/"//g' -e 's/[ \t]//g'
+}
+# The option specs of `smqctl CMD --help`, without spaces: "-e,--entries=N",
+# "--usage".
+helpspecs() {
+	"$bin" "$1" --help | sed -n \
+		-e 's/^  \(-[^- ], --[^ ]*\).*/\1/p' \
+		-e 's/^  \(-[^- ]\)\( .*\)\{0,1\}$/\1/p' \
+		-e 's/^      \(--[^ ]*\).*/\1/p' | sed 's/ //g'
+}
+
+# ---- (a) commands and .SS headings ----
+for c in $cmds; do
+	grep -qx -- "$c" "$tmp/headings" ||
+		fail "(a) command '$c' has no .SS under COMMANDS in $man"
+done
+while read -r h; do
+	echo "$cmds" | grep -qx -- "$h" ||
+		fail "(a) .SS '$h' under COMMANDS in $man names no command"
+done <"$tmp/headings"
+dups=$(sort "$tmp/headings" | uniq -d)
+[ -z "$dups" ] || fail "(a) more than one .SS for: $dups"
+
+# ---- (b) options ----
+# Options are written \-\- in troff: a plain "--" renders as dashes.
+plain=$(grep -n -- '--' "$man" | grep -v '^[0-9]*:\.\\"')
+[ -z "$plain" ] || fail "(b) write options as \\-\\- in $man:
+$plain"
+
+mentions "$tmp/sec.COMMON" >"$tmp/ment.COMMON"
+optlines "$tmp/sec.COMMON" >"$tmp/lines.COMMON"
+while read -r o; do
+	printf '%s\n%s\n' "$common" "$builtin_opts" | grep -qx -- "$o" ||
+		fail "(b) COMMON OPTIONS documents $o, which not every command takes"
+done <"$tmp/ment.COMMON"
+
+for c in $optcmds; do
+	sec=$tmp/sec.$c
+	[ -e "$sec" ] || continue   # reported by (a)
+	mentions "$sec" >"$tmp/ment.$c"
+	optlines "$sec" >"$tmp/lines.$c"
+	while read -r o; do
+		grep -qx -- "$o" "$tmp/ment.$c" "$tmp/ment.COMMON" ||
+			fail "(b) $o of '$c' is documented neither under $c nor under COMMON OPTIONS"
+	done <"$tmp/opts.$c"
+	while read -r o; do
+		{ cat "$tmp/opts.$c"; echo "$builtin_opts"; } | grep -qx -- "$o" ||
+			fail "(b) the $c section mentions $o, which smqctl $c does not accept"
+	done <"$tmp/ment.$c"
+	# short form, long form and argument, as --help shows them
+	helpspecs "$c" >"$tmp/specs.$c"
+	[ -s "$tmp/specs.$c" ] || fail "(b) smqctl $c --help lists no options"
+	while read -r s; do
+		long=${s#*--}; long=--${long%%=*}
+		if printf '%s\n%s\n' "$common" "$builtin_opts" | grep -qx -- "$long"; then
+			where=COMMON
+		else
+			where=$c
+		fi
+		grep -qxF -- "$s" "$tmp/lines.$where" ||
+			fail "(b) no line '$s' (as in smqctl $c --help) under $([ "$where" = COMMON ] && echo "COMMON OPTIONS" || echo "$c") in $man"
+	done <"$tmp/specs.$c"
+done
+
+# ---- what the completions are checked against ----
+prefixes=$("$bin" --window help | sed -n 's/^  *\([a-z][a-z0-9]*:\).*/\1/p')
+mkdir "$tmp/f" && : >"$tmp/f/file-a"
+# smq windows in /dev/shm (the magic of smq(7) first), and an object that
+# is none
+shm_ok=0
+if [ -d /dev/shm ] && [ -w /dev/shm ] &&
+	printf 'SMQWINDW%056d' 0 >"/dev/shm/$shmobj" &&
+	printf 'NOTSMQ!!%056d' 0 >"/dev/shm/${shmobj}x" &&
+	printf 'SMQWINDW%056d' 0 >"/dev/shm/$splitobj.0"; then
+	shm_ok=1
+fi
+# the PCI devices of a recorded dump: smqctl answers --list-devices from it
+dump=tests/data/pci-dumps/ivshmem.txt
+devices=$("$bin" --list-devices="$dump")
+same "(c) smqctl --list-devices=$dump: the two ivshmem BARs" \
+	"pci:0000:00:03.0/2
+pci:0000:00:04.0/2" "$devices"
+devices_bdf=$(echo "$devices" | sed 's/^pci://')
+printf '#!/bin/sh\n[ "$1" = --list-devices ] && exec "%s" --list-devices="%s"\nexec "%s" "$@"\n' \
+	"$bin" "$PWD/$dump" "$bin" >"$tmp/smqctl-dump" && chmod 755 "$tmp/smqctl-dump"
+# options whose value is a file, and the words of --wait
+: >"$tmp/fileopts"
+for c in $optcmds; do
+	"$bin" --list-args="$c" >"$tmp/args.$c" ||
+		fail "smqctl --list-args=$c failed"
+	awk -v c="$c" '$4 == "file" { print c, $2; if ($1 != "-") print c, $1 }' \
+		"$tmp/args.$c" >>"$tmp/fileopts"
+done
+"$bin" --list-args=help >"$tmp/args.help" || fail "smqctl --list-args=help failed"
+for o in --file --dump --socket; do
+	grep -q " $o\$" "$tmp/fileopts" || fail "(c) no command's $o completes files (--list-args)"
+done
+waits=$(awk '$2 == "--wait" && $4 == "words" { for (i = 5; i <= NF; i++) print $i; exit }' \
+	"$tmp/args.pingpong")
+same "(c) smqctl --list-args: the words of --wait" "poll
+sleep
+spin" "$waits"
+for m in $waits; do
+	for c in pingpong bench; do
+		"$bin" "$c" --wait "$m" --help >/dev/null 2>&1 ||
+			fail "(c) smqctl $c --wait $m, offered by the completions, is refused"
+	done
+done
+"$bin" pingpong --wait nosuch --help >/dev/null 2>&1 &&
+	fail "(c) smqctl pingpong --wait nosuch is accepted: the check above proves nothing"
+
+# ---- (c) bash ----
+if command -v bash >/dev/null 2>&1; then
+	# prints COMPREPLY, one a line, for the words given (the last is the
+	# one completed), split as bash splits them
+	cat >"$tmp/comp.bash" <<'EOF'
+. "$1" || exit 1
+shift
+COMP_WORDS=("$@")
+COMP_CWORD=$(($# - 1))
+COMP_LINE="$*"
+COMP_POINT=${#COMP_LINE}
+complete -p smqctl >/dev/null || { echo "no 'complete ... smqctl'"; exit 1; }
+_smqctl "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+printf '%s\n' "${COMPREPLY[@]}"
+EOF
+	bcomp() { bash "$tmp/comp.bash" "$bashcomp" "$bin" "$@" 2>&1; }
+	bcompw() { bash "$tmp/comp.bash" "$bashcomp" "$tmp/smqctl-dump" "$@" 2>&1; }
+	same "(c) bash: smqctl <TAB> gives the commands" "$cmds" "$(bcomp '')"
+	same "(c) bash: smqctl s<TAB>" "$(echo "$cmds" | grep '^s')" "$(bcomp s)"
+	for c in $optcmds; do
+		same "(c) bash: smqctl $c --<TAB> gives smqctl --list-opts=$c" \
+			"$(cat "$tmp/opts.$c")" "$(bcomp "$c" --)"
+	done
+	same "(c) bash: smqctl -w W --board 1 dump --<TAB> gives the options of dump" \
+		"$(cat "$tmp/opts.dump")" "$(bcomp -w W --board 1 dump --)"
+	same "(c) bash: smqctl --<TAB> gives the common options, --help and --version" \
+		"$(sorted "$(printf '%s\n--help\n--version' "$common")")" "$(sorted "$(bcomp --)")"
+	same "(c) bash: smqctl help <TAB> gives the commands, help too" \
+		"$cmds" "$(bcomp help '')"
+	got=$(bcomp --window '')
+	for w in help $prefixes; do
+		echo "$got" | grep -qx -- "$w" ||
+			fail "(c) bash: smqctl --window <TAB> does not offer $w"
+	done
+	if [ "$shm_ok" = 1 ]; then
+		# bash splits "shm:NAME" at the colon and replaces after it
+		same "(c) bash: smqctl --window shm:$shmobj<TAB> (an smq window; ${shmobj}x is none)" \
+			"$shmobj" "$(bcomp --window shm : "$shmobj")"
+		same "(c) bash: smqctl --window=shm:$shmobj<TAB>" "$shmobj" \
+			"$(bcomp --window = shm : "$shmobj")"
+		same "(c) bash: smqctl -w split:${splitobj%-*}<TAB>" "$splitobj" \
+			"$(bcomp -w split : "${splitobj%-*}")"
+		echo "$got" | grep -qx -- "shm:${shmobj}x" &&
+			fail "(c) bash: smqctl --window <TAB> offers shm:${shmobj}x, which is no smq window"
+	fi
+	same "(c) bash: smqctl --window pci:<TAB> gives the candidates of --list-devices" \
+		"$devices_bdf" "$(bcompw --window pci : '')"
+	same "(c) bash: smqctl --window pci:0000:00:0<TAB>" \
+		"$(echo "$devices_bdf" | sed 's/^0000:00://')" \
+		"$(bcompw --window pci : 0000 : 00 : 0)"
+	for c in pingpong bench; do
+		same "(c) bash: smqctl $c --wait <TAB>" "$waits" "$(bcomp "$c" --wait '')"
+		same "(c) bash: smqctl $c --wait=s<TAB>" "$(echo "$waits" | grep '^s')" \
+			"$(bcomp "$c" --wait = s)"
+	done
+	same "(c) bash: smqctl init --mode <TAB> (octal) offers nothing" "" "$(bcomp init --mode '')"
+	# every option that takes a file or a path, by --list-args
+	while read -r c o; do
+		same "(c) bash: smqctl $c $o $tmp/f/fi<TAB>" "$tmp/f/file-a" "$(bcomp "$c" "$o" "$tmp/f/fi")"
+	done <"$tmp/fileopts"
+	same "(c) bash: smqctl --window file:$tmp/f/fi<TAB>" "$tmp/f/file-a" \
+		"$(bcomp --window file : "$tmp/f/fi")"
+	same "(c) bash: smqctl --window ivshmem:$tmp/f/fi<TAB>" "$tmp/f/file-a" \
+		"$(bcomp --window ivshmem : "$tmp/f/fi")"
+else
+	fail "(c) bash is not installed"
+fi
+
+# ---- (d) zsh ----
+if command -v zsh >/dev/null 2>&1; then
+	# loads the completion as compinit would (autoload from fpath) with
+	# stubs that print the candidates, one a line
+	mkdir "$tmp/fpath" && cp "$zshcomp" "$tmp/fpath/_smqctl"
+	cat >"$tmp/comp.zsh" <<'EOF'
+fpath=("$1" $fpath)
+shift
+autoload -Uz _smqctl
+compadd() {
+  while (( $# )); do
+    [[ $1 == -- ]] && { shift; print -rl -- "$@"; return 0 }
+    shift
+  done
+}
+_describe() {
+  local __a
+  shift
+  for __a; do
+    [[ $__a == -* ]] && continue
+    (( ${(P)+__a} )) && print -rl -- "${(@)${(@P)__a}%%:*}"
+  done
+}
+_arguments() { print -r -- "_arguments $*" }
+_files() { print -r -- "_files" }
+_message() { : }
+# compset -P PATTERN: moves the longest match at the start of PREFIX to
+# IPREFIX, as zsh does
+compset() {
+  [[ $1 == -P ]] || return 1
+  local m=${(M)PREFIX##${~2}}
+  [[ -n $m ]] || return 1
+  IPREFIX+=$m
+  PREFIX=${PREFIX#$m}
+}
+words=("$@")
+CURRENT=$#
+PREFIX=$words[CURRENT]
+IPREFIX=
+_smqctl
+EOF
+	zcomp() { zsh -f "$tmp/comp.zsh" "$tmp/fpath" "$bin" "$@" 2>&1; }
+	zcompw() { zsh -f "$tmp/comp.zsh" "$tmp/fpath" "$tmp/smqctl-dump" "$@" 2>&1; }
+	same "(d) zsh: smqctl <TAB> gives the commands" "$(sorted "$cmds")" "$(sorted "$(zcomp '')")"
+	for c in init dump; do
+		same "(d) zsh: smqctl $c --<TAB> gives smqctl --list-opts=$c" \
+			"$(sort "$tmp/opts.$c")" "$(sorted "$(zcomp "$c" --)")"
+	done
+	same "(d) zsh: smqctl --<TAB> gives the common options, --help and --version" \
+		"$(sorted "$(printf '%s\n--help\n--version' "$common")")" "$(sorted "$(zcomp --)")"
+	same "(d) zsh: smqctl help <TAB> gives the commands, help too" \
+		"$(sorted "$cmds")" "$(sorted "$(zcomp help '')")"
+	got=$(zcomp --window '')
+	for w in help $prefixes; do
+		echo "$got" | grep -qx -- "$w" ||
+			fail "(d) zsh: smqctl --window <TAB> does not offer $w"
+	done
+	if [ "$shm_ok" = 1 ]; then
+		echo "$got" | grep -qx -- "shm:$shmobj" ||
+			fail "(d) zsh: smqctl --window <TAB> does not offer the smq window shm:$shmobj"
+		echo "$got" | grep -qx -- "split:$splitobj" ||
+			fail "(d) zsh: smqctl --window <TAB> does not offer split:$splitobj"
+		echo "$got" | grep -qx -- "shm:${shmobj}x" &&
+			fail "(d) zsh: smqctl --window <TAB> offers shm:${shmobj}x, which is no smq window"
+	fi
+	same "(d) zsh: smqctl --window pci:<TAB> gives the candidates of --list-devices" \
+		"$devices_bdf" "$(zcompw --window pci:)"
+	same "(d) zsh: smqctl pingpong --wait <TAB>" "$waits" "$(zcomp pingpong --wait '')"
+	same "(d) zsh: smqctl bench --wait=<TAB>" "$waits" "$(zcomp bench --wait=)"
+	while read -r c o; do
+		same "(d) zsh: smqctl $c $o <TAB> completes files" "_files" "$(zcomp "$c" "$o" '')"
+	done <"$tmp/fileopts"
+	for p in file: ivshmem:; do
+		same "(d) zsh: smqctl --window $p<TAB> completes files" "_files" "$(zcomp --window "$p")"
+	done
+else
+	echo "note: zsh is not installed: the zsh completion is not checked"
+fi
+
+# ---- (e) short options ----
+# every letter of every command (and of the common options): one long
+# option, with an argument everywhere or nowhere (that the argument has
+# one name everywhere too is (g)'s)
+for c in help $optcmds; do
+	awk -v c="$c" '$1 != "-" { print $1, $2, ($3 == "-" ? "NOARG" : "ARG"), c }' \
+		"$tmp/args.$c"
+done | sort >"$tmp/shorts"
+awk '{ k = $1; v = $2 " " $3; if (k in seen && seen[k] != v)
+	printf "%s means %s in %s and %s in %s\n", k, seen[k], where[k], v, $4
+	else if (!(k in seen)) { seen[k] = v; where[k] = $4 } }' "$tmp/shorts" >"$tmp/clash"
+[ -s "$tmp/clash" ] && fail "(e) a short option means two things:
+$(cat "$tmp/clash")"
+# the letter, the long option and the commands that take it ("all": every
+# command and smqctl itself), as smqctl says, against the man page's table
+ncmds=$(echo help $optcmds | wc -w)
+awk -v n="$ncmds" '{ key = $1 " " $2; if (!(key in cnt)) order[++nk] = key
+		cnt[key]++; if ($4 != "help") cmds[key] = cmds[key] " " $4 }
+	END { for (i = 1; i <= nk; i++) { k = order[i]
+		print k (cnt[k] == n ? " all" : cmds[k]) } }' "$tmp/shorts" |
+	sort >"$tmp/shorts.bin"
+awk '/^\.\\" short-options/ { on = 1; next } on && /^\.EE/ { exit }
+	on && !/^\./ { gsub(/\\-/, "-"); l = $1 " " $2
+		for (i = 4; i <= NF; i++) l = l " " $i; print l }' "$man" |
+	sort >"$tmp/shorts.man"
+[ -s "$tmp/shorts.man" ] || fail "(e) $man has no short-options table"
+# the commands of a row as a sorted set
+norm() {
+	while read -r l o rest; do
+		echo "$l $o $(printf '%s\n' $rest | sort | tr '\n' ' ')"
+	done
+}
+same "(e) the SHORT OPTIONS table of $man is smqctl's (letter, option, commands)" \
+	"$(norm <"$tmp/shorts.bin")" "$(norm <"$tmp/shorts.man")"
+
+# ---- (f) help, words, window specs, the units' variables ----
+"$bin" help help >"$tmp/helphelp" 2>&1 && grep -q 'smqctl help' "$tmp/helphelp" ||
+	fail "(f) smqctl help help fails: $(head -n 1 "$tmp/helphelp")"
+{ "$bin" help; "$bin" --help; for c in $cmds; do "$bin" help "$c"; done; } >"$tmp/allhelp" 2>&1
+for f in "$tmp/allhelp" "$man"; do
+	seeds=$(grep -in 'seed' "$f")
+	[ -z "$seeds" ] || fail "(f) $([ "$f" = "$man" ] && echo "$man" || echo "smqctl help") says \"seed\":
+$seeds"
+done
+"$bin" --help >"$tmp/tophelp"
+for p in $prefixes; do
+	grep -q -- "$p" "$tmp/tophelp" || fail "(f) smqctl --help does not name the window spec $p"
+	awk '/^\.SH/ { on = $2 == "WINDOW" } on' "$man" | sed 's/\\f[BIRP]//g' |
+		grep -q "^\.B[IR]* *$p" || fail "(f) WINDOW SPECS in $man does not describe $p"
+done
+for v in $(sed -n 's/.*\$\({\{0,1\}\)\(SMQ_[A-Z_]*\).*/\2/p' systemd/*.service | sort -u); do
+	grep -q "$v" "$man" || fail "(f) $v, which the systemd units read, is not in $man"
+done
+
+# ---- (g) one meaning per long option ----
+# A long option that several commands take is written the same in every
+# `smqctl CMD --help`: the same short letter (or none anywhere) and the
+# same argument; --timeout is -T, --timeout=TIME wherever it is.  The
+# converse of (e).  An exception is listed here with every form it takes,
+# and only where the meaning is one; a form that no command shows any more
+# fails too.
+#   --group: in a window's shape (init, probe, model) a group and its
+#   queues; in send and recv a group that init made.
+cat >"$tmp/opt.exceptions" <<'EXCEPTIONS'
+--group - NAME=Q,Q...
+--group - NAME
+EXCEPTIONS
+# OPTION SHORT ARG CMD, a line for each option of each command
+for c in $optcmds; do
+	helpspecs "$c" | awk -v c="$c" '{
+		s = $0; short = "-"; arg = "-"
+		if (s ~ /^-[^-],/) { short = substr(s, 1, 2); s = substr(s, 4) }
+		if (match(s, /\[?=/)) {
+			arg = substr(s, RSTART); sub(/^=/, "", arg)
+			s = substr(s, 1, RSTART - 1)
+		}
+		print s, short, arg, c
+	}'
+done | sort -k1,1 -k4,4 >"$tmp/longs"
+grep -qx -- '--timeout -T TIME sync' "$tmp/longs" ||
+	fail "(g) no '-T, --timeout=TIME' read from smqctl sync --help: the checks below prove nothing"
+# "OPTION SHORT ARG | CMD...", a line for each form of each option (an
+# argument may hold a colon, never " |")
+awk '{ k = $1 " " $2 " " $3; if (!(k in cmds)) order[++n] = k
+	cmds[k] = cmds[k] " " $4 }
+	END { for (i = 1; i <= n; i++) print order[i] " |" cmds[order[i]] }' \
+	"$tmp/longs" >"$tmp/forms"
+for o in $(awk '{ print $1 }' "$tmp/longs" | sort -u); do
+	forms=$(grep -- "^$o " "$tmp/forms")
+	allowed=$(grep -- "^$o " "$tmp/opt.exceptions")
+	if [ -n "$allowed" ]; then
+		same "(g) $o is written in exactly the forms of its exception" \
+			"$(sorted "$allowed")" "$(sorted "$(echo "$forms" | sed 's/ |.*//')")"
+	elif [ "$(echo "$forms" | wc -l)" -gt 1 ]; then
+		fail "(g) $o is written differently across commands (option, short letter, argument | commands):
+$(echo "$forms" | sed 's/^/    /')"
+	fi
+done
+bad=$(awk '$1 == "--timeout" && ($2 != "-T" || $3 != "TIME") { print $4 }' "$tmp/longs")
+[ -z "$bad" ] || fail "(g) --timeout is not -T, --timeout=TIME in: $(echo $bad)"
+
+[ $status = 0 ] && echo "commands, man page and completions agree"
+exit $status

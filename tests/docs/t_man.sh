@@ -1,0 +1,120 @@
+#!/bin/sh
+# The man pages: every page renders without a groff warning; every man3
+# name (every function of the public header and every symbol the shared
+# library exports has one, a page or a one-line .so link) is found by
+# man(1) in a man3 directory and renders there without a warning; and the
+# SYNOPSIS of a function's page gives the header's prototype, parameter
+# for parameter.  t_exports.sh checks that each link's target exists
+# and that the NAME section lists the function.
+B=${B:-build}
+cd "$(dirname "$0")/../.." || exit 1
+command -v groff >/dev/null || { echo "groff not installed"; exit 77; }
+command -v man >/dev/null || { echo "man not installed"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+# A link is one line, ".so man3/PAGE.3", and nothing else.
+is_link() {
+	[ "$(wc -l <"$1")" -le 1 ] && grep -q '^\.so ' "$1"
+}
+
+# 1. Every page that is not a link, through groff's own warnings.
+for page in man/*.[0-9]; do
+	is_link "$page" && continue
+	out=$(groff -man -ww -z "$page" 2>&1)
+	[ -z "$out" ] || { echo "$page:"; echo "$out"; status=1; }
+done
+
+# 2. The names: the header's functions, and the library's exports if it
+# was built.
+grep -oE '\bsmq_[a-z0-9_]+\(' include/smq.h | tr -d '(' | sort -u >"$tmp/declared"
+cp "$tmp/declared" "$tmp/names"
+if [ -e "$B/libsmq.so" ]; then
+	nm -D --defined-only "$B/libsmq.so" |
+		awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' >>"$tmp/names"
+fi
+sort -u -o "$tmp/names" "$tmp/names"
+[ "$(wc -l <"$tmp/names")" -gt 10 ] || { echo "too few functions found"; exit 1; }
+
+# 3. man(1) finds each in a man3 directory laid out as installed, follows
+# its link, and renders it without a warning.
+mkdir -p "$tmp/man/man3"
+cp man/*.3 "$tmp/man/man3/"
+export MANPATH="$tmp/man" MANWIDTH=80 LC_ALL=C MAN_DISABLE_SECCOMP=1
+{ cat "$tmp/names"; for p in man/*.3; do basename "$p" .3; done; } |
+sort -u >"$tmp/pages"
+while read -r f; do
+	if [ ! -e "man/$f.3" ]; then
+		echo "man/$f.3: missing (man 3 $f finds nothing)"; status=1; continue
+	fi
+	where=$(man -w 3 "$f" 2>&1)
+	case $where in
+	"$tmp/man/man3/"*.3) [ -e "$where" ] || { echo "man -w $f: $where"; status=1; } ;;
+	*) echo "man -w 3 $f: $where"; status=1; continue ;;
+	esac
+	man --warnings -P cat 3 "$f" >"$tmp/out" 2>"$tmp/err"
+	if [ -s "$tmp/err" ] || [ ! -s "$tmp/out" ]; then
+		echo "man 3 $f:"; cat "$tmp/err"; status=1
+	fi
+done <"$tmp/pages"
+
+# 4. Prototypes, normalised (comments and preprocessor lines gone, one
+# space between words, none around * ( ) ,): the header's, one per line
+# as "name<TAB>prototype"...
+norm='
+	{ gsub(/[ \t\n]+/, " ") }
+	{ gsub(/ ?\* ?/, "*"); gsub(/ ?\( ?/, "("); gsub(/ ?\) ?/, ")");
+	  gsub(/ ?, ?/, ","); sub(/^ /, ""); sub(/ $/, "") }
+	match($0, /smq_[a-z0-9_]+\(/) && $0 ~ /^[a-z]/ {
+		print substr($0, RSTART, RLENGTH - 1) "\t" $0
+	}'
+awk 'BEGIN { RS = "\001" } { gsub(/\/\*([^*]|\*+[^*\/])*\*+\//, ""); print }' \
+	include/smq.h |
+	awk '/^[ \t]*#/ { skip = /\\$/; next }
+	     skip { skip = /\\$/; next }
+	     { print }' |
+	awk 'BEGIN { RS = "[;{}]" }'"$norm" | sort >"$tmp/header"
+cut -f1 "$tmp/header" | diff -u "$tmp/declared" - ||
+	{ echo "prototypes read from smq.h differ from its names"; status=1; }
+# ...and each page's SYNOPSIS, rendered as a reader sees it (so that a
+# macro that swallows its neighbour shows), with the page's name.
+for page in man/*.3; do
+	is_link "$page" && continue
+	groff -man -Tascii -P-c -P-b -P-o -P-u "$page" 2>/dev/null |
+	awk '/^SYNOPSIS/ { on = 1; next } /^[A-Z]/ { on = 0 }
+	     on && !/^[ \t]*#/ { print }' |
+	awk 'BEGIN { RS = ";" }'"$norm" |
+	sed "s|^|${page##*/}	|" >>"$tmp/synopses"
+done
+while IFS='	' read -r f proto; do
+	want=$(sed -n 's/^\.so man3\///p' "man/$f.3" 2>/dev/null)
+	want=${want:-$f.3}
+	if ! awk -F'\t' -v p="$want" -v f="$f" '$1 == p && $2 == f' \
+	     "$tmp/synopses" | grep -q .; then
+		echo "$want: SYNOPSIS does not declare $f"; status=1
+	elif ! awk -F'\t' -v p="$want" -v f="$f" -v want="$proto" \
+		   '$1 == p && $2 == f && $3 == want' "$tmp/synopses" | grep -q .; then
+		echo "$want: SYNOPSIS of $f differs from smq.h:"
+		echo "    smq.h: $proto"
+		awk -F'\t' -v p="$want" -v f="$f" '$1 == p && $2 == f { print "    page:  " $3 }' \
+			"$tmp/synopses"
+		status=1
+	fi
+done <"$tmp/header"
+# No page declares a function the header does not, or another way.
+while IFS='	' read -r page f proto; do
+	grep -qxF "$f	$proto" "$tmp/header" ||
+		{ echo "$page: SYNOPSIS declares $f not as smq.h does: $proto"; status=1; }
+done <"$tmp/synopses"
+
+# 5. The version smq_version(3) shows is the header's.
+for part in MAJOR MINOR PATCH; do
+	h=$(sed -n "s/^#define SMQ_VERSION_$part \([0-9]*\)\$/\1/p" include/smq.h)
+	grep -q "^\.B #define SMQ_VERSION_$part $h\$" man/smq_version.3 ||
+		{ echo "smq_version.3: SMQ_VERSION_$part is not $h"; status=1; }
+done
+
+n=$(wc -l <"$tmp/header")
+[ $status -eq 0 ] && echo "$n prototypes match smq.h; $(wc -l <"$tmp/pages") man3 names render"
+exit $status

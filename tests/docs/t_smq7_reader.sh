@@ -1,0 +1,456 @@
+#!/bin/sh
+# smq(7) is enough to write a reader from it alone: tests/docs/smq7_reader.py,
+# written from the page, decodes windows (superblock, checksum, queue table
+# and sender sets, board table, control blocks, lanes, rings), makes the
+# numbered checks and judges boards and receivers, and must agree with
+# `smqctl dump -v --json` on every value: a fresh window, one with traffic,
+# sender sets, a split window, a window with checksums and a message
+# damaged in it, live, dead, away and other hosts' processes, and windows
+# with a field damaged for each check it can reach.
+# Exit 0 pass, 1 fail, 77 skip (no smqctl built, no python3).
+cd "$(dirname "$0")/../.." || exit 1
+B=${B:-build}
+case $B in
+/*) S=$B/smqctl ;;
+*) S=$PWD/$B/smqctl ;;
+esac
+[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
+command -v python3 >/dev/null 2>&1 && python3 -c '' 2>/dev/null ||
+	{ echo "no python3: the reader is a Python program"; exit 77; }
+[ -r /proc/self/stat ] || { echo "no /proc: the reader judges tags by it"; exit 77; }
+READER=$PWD/tests/docs/smq7_reader.py
+T=$(mktemp -d) || exit 1
+# a copy: the build directory may be rebuilt while the test runs
+cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
+S=$T/smqctl
+SHM=smq-t-smq7-reader-$$
+BG=""
+cleanup() {
+	for p in $BG; do kill -9 "$p" 2>/dev/null; done
+	for p in $BG; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+	rm -f /dev/shm/"$SHM".*
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+cd "$T" || exit 1
+unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
+# the reader is imported by poke: no bytecode left in the source tree
+export PYTHONDONTWRITEBYTECODE=1
+
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $*"; }
+failed() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# compare NAME SPEC [FIELD]: dump -v --json of SPEC and the reader agree;
+# with FIELD, dump found a fault in that field (exit 1), else none (0).
+compare() {
+	"$S" dump -v --json -w "$2" >"$T/dump.json" 2>"$T/dump.err"
+	rc=$?
+	if [ "$rc" -ne "$([ -n "${3:-}" ] && echo 1 || echo 0)" ]; then
+		failed "$1: dump exit $rc${3:+, expected a fault in $3}"
+		sed 's/^/       /' "$T/dump.err"
+	elif python3 "$READER" --compare "$T/dump.json" "$2" "${3:-}" \
+		>"$T/cmp" 2>&1; then
+		ok "$1: $(tail -n 1 "$T/cmp" | sed 's/^ *//')${3:+ (fault $3)}"
+	else
+		failed "$1: the reader and dump disagree"
+		sed 's/^/     /' "$T/cmp"
+	fi
+}
+
+# poke FILE 'PYTHON': run PYTHON with the window's layout as the reader
+# computes it (L), its superblock (sb) and put(offset, bytes, value) to
+# store a little-endian integer into FILE.
+poke() {
+	python3 - "$1" "$2" "$READER" <<'EOF'
+import os, struct, sys
+sys.path.insert(0, os.path.dirname(sys.argv[3]))
+import smq7_reader as R
+path, code = sys.argv[1], sys.argv[2]
+r = R.Reader(R.Window("file:" + path))
+try:
+    r.static()
+except R.Fault:
+    pass
+L = r.lay
+sb = open(path, "rb").read(4096)
+def put(off, size, value):
+    with open(path, "r+b") as f:
+        f.seek(off)
+        f.write((value & ((1 << 8 * size) - 1)).to_bytes(size, "little"))
+def sign():
+    R.store_checksum("file:" + path)
+exec(code)
+EOF
+}
+
+# ---- a fresh window ----
+W=$T/w
+"$S" init -w "file:$W" --boards 3 --queues 4 --entries 16 \
+	--entry-size 100 >/dev/null || { failed "init"; exit 1; }
+compare "fresh window" "file:$W"
+
+# ---- traffic: every board sends, receivers take some, a lane full ----
+for b in 0 1 2; do
+	for q in 0 1 2 3; do
+		for n in 1 2 3; do
+			"$S" send -w "file:$W" -b $b -q $q "m$b.$q.$n of $n" ||
+				failed "send $b $q"
+		done
+	done
+done
+"$S" recv -w "file:$W" -b 0 -q 0 -c 4 -T 1s >/dev/null || failed "recv q0"
+"$S" recv -w "file:$W" -b 1 -q 1 -c 9 -T 1s >/dev/null || failed "recv q1"
+for n in 1 2 3 4 5 6 7 8 9 10 11 12 13; do
+	"$S" send -w "file:$W" -b 1 -q 3 "fill $n" || failed "fill"
+done
+# the lane of board 1 on queue 3 is full: refused at once, twice
+"$S" send -w "file:$W" -b 1 -q 3 -T 0 "no room" 2>/dev/null &&
+	failed "a send on a full lane succeeded"
+"$S" send -w "file:$W" -b 1 -q 3 -T 0 "no room" 2>/dev/null
+"$S" send -w "file:$W" -b 2 -q 4 "on a diagnostic queue" ||
+	failed "send diag"
+compare "traffic" "file:$W"
+cp "$W" "$T/base"
+
+# ---- sender sets and receivers ----
+"$S" init -w "file:$T/sets" --boards 4 --queues 5 --entries 8 \
+	--entry-size 48 --senders 0:1 --senders 1:0,2,3 --senders 3:3 \
+	-r 2:3 -r 4:0 >/dev/null || failed "init with sender sets"
+"$S" send -w "file:$T/sets" -b 1 -q 0 "one" && "$S" send -w "file:$T/sets" \
+	-b 3 -q 1 "two" && "$S" send -w "file:$T/sets" -b 3 -q 3 "three" ||
+	failed "send on sender sets"
+compare "sender sets" "file:$T/sets"
+
+# ---- groups: the group table in tables_extra, each of its checks ----
+"$S" init -w "file:$T/groups" --boards 2 --queues 4 --entries 8 \
+	--entry-size 48 --group all=0,1,2,3 --group two=3,1 >/dev/null ||
+	failed "init with groups"
+compare "groups" "file:$T/groups"
+gcorrupt() {
+	cp "$T/groups" "$T/g"
+	poke "$T/g" "G = L.tables_end - L.tables_extra; $3; sign()"
+	compare "$1" "file:$T/g" "$2"
+}
+gcorrupt "20: no group" group_head.groups "put(G, 4, 0)"
+gcorrupt "20: 1025 groups" group_head.groups "put(G, 4, 1025)"
+gcorrupt "20: members past tables_extra" group_head.members \
+	"put(G + 4, 4, 2000)"
+gcorrupt "20: a name not of its letters" group.name "put(G + 64, 1, 0x20)"
+gcorrupt "20: a name not ended by NULs" group.name \
+	"put(G + 64 + 5, 1, ord('x'))"
+gcorrupt "20: a name twice" group.name "put(G + 128, 4, 0x6c6c61)"
+gcorrupt "20: first" group.first "put(G + 128 + 32, 4, 3)"
+gcorrupt "20: a count of 0" group.count "put(G + 64 + 36, 4, 0)"
+gcorrupt "20: a count past the members" group.count \
+	"put(G + 128 + 36, 4, 3)"
+gcorrupt "20: a member that is not an application queue" group.member \
+	"put(G + 192 + 4, 4, 4)"
+gcorrupt "20: a member twice" group.member "put(G + 192 + 4, 4, 0)"
+gcorrupt "20: members not the sum" group_head.members "put(G + 4, 4, 7)"
+cp "$T/sets" "$T/g"
+poke "$T/g" "put(20, 4, 1); sign()"
+compare "20: the feature without a table" "file:$T/g" tables_extra
+
+# ---- checked payloads: a message damaged in a window with checksums ----
+# validation does not judge a check, so dump shows no fault; the reader
+# sums every queued entry (smq(7) Checked payloads) and names the one its
+# receiver will refuse; recv refuses it, and both count it in corrupt
+CK=$T/ck
+"$S" init -w "file:$CK" --boards 2 --queues 2 --entries 8 --entry-size 64 \
+	--checksum >/dev/null || failed "init --checksum"
+for m in first second third; do
+	"$S" send -w "file:$CK" -b 1 -q 0 "$m" || failed "send $m"
+done
+"$S" send -w "file:$CK" -b 0 -q 0 "from board 0" || failed "send"
+compare "checksums: four messages queued" "file:$CK"
+grep -q "damaged:" "$T/cmp" && failed "checksums: the reader calls a whole message damaged"
+cp "$CK" "$T/ck-size"
+poke "$CK" "
+e = L.entry(0, 1, 1)
+b = open(path, 'rb').read()[e + 18]
+put(e + 18, 1, b ^ 0x10)"
+compare "checksums: a payload byte flipped in the ring" "file:$CK"
+grep -q "damaged: queue 0, board 1, sequence 1 at " "$T/cmp" &&
+	ok "checksums: the reader finds the damaged message (dump does not say)" ||
+	failed "checksums: the reader does not find the damaged message"
+"$S" recv -w "file:$CK" -b 0 -q 0 -c 3 -T 2s >"$T/got" 2>"$T/err"
+rc=$?
+if [ $rc -eq 1 ] &&
+   [ "$(sort "$T/got" | tr '\n' ,)" = "first,from board 0,third," ] &&
+   grep -q "the message from board 1 on queue 0 (6 bytes) failed its checksum" "$T/err"; then
+	ok "checksums: recv refuses the damaged message, names it, exits 1"
+else
+	failed "checksums: recv exit $rc, wrote '$(cat "$T/got")', said '$(cat "$T/err")'"
+fi
+compare "checksums: after recv refused it" "file:$CK"
+if python3 "$READER" "file:$CK" | python3 -c 'import json, sys
+q = json.load(sys.stdin)["queue_table"][0]
+sys.exit((q["corrupt"], q["received"], q["damaged"]) != (1, 3, []))'; then
+	ok "checksums: the reader counts corrupt 1 and received 3, and no damage left"
+else
+	failed "checksums: the reader's corrupt, received or damaged are wrong"
+fi
+poke "$T/ck-size" "put(L.entry(0, 1, 2), 4, 65)"
+compare "checksums: a size past entry_size is still check 25's" \
+	"file:$T/ck-size" entry.size
+
+# ---- a split window: a shared memory object per board ----
+# (the geometry of smq(7)'s example of mapped_size)
+if [ -d /dev/shm ] && "$S" init -w "split:$SHM" --boards 3 --queues 3 \
+	--entries 4 --entry-size 1K --no-scratch >/dev/null 2>&1; then
+	"$S" send -w "split:$SHM" -b 2 -q 0 "across" ||
+		failed "send on the split window"
+	compare "split window" "split:$SHM"
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit((d["mapped_size"], d["window_size"]) != (114688, 364544))' \
+		"$T/dump.json" &&
+		ok "split: mapped_size 114688, window_size 364544, as smq(7) says" ||
+		failed "split: mapped_size and window_size are not smq(7)'s"
+	cp /dev/shm/"$SHM".0 "$T/obj0"
+	python3 -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(24)
+    f.write(bytes(4))' /dev/shm/"$SHM".0
+	compare "split window, 0 boards: only NAME.0 mapped" "split:$SHM" boards
+	cp "$T/obj0" /dev/shm/"$SHM".0
+else
+	echo "note: no split window here (/dev/shm): not compared"
+fi
+
+# ---- who is at work: a live receiver, then killed ----
+"$S" recv -w "file:$W" -b 1 -q 1 -c 1 -T 60s >/dev/null 2>&1 &
+RECV=$!
+BG="$BG $RECV"
+waiting=no
+for i in $(seq 100); do
+	if "$S" dump --json -w "file:$W" 2>/dev/null | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+sys.exit(d["queue_table"][1]["receiver_state"] != "waiting")'; then
+		waiting=yes
+		break
+	fi
+	sleep 0.1
+done
+[ $waiting = yes ] || failed "the receiver did not come to wait in 10 s"
+# the receiver beats while it waits: both read the same copy
+cp "$W" "$T/live"
+compare "a live receiver, waiting" "file:$T/live"
+kill -9 $RECV
+wait $RECV 2>/dev/null
+cp "$W" "$T/dead"
+compare "a receiver killed" "file:$T/dead"
+
+# ---- judgement from fields: live and dead tags, away, a lock, a waiter ----
+sleep 300 &
+LIVE=$!
+BG="$BG $LIVE"
+sh -c 'exit 0' &
+GONE=$!
+wait $GONE
+cp "$T/base" "$T/judge"
+poke "$T/judge" "
+boot = R.boot_hash()
+live, gone = R.tag_of($LIVE, boot), R.tag_of($GONE, boot) | 5
+gen = R.u64(sb, 64)
+c0, c2 = R.CTL_OFF, R.CTL_OFF + 2 * R.PAGE
+# board 0: a live queue handle and a dead window handle; board 2: dead only
+for at, tag, kind in ((c0 + 128, live, 2), (c0 + 192, gone, 1),
+                      (c2 + 128 + 64 * 61, gone, 2)):
+    put(at, 8, tag); put(at + 8, 8, boot); put(at + 20, 4, kind)
+    put(at + 24, 8, gen); put(at + 36, 4, 0); put(at + 40, 4, 1)
+put(R.BOARD_TABLE + 56, 8, live)          # board 0's announcer lives
+put(R.BOARD_TABLE + 24, 8, boot)
+put(R.BOARD_TABLE + 256 + 56, 8, gone)    # board 2's is gone
+put(R.BOARD_TABLE + 256 + 24, 8, boot)
+# queue 0: a live receiver between calls (away); queue 3: waiting, asleep
+for q, waiting in ((0, 0), (3, 1)):
+    put(L.rx[q] + 8, 8, live); put(L.rx_info(q) + 16, 8, boot)
+    put(L.rx_info(q) + 4, 4, waiting)
+put(L.rx[3] + 56, 8, 7)
+# a lane lock held; a sender waiting for room past a wrapped space_bell
+put(L.lane_out(1, 3) + 8, 8, live)
+put(L.lane_wake(1, 3) + 24, 4, 0xffffffff)
+put(L.lane_ask(3, 1), 8, 0x100000000)
+# a host name of 64 bytes has no NUL; doorbells of each kind
+put(R.BOARD_TABLE + 128 + 64, 8, int.from_bytes(b'abcdefgh', 'little'))
+for i in range(8):
+    put(R.BOARD_TABLE + 128 + 64 + 8 * i, 8,
+        int.from_bytes(b'hostname', 'little'))
+put(R.BOARD_TABLE + 128 + 40, 2, 2); put(R.BOARD_TABLE + 128 + 44, 4, 7)
+put(R.BOARD_TABLE + 256 + 40, 2, 1); put(R.BOARD_TABLE + 256 + 44, 4, 9)
+"
+compare "live, dead and away processes from their tags" "file:$T/judge"
+
+# ---- another host: judged by heartbeats, watched for 5 s ----
+cp "$T/base" "$T/far"
+poke "$T/far" "
+far, tag = 0x1234, 4242 << 32 | 77
+gen = R.u64(sb, 64)
+c1 = R.CTL_OFF + R.PAGE
+put(c1 + 128, 8, tag); put(c1 + 136, 8, far); put(c1 + 148, 4, 1)
+put(c1 + 152, 8, gen)
+s1 = R.BOARD_TABLE + 128
+put(s1 + 24, 8, far); put(s1 + 32, 8, tag); put(s1 + 56, 8, tag)
+put(s1 + 16, 8, 5)
+# queue 1 (board 1): a receiver between calls; its diagnostic queue 5:
+# one that waits; both of the far host
+for q, waiting in ((1, 0), (5, 1)):
+    put(L.rx[q] + 8, 8, tag); put(L.rx_info(q) + 16, 8, far)
+    put(L.rx_info(q) + 4, 4, waiting); put(L.rx_info(q) + 40, 8, 3)
+"
+compare "another host's board and receivers" "file:$T/far"
+
+# ---- damage: each check the reader makes, against dump's fault ----
+# corrupt NAME FIELD 'PYTHON': a copy of the traffic window, changed
+corrupt() {
+	cp "$T/base" "$T/c"
+	poke "$T/c" "$3"
+	compare "$1" "file:$T/c" "$2"
+}
+head -c 5 "$T/base" >"$T/c"
+compare "1: 5 bytes" "file:$T/c" magic
+corrupt "2: a zero magic" magic "put(0, 8, 0)"
+corrupt "3: a wrong magic" magic "put(0, 1, ord('X'))"
+head -c 200 "$T/base" >"$T/c"
+compare "4: no superblock page" "file:$T/c" window_size
+corrupt "5: version 2" version "put(8, 4, 2)"
+corrupt "6: sb_size" sb_size "put(12, 4, 256)"
+corrupt "7: an unknown incompatible feature" features_incompat \
+	"put(16, 4, 0x80000040)"
+corrupt "7: a compatible one is ignored" "" "put(20, 4, 0x10); sign()"
+corrupt "7: bit 0 is known (checksum)" "" "put(16, 4, 1); sign()"
+corrupt "8: tables_extra" tables_extra "put(192, 8, 100)"
+corrupt "8: body_extra" body_extra "put(200, 8, 1 << 41)"
+corrupt "9: 0 boards" boards "put(24, 4, 0)"
+corrupt "9: 65 boards" boards "put(24, 4, 65)"
+corrupt "9: diag_queues" diag_queues "put(48, 4, 2)"
+corrupt "9: too few queues" queues "put(28, 4, 3)"
+corrupt "9: too many queues" queues "put(28, 4, 70000)"
+corrupt "9: entries past 2^20" entries "put(32, 4, 1 << 21)"
+corrupt "9: entries not a power of two" entries "put(32, 4, 5)"
+corrupt "9: 0 entries" entries "put(32, 4, 0)"
+corrupt "9: entry_size" entry_size "put(36, 4, (1 << 24) + 1)"
+head -c 274440 "$T/base" >"$T/c"
+compare "10: no queue table" "file:$T/c" window_size
+corrupt "11: the checksum" checksum "put(220, 1, 1)"
+corrupt "12: diag_entries" diag_entries "put(52, 4, 8); sign()"
+corrupt "13: an index" queue_table.index "put(R.QUEUE_TABLE + 16, 4, 7); sign()"
+corrupt "13: a receiver" queue_table.receiver \
+	"put(R.QUEUE_TABLE + 4, 2, 3); sign()"
+corrupt "13: flags" queue_table.flags "put(R.QUEUE_TABLE + 6, 2, 1); sign()"
+corrupt "13: a diagnostic queue's receiver" queue_table.receiver \
+	"put(R.QUEUE_TABLE + 16 * 5 + 4, 2, 0); sign()"
+corrupt "13: an empty sender set" queue_table.senders \
+	"put(R.QUEUE_TABLE + 8, 8, 0); sign()"
+corrupt "13: a sender that does not exist" queue_table.senders \
+	"put(R.QUEUE_TABLE + 8, 8, 0x11); sign()"
+corrupt "13: a diagnostic queue's senders" queue_table.senders \
+	"put(R.QUEUE_TABLE + 16 * 4 + 8, 8, 3); sign()"
+corrupt "14: a layout past 2^46" window_size \
+	"put(32, 4, 1 << 20); put(36, 4, 1 << 24); put(56, 4, 65536); sign()"
+corrupt "15: window_size" window_size "put(40, 8, R.u64(sb, 40) + 4096); sign()"
+head -c 300000 "$T/base" >"$T/c"
+compare "16: a truncated body" "file:$T/c" window_size
+corrupt "17: generation 0" generation "put(64, 8, 0)"
+corrupt "17: generation past 2^32" generation "put(64, 8, 1 << 32)"
+corrupt "17: maint_queue" maint_queue "put(148, 4, 8)"
+corrupt "17: system_state" system_state "put(72, 4, 3)"
+corrupt "17: maint_phase" maint_phase "put(144, 4, 3)"
+corrupt "18: board.state" board.state "put(R.BOARD_TABLE + 128, 4, 3)"
+corrupt "18: board.generation" board.generation \
+	"put(R.BOARD_TABLE + 256 + 8, 8, 2)"
+corrupt "18: board.doorbell" board.doorbell "put(R.BOARD_TABLE + 40, 2, 3)"
+corrupt "18: notice.generation" notice.generation \
+	"put(R.CTL_OFF + 2 * R.PAGE, 8, 2)"
+corrupt "18: notice.check" notice.check "put(R.CTL_OFF + 4096 + 16, 8, 1)"
+corrupt "18: notice.system_state" notice.system_state \
+	"put(R.CTL_OFF + 8, 4, 3)"
+corrupt "18: handle.kind" handle.kind "put(R.CTL_OFF + 128 + 64 * 5 + 20, 4, 3)"
+corrupt "18: handle.role" handle.role "put(R.CTL_OFF + 128 + 40, 4, 3)"
+corrupt "18: handle.queue" handle.queue "
+h = R.CTL_OFF + R.PAGE + 128 + 64 * 3
+put(h, 8, 99 << 32 | 1); put(h + 20, 4, 2); put(h + 24, 8, 1)
+put(h + 36, 4, 7)"
+corrupt "18: a stale handle's queue is not checked" "" "
+h = R.CTL_OFF + R.PAGE + 128 + 64 * 3
+put(h, 8, 99 << 32 | 1); put(h + 20, 4, 2); put(h + 24, 8, 0)
+put(h + 36, 4, 70)"
+corrupt "19: queue.index" queue.index "put(L.rx[2], 4, 9)"
+corrupt "19: queue.cursor" queue.cursor "put(L.rx[2] + 4, 4, 3)"
+corrupt "19: rx_info.waiting" rx_info.waiting "put(L.rx_info(6) + 4, 4, 2)"
+corrupt "21: an epoch of 0" queue.epoch "put(L.rx[1] + 48, 8, 0)"
+corrupt "21: an epoch past epoch_last" queue.epoch \
+	"put(L.rx[1] + 48, 8, R.u64(sb, 88) + 1)"
+corrupt "21: a copy of the epoch" lane.queue_epoch \
+	"put(L.lane_wake(2, 1) + 32, 8, 5)"
+corrupt "22: lane.flow_bottom" lane.flow_bottom "put(L.lane_fc(0, 0), 8, 3)"
+corrupt "23: lane.top" lane.top "put(L.lane_in(2, 1), 8, 40)"
+corrupt "23: a bottom more than a ring past top" lane.top \
+	"put(L.bottoms(2) + 8, 8, 40)"
+corrupt "24: lane.sender_top more than a ring ahead" lane.sender_top \
+	"put(L.lane_out(0, 2), 8, 40)"
+corrupt "24: a sender past a full ring" lane.sender_top \
+	"put(L.lane_out(1, 3), 8, 17)"
+corrupt "25: entry.signature" entry.signature \
+	"put(L.entry(2, 1, 1) + 8, 8, 1)"
+corrupt "25: entry.size" entry.size "put(L.entry(3, 1, 10), 4, 101)"
+corrupt "25: entry.check" entry.check "put(L.entry(3, 1, 10) + 4, 4, 1)"
+corrupt "25: a signed entry at top" entry.size "
+e = L.entry(1, 0, 3)
+put(e + 8, 8, R.signature(R.u64(sb, 88), 1, 0, 3)); put(e, 4, 500)"
+corrupt "25: an unsigned entry at top is not checked" "" \
+	"put(L.entry(1, 0, 3), 4, 500)"
+corrupt "27: system_state 0" system_state "put(72, 4, 0)"
+corrupt "28: a notice of generation 0" notice.generation \
+	"put(R.CTL_OFF + R.PAGE, 8, 0); put(R.CTL_OFF + R.PAGE + 16, 8, 0)"
+
+# ---- usable: no call reads maint_phase or the superblock's system_state ----
+for what in "put(144, 4, 1)" "put(72, 4, 0)"; do
+	cp "$T/base" "$T/c"
+	poke "$T/c" "$what"
+	if "$S" send -w "file:$T/c" -b 2 -q 1 "still" &&
+	   "$S" recv -w "file:$T/c" -b 1 -q 1 -T 1s >"$T/got" &&
+	   [ "$(cat "$T/got")" = still ]; then
+		ok "usable: send and recv proceed past $what"
+	else
+		failed "usable: send or recv refused after $what"
+	fi
+done
+
+# ---- maintenance: what a fault found during one names ----
+# live: the tag of a process of this host that lives; dead: of one gone
+LIVE_SB="boot = R.boot_hash(); put(128, 8, R.tag_of($LIVE, boot)); put(136, 8, boot)"
+DEAD_SB="boot = R.boot_hash(); put(128, 8, R.tag_of($GONE, boot)); put(136, 8, boot)"
+FAR_SB="put(128, 8, R.tag_of($LIVE, R.boot_hash())); put(136, 8, 0x1234)"
+corrupt "25: an init left unfinished" maint_phase "$DEAD_SB; put(144, 4, 1)"
+corrupt "25: an init running here" maint_phase "$LIVE_SB; put(144, 4, 2)"
+corrupt "25: an init running elsewhere" maint_phase "$FAR_SB; put(144, 4, 1)"
+corrupt "25: a tag whose start time differs" maint_phase "
+boot = R.boot_hash(); put(128, 8, R.tag_of($LIVE, boot) ^ 1)
+put(136, 8, boot); put(144, 4, 1)"
+corrupt "9 under a dead init: unfinished" maint_phase \
+	"$DEAD_SB; put(144, 4, 1); put(24, 4, 0)"
+corrupt "9 under a live init: busy" maint_phase \
+	"$LIVE_SB; put(144, 4, 1); put(24, 4, 0)"
+corrupt "3 under a live init: as found" magic \
+	"$LIVE_SB; put(144, 4, 1); put(0, 1, ord('X'))"
+corrupt "5 under a live init: as found" version \
+	"$LIVE_SB; put(144, 4, 1); put(8, 4, 2)"
+corrupt "2 under a dead init: as found" magic \
+	"$DEAD_SB; put(144, 4, 1); put(0, 8, 0)"
+corrupt "2 under a live init: busy" maint_phase \
+	"$LIVE_SB; put(144, 4, 1); put(0, 8, 0)"
+cp "$T/base" "$T/c"
+poke "$T/c" "$LIVE_SB; put(144, 4, 1)"
+head -c 200 "$T/c" >"$T/c2"
+compare "4 under a live init: as found" "file:$T/c2" window_size
+corrupt "20 in a clear of that queue, dead" maint_phase \
+	"$DEAD_SB; put(144, 4, 1); put(148, 4, 2); put(L.rx[1] + 48, 8, 0)"
+corrupt "20 in a clear of that queue, live" maint_phase \
+	"$LIVE_SB; put(144, 4, 2); put(148, 4, 2); put(L.rx[1] + 48, 8, 0)"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
