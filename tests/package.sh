@@ -131,12 +131,13 @@ ok "built $packages, version $version"
 
 # ---- lintian ----
 changes=$(ls "$T"/*.changes)
-timeout -k 10 600 lintian --fail-on error "$changes" >"$T/lintian.log" 2>&1
+timeout -k 10 600 lintian --fail-on error --display-info "$changes" >"$T/lintian.log" 2>&1
 rc=$?
 grep -v 'running with root privileges' "$T/lintian.log" >"$T/lintian.tags"
 if [ $rc = 0 ]; then
 	ok "lintian: no error ($(grep -c '^W:' "$T/lintian.tags") warnings, $(grep -c '^I:' "$T/lintian.tags") info)"
 	grep '^W:' "$T/lintian.tags" | sed 's/^/    /'
+	[ -s "$T/lintian.tags" ] || { failed "lintian said nothing at all:"; show "$T/lintian.log"; }
 else
 	failed "lintian (exit $rc):"; show "$T/lintian.tags"
 fi
@@ -218,7 +219,10 @@ step "pkg-config --modversion libsmq says $want" 10 \
 step "cc twoboards.c \$(pkg-config --cflags --libs libsmq)" 120 \
 	"cc -std=c11 -Wall -Wextra -Werror -o /tmp/twoboards $ex \$(pkg-config --cflags --libs libsmq)"
 step "twoboards runs on the installed libsmq.so.1" 60 \
-	"ldd /tmp/twoboards | grep -q 'libsmq.so.1 => /usr/lib/$ma/libsmq.so.1' && /tmp/twoboards 1000"
+	"ldd /tmp/twoboards >/tmp/ldd.out &&
+	 { grep -Eq 'libsmq\\.so\\.1 => (/usr)?/lib/$ma/libsmq\\.so\\.1 ' /tmp/ldd.out ||
+	   { echo 'not linked with the installed libsmq.so.1:'; cat /tmp/ldd.out; exit 1; }; } &&
+	 /tmp/twoboards 1000"
 step "twoboards links statically with libsmq.a and runs" 120 \
 	"cc -std=c11 -o /tmp/twoboards-static $ex /usr/lib/$ma/libsmq.a -pthread &&
 	 ! ldd /tmp/twoboards-static 2>/dev/null | grep -q libsmq && /tmp/twoboards-static 1000"
