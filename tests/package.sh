@@ -175,7 +175,7 @@ for p in $packages; do
 		grep -qx "$f" "$T/$p.files" || missing="$missing $f"
 	done
 	if [ -z "$missing" ]; then
-		ok "$p installed, holds $(echo $want | wc -w) files it must"
+		ok "$p installed with the $(echo $want | wc -w) files it must hold"
 	else
 		failed "$p lacks:$missing"
 	fi
