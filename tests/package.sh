@@ -15,6 +15,8 @@
 # Prints "ok"/"FAIL" per step; exit 0 pass, 1 fail, 77 skip.
 cd "$(dirname "$0")/.." || exit 1
 export LC_ALL=C
+# debootstrap, chroot and mountpoint live in sbin, which a PATH may lack
+PATH=$PATH:/usr/sbin:/sbin
 suite=bookworm
 # the packages and, in each, files it must hold (MA: the multiarch folder)
 packages="libsmq1 libsmq-dev smqctl"
