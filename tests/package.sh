@@ -77,6 +77,10 @@ root=$T/root
 # left there is killed (by pid), the root's mounts are undone, and the
 # folder goes only once nothing is mounted under it.
 cleanup() {
+	if [ -n "$child" ]; then
+		kill -TERM "$child" 2>/dev/null
+		wait "$child"
+	fi
 	for p in /proc/[0-9]*; do
 		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] &&
 			kill -9 "${p#/proc/}" 2>/dev/null
@@ -92,6 +96,7 @@ cleanup() {
 		rm -rf --one-file-system "$T"
 	fi
 }
+child=
 trap 'st=$?; cleanup; exit $st' EXIT
 trap 'exit 1' INT TERM HUP
 
@@ -104,9 +109,23 @@ give_up() {
 	echo "$passed ok, $failures failed (the steps after this one need it)"
 	exit 1
 }
+# bounded SECONDS COMMAND...: COMMAND under timeout; waited for in the
+# background, since a signal's trap runs during a wait but only after a
+# command in the foreground ends (and timeout, its own process group, is
+# never sent a terminal's ^C): the cleanup stops it.
+bounded() {
+	secs=$1
+	shift
+	timeout -k 5 "$secs" "$@" &
+	child=$!
+	wait "$child"
+	rc_=$?
+	child=
+	return $rc_
+}
 # inroot SECONDS COMMAND: COMMAND by sh in the root, with a clean environment
 inroot() {
-	timeout -k 5 "$1" chroot "$root" /usr/bin/env -i \
+	bounded "$1" chroot "$root" /usr/bin/env -i \
 		PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C \
 		DEBIAN_FRONTEND=noninteractive /bin/sh -c "$2"
 }
@@ -118,8 +137,8 @@ mkdir "$T/src" && git archive --format=tar HEAD | tar -x -C "$T/src" ||
 	echo "build dependencies missing: $(sed -n 's/.*Unmet build dependencies: //p' "$T/deps.log")"
 	exit 77
 }
-if (cd "$T/src" && DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-parallel=2} \
-	timeout -k 10 1800 dpkg-buildpackage -us -uc -b) >"$T/build.log" 2>&1; then
+if bounded 1800 env -C "$T/src" DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-parallel=2}" \
+	dpkg-buildpackage -us -uc -b >"$T/build.log" 2>&1; then
 	ok "dpkg-buildpackage -b from git archive HEAD"
 else
 	failed "dpkg-buildpackage -b from git archive HEAD:"; show "$T/build.log"; give_up
@@ -133,7 +152,7 @@ ok "built $packages, version $version"
 
 # ---- lintian ----
 changes=$(ls "$T"/*.changes)
-timeout -k 10 600 lintian --fail-on error --display-info "$changes" >"$T/lintian.log" 2>&1
+bounded 600 lintian --fail-on error --display-info "$changes" >"$T/lintian.log" 2>&1
 rc=$?
 grep -v 'running with root privileges' "$T/lintian.log" >"$T/lintian.tags"
 if [ $rc = 0 ]; then
@@ -145,7 +164,7 @@ else
 fi
 
 # ---- a fresh Debian root with the packages ----
-if timeout -k 10 1800 debootstrap --variant=minbase "$suite" "$root" "$mirror" \
+if bounded 1800 debootstrap --variant=minbase "$suite" "$root" "$mirror" \
 	>"$T/debootstrap.log" 2>&1; then
 	ok "debootstrap --variant=minbase $suite from $mirror"
 else
