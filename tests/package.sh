@@ -15,7 +15,7 @@
 # Prints "ok"/"FAIL" per step; exit 0 pass, 1 fail, 77 skip.
 cd "$(dirname "$0")/.." || exit 1
 export LC_ALL=C
-# debootstrap, chroot and mountpoint live in sbin, which a PATH may lack
+# debootstrap and chroot live in sbin, which a PATH may lack
 PATH=$PATH:/usr/sbin:/sbin
 suite=bookworm
 # the packages and, in each, files it must hold (MA: the multiarch folder)
@@ -32,7 +32,7 @@ holds_smqctl="/usr/bin/smqctl /usr/share/man/man1/smqctl.1.gz
 
 [ "$(id -u)" = 0 ] || { echo "not root: debootstrap, mount and chroot need root"; exit 77; }
 for tool in git dpkg-buildpackage dpkg-checkbuilddeps dpkg-architecture \
-	    lintian debootstrap wget chroot mount umount mountpoint timeout; do
+	    lintian debootstrap wget chroot mount umount timeout; do
 	command -v "$tool" >/dev/null || {
 		echo "$tool not installed (apt-get install dpkg-dev debhelper lintian debootstrap wget)"
 		exit 77
@@ -79,17 +79,17 @@ root=$T/root
 cleanup() {
 	if [ -n "$child" ]; then
 		kill -TERM "$child" 2>/dev/null
-		wait "$child"
+		wait "$child" 2>/dev/null
 	fi
 	for p in /proc/[0-9]*; do
 		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] &&
 			kill -9 "${p#/proc/}" 2>/dev/null
 	done
-	for m in dev/shm proc; do
-		if mountpoint -q "$root/$m" 2>/dev/null; then
-			umount "$root/$m" 2>/dev/null || umount -l "$root/$m"
-		fi
-	done
+	# ours (/proc, /dev/shm) and any a killed debootstrap left, deepest first
+	awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r |
+		while read -r m; do
+			umount "$m" 2>/dev/null || umount -l "$m"
+		done
 	if awk -v t="$T/" 'index($2, t) == 1 { found = 1 } END { exit !found }' /proc/mounts; then
 		echo "still mounted under $T: left in place"
 	else
@@ -98,7 +98,9 @@ cleanup() {
 }
 child=
 trap 'st=$?; cleanup; exit $st' EXIT
-trap 'exit 1' INT TERM HUP
+# (to fd 3, this script's output: a step's log may be stdout when it comes)
+exec 3>&1
+trap 'echo "interrupted: cleaning up" >&3; exit 1' INT TERM HUP
 
 passed=0 failures=0
 ok() { printf 'ok   %s\n' "$*"; passed=$((passed + 1)); }
@@ -144,6 +146,13 @@ else
 	failed "dpkg-buildpackage -b from git archive HEAD:"; show "$T/build.log"; give_up
 fi
 version=$(cd "$T/src" && dpkg-parsechangelog -S Version)
+want=$(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
+	"$T/src/libsmq/smq.h" | paste -sd.)
+if [ "${version%-*}" = "$want" ]; then
+	ok "debian/changelog's $version is smq.h's $want"
+else
+	failed "debian/changelog's $version is not smq.h's $want: a release adds an entry (dch -v $want-1)"
+fi
 for p in $packages; do
 	[ -f "$T/${p}_${version}_$(dpkg-architecture -qDEB_HOST_ARCH).deb" ] ||
 		{ failed "no package $p built"; give_up; }
@@ -188,23 +197,21 @@ fi
 for p in $packages; do
 	got=$(inroot 30 "dpkg-query -W -f '\${Status} \${Version}' $p")
 	[ "$got" = "install ok installed $version" ] || failed "$p is '$got', not installed at $version"
-	eval "want=\$holds_$(echo "$p" | tr - _)"
+	eval "must=\$holds_$(echo "$p" | tr - _)"
 	inroot 30 "dpkg -L $p" >"$T/$p.files" 2>&1
 	missing=
-	for f in $want; do
+	for f in $must; do
 		f=$(echo "$f" | sed "s|/MA/|/$ma/|")
 		grep -qx "$f" "$T/$p.files" || missing="$missing $f"
 	done
 	if [ -z "$missing" ]; then
-		ok "$p installed with the $(echo $want | wc -w) files it must hold"
+		ok "$p installed with the $(echo $must | wc -w) files it must hold"
 	else
 		failed "$p lacks:$missing"
 	fi
 done
 
 # ---- smqctl on the default window ----
-want=$(cd "$T/src" && sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
-	libsmq/smq.h | paste -sd.)
 # step NAME SECONDS COMMAND: one check, run in the root
 step() {
 	if inroot "$2" "$3" >"$T/step.log" 2>&1; then
