@@ -146,8 +146,10 @@ else
 	failed "dpkg-buildpackage -b from git archive HEAD:"; show "$T/build.log"; give_up
 fi
 version=$(cd "$T/src" && dpkg-parsechangelog -S Version)
+# smq.h wherever the tree keeps it (the Makefile reads its version there)
+header=$(find "$T/src" -path "$T/src/debian" -prune -o -name smq.h -print | head -n 1)
 want=$(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
-	"$T/src/libsmq/smq.h" | paste -sd.)
+	"$header" | paste -sd.)
 if [ "${version%-*}" = "$want" ]; then
 	ok "debian/changelog's $version is smq.h's $want"
 else
