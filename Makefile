@@ -62,7 +62,8 @@ SMQCTL    := $(B)/smqctl
 VFIO_CHECK := $(B)/tests/qemu/vfio_check
 IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 
-.PHONY: all tests check check-all install clean bench demo fuzz reliability deps
+.PHONY: all tests check check-all install clean bench demo fuzz reliability deps \
+	package-check
 # `make` builds the product; `make tests` the test programs too, which
 # `make check` runs.
 all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE)
@@ -212,6 +213,14 @@ check: tests
 
 check-all:
 	sh tests/check-all.sh
+
+# The Debian packages of debian/, built from git archive HEAD, checked by
+# lintian and installed in a fresh Debian 12 root where smqctl and an
+# example run.  Minutes, root and the network to Debian's mirror: in
+# neither check nor check-all; it needs dpkg-dev, debhelper, lintian and
+# debootstrap beside the build's own packages (HACKING.md, Packages).
+package-check:
+	sh tests/build/package.sh
 
 # Everything the full test suite (make check-all) needs, on Debian 12:
 # compilers and sanitizer runtimes, groff for the man pages, bash and zsh
