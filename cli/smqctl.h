@@ -60,7 +60,6 @@ int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w);
 int open_error(struct ctx *ctx, int err);
 /* Explains err from an operation on the window named spec. */
 int window_error(struct ctx *ctx, const char *what, int err);
-const char *window_spec(const struct ctx *ctx);
 int check_queue(struct smq_window *w, unsigned queue);
 const char *human_bytes(uint64_t n, char buf[32]);
 /* s with control characters and bytes over 0x7e shown as \xNN: text a

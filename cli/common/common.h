@@ -1,9 +1,9 @@
 /* smqctl's shared helpers that sit below the dispatch: what main.c and
  * every command both use, kept apart from main.c so that a command never
  * calls back up into the file that calls it.  options.c: the common
- * options (the input they fill, struct ctx), a command's parse with them
- * as a child, and the end of a run.  smqctl.h includes this header; the
- * files here include nothing of the commands'. */
+ * options (the input they fill, struct ctx) and the window they name, a
+ * command's parse with them as a child, and the end of a run.  smqctl.h
+ * includes this header. */
 #ifndef SMQCTL_COMMON_H
 #define SMQCTL_COMMON_H
 
@@ -21,6 +21,9 @@ struct ctx {
 };
 
 extern const struct argp common_argp;
+/* The window the options name: --window, else $SMQ_WINDOW, else the
+ * built-in default. */
+const char *window_spec(const struct ctx *ctx);
 
 /* Parses a command's own arguments: argv[0] becomes "smqctl CMD". */
 void parse_cmd(const struct argp *argp, int argc, char **argv, void *input,

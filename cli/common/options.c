@@ -1,10 +1,10 @@
 /* The options every command shares (--window, --board, --json,
- * --verbose) as one child parser, at the top level and in every command;
- * the parse of a command's own arguments with that parser as a child;
- * and the end of the run that checks standard output.  They live below
- * main.c's dispatch because every command parses through them: were they
- * in main.c, each command would call back up into the file that calls
- * it. */
+ * --verbose) as one child parser, at the top level and in every command,
+ * and the window they name; the parse of a command's own arguments with
+ * that parser as a child; and the end of the run that checks standard
+ * output.  They live below main.c's dispatch because every command
+ * parses through them: were they in main.c, each command would call back
+ * up into the file that calls it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +93,13 @@ static char *common_help_filter(int key, const char *text, void *input)
 
 const struct argp common_argp = { common_options, common_parse, NULL, NULL,
 				  NULL, common_help_filter, NULL };
+
+/* Here, under messages.c, window_error.c and window_open.c: all three
+ * name the window, and they call one another. */
+const char *window_spec(const struct ctx *ctx)
+{
+	return ctx->window && *ctx->window ? ctx->window : smq_default_window();
+}
 
 /* ---- a command's own parser, with the shared one as a child ---- */
 
