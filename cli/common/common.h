@@ -2,8 +2,9 @@
  * every command both use, kept apart from main.c so that a command never
  * calls back up into the file that calls it.  options.c: the common
  * options (the input they fill, struct ctx) and the window they name, a
- * command's parse with them as a child, and the end of a run.  smqctl.h
- * includes this header. */
+ * command's parse with them as a child, and the end of a run;
+ * socket_option.c: the options of the commands that listen on a socket.
+ * smqctl.h includes this header. */
 #ifndef SMQCTL_COMMON_H
 #define SMQCTL_COMMON_H
 
@@ -35,5 +36,12 @@ error_t no_operands(int key, char *arg, struct argp_state *st);
  * the exit status of a run, or of an option that ends it (--window
  * help). */
 int finish(int rc);
+
+/* socket_option.c: --socket PATH and --mode OCTAL of the commands that
+ * listen on a UNIX socket (server, broker).  A path that is empty or too
+ * long for a socket, or bits that are not octal from 1 to 07777, are a
+ * usage error through argp. */
+const char *arg_socket_path(struct argp_state *st, const char *arg);
+unsigned arg_socket_mode(struct argp_state *st, const char *arg);
 
 #endif
