@@ -6,15 +6,11 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include "smqctl.h"
-
-#define MAX_SOCKET_PATH (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
 struct broker_opts {
 	const char *socket;
@@ -37,24 +33,11 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 
 	switch (key) {
 	case OPT_SOCKET:
-		if (!*arg)
-			argp_error(st, "--socket needs a path");
-		if (strlen(arg) > MAX_SOCKET_PATH)
-			argp_error(st, "--socket %s is too long: a UNIX socket "
-				   "path has at most %zu bytes", arg,
-				   MAX_SOCKET_PATH);
-		o->socket = arg;
+		o->socket = arg_socket_path(st, arg);
 		break;
-	case 'm': {
-		char *end;
-		errno = 0;
-		long v = strtol(arg, &end, 8);
-		if (end == arg || *end || errno || v <= 0 || v > 07777)
-			argp_error(st, "--mode needs octal permission bits such as "
-				   "0600 or 0660, not '%s'", arg);
-		o->mode = (unsigned)v;
+	case 'm':
+		o->mode = arg_socket_mode(st, arg);
 		break;
-	}
 	case ARGP_KEY_END:
 		if (!o->socket)
 			argp_error(st, "--socket PATH is required");

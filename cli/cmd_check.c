@@ -6,24 +6,6 @@
 #include <string.h>
 #include "check/check.h"
 
-const struct check_def check_defs[CK_COUNT] = {
-	[CK_FORMAT] = { "format", "window" },
-	[CK_GENERATION] = { "generation", "window" },
-	[CK_BOARDS] = { "boards", "window" },
-	[CK_RECEIVERS] = { "receivers", "window" },
-	[CK_FULL] = { "full-queues", "window" },
-	[CK_DIAG] = { "diag-queues", "window" },
-	[CK_LINK] = { "link", "pci" },
-	[CK_AER] = { "aer", "pci" },
-	[CK_PAYLOAD] = { "payload", "pci" },
-	[CK_BAR] = { "bar", "pci" },
-	[CK_VFIO] = { "vfio", "pci" },
-	[CK_MAP] = { "map", "cross" },
-	[CK_DOORBELLS] = { "doorbells", "cross" },
-	[CK_RAW] = { "raw-link", "cross" },
-	[CK_QUEUES] = { "queues", "cross" },
-};
-
 enum { OPT_ONLY = 0x100, OPT_SKIP, OPT_STRICT, OPT_PEER, OPT_DEVICE,
        OPT_SYSFS, OPT_WATCH };
 

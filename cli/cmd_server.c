@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -14,8 +13,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "smqctl.h"
-
-#define MAX_SOCKET_PATH (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
 struct server_opts {
 	const char *socket;
@@ -51,13 +48,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 
 	switch (key) {
 	case OPT_SOCKET:
-		if (!*arg)
-			argp_error(st, "--socket needs a path");
-		if (strlen(arg) > MAX_SOCKET_PATH)
-			argp_error(st, "--socket %s is too long: a UNIX socket "
-				   "path has at most %zu bytes", arg,
-				   MAX_SOCKET_PATH);
-		o->socket = arg;
+		o->socket = arg_socket_path(st, arg);
 		break;
 	case OPT_SHM_SIZE:
 		o->size = arg_size(st, "--shm-size", arg, 4096, 64ull << 30);
@@ -77,16 +68,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		o->vectors = arg_u32(st, "--vectors", arg, 1,
 				     SMQ_SERVER_MAX_VECTORS);
 		break;
-	case 'm': {
-		char *end;
-		errno = 0;
-		long v = strtol(arg, &end, 8);
-		if (end == arg || *end || errno || v <= 0 || v > 07777)
-			argp_error(st, "--mode needs octal permission bits such as "
-				   "0600 or 0660, not '%s'", arg);
-		o->mode = (unsigned)v;
+	case 'm':
+		o->mode = arg_socket_mode(st, arg);
 		break;
-	}
 	case ARGP_KEY_END:
 		if (!o->socket)
 			argp_error(st, "--socket PATH is required");

@@ -1,4 +1,6 @@
-/* smqctl internals: the command table and what every command shares. */
+/* smqctl internals: the command table and what every command shares (the
+ * common options and a command's parse are common/common.h's, included
+ * here). */
 #ifndef SMQCTL_H
 #define SMQCTL_H
 
@@ -7,18 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "smq.h"
+#include "common/common.h"
 
 #define EXIT_USAGE 2
-
-/* Options every command takes (the shared child parser). */
-struct ctx {
-	const char *window;   /* NULL: $SMQ_WINDOW, else the built-in default */
-	unsigned board;
-	bool board_set;
-	bool json;
-	int verbose;
-	const char *cmd;      /* name of the running command */
-};
 
 struct cmd {
 	const char *name;
@@ -28,14 +21,6 @@ struct cmd {
 };
 
 extern const struct cmd *const smqctl_cmds[];
-extern const struct argp common_argp;
-
-/* Parses a command's own arguments: argv[0] becomes "smqctl CMD". */
-/* The end of a command's argp parser: an operand is an error (no command
- * takes one), any other key is not ours. */
-error_t no_operands(int key, char *arg, struct argp_state *st);
-void parse_cmd(const struct argp *argp, int argc, char **argv, void *input,
-	       struct ctx *ctx);
 
 /* Messages: "smqctl: ..." on stderr.  say_error() returns 1 (failure). */
 int say_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -75,7 +60,6 @@ int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w);
 int open_error(struct ctx *ctx, int err);
 /* Explains err from an operation on the window named spec. */
 int window_error(struct ctx *ctx, const char *what, int err);
-const char *window_spec(const struct ctx *ctx);
 int check_queue(struct smq_window *w, unsigned queue);
 const char *human_bytes(uint64_t n, char buf[32]);
 /* s with control characters and bytes over 0x7e shown as \xNN: text a

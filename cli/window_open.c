@@ -1,11 +1,6 @@
-/* The window the common options name: its spec, opening it, and the
- * queues it has. */
+/* The window the common options name (window_spec(), in
+ * common/options.c): opening it, and the queues it has. */
 #include "smqctl.h"
-
-const char *window_spec(const struct ctx *ctx)
-{
-	return ctx->window && *ctx->window ? ctx->window : smq_default_window();
-}
 
 int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w)
 {

@@ -1,6 +1,7 @@
 /* smqctl check between boards: the coordinator's state, shared by its
  * parts (cross.c the agents and hellos, map.c the window map, pairs.c
- * doorbells, the raw link and the queues). */
+ * doorbells, the raw link and the queues, ask.c what the tests ask with
+ * and fill). */
 #ifndef SMQCTL_CHECK_CROSS_H
 #define SMQCTL_CHECK_CROSS_H
 
@@ -28,6 +29,7 @@ struct cross {
 	struct smq_map_result look[SMQ_MAX_BOARDS]; /* this board's view */
 };
 
+/* ask.c: under cross.c, map.c and pairs.c */
 bool cross_view_ok(const struct cross *x, unsigned a, unsigned b);
 /* Sends m to board b and waits for op from board from in its place. */
 int cross_ask(struct cross *x, unsigned b, struct wire_msg *m, int op,

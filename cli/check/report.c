@@ -1,12 +1,34 @@
-/* smqctl check: verdicts as they are set, and the report: a line per
- * check (and what to do next under a WARN or FAIL), the measurements
- * between boards, and the summary line; or one JSON object.  The exit
- * status: 1 when a check failed (or, with --strict, warned). */
+/* smqctl check: the table of checks, verdicts as they are set, and the
+ * report: a line per check (and what to do next under a WARN or FAIL),
+ * the measurements between boards, and the summary line; or one JSON
+ * object.  The exit status: 1 when a check failed (or, with --strict,
+ * warned). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "check.h"
+
+/* The checks' names and groups: here, with the verdicts that a group is
+ * skipped by and the report that names them, under the command and every
+ * part that sets a verdict. */
+const struct check_def check_defs[CK_COUNT] = {
+	[CK_FORMAT] = { "format", "window" },
+	[CK_GENERATION] = { "generation", "window" },
+	[CK_BOARDS] = { "boards", "window" },
+	[CK_RECEIVERS] = { "receivers", "window" },
+	[CK_FULL] = { "full-queues", "window" },
+	[CK_DIAG] = { "diag-queues", "window" },
+	[CK_LINK] = { "link", "pci" },
+	[CK_AER] = { "aer", "pci" },
+	[CK_PAYLOAD] = { "payload", "pci" },
+	[CK_BAR] = { "bar", "pci" },
+	[CK_VFIO] = { "vfio", "pci" },
+	[CK_MAP] = { "map", "cross" },
+	[CK_DOORBELLS] = { "doorbells", "cross" },
+	[CK_RAW] = { "raw-link", "cross" },
+	[CK_QUEUES] = { "queues", "cross" },
+};
 
 const size_t check_raw_sizes[CHECK_RAW_SIZES] = {
 	64, 256, 1024, 4096, 16384, 65536

@@ -94,11 +94,11 @@ struct agent {
 	int nstash;
 };
 
-/* agent.c */
-/* Opens board self's part: 0, or -errno with why in words. */
-int agent_open(struct agent *a, struct ctx *ctx, unsigned self,
-	       int timeout_ms, char *why, size_t n);
-void agent_close(struct agent *a);
+/* wire.c: the messages, sent and taken, under agent.c and measure.c */
+void wire_init(const struct agent *a, struct wire_msg *m, int op);
+/* Whether len bytes at p begin as a message of check's (WIRE_MAGIC). */
+bool is_wire(const void *p, size_t len);
+/* Our receiver, in mode (enum serve_mode). */
 int agent_mode(struct agent *a, int mode);
 /* Our sender to board to's diagnostic queue, opened once. */
 int agent_sender(struct agent *a, unsigned to);
@@ -109,7 +109,12 @@ int agent_send(struct agent *a, unsigned to, const struct wire_msg *m,
  * the stash. */
 int agent_wait(struct agent *a, int op, int from, struct wire_msg *m,
 	       int timeout_ms);
-void wire_init(const struct agent *a, struct wire_msg *m, int op);
+
+/* agent.c */
+/* Opens board self's part: 0, or -errno with why in words. */
+int agent_open(struct agent *a, struct ctx *ctx, unsigned self,
+	       int timeout_ms, char *why, size_t n);
+void agent_close(struct agent *a);
 /* Serves the coordinator until QUIT (or its timeout): 0 or -errno. */
 int agent_serve(struct agent *a);
 /* What the coordinator asks, done here: the handlers agent_serve runs. */

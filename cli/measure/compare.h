@@ -1,5 +1,6 @@
 /* bench --baseline: smq beside the baselines measured in the same run
- * (compare.c), and the comparisons' output (print.c). */
+ * (compare.c), on scratch windows of its own (scratch.c), and the
+ * comparisons' output (print.c). */
 #ifndef SMQ_COMPARE_H
 #define SMQ_COMPARE_H
 

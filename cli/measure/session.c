@@ -10,32 +10,9 @@
 #include <unistd.h>
 #include "session.h"
 
-#define SESSION_MAGIC 0x50504d53u  /* "SMPP" */
 #define CTL_TIMEOUT_MS 10000
 
 /* ---- messages ---- */
-
-void session_fill(uint8_t *buf, size_t size, uint64_t seq)
-{
-	if (size >= sizeof(seq))
-		memcpy(buf, &seq, sizeof(seq));
-}
-
-static bool is_ctl(const uint8_t *buf, size_t len, uint64_t id, uint32_t op)
-{
-	struct session_msg m;
-
-	if (len != sizeof(m))
-		return false;
-	memcpy(&m, buf, sizeof(m));
-	return m.magic == SESSION_MAGIC && (!id || m.id == id) &&
-	       (!op || m.op == op);
-}
-
-bool session_is_stop(const struct session *s, const void *data, size_t len)
-{
-	return is_ctl(data, len, s->id, OP_STOP);
-}
 
 static int send_msg(struct session *s, uint32_t op, uint64_t size,
 		    uint64_t count, double cpu, uint64_t errors, uint64_t warm)

@@ -27,7 +27,9 @@ struct how {
 #define MAX_BURST 256
 enum { HOW_ZERO_COPY = 1, HOW_VERIFY = 2 };
 
-/* Control messages and reports share one shape, of 64 bytes. */
+/* Control messages and reports share one shape, of 64 bytes, and begin
+ * with this. */
+#define SESSION_MAGIC 0x50504d53u  /* "SMPP" */
 struct session_msg {
 	uint32_t magic;
 	uint32_t op;
@@ -134,8 +136,13 @@ int session_round(struct session *s, uint32_t op, uint64_t size,
 		  uint64_t count, uint64_t warm, const struct how *h);
 int session_stop(struct session *s);
 int session_report(struct session *s, struct session_msg *r);
-/* Fills a message of size bytes whose first 8 (if it has them) are seq. */
+
+/* control.c, under session.c and ways.c: fills a message of size bytes
+ * whose first 8 (if it has them) are seq. */
 void session_fill(uint8_t *buf, size_t size, uint64_t seq);
+/* Whether len bytes at buf are a control message of session id with op
+ * (id 0: of any session; op 0: any op). */
+bool is_ctl(const uint8_t *buf, size_t len, uint64_t id, uint32_t op);
 /* Whether len bytes at data are this session's OP_STOP. */
 bool session_is_stop(const struct session *s, const void *data, size_t len);
 

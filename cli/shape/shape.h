@@ -1,7 +1,8 @@
 /* smqctl: a window's shape -- geometry, receivers, sender sets, features
- * -- as init, probe and model take it: from options (a child parser) or
- * from a description file (--from), and what of it fits a window of
- * fixed size (a BAR, an object another program sized). */
+ * -- as init, probe and model take it: from options (a child parser,
+ * options.c) or from a description file (--from, description.c), both
+ * through one setter (shape.c), and what of it fits a window of fixed
+ * size (a BAR, an object another program sized; fit.c). */
 #ifndef SMQCTL_SHAPE_H
 #define SMQCTL_SHAPE_H
 
@@ -55,8 +56,8 @@ bool shape_given(const struct shape_opts *s);
  * on stderr. */
 int shape_window(struct shape_opts *s, uint64_t *bytes);
 
-/* Sets key to value (NULL: none), as the option --NAME or the file's
- * line NAME does; shown is what the words call it ("--boards" or
+/* shape.c: sets key to value (NULL: none), as the option --NAME or the
+ * file's line NAME does; shown is what the words call it ("--boards" or
  * "boards"), at is where it was given.  In a file a key is given once (a
  * queue's receiver, its senders once each).  false: why says what is
  * wrong. */
@@ -71,7 +72,7 @@ bool shape_check(const struct shape_opts *s, const char *dashes, char *why,
  * and 1, when a line is bad. */
 int shape_read_file(struct shape_opts *s);
 
-/* The library's struct, pointing into s. */
+/* shape.c: the library's struct, pointing into s. */
 struct smq_shape shape_of(const struct shape_opts *s);
 /* smq_shape_size() of s with entries and entry size replaced (0: s's),
  * or of s with k senders a queue for the queues without a set (k 0:

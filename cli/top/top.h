@@ -1,7 +1,7 @@
-/* smqctl top, in parts: following the window (follow.c), the signals
- * that must not leave the terminal raw (signals.c), the text of a frame
- * (frame.c), the live view (live.c) and --once (once.c).  cmd_top.c
- * holds the options and the command. */
+/* smqctl top, in parts: one reading of the window (snap.c), following
+ * the window (follow.c), the signals that must not leave the terminal
+ * raw (signals.c), the text of a frame (frame.c), the live view (live.c)
+ * and --once (once.c).  cmd_top.c holds the options and the command. */
 #ifndef SMQCTL_TOP_H
 #define SMQCTL_TOP_H
 
@@ -86,12 +86,18 @@ struct viewer {
 	unsigned history_len, history_cap, history_pos, history_n;
 };
 
-/* ---- follow.c ---- */
+/* ---- snap.c: a reading, and the clocks ---- */
 
 uint64_t mono_ns(void);
 uint64_t real_ns(void);
 void sleep_ms(int ms);
+/* p, or a new block in its place, with room for want items of size (and
+ * *cap says so); NULL when out of memory, p kept.  follow.c's rows too. */
+void *grow(void *p, unsigned *cap, unsigned want, size_t size);
 int read_snap(struct smq_window *w, struct snap *s);
+
+/* ---- follow.c ---- */
+
 void sort_rows(struct viewer *v);
 int take_frame(struct viewer *v);
 void reset_totals(struct viewer *v);
