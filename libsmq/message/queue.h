@@ -4,7 +4,7 @@
 #ifndef SMQ_QUEUE_H
 #define SMQ_QUEUE_H
 
-#include "window/handle.h"
+#include "window/window.h"
 
 #define SLEEP_SLICE_MS 1000  /* a sleeper wakes this often to beat */
 #define HEARTBEAT_EVERY 1024 /* messages between beats of a busy board */

@@ -1,6 +1,6 @@
 /* Words for every code the library returns, and its version. */
 #include <string.h>
-#include "handle.h"
+#include "window.h"
 
 static const char *const messages[] = {
 	[SMQ_EUNFORMATTED - SMQ_EUNFORMATTED] =

@@ -3,6 +3,7 @@
  * and a hash of this boot's id and the process's start time.  Time is
  * local: only this host's monotonic clock measures how long anything
  * took; clocks of different hosts are never compared. */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "handle.h"
+#include "identity.h"
 #include "transport/common.h"
 
 static uint64_t mix64(uint64_t z)

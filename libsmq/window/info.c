@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "handle.h"
+#include "window.h"
 
 static const struct smq_sb *sb_at(struct smq_window *w)
 {

@@ -13,7 +13,7 @@
  * is left as it was. */
 #include <stdlib.h>
 #include <string.h>
-#include "handle.h"
+#include "window.h"
 
 static struct smq_sb *sb_of(struct smq_window *w)
 {

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "handle.h"
+#include "window.h"
 
 #define DATA_WORDS (SMQ_SCRATCH_DATA_SIZE / 8)
 #define OFFSET_MASK ((1ull << SMQ_WORD_OFFSET_BITS) - 1)

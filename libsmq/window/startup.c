@@ -7,7 +7,7 @@
  * never compared. */
 #include <stdlib.h>
 #include <string.h>
-#include "handle.h"
+#include "window.h"
 
 static struct smq_far slot_far(struct smq_window *w, unsigned b)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "handle.h"
+#include "window.h"
 #include "transport/common.h"
 
 #define DEFAULT_HANDSHAKE_MS 5000

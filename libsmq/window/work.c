@@ -10,7 +10,7 @@
  * (dead): a handle needs two looks that far apart to judge another host. */
 #include <stdlib.h>
 #include <string.h>
-#include "handle.h"
+#include "window.h"
 
 /* What this handle has seen of a count: the age in ms (-1 unknown) and
  * alive (1, 0, -1 unknown).  key is what the count belongs to (the

@@ -3,7 +3,7 @@
 #ifndef SMQ_TESTINT_H
 #define SMQ_TESTINT_H
 
-#include "window/handle.h"
+#include "window/window.h"
 #include "message/queue.h"
 #include "transport/common.h"
 

@@ -5,8 +5,8 @@
  * pointers.  Far memory is another board's region: written through
  * struct smq_far only.  A far read is a named exception, counted in test
  * builds (SMQ_COUNT_FAR), never on the message path. */
-#ifndef SMQ_HANDLE_H
-#define SMQ_HANDLE_H
+#ifndef SMQ_WINDOW_H
+#define SMQ_WINDOW_H
 
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +17,7 @@
 #include "format/hook.h"
 #include "format/view.h"
 #include "transport/transport.h"
+#include "identity.h"
 
 /* Why a far read happens (each one is a named exception). */
 enum smq_far_why {
@@ -343,19 +344,6 @@ int smq_check_at_work(struct smq_window *w, const struct smq_layout *l,
 void smq_beat(struct smq_window *w);
 /* smq_beat from a path that has not entered (waits) */
 void smq_beat_outside(struct smq_window *w);
-
-/* identity.c: who a process or thread is, across reboots and pid reuse */
-uint64_t smq_tag_self(void);            /* this process */
-uint64_t smq_tag_thread(void);          /* this thread */
-static inline uint32_t smq_tag_pid(uint64_t tag) { return (uint32_t)(tag >> 32); }
-/* 1: that process (or thread) of this host runs; 0: it does not (it
- * exited, its pid was reused, or it ran before this host's last boot). */
-int smq_tag_alive(uint64_t tag);
-uint64_t smq_now_ns(void);
-uint64_t smq_realtime_ns(void);
-void smq_deadline(struct timespec *ts, int timeout_ms);
-bool smq_past(const struct timespec *deadline);
-void smq_sleep_ms(int ms);
 
 static inline void cpu_relax(void)
 {

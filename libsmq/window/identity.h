@@ -1,0 +1,23 @@
+/* Who a process or thread is, across reboots and pid reuse, and this
+ * host's clocks (identity.c): beneath the window handle, which names its
+ * holders by these tags. */
+#ifndef SMQ_IDENTITY_H
+#define SMQ_IDENTITY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+uint64_t smq_tag_self(void);            /* this process */
+uint64_t smq_tag_thread(void);          /* this thread */
+static inline uint32_t smq_tag_pid(uint64_t tag) { return (uint32_t)(tag >> 32); }
+/* 1: that process (or thread) of this host runs; 0: it does not (it
+ * exited, its pid was reused, or it ran before this host's last boot). */
+int smq_tag_alive(uint64_t tag);
+uint64_t smq_now_ns(void);
+uint64_t smq_realtime_ns(void);
+void smq_deadline(struct timespec *ts, int timeout_ms);
+bool smq_past(const struct timespec *deadline);
+void smq_sleep_ms(int ms);
+
+#endif
