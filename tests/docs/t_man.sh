@@ -115,6 +115,17 @@ for part in MAJOR MINOR PATCH; do
 		{ echo "smq_version.3: SMQ_VERSION_$part is not $h"; status=1; }
 done
 
+# 6. Every page's header names the version the header gives (a page that
+# is one line of .so, another page's name, has none).
+v=$(for part in MAJOR MINOR PATCH; do
+	sed -n "s/^#define SMQ_VERSION_$part \([0-9]*\)\$/\1/p" include/smq.h
+done | paste -sd.)
+for page in man/*.[137]; do
+	grep -q '^\.so ' "$page" && continue
+	grep -q "^\.TH .* \"smq $v\" " "$page" ||
+		{ echo "$page: its .TH line does not say \"smq $v\""; status=1; }
+done
+
 n=$(wc -l <"$tmp/header")
 [ $status -eq 0 ] && echo "$n prototypes match smq.h; $(wc -l <"$tmp/pages") man3 names render"
 exit $status
