@@ -3,10 +3,11 @@
  * connects to its UNIX socket an ID and one eventfd per interrupt vector,
  * and tells every client when others come and go.
  *
- * Self-contained on purpose: only the public header, system headers, the
- * protocol and the rule for shm names (shm_name.h), so that the window's
- * internals can change under it.  One thread at a
- * time uses a server handle.
+ * Apart from the window on purpose: only the public header, system
+ * headers, the protocol, the rule for shm names (shm_name.h) and the
+ * sockets the vfio broker shares (transport/unix_socket.c), so that the
+ * window's internals can change under it.  One thread at a time uses a
+ * server handle.
  *
  * This file is the API and its event loop; server_setup.c makes the
  * memory and the socket, server_peers.c keeps the peers, their
@@ -17,11 +18,13 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "format/abi.h"
 #include "server.h"
+#include "transport/common.h"
 
 /* ---- the API ---- */
 
@@ -43,10 +46,10 @@ int smq_server_open(const struct smq_server_config *config, size_t size,
 	    c->vectors > SMQ_SERVER_MAX_VECTORS || c->size == 0 ||
 	    c->size > MAX_SIZE || (c->mode & ~07777u))
 		return -EINVAL;
-	if ((err = smq_srv_socket_address(c->socket_path, &addr)))
+	if ((err = smq_unix_address(c->socket_path, &addr)))
 		return err;
 	/* First the socket: a live server there means nothing is touched. */
-	if ((err = smq_srv_probe_socket(&addr, &stale)))
+	if ((err = smq_unix_probe(&addr, SOCK_STREAM, &stale)))
 		return err;
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -69,8 +69,6 @@ struct smq_server {
 /* server_setup.c: the memory and the socket */
 int smq_srv_open_memory(struct smq_server *s, const char *spec, uint64_t size);
 int smq_srv_size_memory(struct smq_server *s);
-int smq_srv_socket_address(const char *path, struct sockaddr_un *a);
-int smq_srv_probe_socket(const struct sockaddr_un *a, bool *stale);
 int smq_srv_make_socket(struct smq_server *s, const struct sockaddr_un *a,
 			unsigned mode);
 

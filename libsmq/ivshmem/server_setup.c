@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "server.h"
+#include "transport/common.h"
 #include "transport/shm_name.h"
 
 /* ---- the memory ---- */
@@ -166,67 +167,14 @@ int smq_srv_size_memory(struct smq_server *s)
 
 /* ---- the socket ---- */
 
-int smq_srv_socket_address(const char *path, struct sockaddr_un *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->sun_family = AF_UNIX;
-	if (!*path)
-		return -EINVAL;
-	if (strlen(path) >= sizeof(a->sun_path))
-		return -ENAMETOOLONG;
-	strcpy(a->sun_path, path);
-	return 0;
-}
-
-/* 0: nothing there, or a stale socket (*stale); -EADDRINUSE: a server
- * answers on it; -EEXIST: something that is not a socket. */
-int smq_srv_probe_socket(const struct sockaddr_un *a, bool *stale)
-{
-	struct stat st;
-	int fd, err = 0;
-
-	*stale = false;
-	if (lstat(a->sun_path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	/* non-blocking: a server too busy to take us (EAGAIN) is alive */
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0 ||
-	    errno == EAGAIN)
-		err = -EADDRINUSE;
-	else if (errno == ECONNREFUSED)
-		*stale = true;
-	else
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 int smq_srv_make_socket(struct smq_server *s, const struct sockaddr_un *a,
 			unsigned mode)
 {
 	struct stat st;
-	int fd, err;
+	int fd = smq_unix_listen(a, SOCK_STREAM, mode, 64, &st);
 
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
-	if (bind(fd, (const struct sockaddr *)a, sizeof(*a)) < 0) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	/* Nobody can connect before listen(): the mode is right first. */
-	if (chmod(a->sun_path, (mode_t)(mode & 07777)) < 0 ||
-	    lstat(a->sun_path, &st) < 0 || listen(fd, 64) < 0) {
-		err = -errno;
-		close(fd);
-		unlink(a->sun_path);
-		return err;
-	}
+		return fd;
 	s->listen_fd = fd;
 	s->sock_dev = st.st_dev;
 	s->sock_ino = st.st_ino;

@@ -60,7 +60,20 @@ void smq_vectors_give(struct smq_vector_pool *p, unsigned v);
  * boot; equal for every process of one host). */
 uint64_t smq_boot_hash(void);
 
-/* fdpass.c: len bytes of buf and, if fd >= 0, the descriptor fd, on a
+/* unix_socket.c: path as an address (-EINVAL empty, -ENAMETOOLONG) */
+struct sockaddr_un;
+struct stat;
+int smq_unix_address(const char *path, struct sockaddr_un *a);
+/* What is at a's path: 0, nothing or a socket nobody of kind type
+ * answers on (*stale: remove it first); -EADDRINUSE, a server answers;
+ * -EEXIST, something that is not a socket. */
+int smq_unix_probe(const struct sockaddr_un *a, int type, bool *stale);
+/* A socket of kind type listening at a, its file of mode (*st: what it
+ * is, to know it again at close): its descriptor, or a negative errno
+ * with nothing left at the path. */
+int smq_unix_listen(const struct sockaddr_un *a, int type, unsigned mode,
+		    int backlog, struct stat *st);
+/* unix_socket.c: len bytes of buf and, if fd >= 0, the descriptor fd, on a
  * UNIX socket (never SIGPIPE): 0 when all went, else -errno or -EIO. */
 int smq_send_fd(int sock, const void *buf, size_t len, int fd, int flags);
 

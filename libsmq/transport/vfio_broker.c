@@ -20,6 +20,7 @@
 #include "format/abi.h"
 #include "broker_proto.h"
 #include "doorbell_dev.h"
+#include "common.h"
 #include "vfio.h"
 
 #define BATCH 8
@@ -129,55 +130,22 @@ static int open_device(struct smq_broker *b, const char *window)
 	return 0;
 }
 
-/* 0: nothing there or a stale socket (removed); -EADDRINUSE: a broker
- * answers; -EEXIST: not a socket. */
-static int clear_path(const struct sockaddr_un *a)
-{
-	struct stat st;
-	int fd, err = 0;
-
-	if (lstat(a->sun_path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0 ||
-	    errno == EAGAIN)
-		err = -EADDRINUSE;
-	else if (errno == ECONNREFUSED || errno == EPROTOTYPE)
-		err = unlink(a->sun_path) < 0 && errno != ENOENT ? -errno : 0;
-	else
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 static int make_socket(struct smq_broker *b, const char *path, unsigned mode)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a;
 	struct stat st;
+	bool stale;
 	int err;
 
-	if (!*path)
-		return -EINVAL;
-	if (strlen(path) >= sizeof(a.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(a.sun_path, path);
-	if ((err = clear_path(&a)))
+	if ((err = smq_unix_address(path, &a)) ||
+	    (err = smq_unix_probe(&a, SOCK_SEQPACKET, &stale)))
 		return err;
-	b->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK |
-			      SOCK_CLOEXEC, 0);
-	if (b->listen_fd < 0)
+	if (stale && unlink(path) < 0 && errno != ENOENT)
 		return -errno;
-	if (bind(b->listen_fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-		return -errno;
-	/* nobody can connect before listen(): the mode is right first */
-	if (chmod(path, (mode_t)(mode & 07777)) < 0 || lstat(path, &st) < 0 ||
-	    listen(b->listen_fd, 16) < 0) {
-		err = -errno;
-		unlink(path);
+	if ((b->listen_fd = smq_unix_listen(&a, SOCK_SEQPACKET, mode, 16,
+					    &st)) < 0) {
+		err = b->listen_fd;
+		b->listen_fd = -1;
 		return err;
 	}
 	b->sock_dev = st.st_dev;
