@@ -9,18 +9,6 @@
 
 #define MAX_WINDOW (1ull << 46) /* 64 TiB: far past any BAR, no overflow */
 
-/* A word a receiver can tell from any stale one: it changes with the
- * generation, the queue, the lane and the sequence (control words signed
- * with a changing bit pattern, as the SCI message-passing layer does). */
-uint64_t smq_signature(uint64_t gen, unsigned q, unsigned s, uint64_t seq)
-{
-	uint64_t z = seq + gen * 0x9e3779b97f4a7c15ull +
-		     (((uint64_t)q << 8 | s) * 0xd1b54a32d192ed03ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 void smq_layout_free(struct smq_layout *l)
 {
 	free(l->receiver);

@@ -5,8 +5,6 @@
 #include <string.h>
 #include "queue.h"
 
-#define DEFAULT_SPIN_NS 20000
-
 /* Room in the ring for sequence seq?  Reads the receiver's bottom (its copy
  * in our memory) only when the one we have seen says no.  That copy may be
  * behind what we have seen: arm_room reads the receiver's own bottom, which
@@ -21,6 +19,19 @@ static bool room(struct smq_queue *q, uint64_t seq)
 	if (b > q->bottom_seen)
 		q->bottom_seen = b;
 	return seq - q->bottom_seen < entries;
+}
+
+/* A few polls for room, the lock held, before a send that is to wait
+ * reads the clock for its deadline: in a stream the receiver frees an
+ * entry within a few hundred nanoseconds. */
+static bool quick_room(struct smq_queue *q, uint64_t seq)
+{
+	for (int i = 0; i < 64; i++) {
+		if (room(q, seq))
+			return true;
+		cpu_relax();
+	}
+	return false;
 }
 
 /* Arms a wait for room: tells the receiver how to wake us, then reads its
@@ -54,25 +65,69 @@ static bool arm_room(struct smq_queue *q, uint32_t seen)
 	return q->has_bell && owned && smq_can_ring(kinds, host, &q->bell);
 }
 
-/* Called with the mark set, the lock held and the lane full.  Declares
- * that we wait for room (under the lock, so the declaration only grows),
- * leaves, and sleeps until the receiver rings or the deadline passes.
- * Returns 0 with the mark set and the lock held again, or an error with
- * neither. */
+/* SMQ_POLL: past its spin, a sender that never sleeps polls for room
+ * with its mark down (maintenance need not wait for it: it reads only its
+ * own copy of the receiver's bottom, and enters again before it uses what
+ * it saw), beating once a slice as a sleeper does.  0 with the mark up
+ * again, at room or at the deadline (the caller looks again under the
+ * lock); an error with it down. */
+static int poll_for_room(struct smq_queue *q, uint64_t seq,
+			 const struct timespec *deadline)
+{
+	uint64_t next_beat = 0;
+	int err;
+
+	smq_queue_leave(q);
+	for (;;) {
+		for (int i = 0; i < 64; i++) {
+			if (room(q, seq))
+				return smq_queue_enter(q);
+			cpu_relax();
+		}
+		if (deadline && smq_past(deadline))
+			return smq_queue_enter(q);
+		if ((err = smq_queue_stale(q)))
+			return err;
+		uint64_t now = smq_now_ns();
+		if (now >= next_beat) {
+			smq_beat_outside(q->w);
+			next_beat = now + SLEEP_SLICE_MS * 1000000ull;
+		}
+	}
+}
+
+/* Called with the mark set, the lock held and the lane full.  Polls for
+ * room as the handle's mode says (SMQ_SLEEP: not at all; SMQ_POLL: until
+ * room or the deadline; else its spin); then declares that we wait for
+ * room (under the lock, so the declaration only grows), leaves, and
+ * sleeps until the receiver rings or the deadline passes.  Returns 0 with
+ * the mark set and the lock held again, or an error with neither. */
 static int wait_for_room(struct smq_queue *q, uint64_t seq,
 			 const struct timespec *deadline)
 {
 	struct timespec lock_by;
-	uint64_t spin_until = smq_now_ns() + DEFAULT_SPIN_NS;
+	uint64_t spin = q->flags & SMQ_SLEEP ? 0 : q->spin_ns, spin_until = 0;
 	int err = 0;
 
 	smq_lane_unlock(q);
-	while (smq_now_ns() < spin_until) {
+	/* polls first, the clock after: a stream's sender waits a few hundred
+	 * nanoseconds, less than a clock read costs on some machines */
+	for (;;) {
 		for (int i = 0; i < 64; i++) {
 			if (room(q, seq))
 				goto relock;
 			cpu_relax();
 		}
+		uint64_t now = smq_now_ns();
+		if (!spin_until)
+			spin_until = now + spin;
+		if (now >= spin_until)
+			break;
+	}
+	if (q->flags & SMQ_POLL) {
+		if ((err = poll_for_room(q, seq, deadline)))
+			return err;
+		goto relock;
 	}
 	if ((err = smq_lane_lock(q, deadline)))
 		goto out;
@@ -167,15 +222,18 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 			      LOAD(&q->out->full_refusals) + 1);
 			return -EAGAIN;
 		}
+		/* one full wait per send that waits, however many naps and
+		 * wake-ups it takes (a counter counts events) */
+		if (!counted) {
+			STORE(&q->out->full_waits, LOAD(&q->out->full_waits) + 1);
+			counted = true;
+			if (quick_room(q, seq))
+				break;
+		}
 		if (!timed && timeout_ms > 0) {
 			smq_deadline(&deadline, timeout_ms);
 			timed = true;
 		}
-		/* one full wait per send that waits, however many naps and
-		 * wake-ups it takes (a counter counts events) */
-		if (!counted)
-			STORE(&q->out->full_waits, LOAD(&q->out->full_waits) + 1);
-		counted = true;
 		int err = wait_for_room(q, seq, timed ? &deadline : NULL);
 		if (err) {
 			*left = true;
