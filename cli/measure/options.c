@@ -13,7 +13,8 @@ enum { OPT_WAIT = 0x200, OPT_CPU, OPT_PEER, OPT_PEER_BOARD, OPT_QUEUE_PAIR,
 
 static const struct argp_option session_options[] = {
 	{ "wait", OPT_WAIT, "HOW", 0,
-	  "How the receivers wait: poll (busy-poll; pingpong's default), "
+	  "How each side waits (receiver for a message, sender for room): "
+	  "poll (busy-poll; pingpong's default), "
 	  "sleep (sleep at once) or spin (spin 20 us, then sleep; bench's "
 	  "default)", 0 },
 	{ "cpu", OPT_CPU, "A,B", 0,

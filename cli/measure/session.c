@@ -262,8 +262,10 @@ static int session_open(struct session *s, struct ctx *ctx, unsigned self,
 			     "measurement never shares a queue", q_self,
 			     qi.receiver_pid);
 	}
+	/* the sender waits for room as the receiver waits for a message */
 	if (!err)
-		err = smq_queue_open(s->w, q_peer, SMQ_SENDER, 0, &s->tx);
+		err = smq_queue_open(s->w, q_peer, SMQ_SENDER, (unsigned)mode,
+				     &s->tx);
 	if (err) {
 		session_close(s);
 		return window_error(ctx, "open queue", err);
