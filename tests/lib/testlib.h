@@ -1,8 +1,25 @@
 /* Small helpers for the standalone test programs.  Exit 0 pass, 1 fail,
- * 77 skip (the runner counts them). */
+ * 77 skip (the runner counts them).
+ *
+ * What a test leaves behind: nothing, however it ends.  Every child a test
+ * forks goes through test_fork() or test_fork_raw(), which record it (and
+ * the child dies with its parent); every shared memory object or file it
+ * makes is named under the test's prefix (test_window(), test_name()) or
+ * lies in test_dir().  When the test's own process exits (FAIL, a passing
+ * return, anything) or is stopped by SIGINT, SIGTERM or SIGHUP (what
+ * run.sh's timeout sends), the children it recorded still running are
+ * killed (SIGKILL, then reaped) and the objects removed.  A child's exit
+ * ends the children it forked itself, never its siblings, and removes
+ * nothing: the objects are the test's.
+ *
+ * What a test did: each CHECK, EXPECT and OK is counted, and a test that
+ * passes prints "work: checks N (floor N)"; a test bounded by time says
+ * instead what it did against the least it must do, test_work(). */
 #ifndef SMQ_TESTLIB_H
 #define SMQ_TESTLIB_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,18 +31,72 @@
 
 #define SKIP 77
 
+/* CHECK, EXPECT and OK evaluated by this process */
+extern atomic_ulong test_checks;
+#define TEST_COUNT() atomic_fetch_add_explicit(&test_checks, 1, \
+					       memory_order_relaxed)
+
 #define FAIL(...) do { fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
 		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
-#define CHECK(cond) do { if (!(cond)) FAIL("check failed: %s", #cond); } while (0)
+#define CHECK(cond) do { TEST_COUNT(); \
+		if (!(cond)) FAIL("check failed: %s", #cond); } while (0)
 /* expect a call to return exactly want */
-#define EXPECT(call, want) do { int r_ = (call); int w_ = (want); \
+#define EXPECT(call, want) do { int r_ = (call); int w_ = (want); TEST_COUNT(); \
 		if (r_ != w_) FAIL("%s returned %d (%s), expected %d (%s)", #call, \
 				   r_, smq_strerror(r_), w_, smq_strerror(w_)); } while (0)
 #define OK(call) EXPECT(call, 0)
 
-/* A fresh window spec ("shm:smq-test-PID-N", or with SMQ_TEST_TRANSPORT=file
- * "file:/dev/shm/smq-test-PID-N": the same object), removed at exit. */
+/* The work a test did against the least it must do to mean anything: prints
+ * "work: WHAT N (floor M)" and fails if n is under floor (a busy machine
+ * makes a test bounded by time slower, never empty).  A test that says its
+ * work prints no count of checks. */
+void test_work(const char *what, uint64_t n, uint64_t floor);
+/* CLOCK_MONOTONIC in nanoseconds */
+uint64_t test_now_ns(void);
+
+/* What the test waits for from now on (printf-style; NULL: nothing): said
+ * if a signal (a timeout) stops the test.  Not for a message loop's every
+ * turn: it formats. */
+void test_waiting(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* Waits until cond holds, looking again after a yield, then after naps of
+ * a millisecond; past secs seconds the test fails, naming what it waited
+ * for (the printf-style rest).  SPIN_UNTIL looks without a pause, for the
+ * waits whose moment matters (a kill aimed at a phase). */
+struct test_wait {
+	uint64_t start, end;
+	unsigned looks;
+	bool spin;
+	const char *before;
+	char what[160];
+};
+void test_wait_begin(struct test_wait *tw, double secs, bool spin,
+		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void test_wait_more(struct test_wait *tw, const char *file, int line);
+void test_wait_end(struct test_wait *tw);
+#define WAIT_UNTIL(cond, secs, ...) do { struct test_wait tw_; \
+		test_wait_begin(&tw_, (secs), false, __VA_ARGS__); \
+		while (!(cond)) test_wait_more(&tw_, __FILE__, __LINE__); \
+		test_wait_end(&tw_); } while (0)
+#define SPIN_UNTIL(cond, secs, ...) do { struct test_wait tw_; \
+		test_wait_begin(&tw_, (secs), true, __VA_ARGS__); \
+		while (!(cond)) test_wait_more(&tw_, __FILE__, __LINE__); \
+		test_wait_end(&tw_); } while (0)
+
+/* A fresh window spec ("shm:PREFIX-N", or with SMQ_TEST_TRANSPORT=file
+ * "file:/dev/shm/PREFIX-N": the same object), removed at exit.  PREFIX is
+ * smq-TEST-PID of the test's own process (and -CHILDPID after it in a
+ * child's names, so that no two processes make the same name). */
 const char *test_window(void);
+/* A shm name of the test's: "PREFIX-what", the same in every process of
+ * the test (a spec is "shm:" or "split:" before it, a path "/dev/shm/");
+ * removed at exit with every object whose name continues it with a '.' or
+ * a '-' (a split window's regions).  Rotates 16 buffers. */
+const char *test_name(const char *what);
+/* A directory of the test's under /tmp, made on the first call and
+ * removed with what is in it at exit. */
+const char *test_dir(void);
 /* Formats spec as board 0 with the given geometry; returns the handle,
  * opened with SMQ_OPEN_FORCE (it formats and clears under boards at work).
  * SMQ_TEST_CHECKSUM=1 in the environment: with checksums. */
@@ -33,9 +104,14 @@ struct smq_window *test_init(const char *spec, uint32_t boards, uint32_t queues,
 			     uint32_t entries, uint32_t entry_size);
 /* Pins the calling process to cpu % ncpus; returns 0 or -1. */
 int test_pin(int cpu);
-/* Runs fn(arg) in a child; returns its pid. */
+/* Runs fn(arg) in a child (which exits with what fn returns); returns its
+ * pid.  The child is recorded (killed if the test ends first) and dies
+ * with the thread that forked it: fork from one that outlives it. */
 pid_t test_fork(int (*fn)(void *), void *arg);
-/* Waits for pid; fails the test unless it exited 0. */
+/* fork() with the same record: 0 in the child, its pid in the parent. */
+pid_t test_fork_raw(void);
+/* Waits for pid; fails the test unless it exited 0.  A signal that stops
+ * the test meanwhile says it waited for what. */
 void test_wait_ok(pid_t pid, const char *what);
 /* Deterministic random numbers. */
 uint64_t test_rand(uint64_t *state);

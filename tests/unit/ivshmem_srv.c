@@ -109,10 +109,7 @@ int start_server(struct srv *sv, const char *name, const char *memory,
 	struct smq_server_config c = { sv->path, memory, size, vectors, 0 };
 	if (pipe2(ev, O_CLOEXEC) || pipe2(st, O_CLOEXEC))
 		FAIL("pipe");
-	fflush(NULL);
-	sv->pid = fork();
-	if (sv->pid < 0)
-		FAIL("fork");
+	sv->pid = test_fork_raw();
 	if (sv->pid == 0) {
 		close(ev[0]);
 		close(st[1]);
@@ -227,31 +224,10 @@ void ring_ok(struct ivc *from, struct ivc *to, unsigned v)
 		expect_quiet(to, o);
 }
 
-static pid_t main_pid;
-static char shm_prefix[64];
-
-/* The directory and the shm objects go however the test ends (a FAIL
- * exits), but only by the hand of the process that made them. */
-static void remove_dir(void)
+/* The directory goes at exit with the test's shm objects (testlib's
+ * registry), however the test ends. */
+void srv_setup(void)
 {
-	char cmd[160];
-
-	if (getpid() != main_pid)
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s /dev/shm/%s", srv_dir,
-		 shm_prefix);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", srv_dir);
-}
-
-void srv_setup(const char *name)
-{
-	snprintf(srv_dir, sizeof(srv_dir), "/tmp/smq-%s-XXXXXX", name);
-	if (!mkdtemp(srv_dir))
-		FAIL("mkdtemp");
-	snprintf(shm_prefix, sizeof(shm_prefix), "smq-%s-%d", name,
-		 (int)getpid());
-	main_pid = getpid();
-	atexit(remove_dir);
+	snprintf(srv_dir, sizeof(srv_dir), "%s", test_dir());
 	signal(SIGPIPE, SIG_IGN);
 }

@@ -23,10 +23,10 @@ struct srv {
 	char path[108];
 };
 
-/* The test's directory (sockets, files), removed at exit with the shm
- * objects named smq-NAME-PID; SIGPIPE ignored. */
+/* The test's directory (sockets, files: test_dir(), removed at exit);
+ * SIGPIPE ignored. */
 extern char srv_dir[64];
-void srv_setup(const char *name);
+void srv_setup(void);
 
 int count_fds(void);
 void deadline_in(struct timespec *ts, int ms);

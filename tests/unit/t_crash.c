@@ -51,7 +51,6 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include "testint.h"
@@ -151,22 +150,6 @@ static unsigned next_mode(unsigned i, unsigned modes, unsigned *order,
 
 /* A long stretch of streaming between two kills. */
 #define LONG_US(rng) (20000 + (unsigned)(test_rand(rng) % 280000))
-
-/* Every child goes when the test does, even one that failed. */
-static pid_t fork_child(int (*fn)(void *), void *arg)
-{
-	pid_t parent = getpid();
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		FAIL("fork failed");
-	if (pid == 0) {
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-			_exit(3);
-		_exit(fn(arg));
-	}
-	return pid;
-}
 
 static void *shared(size_t size)
 {
@@ -471,7 +454,7 @@ static int sender_campaign(unsigned kills, uint64_t seed, int by)
 	c->spec = spec;
 	c->seed = seed;
 	c->by = by;
-	pid_t rx = fork_child(sender_campaign_rx, c);
+	pid_t rx = test_fork(sender_campaign_rx, c);
 	WAIT_FOR(AL(&c->rx_ready), 10000);
 	CHECK(AL(&c->rx_ready));
 
@@ -484,7 +467,7 @@ static int sender_campaign(unsigned kills, uint64_t seed, int by)
 		AS(&c->phase, S_START);
 		AS(&c->holding, 0);
 		AS(&c->hold_after, 1 + test_rand(&rng) % 40);
-		pid_t pid = fork_child(sender_life, c);
+		pid_t pid = test_fork(sender_life, c);
 		if (final) {
 			test_wait_ok(pid, "the last sender");
 			AS(&c->acked_at_death[k], AL(&c->acked));
@@ -865,7 +848,7 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek)
 
 	c->spec = spec;
 	c->seed = seed;
-	pid_t tx = fork_child(rc_sender, c);
+	pid_t tx = test_fork(rc_sender, c);
 
 	for (unsigned r = 0; r <= kills; r++) {
 		bool final = r == kills;
@@ -883,7 +866,7 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek)
 		AS(&c->hold, 0);
 		AS(&c->holding, 0);
 		AS(&c->phase, R_START);
-		pid_t pid = fork_child(rc_receiver, c);
+		pid_t pid = test_fork(rc_receiver, c);
 		if (final) {
 			/* it drains what the sender sends until told to stop */
 			nap_us(20000);

@@ -57,8 +57,7 @@ static void files(void)
 		 "exist", getpid());
 	says(spec, -ENOTDIR, dir, "does not exist yet");
 	says(spec, -ENOENT, dir, "does not exist yet");
-	snprintf(spec, sizeof(spec), "file:/dev/shm/smq-explain-%d-none",
-		 getpid());
+	snprintf(spec, sizeof(spec), "file:/dev/shm/%s", test_name("none"));
 	EXPECT(open_err(spec, 0), -ENOENT);
 	says(spec, -ENOENT, "does not exist yet: board 0 creates it", NULL);
 	says("shm:smq-explain-none", -ENOENT, "does not exist yet", NULL);
@@ -85,10 +84,10 @@ static void names(void)
 /* Writable by others: the mode; another user's (as root): the name. */
 static void foreign(void)
 {
-	char spec[64], path[96], want[128];
+	char spec[200], path[200], want[128];
 
-	snprintf(spec, sizeof(spec), "shm:smq-explain-%d-open", getpid());
-	snprintf(path, sizeof(path), "/dev/shm/smq-explain-%d-open", getpid());
+	snprintf(spec, sizeof(spec), "shm:%s", test_name("open"));
+	snprintf(path, sizeof(path), "/dev/shm/%s", test_name("open"));
 	int fd = open(path, O_CREAT | O_RDWR | O_EXCL, 0600);
 	CHECK(fd >= 0);
 	CHECK(fchmod(fd, 0666) == 0);
@@ -107,8 +106,8 @@ static void foreign(void)
 	close(fd);
 	unlink(path);
 	/* a symbolic link is named as one */
-	snprintf(spec, sizeof(spec), "shm:smq-explain-%d-link", getpid());
-	snprintf(path, sizeof(path), "/dev/shm/smq-explain-%d-link", getpid());
+	snprintf(spec, sizeof(spec), "shm:%s", test_name("link"));
+	snprintf(path, sizeof(path), "/dev/shm/%s", test_name("link"));
 	CHECK(symlink("/dev/null", path) == 0);
 	EXPECT(open_err(spec, 0), -ELOOP);
 	says(spec, -ELOOP, "is a symbolic link", NULL);
@@ -185,8 +184,7 @@ static void host_device(void)
 	says(spec, -EPERM, "the kernel refused to map a BAR", "interrupts");
 	/* not root: the BAR needs root, not a /dev/vfio node */
 	if (geteuid() == 0) {
-		fflush(NULL);
-		pid_t pid = fork();
+		pid_t pid = test_fork_raw();
 		if (pid == 0) {
 			if (setgid(65534) || setuid(65534))
 				_exit(3);
@@ -215,10 +213,8 @@ static pid_t fake_server(const char *path, int64_t first, int accepts)
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4))
 		FAIL("fake server");
-	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = test_fork_raw();
 	if (pid == 0) {
-		alarm(20);  /* never outlive a test that failed */
 		for (int i = 0; i < accepts; i++) {
 			int fd = accept(l, NULL, NULL);
 			if (fd < 0)
@@ -244,8 +240,7 @@ static pid_t memory_server(const char *path, long size)
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4))
 		FAIL("memory server");
-	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = test_fork_raw();
 	if (pid == 0) {
 		int p[2], mem = -1, ev = eventfd(0, 0);
 		if (size >= 0) {
@@ -255,7 +250,6 @@ static pid_t memory_server(const char *path, long size)
 		} else if (pipe(p) == 0) {
 			mem = p[0];
 		}
-		alarm(20);
 		int fd = accept(l, NULL, NULL);
 		if (fd < 0 || ev < 0 || mem < 0)
 			_exit(1);
@@ -310,8 +304,7 @@ static void ivshmem_memory(const char *path, const char *spec)
 
 	/* a client with room for its socket and no more */
 	pid = memory_server(path, 65536);
-	fflush(NULL);
-	pid_t c = fork();
+	pid_t c = test_fork_raw();
 	if (c == 0) {
 		int free_fd = dup(0);
 		struct rlimit rl;
@@ -344,9 +337,9 @@ static void ivshmem_memory(const char *path, const char *spec)
 
 static void ivshmem(void)
 {
-	char path[64], spec[80];
+	char path[108], spec[120];
 
-	snprintf(path, sizeof(path), "/tmp/smq-explain-%d.sock", getpid());
+	snprintf(path, sizeof(path), "%s/ivshmem.sock", test_dir());
 	snprintf(spec, sizeof(spec), "ivshmem:%s", path);
 	EXPECT(open_err(spec, 0), -ENOENT);
 	says(spec, -ENOENT, "no ivshmem server: the socket", NULL);
@@ -390,8 +383,7 @@ static pid_t seqpacket_server(const char *path, const void *m, size_t len,
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4))
 		FAIL("seqpacket server");
-	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = test_fork_raw();
 	if (pid == 0) {
 		union {
 			char buf[CMSG_SPACE(sizeof(int))];
@@ -399,7 +391,6 @@ static pid_t seqpacket_server(const char *path, const void *m, size_t len,
 		} u;
 		struct iovec iov = { (void *)m, len };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-		alarm(20);
 		int c = accept(l, NULL, NULL);
 		if (c < 0)
 			_exit(1);
@@ -427,11 +418,11 @@ static pid_t seqpacket_server(const char *path, const void *m, size_t len,
  * smq_broker_open() against what it cannot hold (no device here). */
 static void broker(void)
 {
-	char path[64], spec[80];
+	char path[108], spec[120];
 	struct smq_broker *b;
 	uint32_t junk[16] = { 0x424d5153u, 7 };
 
-	snprintf(path, sizeof(path), "/tmp/smq-explain-%d.broker", getpid());
+	snprintf(path, sizeof(path), "%s/broker.sock", test_dir());
 	snprintf(spec, sizeof(spec), "broker:%s", path);
 	EXPECT(open_err(spec, 0), -ENOENT);
 	says(spec, -ENOENT, "no vfio broker listens", NULL);
@@ -487,12 +478,12 @@ static int stop(const char *spec, void *arg)
 
 static void listing(void)
 {
-	char spec[64], junk[64], path[96], split[64];
+	char spec[200], junk[200], path[200], split[200];
 
-	snprintf(spec, sizeof(spec), "shm:smq-explain-%d-w", getpid());
-	snprintf(junk, sizeof(junk), "shm:smq-explain-%d-junk", getpid());
-	snprintf(split, sizeof(split), "split:smq-explain-%d-s", getpid());
-	snprintf(path, sizeof(path), "/dev/shm/smq-explain-%d-junk", getpid());
+	snprintf(spec, sizeof(spec), "shm:%s", test_name("w"));
+	snprintf(junk, sizeof(junk), "shm:%s", test_name("junk"));
+	snprintf(split, sizeof(split), "split:%s", test_name("s"));
+	snprintf(path, sizeof(path), "/dev/shm/%s", test_name("junk"));
 	smq_close(test_init(spec, 2, 2, 4, 64));
 	smq_close(test_init(split, 2, 2, 4, 64));
 	FILE *f = fopen(path, "w");

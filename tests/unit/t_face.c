@@ -321,7 +321,7 @@ static void test_remove(const char *spec)
 	EXPECT(smq_remove(spec), -ENOENT);
 
 	/* a file of the user's own is not ours to remove */
-	snprintf(path, sizeof(path), "/dev/shm/smq-face-%d.txt", (int)getpid());
+	snprintf(path, sizeof(path), "/dev/shm/%s", test_name("user.txt"));
 	FILE *f = fopen(path, "w");
 	CHECK(f && fputs("the user's data\n", f) >= 0 && !fclose(f));
 	snprintf(name, sizeof(name), "file:%s", path);
@@ -330,18 +330,18 @@ static void test_remove(const char *spec)
 	unlink(path);
 
 	/* every region of a split window */
-	snprintf(name, sizeof(name), "split:smq-face-%d", (int)getpid());
+	snprintf(name, sizeof(name), "split:%s", test_name("split"));
 	w = test_init(name, 3, 3, 4, 64);
 	OK(smq_close(w));
 	for (int b = 0; b < 3; b++) {
-		snprintf(path, sizeof(path), "/dev/shm/smq-face-%d.%d",
-			 (int)getpid(), b);
+		snprintf(path, sizeof(path), "/dev/shm/%s.%d",
+			 test_name("split"), b);
 		CHECK(stat(path, &st) == 0);
 	}
 	OK(smq_remove(name));
 	for (int b = 0; b < 3; b++) {
-		snprintf(path, sizeof(path), "/dev/shm/smq-face-%d.%d",
-			 (int)getpid(), b);
+		snprintf(path, sizeof(path), "/dev/shm/%s.%d",
+			 test_name("split"), b);
 		CHECK(stat(path, &st) < 0);
 	}
 	EXPECT(smq_remove("pci:0000:00:00.0/2"), -EOPNOTSUPP);

@@ -14,15 +14,7 @@
 
 #define MiB (1024u * 1024u)
 
-static char split_name[64], single_path[128];
-
-static void cleanup(void)
-{
-	if (split_name[0])
-		smq_remove(split_name);
-	if (single_path[0])
-		unlink(single_path);
-}
+static char split_name[200];
 
 static uint64_t fixed_of(const char *spec, unsigned flags)
 {
@@ -104,12 +96,12 @@ static void single(const char *spec, const char *path)
 
 static void split(void)
 {
-	char path[128];
+	char path[256];
 	struct smq_window *w;
 	struct smq_window_info wi;
 
-	snprintf(split_name, sizeof(split_name), "split:smq-t-fixed-%d",
-		 (int)getpid());
+	snprintf(split_name, sizeof(split_name), "split:%s",
+		 test_name("split"));
 	const char *name = split_name + 6;
 	/* every region's object sized by another program, 256 KiB each */
 	for (int b = 0; b < 2; b++) {
@@ -153,21 +145,19 @@ static void split(void)
 	CHECK(wi.fixed_size == 0);  /* it holds a window now */
 	OK(smq_close(w));
 	OK(smq_remove(split_name));
-	split_name[0] = 0;
 }
 
 int main(void)
 {
-	char path[128], spec[160];
+	char path[200], spec[220];
 
 	if (access("/dev/shm", W_OK) != 0) {
 		printf("/dev/shm is not writable\n");
 		return SKIP;
 	}
-	atexit(cleanup);
-	snprintf(path, sizeof(path), "/dev/shm/smq-t-fixed-%d", (int)getpid());
-	snprintf(single_path, sizeof(single_path), "%s", path);
-	snprintf(spec, sizeof(spec), "shm:smq-t-fixed-%d", (int)getpid());
+	/* removed at exit, with every object named after it (testlib) */
+	snprintf(path, sizeof(path), "/dev/shm/%s", test_name("single"));
+	snprintf(spec, sizeof(spec), "shm:%s", test_name("single"));
 	single(spec, path);
 	snprintf(spec, sizeof(spec), "file:%s", path);
 	single(spec, path);

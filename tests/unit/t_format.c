@@ -972,16 +972,15 @@ static void test_open_errors(const char *spec)
 	CHECK(w == NULL);
 	CHECK(access("/dev/shm/a", F_OK) != 0 || errno == ENOENT);
 
-	snprintf(missing, sizeof(missing), "file:/dev/shm/smq-test-%d-missing",
-		 (int)getpid());
+	snprintf(missing, sizeof(missing), "file:/dev/shm/%s",
+		 test_name("missing"));
 	unlink(test_path(missing));
 	w = (void *)1;
 	EXPECT(smq_open(missing, 0, 0, &w), -ENOENT);
 	CHECK(w == NULL);
 	EXPECT(smq_open(missing, 0, SMQ_OPEN_RAW, &w), -ENOENT);
 	CHECK(access(test_path(missing), F_OK) != 0);
-	snprintf(missing, sizeof(missing), "shm:smq-test-%d-missing",
-		 (int)getpid());
+	snprintf(missing, sizeof(missing), "shm:%s", test_name("missing"));
 	EXPECT(smq_open(missing, 0, SMQ_OPEN_RAW, &w), -ENOENT);
 
 	format(spec, &G2);

@@ -286,8 +286,7 @@ static void asleep(struct smq_window *w)
 	char line[64] = "";
 
 	CHECK(pipe(pipefd) == 0);
-	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = test_fork_raw();
 	if (pid == 0) {
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);

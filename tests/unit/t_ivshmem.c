@@ -227,8 +227,7 @@ static void fake_server(const char *path, int64_t first, int64_t second)
 	strcpy(a.sun_path, path);
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
 		FAIL("fake server");
-	fflush(NULL);
-	pid_t pid = fork();
+	pid_t pid = test_fork_raw();
 	if (pid == 0) {
 		int64_t m[2] = { first, second };   /* little-endian here */
 		fd = accept(l, NULL, NULL);
@@ -381,8 +380,7 @@ static void memory_rules(void)
 
 	/* a shm object, created and left in place; a failed start removes
 	 * the one it made */
-	char name[64];
-	snprintf(name, sizeof(name), "smq-t-ivshmem-%d", (int)getpid());
+	const char *name = test_name("memory");
 	snprintf(spec, sizeof(spec), "shm:%s", name);
 	snprintf(file, sizeof(file), "/dev/shm/%s", name);
 	OK(start_server(&sv, "m6", spec, 4096, 1));
@@ -401,7 +399,7 @@ int main(void)
 {
 	int fds;
 
-	srv_setup("t-ivshmem");
+	srv_setup();
 	fds = count_fds();
 	peers_and_rings();
 	threads();

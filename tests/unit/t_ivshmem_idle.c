@@ -190,7 +190,7 @@ int main(void)
 {
 	int fds;
 
-	srv_setup("t-ivshmem-idle");
+	srv_setup();
 	fds = count_fds();
 	slow_readers();
 	sleepers();

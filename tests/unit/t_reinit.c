@@ -38,7 +38,6 @@
  * SMQ_REINIT_ROUNDS=N repeats them. */
 #include <pthread.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -100,17 +99,7 @@ struct ctl {
 struct arg {
 	struct ctl *c;
 	unsigned board;
-	bool process;
 };
-
-/* A child process goes when the test does, even one that failed. */
-static void die_with_parent(const struct arg *a)
-{
-	if (a->process && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		FAIL("prctl");
-	if (a->process && getppid() == 1)
-		_exit(3);
-}
 
 static void saw(struct child *ch, int err, unsigned where)
 {
@@ -190,7 +179,6 @@ static int sender(void *p)
 	uint64_t rng = a->board * 0x9e3779b9ull;
 	int err;
 
-	die_with_parent(a);
 	CHECK(buf);
 	if (attach(c, ch, a->board, &w))
 		return 2;
@@ -253,7 +241,6 @@ static int receiver(void *p)
 	unsigned nq = c->queues;
 	int err;
 
-	die_with_parent(a);
 	CHECK(buf && nq <= 8);
 	if (attach(c, ch, 0, &w))
 		return 2;
@@ -606,7 +593,7 @@ static void *thread_main(void *p)
 static void start(struct runner *rn, struct ctl *c)
 {
 	for (unsigned b = 0; b < NB; b++) {
-		rn->args[b] = (struct arg){ c, b, !rn->threads };
+		rn->args[b] = (struct arg){ c, b };
 		if (rn->threads)
 			CHECK(pthread_create(&rn->th[b], NULL, thread_main,
 					     &rn->args[b]) == 0);
@@ -905,7 +892,6 @@ static int sleeper(void *p)
 	size_t len;
 	int err;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	OK(smq_open(sl->spec, sl->role == SMQ_SENDER ? 1 : 0, 0, &w));
 	OK(smq_queue_open(w, 0, sl->role, sl->role == SMQ_RECEIVER ? SMQ_SLEEP
 				: 0, &q));
@@ -1090,17 +1076,16 @@ static void in_a_row(bool announce, int count)
  * hide the others. */
 static int run_part(const char *name, void (*fn)(int), int arg)
 {
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		FAIL("fork");
+	pid_t pid = test_fork_raw();
 	if (pid == 0) {
 		fn(arg);
 		exit(0);
 	}
 	int status;
+	test_waiting("the part \"%s\" (pid %d)", name, (int)pid);
 	if (waitpid(pid, &status, 0) != pid)
 		FAIL("waitpid");
+	test_waiting(NULL);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	printf("FAILED: %s\n", name);

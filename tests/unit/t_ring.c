@@ -293,10 +293,10 @@ int main(void)
 
 	/* A live handle that takes the lane lock over from a dead holder
 	 * recovers what the holder left signed. */
-	pid_t gone = fork();
+	pid_t gone = test_fork_raw();
 	if (gone == 0)
 		_exit(0);
-	waitpid(gone, NULL, 0);
+	test_wait_ok(gone, "a process that dies at once");
 	struct smq_lane_out *out5 = (void *)(base5 + lay_lane_out(&lay5, 0, 0));
 	struct smq_entry *e7 = (void *)(base5 + lay_ring(&lay5, 0, 0) + 6 * lay5.stride);
 	write_entry(w5, e7, "seven", smq_signature(rx5->epoch, 0, 0, 6));

@@ -156,7 +156,7 @@ static int board_main(void *p)
 
 static void run(const char *name, unsigned mode, uint64_t count)
 {
-	char spec[128], path[160];
+	char spec[200], path[220];
 	struct report *rep = mmap(NULL, 2 * sizeof(*rep), PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct smq_window *w;
@@ -165,14 +165,14 @@ static void run(const char *name, unsigned mode, uint64_t count)
 
 	CHECK(rep != MAP_FAILED);
 	memset(rep, 0, 2 * sizeof(*rep));
-	snprintf(spec, sizeof(spec), "split:smq-split-%d", (int)getpid());
+	snprintf(spec, sizeof(spec), "split:%s", test_name("split"));
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
 	OK(smq_init(w, &g, sizeof(g)));
 	OK(smq_close(w));
 	/* every region is its own object */
 	for (int b = 0; b < 2; b++) {
-		snprintf(path, sizeof(path), "/dev/shm/smq-split-%d.%d",
-			 (int)getpid(), b);
+		snprintf(path, sizeof(path), "/dev/shm/%s.%d",
+			 test_name("split"), b);
 		CHECK(stat(path, &st) == 0 && st.st_size > 0);
 	}
 	struct side sides[2];
@@ -225,11 +225,7 @@ static void run(const char *name, unsigned mode, uint64_t count)
 	if (room % 4 || room > 4 * (waits + rings + slices))
 		FAIL("%s: more reads to wait for room than waits and wake-ups "
 		     "explain", name);
-	for (int b = 0; b < 2; b++) {
-		snprintf(path, sizeof(path), "/dev/shm/smq-split-%d.%d",
-			 (int)getpid(), b);
-		unlink(path);
-	}
+	OK(smq_remove(spec));
 	munmap(rep, 2 * sizeof(*rep));
 }
 

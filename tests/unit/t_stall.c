@@ -21,7 +21,6 @@
 #include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -145,13 +144,6 @@ static void held_page(struct held_page *h, struct shared *sh, const void *c,
 
 /* ---- the held processes ---- */
 
-/* A held process goes with the test, even one that failed. */
-static void die_with_test(void)
-{
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
-		_exit(3);
-}
-
 struct job {
 	const char *spec;
 	unsigned board, queue;
@@ -167,8 +159,6 @@ static int held_sender(void *p)
 	struct smq_queue *q;
 	struct held_page h;
 	pthread_t th;
-
-	die_with_test();
 
 	OK(smq_open(j->spec, j->board, 0, &w));
 	OK(smq_queue_open(w, j->queue, SMQ_SENDER, 0, &q));
@@ -224,8 +214,6 @@ static int held_receiver(void *p)
 	pthread_t th;
 	size_t n;
 
-	die_with_test();
-
 	OK(smq_open(j->spec, j->board, 0, &w));
 	OK(smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q));
 	held_page(&h, j->sh, "", 0, &th);
@@ -264,8 +252,6 @@ static int hooked_receiver(void *p)
 	struct smq_queue *q;
 	char buf[64];
 	size_t n;
-
-	die_with_test();
 
 	OK(smq_open(j->spec, j->board, 0, &w));
 	OK(smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q));
@@ -537,8 +523,6 @@ static int looking_receiver(void *p)
 	size_t n;
 	int err;
 
-	die_with_test();
-
 	OK(smq_open(j->spec, j->board, 0, &w));
 	OK(smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q));
 	if (hold_at != SMQ_HOOK_PEEK) {
@@ -783,8 +767,6 @@ static int held_maint(struct job *j, enum smq_hook at,
 {
 	struct smq_window *w;
 
-	die_with_test();
-
 	OK(smq_open(j->spec, 0, 0, &w));
 	maint_sh = j->sh;
 	maint_hold_at = at;
@@ -815,8 +797,6 @@ static int attaching(void *p)
 {
 	struct job *j = p;
 	struct smq_window *w;
-
-	die_with_test();
 
 	hook_sh = j->sh;  /* hold_at: set before the fork */
 	smq_test_hook = hold_here;
