@@ -296,6 +296,38 @@ static void at_exit(int status, void *arg)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* Objects of an earlier run of this test whose process is gone: one
+ * killed outright (SIGKILL, timeout -k) could not remove them.  Its
+ * children died with it. */
+static bool of_a_dead_run(const char *name)
+{
+	size_t n = strlen("smq-") + strlen(program_invocation_short_name);
+	char *end;
+
+	if (strncmp(name, "smq-", 4) ||
+	    strncmp(name + 4, program_invocation_short_name, n - 4) ||
+	    name[n] != '-' || name[n + 1] < '1' || name[n + 1] > '9')
+		return false;
+	long pid = strtol(name + n + 1, &end, 10);
+	return (*end == 0 || *end == '-' || *end == '.') && pid != owner &&
+	       kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+static void remove_dead_runs(void)
+{
+	int fd = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		empty_dir(fd, 0, of_a_dead_run);
+		close(fd);
+	}
+	fd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		empty_dir(fd, 3, of_a_dead_run);
+		close(fd);
+	}
+}
+
 /* Before main: every test linked with testlib is under the registry. */
 __attribute__((constructor)) static void test_start(void)
 {
@@ -306,6 +338,7 @@ __attribute__((constructor)) static void test_start(void)
 	snprintf(prefix, sizeof(prefix), "smq-%.32s-%d",
 		 program_invocation_short_name, (int)owner);
 	snprintf(dir, sizeof(dir), "/tmp/%s", prefix);
+	remove_dead_runs();
 	on_exit(at_exit, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
