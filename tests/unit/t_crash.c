@@ -455,8 +455,8 @@ static int sender_campaign(unsigned kills, uint64_t seed, int by)
 	c->seed = seed;
 	c->by = by;
 	pid_t rx = test_fork(sender_campaign_rx, c);
-	WAIT_FOR(AL(&c->rx_ready), 10000);
-	CHECK(AL(&c->rx_ready));
+	WAIT_UNTIL(AL(&c->rx_ready), 30, "the receiver (pid %d) to open its "
+		   "queue", (int)rx);
 
 	for (unsigned k = 0; k <= kills; k++) {
 		bool final = k == kills;

@@ -397,7 +397,11 @@ static void test_new_generation(const char *spec)
 	CHECK(pipe(p) == 0);
 	struct late l = { spec, p[1] };
 	pid_t pid = test_fork(board1_waits, &l);
+	/* its end only: a child that dies before it says is read as such */
+	close(p[1]);
+	test_waiting("board 1 (pid %d) to start waiting", (int)pid);
 	CHECK(read(p[0], &c, 1) == 1);
+	test_waiting(NULL);
 	sleep_ms(100);
 	/* it waits without announcing into the old generation */
 	OK(smq_open(spec, 0, 0, &w));
@@ -419,7 +423,6 @@ static void test_new_generation(const char *spec)
 	OK(smq_queue_close(q));
 	OK(smq_close(w));
 	close(p[0]);
-	close(p[1]);
 	printf("sync: a board started on a leftover window waited for the new "
 	       "generation and its message arrived\n");
 }

@@ -208,8 +208,8 @@ static void flood(struct smq_window *w)
 	test_pin(0);
 	OK(smq_group_open(w, "all", SMQ_RECEIVER, 0, &g));
 	for (unsigned i = 0; i < QUEUES; i++)
-		while (queued(w, i) < ENTRIES / 2)
-			usleep(1000);
+		WAIT_UNTIL(queued(w, i) >= ENTRIES / 2, 30,
+			   "queue %u half full from its flooders", i);
 	for (uint64_t i = 0; i < total; i++) {
 		bool waiting[QUEUES];
 		for (unsigned m = 0; m < QUEUES; m++)
@@ -295,15 +295,16 @@ static void asleep(struct smq_window *w)
 	close(pipefd[1]);
 	/* asleep: its receivers say they wait */
 	struct smq_queue_info qi;
-	do {
-		usleep(10000);
-		OK(smq_queue_info(w, 3, &qi, sizeof(qi)));
-	} while (qi.receiver_state != SMQ_RECEIVER_WAITING);
+	WAIT_UNTIL(smq_queue_info(w, 3, &qi, sizeof(qi)) == 0 &&
+		   qi.receiver_state == SMQ_RECEIVER_WAITING, 30,
+		   "the group's receiver (pid %d) to wait", (int)pid);
 	sleep(2);
 	OK(smq_queue_open(w, 3, SMQ_SENDER, 0, &tx));
 	uint64_t sent = now_ms();
 	OK(smq_send(tx, "wake!", 5, 0));
+	test_waiting("the group's receiver (pid %d) to say it woke", (int)pid);
 	ssize_t n = read(pipefd[0], line, sizeof(line) - 1);
+	test_waiting(NULL);
 	CHECK(n > 0);
 	CHECK(wait4(pid, &status, 0, &ru) == pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -51,10 +51,8 @@ static void peers_and_rings(void)
 	OK(ivc_connect(&c0, sv.path, 0));
 	CHECK(ivc_id(c0) == 0);
 	expect_event(&sv, SMQ_PEER_JOINED, 0, 0);
-	for (int i = 0; i < 1000 && ivc_vectors(c0) < 4; i++) {
-		CHECK(ivc_update(c0) >= 0);
-		sleep_ms(5);
-	}
+	WAIT_UNTIL(ivc_update(c0) < 0 || ivc_vectors(c0) == 4, 10,
+		   "the first client to settle on 4 vectors");
 	CHECK(ivc_vectors(c0) == 4);
 	/* the second learns it from the first, at once */
 	struct ivc *c1 = join(&sv, 0, 1);

@@ -954,10 +954,7 @@ static void asleep_across(enum smq_role role, enum kind kind)
 	sl->role = role;
 	AS(&sl->result, 1);
 	pid_t pid = test_fork(sleeper, sl);
-	uint64_t until = now_ms() + 5000;
-	while (!AL(&sl->asleep) && now_ms() < until)
-		sleep_ms(1);
-	CHECK(AL(&sl->asleep));
+	WAIT_UNTIL(AL(&sl->asleep), 20, "%s: the call to start", what);
 	sleep_ms(50);   /* past its spinning: asleep on its doorbell */
 
 	uint64_t t0 = now_ms();

@@ -164,7 +164,9 @@ int main(void)
 	w = test_init(spec2, 2, 2, ENTRIES, ESIZE);
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, SMQ_SLEEP, &rx));
 	pid_t pid = test_fork(wake_child, (void *)spec2);
+	test_waiting("a message from board 1 (pid %d), asleep", (int)pid);
 	OK(smq_receive(rx, buf, sizeof(buf), &len, &from, SMQ_WAIT_FOREVER));
+	test_waiting(NULL);
 	CHECK(len == 4 && !memcmp(buf, "wake", 4) && from == 1);
 	test_wait_ok(pid, "sender");
 	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
@@ -187,7 +189,10 @@ int main(void)
 	OK(smq_send(tx, "b", 1, 0));
 	pid = test_fork(late_receiver, (void *)spec3);
 	t0 = ms_now();
+	test_waiting("room in a full ring, which a late receiver (pid %d) "
+		     "makes", (int)pid);
 	OK(smq_send(tx, "c", 1, SMQ_WAIT_FOREVER));
+	test_waiting(NULL);
 	CHECK(ms_now() - t0 >= 1200);
 	test_wait_ok(pid, "late receiver");
 

@@ -90,12 +90,8 @@ static void await_receiver(struct smq_window *w, unsigned queue)
 {
 	struct smq_queue_info qi;
 
-	for (;;) {
-		OK(smq_queue_info(w, queue, &qi, sizeof(qi)));
-		if (qi.receiver_pid)
-			return;
-		sched_yield();
-	}
+	WAIT_UNTIL(smq_queue_info(w, queue, &qi, sizeof(qi)) == 0 &&
+		   qi.receiver_pid, 30, "the receiver of queue %u", queue);
 }
 
 /* One board: a sending and a receiving thread on one window handle.

@@ -169,8 +169,8 @@ static void stream_polling(uint64_t count)
 	 * be rung by it */
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
 	const struct smq_lane_out *o = at(w, lay_lane_out(&w->lay, 1, 0));
-	while (LOAD(&o->host) != 0x6f74686572ull)
-		usleep(1000);
+	WAIT_UNTIL(LOAD(&o->host) == 0x6f74686572ull, 30,
+		   "the stranger (pid %d) to open its lane", (int)pid);
 	OK(smq_queue_notify(rx, how, sizeof(how)));
 	if (strcmp(how, "polling: board 1 cannot ring this board's doorbell"))
 		FAIL("notify says '%s'", how);

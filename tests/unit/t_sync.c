@@ -45,13 +45,18 @@ static void chan_post(struct chan *c)
 }
 
 /* Waits at most 10 s: a peer that failed never posts. */
-static void chan_wait(struct chan *c)
+/* Waits for the other process's word (30 s at most): the next step of
+ * what; past that the test fails naming it. */
+static void chan_wait(struct chan *c, const char *what)
 {
 	struct pollfd p = { .fd = c->fd[0], .events = POLLIN };
 	char x;
 
-	if (poll(&p, 1, 10000) != 1)
-		FAIL("no word from the other process");
+	test_waiting("%s", what);
+	int n = poll(&p, 1, 30000);
+	test_waiting(NULL);
+	if (n != 1)
+		FAIL("no word within 30 s from the other process: %s", what);
 	if (read(c->fd[0], &x, 1) != 1)
 		FAIL("pipe read");
 }
@@ -205,13 +210,9 @@ static int board_sync(void *p)
 static void wait_state(struct smq_window *w, unsigned b, uint32_t state)
 {
 	struct smq_board_info bi;
-	for (int i = 0; i < 5000; i++) {
-		OK(smq_board_info(w, b, &bi, sizeof(bi)));
-		if (bi.state == state)
-			return;
-		sleep_ms(1);
-	}
-	FAIL("board %u never reached state %u", b, state);
+
+	WAIT_UNTIL(smq_board_info(w, b, &bi, sizeof(bi)) == 0 &&
+		   bi.state == state, 20, "board %u to reach state %u", b, state);
 }
 
 static void part_timeout(void)
@@ -412,7 +413,7 @@ static int stale_board(void *p)
 		uint64_t gen = generation(w);
 
 		chan_post(&a->ready);
-		chan_wait(&a->go);  /* board 0 formats or clears */
+		chan_wait(&a->go, "board 0 to format or clear");
 
 		uint8_t *snap = test_snapshot(a->spec, &len);
 		EXPECT(smq_send(tx, "after", 5, 0), -ESTALE);
@@ -466,7 +467,7 @@ static void part_stale(void)
 	chan_init(&a.go);
 	pid_t pid = test_fork(stale_board, &a);
 	for (int round = 0; round < a.rounds; round++) {
-		chan_wait(&a.ready);
+		chan_wait(&a.ready, "the stale board to be ready");
 		uint64_t gen = generation(w);
 		if (round == 0)
 			OK(smq_init(w, &g, sizeof(g)));
@@ -505,7 +506,7 @@ static int clear0_board(void *p)
 	for (int i = 0; i < 3; i++)
 		OK(smq_send(tx, (char[]){ 'a', (char)('0' + i) }, 2, 0));
 	chan_post(&a->ready);
-	chan_wait(&a->go);      /* board 0 sent 3 to queue 1, then cleared 0 */
+	chan_wait(&a->go, "board 0 to send 3 to queue 1, then clear 0");
 
 	/* the sender of queue 0 is told; it opens the queue again */
 	EXPECT(smq_send(tx, "a3", 2, 0), -ESTALE);
@@ -547,7 +548,7 @@ static void part_clear_one(void)
 	OK(smq_queue_open(w, 1, SMQ_SENDER, 0, &tx));
 	for (int i = 0; i < 3; i++)
 		OK(smq_send(tx, (char[]){ 'b', (char)('0' + i) }, 2, 0));
-	chan_wait(&a.ready);
+	chan_wait(&a.ready, "board 1 to send 3 to queue 0");
 	OK(smq_queue_info(w, 0, &q0, sizeof(q0)));
 	CHECK(q0.fill == 3 && q0.sent == 3);
 	OK(smq_queue_info(w, 1, &qi, sizeof(qi)));
@@ -577,7 +578,7 @@ static void part_clear_one(void)
 	CHECK(n == 2 && !memcmp(buf, "a4", 2) && from == 1);
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, &from, 0), -EAGAIN);
 	OK(smq_queue_close(rx));
-	chan_wait(&a.done);
+	chan_wait(&a.done, "board 1 to receive queue 1's messages");
 	test_wait_ok(pid, "board 1 after clear of queue 0");
 	OK(smq_queue_info(w, 1, &qi, sizeof(qi)));
 	CHECK(qi.received == 4 && qi.fill == 0);
@@ -639,7 +640,7 @@ static int regeo_board(void *p)
 	OK(smq_announce(w));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 	chan_post(&a->ready);
-	chan_wait(&a->go);
+	chan_wait(&a->go, "board 0 to init another geometry");
 
 	uint8_t *snap = test_snapshot(a->spec, &len);
 	EXPECT(smq_announce(w), -ESTALE);
@@ -687,7 +688,7 @@ static void part_stale_geometry(void)
 	chan_init(&a.ready);
 	chan_init(&a.go);
 	pid_t pid = test_fork(regeo_board, &a);
-	chan_wait(&a.ready);
+	chan_wait(&a.ready, "board 1 to open its sender");
 	uint64_t gen = generation(w);
 	OK(smq_init(w, &ng, sizeof(ng)));
 	/* traffic in the new window: a lane's top reaches the old generation */
@@ -823,14 +824,11 @@ static void part_permissions(void)
 	/* A receiver killed while it holds the queue (asleep in receive). */
 	chan_init(&a.ready);
 	pid_t holder = test_fork(hold_receiver, &a);
-	chan_wait(&a.ready);
+	chan_wait(&a.ready, "the holding receiver to open its queue");
 	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
 	CHECK(qi.receiver_pid == (uint32_t)holder);
-	for (int i = 0; i < 2000 && !qi.sleeping; i++) {
-		sleep_ms(1);
-		OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
-	}
-	CHECK(qi.sleeping);
+	WAIT_UNTIL(smq_queue_info(w, 0, &qi, sizeof(qi)) == 0 && qi.sleeping,
+		   10, "the holding receiver (pid %d) to sleep", (int)holder);
 	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx2), -EBUSY);
 	test_wait_ok(test_fork(other_receiver, &a), "receiver while held");
 	kill(holder, SIGKILL);
