@@ -4,7 +4,10 @@
  * truthfully -- and the next clear or init, run plainly (no force),
  * finishes it.  After all of it, a queue carries a message again.
  *
- * SMQ_KILLS=N sets the number of random kills (default 100). */
+ * The random kills go on for KILL_SECS or up to KILL_MOST, whichever ends
+ * first (a busy machine makes fewer, never none: at least KILL_FLOOR);
+ * SMQ_KILLS=N makes exactly N (make reliability), which is then the
+ * floor. */
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -14,6 +17,10 @@
 /* Big enough that an init or clear takes a while to write. */
 static const struct smq_geometry G = { 4, 8, 64, 4096, NULL };
 static const struct smq_geometry G_OTHER = { 3, 5, 32, 8192, NULL };
+/* 40 kills a second on two idle cores, 30 beside two CPU hogs */
+#define KILL_SECS 2.5
+#define KILL_MOST 100
+#define KILL_FLOOR 20
 
 static uint64_t mono_us(void)
 {
@@ -87,7 +94,7 @@ static int board_verdict(const char *spec, int *q3, int *q2)
 int main(void)
 {
 	const char *env = getenv("SMQ_KILLS");
-	int kills = env ? atoi(env) : 100;
+	int kills = env ? atoi(env) : KILL_MOST, done = 0;
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
 					 G.entry_size);
@@ -105,7 +112,11 @@ int main(void)
 
 	/* every step of every kind first, then random points */
 	int steps = 4 * (SMQ_HOOK_MAINT_FORMATTED - SMQ_HOOK_MAINT_LOCKED + 1);
-	for (int i = 0; i < steps + kills; i++) {
+	uint64_t end = UINT64_MAX;
+	for (int i = 0; i < steps + kills && test_now_ns() < end; i++) {
+		if (i == steps && !env)
+			end = test_now_ns() + (uint64_t)(KILL_SECS * 1e9);
+		done += i >= steps;
 		struct job j = { spec, (int)(test_rand(&seed) % 4), 0 };
 		uint64_t delay = test_rand(&seed) % (span + span / 2 + 1);
 		if (i < steps) {
@@ -200,8 +211,11 @@ int main(void)
 	       "left usable %d, unfinished %d and a clear of one queue "
 	       "unfinished %d (finished by clear %d), unformatted %d "
 	       "(finished by init %d); every verdict agreed with what a board "
-	       "saw\n", steps, kills, (unsigned long long)span, usable,
+	       "saw\n", steps, done, (unsigned long long)span, usable,
 	       unfinished, unfinished_one, finished_by[1], unformatted,
 	       finished_by[0]);
+	test_work("kills at each step", (uint64_t)steps, (uint64_t)steps);
+	test_work("kills at random points", (uint64_t)done,
+		  (uint64_t)(env ? kills : KILL_FLOOR));
 	return 0;
 }
