@@ -5,7 +5,9 @@
  * never torn; a restarted receiver resumes after the last message it fully
  * took.
  *
- *   t_crash            the short form (make check): 20 kills of each side
+ *   t_crash            the short form (make check): 20 kills of each side,
+ *                      or fewer if 2 s end a campaign first (a busy
+ *                      machine), but every kill mode aimed at once
  *   t_crash --full [N] make reliability: N kills of each (default 200)
  *
  * SMQ_CRASH_SEED=S repeats a run's random choices (the seed is printed).
@@ -62,6 +64,16 @@
 #define MAXK 8192          /* sender incarnations */
 #define LOGN 1024          /* receiver log slots (a ring: see above) */
 #define FINAL_MESSAGES 2000
+/* The short form's time for a campaign: 20 kills take 0.4 s on two idle
+ * cores, 0.6 s beside two CPU hogs */
+#define CAMPAIGN_SECS 2.0
+
+/* The end of a campaign's kills (ns): none in the full form */
+static uint64_t campaign_end(bool full)
+{
+	return full ? UINT64_MAX
+		    : test_now_ns() + (uint64_t)(CAMPAIGN_SECS * 1e9);
+}
 
 /* Every message: this header, then a payload of random bytes and size.
  * crc covers everything after itself. */
@@ -436,7 +448,8 @@ static struct smq_window *crash_window(const char *spec, bool checksum)
 	return w;
 }
 
-static int sender_campaign(unsigned kills, uint64_t seed, int by)
+static int sender_campaign(unsigned kills, uint64_t seed, int by, bool full,
+			   unsigned *done)
 {
 	const char *spec = test_window();
 	struct smq_window *w = by == BY_SEND
@@ -458,8 +471,10 @@ static int sender_campaign(unsigned kills, uint64_t seed, int by)
 	WAIT_UNTIL(AL(&c->rx_ready), 30, "the receiver (pid %d) to open its "
 		   "queue", (int)rx);
 
+	uint64_t end = campaign_end(full);
 	for (unsigned k = 0; k <= kills; k++) {
-		bool final = k == kills;
+		bool final = k == kills || test_now_ns() >= end;
+		*done = k;
 		unsigned mode = next_mode(k, modes, order, &rng);
 		AS(&c->k, k);
 		AS(&c->mode, final ? SM_LONG : mode);
@@ -536,7 +551,7 @@ static int sender_campaign(unsigned kills, uint64_t seed, int by)
 
 	double secs = (double)(now_ns() - t0) / 1e9;
 	printf("%s kills %u, messages checked %llu, lost %llu, doubled %llu, "
-	       "torn %llu, out of order %llu (%.1f s)\n", by_name[by], kills,
+	       "torn %llu, out of order %llu (%.1f s)\n", by_name[by], *done,
 	       (unsigned long long)AL(&c->checked),
 	       (unsigned long long)AL(&c->lost),
 	       (unsigned long long)AL(&c->doubled),
@@ -834,7 +849,8 @@ static const char *const r_phase_name[] = {
 	"between receives"
 };
 
-static int receiver_campaign(unsigned kills, uint64_t seed, bool peek)
+static int receiver_campaign(unsigned kills, uint64_t seed, bool peek,
+			     bool full, unsigned *done)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, 2, 1, ENTRIES, ESIZE);
@@ -850,8 +866,10 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek)
 	c->seed = seed;
 	pid_t tx = test_fork(rc_sender, c);
 
+	uint64_t end = campaign_end(full);
 	for (unsigned r = 0; r <= kills; r++) {
-		bool final = r == kills;
+		bool final = r == kills || test_now_ns() >= end;
+		*done = r;
 		unsigned mode = next_mode(r, RM_MODES, order, &rng);
 		static const unsigned fl[] = { 0, SMQ_POLL, SMQ_SLEEP };
 		unsigned flags = fl[test_rand(&rng) % 3];
@@ -949,7 +967,7 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek)
 	printf("%s kills %u, messages checked %llu, lost %llu, doubled %llu, "
 	       "torn %llu, out of order %llu (%.1f s)\n", peek
 	       ? "at-least-once receiver (peek, record, commit)" : "receiver",
-	       kills,
+	       *done,
 	       (unsigned long long)count, (unsigned long long)AL(&c->lost),
 	       (unsigned long long)AL(&c->doubled),
 	       (unsigned long long)AL(&c->torn),
@@ -1008,15 +1026,20 @@ int main(int argc, char **argv)
 	       full ? "full" : "short", kills, (unsigned long long)seed);
 	fflush(stdout);
 	uint64_t t0 = now_ns();
-	int bad = sender_campaign(kills, seed, BY_SEND);
-	fflush(stdout);
-	bad |= sender_campaign(kills, seed, BY_LOAN_POINTER);
-	fflush(stdout);
-	bad |= sender_campaign(kills, seed, BY_LOAN_WRITE);
-	fflush(stdout);
-	bad |= receiver_campaign(kills, seed, false);
-	fflush(stdout);
-	bad |= receiver_campaign(kills, seed, true);
+	/* the floor: every kill mode aimed at once (the full form: all) */
+	unsigned done;
+	int bad = sender_campaign(kills, seed, BY_SEND, full, &done);
+	test_work("kills of a sender", done, full ? kills : SM_MODES - 1);
+	bad |= sender_campaign(kills, seed, BY_LOAN_POINTER, full, &done);
+	test_work("kills of a loan sender", done, full ? kills : SM_MODES);
+	bad |= sender_campaign(kills, seed, BY_LOAN_WRITE, full, &done);
+	test_work("kills of a loan sender with checksums", done,
+		  full ? kills : SM_MODES);
+	bad |= receiver_campaign(kills, seed, false, full, &done);
+	test_work("kills of a receiver", done, full ? kills : RM_MODES);
+	bad |= receiver_campaign(kills, seed, true, full, &done);
+	test_work("kills of an at-least-once receiver", done,
+		  full ? kills : RM_MODES);
 	printf("%s in %.1f s\n", bad ? "FAILED" : "passed",
 	       (double)(now_ns() - t0) / 1e9);
 	return bad;
