@@ -22,7 +22,9 @@
  *
  * Rounds of about 2 x 1000 messages on a fresh window, 0 to 5 flips each
  * (the rounds without flips are controls: every message arrives, in order,
- * without an error), for SMQ_BITFLIP_MS milliseconds (default 2500).  Then a
+ * without an error), for SMQ_BITFLIP_MS milliseconds (default 2500) and at
+ * least 20,000 messages and 20 flips (with checksums 50,000 and 50), for
+ * two minutes more at most: a busy machine takes longer.  Then a
  * directed check: a lane lock flipped from free to 1 (a live process) must
  * not make smq_send ignore its timeout (SMQ_BITFLIP_SKIP_LOCK=1 skips it). */
 #include <signal.h>
@@ -538,13 +540,17 @@ int main(void)
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	CHECK(shared != MAP_FAILED);
 	setenv("SMQ_TEST_CHECKSUM", "0", 1);
-	campaign(spec, ms, 0, 0);
+	campaign(spec, ms, 20000, 20);
 	report("bitflip");
+	test_work("messages received", fig.received, 20000);
+	test_work("bits flipped", fig.flips, 20);
 	CHECK(fig.refused == 0);
 
 	setenv("SMQ_TEST_CHECKSUM", "1", 1);
 	campaign(spec, ms, 50000, 50);
 	report("bitflip with checksums");
+	test_work("messages received with checksums", fig.received, 50000);
+	test_work("bits flipped with checksums", fig.flips, 50);
 	if (fig.payload_delivered || fig.torn_delivered)
 		FAIL("with checksums, %llu messages damaged by a flip and %llu "
 		     "torn were delivered as good",
