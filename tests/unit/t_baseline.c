@@ -52,9 +52,11 @@ static void check_cpu(const struct result *r, const char *what)
 	}
 }
 
+/* Each check_* below is one check of testlib's count. */
 static void check_result(const struct result *r, const char *what, size_t size,
 			 uint64_t want, bool latency, bool stopped)
 {
+	TEST_COUNT();
 	const struct lat_stats *l = &r->half_rtt;
 
 	printf("%-16s %8zu B %9llu msgs %9.4f s %12.0f msg/s %10.1f MB/s",
@@ -99,6 +101,7 @@ static void check_result(const struct result *r, const char *what, size_t size,
 
 static void check_refused(int rc, int want, const char *why, const char *what)
 {
+	TEST_COUNT();
 	if (rc != want)
 		FAIL("%s returned %d (%s), expected %d", what, rc, strerror(-rc), want);
 	if (!why || !why[0])
@@ -127,6 +130,7 @@ static int count_fds(void)
 
 static void check_no_children(const char *what)
 {
+	TEST_COUNT();
 	errno = 0;
 	if (waitpid(-1, NULL, WNOHANG) != -1 || errno != ECHILD)
 		FAIL("%s left a child behind", what);
@@ -185,6 +189,7 @@ static void check_stopped_of(int rc, const struct result *r, const char *why,
 			     const char *what, size_t size, bool latency,
 			     uint64_t want)
 {
+	TEST_COUNT();
 	bool stopped = stop_done();
 
 	if (rc == -EINTR && stopped) {

@@ -862,7 +862,9 @@ struct part {
 static int run(void *p)
 {
 	((const struct part *)p)->fn();
-	exit(0); /* not _exit: the atexit handler removes the part's window */
+	/* not _exit: what it printed is flushed, and the children it left
+	 * are ended (its windows go with the test's, at the end) */
+	exit(0);
 }
 
 int main(void)
@@ -878,18 +880,24 @@ int main(void)
 		{ "stale queue handles of board 0", part_stale_own },
 		{ "stale board after a new geometry", part_stale_geometry },
 	};
-	int failed = 0;
+	const size_t n = sizeof(parts) / sizeof(parts[0]);
+	size_t passed = 0;
 
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+	/* each part in a process of its own: one failing does not hide the
+	 * others */
+	for (size_t i = 0; i < n; i++) {
 		int status;
 		pid_t pid = test_fork(run, (void *)&parts[i]);
+		test_waiting("the part \"%s\" (pid %d)", parts[i].name, (int)pid);
 		if (waitpid(pid, &status, 0) != pid)
 			FAIL("waitpid");
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		test_waiting(NULL);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			fprintf(stderr, "t_sync: FAIL: %s (status 0x%x)\n",
 				parts[i].name, status);
-			failed = 1;
-		}
+		else
+			passed++;
 	}
-	return failed;
+	test_work("parts passed", passed, n);
+	return 0;
 }
