@@ -250,13 +250,14 @@ deps:
 bench: $(SMQCTL)
 	$(SMQCTL) bench --baseline
 
-# The long forms of the reliability campaigns (make check runs short ones):
-# the crash campaign with 200 kills of each side, init and clear killed
-# 1000 times, and re-init under load 20 times in a row with two CPU hogs.
+# The long forms of the reliability campaigns (make check runs short ones,
+# bounded by time): the crash campaign with 200 kills of each side, init
+# and clear killed 1000 times, and re-init under load 20 times in a row
+# with two CPU hogs, each with 50 and 150 re-inits in a row.
 reliability: $(B)/tests/t_crash $(B)/tests/t_maint_kill $(B)/tests/t_reinit
 	$(B)/tests/t_crash --full
 	SMQ_KILLS=1000 $(B)/tests/t_maint_kill
-	sh tests/under-load.sh 20 $(B)/tests/t_reinit
+	SMQ_REINIT_ROW=150 sh tests/under-load.sh 20 $(B)/tests/t_reinit
 
 # libFuzzer on the window validator and everything dump reads of a window
 # (clang).  FUZZ_TIME seconds (default 600); check-all runs a short one.

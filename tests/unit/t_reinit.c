@@ -36,7 +36,8 @@
  *
  * Each part runs in a process of its own.  t_reinit [processes|threads|
  * asleep] [announced|unannounced] runs only those parts;
- * SMQ_REINIT_ROUNDS=N repeats them. */
+ * SMQ_REINIT_ROUNDS=N repeats them; SMQ_REINIT_ROW=N makes the re-inits in
+ * a row a count, N / 3 announced and N not, instead of a time. */
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -1101,14 +1102,21 @@ static int run_part(const char *name, void (*fn)(int), int arg)
 }
 
 static void part_rounds(int x) { rounds(x & 1, x & 2); }
-/* up to 50 (announced) and 150 re-inits in a row: on two idle cores 30 a
- * second, beside two CPU hogs 14 */
+/* Up to 50 (announced) and 150 re-inits in a row: on two idle cores 30 a
+ * second, beside two CPU hogs 14, under ThreadSanitizer 8; at least each
+ * kind once and three times.  SMQ_REINIT_ROW=N: exactly N / 3 and N (make
+ * reliability). */
 static void part_row(int x)
 {
+	const char *env = getenv("SMQ_REINIT_ROW");
+	int n = env ? atoi(env) : 0;
+
+	if (env && n < 3)
+		FAIL("SMQ_REINIT_ROW=%s: at least 3", env);
 	if (x & 2)
-		in_a_row(true, 50, 1.5, 6);
+		in_a_row(true, n ? n / 3 : 50, n ? 1e9 : 1.5, n ? n / 3 : 3);
 	else
-		in_a_row(false, 150, 4.0, 15);
+		in_a_row(false, n ? n : 150, n ? 1e9 : 4.0, n ? n : 9);
 }
 static void part_asleep(int x) { asleep_across(x & 4 ? SMQ_RECEIVER : SMQ_SENDER,
 					       (enum kind)(x & 3)); }
