@@ -423,6 +423,31 @@ uint64_t test_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+void test_budget(struct test_budget *b, double secs, uint64_t floor,
+		 uint64_t most)
+{
+	uint64_t now = test_now_ns();
+
+	b->end = now + (uint64_t)(secs * 1e9);
+	b->last = b->end + (uint64_t)(TEST_GRACE_SECS * 1e9);
+	b->floor = floor;
+	b->most = most;
+}
+
+void test_budget_count(struct test_budget *b, uint64_t count)
+{
+	b->end = b->last = UINT64_MAX;
+	b->floor = b->most = count;
+}
+
+bool test_going(const struct test_budget *b, uint64_t done)
+{
+	if (done >= b->most)
+		return false;
+	uint64_t now = test_now_ns();
+	return now < b->end || (done < b->floor && now < b->last);
+}
+
 void test_waiting(const char *fmt, ...)
 {
 	static char words[2][160];

@@ -54,6 +54,22 @@ void test_work(const char *what, uint64_t n, uint64_t floor);
 /* CLOCK_MONOTONIC in nanoseconds */
 uint64_t test_now_ns(void);
 
+/* A run bounded by time, against a floor: it goes on while
+ * test_going(b, done), until secs have passed and at least floor was
+ * done, or most was done, whichever comes first.  A machine so busy that
+ * the floor is not reached in secs gets TEST_GRACE_SECS more; past that
+ * the run stops short, and test_work() fails it. */
+#define TEST_GRACE_SECS 30.0
+struct test_budget {
+	uint64_t end, last;     /* ns: secs from the start, and the grace */
+	uint64_t floor, most;
+};
+void test_budget(struct test_budget *b, double secs, uint64_t floor,
+		 uint64_t most);
+/* ...exactly count, however long it takes (a count the caller set) */
+void test_budget_count(struct test_budget *b, uint64_t count);
+bool test_going(const struct test_budget *b, uint64_t done);
+
 /* What the test waits for from now on (printf-style; NULL: nothing): said
  * if a signal (a timeout) stops the test.  Not for a message loop's every
  * turn: it formats. */
