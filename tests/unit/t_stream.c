@@ -3,12 +3,12 @@
  * whole, exactly once.  In busy-poll and in sleeping mode, then with three
  * sending boards on one queue and two sending processes sharing a lane.
  *
- * Each part streams for a time, not a count (a busy machine makes it
- * slower, never longer), and must move at least its floor of messages:
- * the senders go on until the receiver says stop, and each marks its last
- * message.  SMQ_STREAM_COUNT=N sends exactly N messages instead (the
- * sanitizer runs use fewer), N / 4 or N / 8 in the lesser parts, as the
- * floor. */
+ * Each part streams for a time, not a count, and must move at least its
+ * floor of messages (a busy machine makes it slower, never empty: it gets
+ * some more time to reach its floor, testlib's test_going()): the senders
+ * go on until the receiver says stop, and each marks its last message.
+ * SMQ_STREAM_COUNT=N sends exactly N messages instead (the sanitizer runs
+ * use fewer), N / 4 or N / 8 in the lesser parts, as the floor. */
 #include <pthread.h>
 #include <sys/mman.h>
 #include "testint.h"
@@ -17,17 +17,20 @@
 #define ESIZE 512
 #define ENTRIES 64
 
-/* Each part's time, and the least it must move in it: on two cores, idle
- * or with a CPU hog on each (tests/under-load.sh), a part moved 130,000
- * messages or more busy-polling, 23,000 or more in 1.5 s sleeping (a
- * wake-up every few messages; threads sleeping, 13,000 in 0.5 s), 78,000
- * or more in the others. */
+/* Each part's time, and the least it must move: on two cores, idle or
+ * with a CPU hog on each (tests/under-load.sh), a part moved 130,000
+ * messages or more busy-polling, 12,000 or more in 1.5 s sleeping (a
+ * wake-up every few messages; threads sleeping, 11,000 in 0.5 s), 13,000
+ * or more in the others, but for two processes on one lane: from 68 (a
+ * sender preempted holding the lane's lock, with a hog and the other
+ * sender on its core) to a million. */
 #define POLL_SECS 1.0
 #define SLEEP_SECS 1.5
 #define PART_SECS 0.5
 #define POLL_FLOOR 20000
 #define SLEEP_FLOOR 5000
-#define PART_FLOOR 10000
+#define PART_FLOOR 5000
+#define LANE_FLOOR 1000
 #define PART_SLEEP_FLOOR 2000
 
 struct msg_head {
@@ -89,9 +92,11 @@ static int sender(void *arg)
 }
 
 /* Receives until every producer's last message came, telling them to stop
- * at until (ns); checks order per producer.  Returns the messages. */
+ * when the budget b ends; checks order per producer.  Returns the
+ * messages. */
 static uint64_t drain(struct smq_window *w, unsigned flags, unsigned producers,
-		      const unsigned *board_of, uint64_t until, struct ctl *ctl)
+		      const unsigned *board_of, const struct test_budget *b,
+		      struct ctl *ctl)
 {
 	struct smq_queue *rx;
 	uint8_t buf[ESIZE];
@@ -102,7 +107,7 @@ static uint64_t drain(struct smq_window *w, unsigned flags, unsigned producers,
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, flags, &rx));
 	test_waiting("the messages of %u senders", producers);
 	while (done < producers) {
-		if (test_now_ns() >= until)
+		if (!test_going(b, n))
 			atomic_store_explicit(&ctl->stop, true,
 					      memory_order_relaxed);
 		size_t len;
@@ -146,15 +151,21 @@ static struct ctl *ctl_new(void)
 	return c;
 }
 
-/* The end of a part: secs from now, or never (a count). */
-static uint64_t until(double secs, uint64_t count)
+/* A part's budget: secs and floor, or none (the senders count). */
+static struct test_budget budget(double secs, uint64_t floor, uint64_t count)
 {
-	return count ? UINT64_MAX : test_now_ns() + (uint64_t)(secs * 1e9);
+	struct test_budget b;
+
+	if (count)
+		test_budget_count(&b, UINT64_MAX);
+	else
+		test_budget(&b, secs, floor, UINT64_MAX);
+	return b;
 }
 
 static uint64_t stream(unsigned boards, unsigned producers,
 		       const unsigned *board_of, unsigned flags, double secs,
-		       uint64_t count)
+		       uint64_t floor, uint64_t count)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, boards, 1, ENTRIES, ESIZE);
@@ -169,8 +180,8 @@ static uint64_t stream(unsigned boards, unsigned producers,
 		pids[p] = test_fork(sender, &runs[p]);
 	}
 	uint64_t t0 = test_now_ns();
-	uint64_t n = drain(w, flags, producers, board_of, until(secs, count),
-			   ctl);
+	struct test_budget b = budget(secs, floor, count);
+	uint64_t n = drain(w, flags, producers, board_of, &b, ctl);
 	double took = (double)(test_now_ns() - t0) / 1e9;
 	for (unsigned p = 0; p < producers; p++)
 		test_wait_ok(pids[p], "sender");
@@ -200,7 +211,8 @@ static void *sender_thread(void *arg)
 
 /* The same with threads of one process, each with its own window handle:
  * the form in which ThreadSanitizer can see the message path. */
-static uint64_t stream_threads(unsigned flags, double secs, uint64_t count)
+static uint64_t stream_threads(unsigned flags, double secs, uint64_t floor,
+			       uint64_t count)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, 2, 1, ENTRIES, ESIZE);
@@ -213,7 +225,8 @@ static uint64_t stream_threads(unsigned flags, double secs, uint64_t count)
 		runs[p] = (struct run){ spec, 1, p, count, 1, false, ctl };
 		CHECK(pthread_create(&th[p], NULL, sender_thread, &runs[p]) == 0);
 	}
-	uint64_t n = drain(w, flags, 2, board_of, until(secs, count), ctl);
+	struct test_budget b = budget(secs, floor, count);
+	uint64_t n = drain(w, flags, 2, board_of, &b, ctl);
 	for (unsigned p = 0; p < 2; p++) {
 		void *rc;
 		CHECK(pthread_join(th[p], &rc) == 0 && rc == NULL);
@@ -230,7 +243,7 @@ static uint64_t stream_threads(unsigned flags, double secs, uint64_t count)
  * waits by napping and looking again.  Board 1 is that stranger here: it
  * shows another host in its lane, which is what a receiver reads when it
  * arms a sleep. */
-static uint64_t stream_polling(double secs, uint64_t count)
+static uint64_t stream_polling(double secs, uint64_t floor, uint64_t count)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, 3, 1, ENTRIES, ESIZE);
@@ -251,7 +264,8 @@ static uint64_t stream_polling(double secs, uint64_t count)
 	if (strcmp(how, "polling: board 1 cannot ring this board's doorbell"))
 		FAIL("notify says '%s'", how);
 	OK(smq_queue_close(rx));
-	uint64_t n = drain(w, SMQ_SLEEP, 1, board_of, until(secs, count), ctl);
+	struct test_budget b = budget(secs, floor, count);
+	uint64_t n = drain(w, SMQ_SLEEP, 1, board_of, &b, ctl);
 	test_wait_ok(pid, "sender");
 	OK(smq_validate(w, NULL, 0));
 	printf("polling waits: %llu messages\n", (unsigned long long)n);
@@ -269,31 +283,34 @@ int main(void)
 	uint64_t c1 = count, c4 = count / 4 ? count / 4 : count,
 		 c8 = count / 8 ? count / 8 : count;
 #define FLOOR(c, producers, f) ((c) ? (c) * (producers) : (f))
+	uint64_t f;
 
 	if (env && !count)
 		FAIL("SMQ_STREAM_COUNT=%s: a count of at least 1", env);
+	f = FLOOR(c1, 1, POLL_FLOOR);
 	test_work("messages busy-polling",
-		  stream(2, 1, one, SMQ_POLL, POLL_SECS, c1),
-		  FLOOR(c1, 1, POLL_FLOOR));
+		  stream(2, 1, one, SMQ_POLL, POLL_SECS, f, c1), f);
+	f = FLOOR(c1, 1, SLEEP_FLOOR);
 	test_work("messages sleeping",
-		  stream(2, 1, one, SMQ_SLEEP, SLEEP_SECS, c1),
-		  FLOOR(c1, 1, SLEEP_FLOOR));
-	test_work("messages spinning",
-		  stream(2, 1, one, 0, PART_SECS, c4), FLOOR(c4, 1, PART_FLOOR));
+		  stream(2, 1, one, SMQ_SLEEP, SLEEP_SECS, f, c1), f);
+	f = FLOOR(c4, 1, PART_FLOOR);
+	test_work("messages spinning", stream(2, 1, one, 0, PART_SECS, f, c4),
+		  f);
 	/* a lane per board, fair turns */
+	f = FLOOR(c8, 3, PART_FLOOR);
 	test_work("messages of 3 boards on one queue",
-		  stream(3, 3, three, 0, PART_SECS, c8),
-		  FLOOR(c8, 3, PART_FLOOR));
+		  stream(3, 3, three, 0, PART_SECS, f, c8), f);
+	f = FLOOR(c8, 2, LANE_FLOOR);
 	test_work("messages of 2 processes on one lane",
-		  stream(2, 2, shared, 0, PART_SECS, c8),
-		  FLOOR(c8, 2, PART_FLOOR));
+		  stream(2, 2, shared, 0, PART_SECS, f, c8), f);
+	f = FLOOR(c8, 1, PART_FLOOR);
 	test_work("messages waited for by polling",
-		  stream_polling(PART_SECS, c8), FLOOR(c8, 1, PART_FLOOR));
+		  stream_polling(PART_SECS, f, c8), f);
+	f = FLOOR(c8, 2, PART_SLEEP_FLOOR);
 	test_work("messages of threads, sleeping",
-		  stream_threads(SMQ_SLEEP, PART_SECS, c8),
-		  FLOOR(c8, 2, PART_SLEEP_FLOOR));
+		  stream_threads(SMQ_SLEEP, PART_SECS, f, c8), f);
+	f = FLOOR(c8, 2, PART_FLOOR);
 	test_work("messages of threads, busy-polling",
-		  stream_threads(SMQ_POLL, PART_SECS, c8),
-		  FLOOR(c8, 2, PART_FLOOR));
+		  stream_threads(SMQ_POLL, PART_SECS, f, c8), f);
 	return 0;
 }
