@@ -8,10 +8,11 @@
  * for room on a full ring (four words of the receiver's) may read across.
  * A busy-polling receiver never arms.
  *
- * Each board sends for a time or up to a count, whichever ends first (a
- * busy machine makes it slower, never longer), marking its last message,
- * and each way must carry at least a floor of messages; SMQ_SPLIT_COUNT=N
- * sends exactly N each way instead, which is then the floor. */
+ * Each board sends for a time or up to a count, whichever ends first, and
+ * at least a floor of messages (a busy machine makes it slower, never
+ * empty: testlib's test_going()), marking its last message;
+ * SMQ_SPLIT_COUNT=N sends exactly N each way instead, which is then the
+ * floor. */
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -50,7 +51,7 @@ struct side {
 	unsigned mode;
 	uint64_t count;         /* 0: for secs */
 	double secs;
-	uint64_t until;         /* the sender's end (ns) */
+	struct test_budget budget; /* the sender's */
 	struct report *rep;     /* shared with the parent */
 	struct smq_window *w;
 	struct smq_queue *tx, *rx;
@@ -72,7 +73,7 @@ static void *sender(void *p)
 
 	for (uint64_t i = 0;; i++) {
 		bool last = s->count ? i + 1 >= s->count
-				     : i + 1 >= MOST || test_now_ns() >= s->until;
+				     : !test_going(&s->budget, i + 1);
 		size_t len = 8 + test_rand(&rng) % (ESIZE - 8 + 1);
 		fill(buf, len, i, s->board);
 		if (last)
@@ -142,7 +143,7 @@ static int board_main(void *p)
 	for (int why = 0; why < SMQ_FAR_WHYS; why++)
 		before[why] = smq_far_loads(s->w, why);
 	uint64_t t0 = smq_now_ns();
-	s->until = test_now_ns() + (uint64_t)(s->secs * 1e9);
+	test_budget(&s->budget, s->secs, FLOOR, MOST);
 	CHECK(!pthread_create(&t1, NULL, receiver, s));
 	CHECK(!pthread_create(&t2, NULL, sender, s));
 	CHECK(!pthread_join(t1, NULL));
@@ -204,7 +205,7 @@ static void run(const char *name, unsigned mode, uint64_t count, double secs)
 	struct side sides[2];
 	pid_t pids[2];
 	for (unsigned b = 0; b < 2; b++) {
-		sides[b] = (struct side){ spec, b, mode, count, secs, 0,
+		sides[b] = (struct side){ spec, b, mode, count, secs, { 0 },
 					  &rep[b], NULL, NULL, NULL, 0, 0 };
 		pids[b] = test_fork(board_main, &sides[b]);
 	}
