@@ -187,8 +187,9 @@ static int flooder(void *arg)
 }
 
 /* Queue 0 flooded by three boards, queues 1 to 3 each kept backlogged by
- * one: over 100,000 messages or FLOOD_SECS, whichever ends first (and at
- * least FLOOD_FLOOR), each member's share, and no member that had messages
+ * one: over 100,000 messages or FLOOD_SECS, whichever ends first, and at
+ * least FLOOD_FLOOR (testlib's test_going()), each member's share, and no
+ * member that had messages
  * waiting passed over for more than one round of the set (the receiver
  * looks at every member's fill before each receive, with smq_queue_info:
  * its pace, which keeps the members backlogged, is that of four such
@@ -217,8 +218,9 @@ static void flood(struct smq_window *w)
 	for (unsigned i = 0; i < QUEUES; i++)
 		WAIT_UNTIL(queued(w, i) >= ENTRIES / 2, 30,
 			   "queue %u half full from its flooders", i);
-	uint64_t end = test_now_ns() + (uint64_t)(FLOOD_SECS * 1e9);
-	for (; total < FLOOD_MOST && test_now_ns() < end; total++) {
+	struct test_budget b;
+	test_budget(&b, FLOOD_SECS, FLOOD_FLOOR, FLOOD_MOST);
+	for (; test_going(&b, total); total++) {
 		bool waiting[QUEUES];
 		for (unsigned m = 0; m < QUEUES; m++)
 			waiting[m] = queued(w, m) > 0;

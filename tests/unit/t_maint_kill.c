@@ -5,7 +5,8 @@
  * finishes it.  After all of it, a queue carries a message again.
  *
  * The random kills go on for KILL_SECS or up to KILL_MOST, whichever ends
- * first (a busy machine makes fewer, never none: at least KILL_FLOOR);
+ * first, and at least KILL_FLOOR (a busy machine makes fewer, never none:
+ * testlib's test_going());
  * SMQ_KILLS=N makes exactly N (make reliability), which is then the
  * floor. */
 #include <signal.h>
@@ -91,105 +92,121 @@ static int board_verdict(const char *spec, int *q3, int *q2)
 	return err;
 }
 
+/* What the kills left, by verdict */
+struct tally {
+	int usable, unfinished, unfinished_one, unformatted;
+	int finished_by[2];     /* init, clear */
+};
+
+/* Kill i: the maintenance j, killed at its step (j->die_at) or after
+ * delay us; dump's verdict of what it left against every board's, and the
+ * next maintenance, run plainly, finishes it. */
+static void kill_one(const char *spec, int i, const struct job *j,
+		     uint64_t delay, struct tally *t)
+{
+	struct smq_window *w;
+	int status;
+
+	pid_t pid = test_fork(maintain, (void *)j);
+	if (!j->die_at) {
+		uint64_t until = mono_us() + delay;
+		while (mono_us() < until)
+			;
+		kill(pid, SIGKILL);
+	}
+	waitpid(pid, &status, 0);
+	if (j->die_at && !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
+		FAIL("step %d of kind %d: not killed there", j->die_at,
+		     j->kind);
+
+	/* dump's verdict against every board's */
+	struct smq_fault f;
+	int v, b, q3, q2;
+	if (smq_open(spec, 0, SMQ_OPEN_RAW, &w))
+		FAIL("kill %d: cannot attach raw", i);
+	v = smq_validate(w, &f, sizeof(f));
+	const struct smq_sb *sb = at(w, 0);
+	uint32_t one = sb ? sb->maint_queue : 0;
+	smq_close(w);
+	b = board_verdict(spec, &q3, &q2);
+	if (v == 0) {
+		t->usable++;
+		if (b || q3 || q2)
+			FAIL("kill %d: validate says usable, a board gets %s "
+			     "(queue 3: %s)", i, smq_strerror(b),
+			     smq_strerror(q3));
+	} else if (v == -SMQ_EINCOMPLETE && one) {
+		/* a clear of one queue: the rest of the window is
+		 * usable; that queue is refused once it was told */
+		t->unfinished_one++;
+		if (one != 4 || b || q2 ||
+		    (q3 && q3 != -SMQ_EINCOMPLETE))
+			FAIL("kill %d: validate says a clear of queue %u "
+			     "unfinished, a board gets %s (queue 3: %s, "
+			     "queue 2: %s)", i, one - 1, smq_strerror(b),
+			     smq_strerror(q3), smq_strerror(q2));
+	} else if (v == -SMQ_EINCOMPLETE) {
+		t->unfinished++;
+		if (b != -ESTALE)
+			FAIL("kill %d: validate says unfinished (%s), a board "
+			     "gets %s", i, f.field, smq_strerror(b));
+	} else if (v == -SMQ_EUNFORMATTED || v == -SMQ_ETOOSMALL) {
+		/* killed in init before the magic: unformatted */
+		t->unformatted++;
+		if (!b)
+			FAIL("kill %d: validate says %s, a board attaches",
+			     i, smq_strerror(v));
+	} else {
+		FAIL("kill %d (kind %d, %llu us): validate says %s (%s)", i,
+		     j->kind, (unsigned long long)delay, smq_strerror(v),
+		     f.field);
+	}
+	/* the next maintenance, plainly, finishes it */
+	if (v) {
+		OK(smq_open(spec, 0, SMQ_OPEN_RAW, &w));
+		bool clear = v == -SMQ_EINCOMPLETE;
+		OK(clear ? smq_clear(w, -1) : smq_init(w, &G, sizeof(G)));
+		t->finished_by[clear]++;
+		OK(smq_validate(w, NULL, 0));
+		smq_close(w);
+		OK(board_verdict(spec, &q3, &q2));
+		OK(q3);
+	}
+}
+
 int main(void)
 {
 	const char *env = getenv("SMQ_KILLS");
-	int kills = env ? atoi(env) : KILL_MOST, done = 0;
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
 					 G.entry_size);
 	uint64_t seed = 0x6b696c6c;
-	int usable = 0, unfinished = 0, unfinished_one = 0, unformatted = 0;
-	int finished_by[2] = { 0 };
+	struct tally t = { 0, 0, 0, 0, { 0, 0 } };
 
 	OK(smq_close(w));
 	uint64_t span = 0;
 	for (int k = 0; k < 4; k++) {
-		uint64_t t = time_one(spec, k);
-		span = t > span ? t : span;
+		uint64_t took = time_one(spec, k);
+		span = took > span ? took : span;
 	}
 	test_wait_ok(test_fork(maintain, &(struct job){ spec, 2, 0 }), "init");
 
 	/* every step of every kind first, then random points */
 	int steps = 4 * (SMQ_HOOK_MAINT_FORMATTED - SMQ_HOOK_MAINT_LOCKED + 1);
-	uint64_t end = UINT64_MAX;
-	for (int i = 0; i < steps + kills && test_now_ns() < end; i++) {
-		if (i == steps && !env)
-			end = test_now_ns() + (uint64_t)(KILL_SECS * 1e9);
-		done += i >= steps;
+	for (int i = 0; i < steps; i++) {
+		struct job j = { spec, i % 4, SMQ_HOOK_MAINT_LOCKED + i / 4 };
+		kill_one(spec, i, &j, 0, &t);
+	}
+	struct test_budget b;
+	if (env)
+		test_budget_count(&b, (uint64_t)atoi(env));
+	else
+		test_budget(&b, KILL_SECS, KILL_FLOOR, KILL_MOST);
+	uint64_t done;
+	for (done = 0; test_going(&b, done); done++) {
 		struct job j = { spec, (int)(test_rand(&seed) % 4), 0 };
 		uint64_t delay = test_rand(&seed) % (span + span / 2 + 1);
-		if (i < steps) {
-			j.kind = i % 4;
-			j.die_at = SMQ_HOOK_MAINT_LOCKED + i / 4;
-		}
-		pid_t pid = test_fork(maintain, &j);
-		if (i >= steps) {
-			uint64_t until = mono_us() + delay;
-			while (mono_us() < until)
-				;
-			kill(pid, SIGKILL);
-		}
-		int status;
-		waitpid(pid, &status, 0);
-		if (i < steps && !(WIFSIGNALED(status) &&
-				   WTERMSIG(status) == SIGKILL))
-			FAIL("step %d of kind %d: not killed there", j.die_at,
-			     j.kind);
-
-		/* dump's verdict against every board's */
-		struct smq_fault f;
-		int v, b, q3, q2;
-		if (smq_open(spec, 0, SMQ_OPEN_RAW, &w))
-			FAIL("kill %d: cannot attach raw", i);
-		v = smq_validate(w, &f, sizeof(f));
-		const struct smq_sb *sb = at(w, 0);
-		uint32_t one = sb ? sb->maint_queue : 0;
-		smq_close(w);
-		b = board_verdict(spec, &q3, &q2);
-		if (v == 0) {
-			usable++;
-			if (b || q3 || q2)
-				FAIL("kill %d: validate says usable, a board gets %s "
-				     "(queue 3: %s)", i, smq_strerror(b),
-				     smq_strerror(q3));
-		} else if (v == -SMQ_EINCOMPLETE && one) {
-			/* a clear of one queue: the rest of the window is
-			 * usable; that queue is refused once it was told */
-			unfinished_one++;
-			if (one != 4 || b || q2 ||
-			    (q3 && q3 != -SMQ_EINCOMPLETE))
-				FAIL("kill %d: validate says a clear of queue %u "
-				     "unfinished, a board gets %s (queue 3: %s, "
-				     "queue 2: %s)", i, one - 1, smq_strerror(b),
-				     smq_strerror(q3), smq_strerror(q2));
-		} else if (v == -SMQ_EINCOMPLETE) {
-			unfinished++;
-			if (b != -ESTALE)
-				FAIL("kill %d: validate says unfinished (%s), a board "
-				     "gets %s", i, f.field, smq_strerror(b));
-		} else if (v == -SMQ_EUNFORMATTED || v == -SMQ_ETOOSMALL) {
-			/* killed in init before the magic: unformatted */
-			unformatted++;
-			if (!b)
-				FAIL("kill %d: validate says %s, a board attaches",
-				     i, smq_strerror(v));
-		} else {
-			FAIL("kill %d (kind %d, %llu us): validate says %s (%s)", i,
-			     j.kind, (unsigned long long)delay, smq_strerror(v),
-			     f.field);
-		}
-		/* the next maintenance, plainly, finishes it */
-		if (v) {
-			OK(smq_open(spec, 0, SMQ_OPEN_RAW, &w));
-			bool clear = v == -SMQ_EINCOMPLETE;
-			OK(clear ? smq_clear(w, -1) : smq_init(w, &G, sizeof(G)));
-			finished_by[clear]++;
-			OK(smq_validate(w, NULL, 0));
-			smq_close(w);
-			OK(board_verdict(spec, &q3, &q2));
-			OK(q3);
-		}
+		kill_one(spec, steps + (int)done, &j, delay, &t);
 	}
 	/* and traffic goes on */
 	struct smq_queue *tx, *rx;
@@ -211,11 +228,10 @@ int main(void)
 	       "left usable %d, unfinished %d and a clear of one queue "
 	       "unfinished %d (finished by clear %d), unformatted %d "
 	       "(finished by init %d); every verdict agreed with what a board "
-	       "saw\n", steps, done, (unsigned long long)span, usable,
-	       unfinished, unfinished_one, finished_by[1], unformatted,
-	       finished_by[0]);
+	       "saw\n", steps, (int)done, (unsigned long long)span, t.usable,
+	       t.unfinished, t.unfinished_one, t.finished_by[1], t.unformatted,
+	       t.finished_by[0]);
 	test_work("kills at each step", (uint64_t)steps, (uint64_t)steps);
-	test_work("kills at random points", (uint64_t)done,
-		  (uint64_t)(env ? kills : KILL_FLOOR));
+	test_work("kills at random points", done, b.floor);
 	return 0;
 }

@@ -999,19 +999,18 @@ static void asleep_across(enum smq_role role, enum kind kind)
  * that went on writing would show in the next check or in the rounds
  * above).  A race that one re-init rarely shows, many do: up to most of
  * them or for secs, whichever ends first, and at least floor (a busy
- * machine makes fewer, never none). */
+ * machine makes fewer, never none: testlib's test_going()). */
 static void in_a_row(bool announce, int most, double secs, int floor)
 {
-	uint64_t end = test_now_ns() + (uint64_t)(secs * 1e9);
-	int count;
-
 	static const char *spec;
 	static const uint16_t recv_a[3] = { 0, 0, 0 };
 	const struct smq_geometry a = { NB, 3, 8, PAYLOAD, recv_a };
 	struct smq_window *w;
 	struct ctl *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
 			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct test_budget budget;
 	char what[160];
+	int count;
 
 	CHECK(c != MAP_FAILED);
 	if (!spec)
@@ -1019,7 +1018,8 @@ static void in_a_row(bool announce, int most, double secs, int floor)
 	unlink(test_path(spec));
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE, &w));
 	OK(smq_init(w, &a, sizeof(a)));
-	for (count = 0; count < most && test_now_ns() < end; count++) {
+	test_budget(&budget, secs, (uint64_t)floor, (uint64_t)most);
+	for (count = 0; test_going(&budget, (uint64_t)count); count++) {
 		int i = count;
 		enum kind kind = i % 3 == 0 ? SAME : i % 3 == 1 ? CLEAR_ALL
 								: CLEAR_ONE;
@@ -1076,8 +1076,8 @@ static void in_a_row(bool announce, int most, double secs, int floor)
 	OK(smq_close(w));
 	munmap(c, sizeof(*c));
 	test_work(announce ? "re-inits in a row, announced"
-			   : "re-inits in a row, not announced", (uint64_t)count,
-		  (uint64_t)floor);
+			   : "re-inits in a row, not announced",
+		  (uint64_t)count, (uint64_t)floor);
 }
 
 /* Each part in a process of its own, so that one failing part does not
