@@ -8,6 +8,7 @@
  *   t_crash            the short form (make check): 20 kills of each side,
  *                      or fewer if 2 s end a campaign first (a busy
  *                      machine), but every kill mode aimed at once
+ *                      (testlib's test_going())
  *   t_crash --full [N] make reliability: N kills of each (default 200)
  *
  * SMQ_CRASH_SEED=S repeats a run's random choices (the seed is printed).
@@ -68,11 +69,18 @@
  * cores, 0.6 s beside two CPU hogs */
 #define CAMPAIGN_SECS 2.0
 
-/* The end of a campaign's kills (ns): none in the full form */
-static uint64_t campaign_end(bool full)
+/* A campaign's budget: up to kills, for CAMPAIGN_SECS and at least
+ * floor (testlib's test_going()); the full form, exactly kills. */
+static struct test_budget campaign_budget(unsigned kills, unsigned floor,
+					  bool full)
 {
-	return full ? UINT64_MAX
-		    : test_now_ns() + (uint64_t)(CAMPAIGN_SECS * 1e9);
+	struct test_budget b;
+
+	if (full)
+		test_budget_count(&b, kills);
+	else
+		test_budget(&b, CAMPAIGN_SECS, floor, kills);
+	return b;
 }
 
 /* Every message: this header, then a payload of random bytes and size.
@@ -451,6 +459,7 @@ static struct smq_window *crash_window(const char *spec, bool checksum)
 static int sender_campaign(unsigned kills, uint64_t seed, int by, bool full,
 			   unsigned *done)
 {
+	unsigned modes = by == BY_SEND ? SM_MODES - 1 : SM_MODES;
 	const char *spec = test_window();
 	struct smq_window *w = by == BY_SEND
 			       ? test_init(spec, 2, 1, ENTRIES, ESIZE)
@@ -459,7 +468,6 @@ static int sender_campaign(unsigned kills, uint64_t seed, int by, bool full,
 	uint64_t rng = seed;
 	unsigned died[S_PHASES] = { 0 }, blocked = 0, lock_held = 0, half = 0;
 	unsigned order[SM_MODES], loaned = 0;
-	unsigned modes = by == BY_SEND ? SM_MODES - 1 : SM_MODES;
 	uint64_t t0 = now_ns();
 
 	if (kills + 1 > MAXK)
@@ -471,9 +479,9 @@ static int sender_campaign(unsigned kills, uint64_t seed, int by, bool full,
 	WAIT_UNTIL(AL(&c->rx_ready), 30, "the receiver (pid %d) to open its "
 		   "queue", (int)rx);
 
-	uint64_t end = campaign_end(full);
+	struct test_budget b = campaign_budget(kills, modes, full);
 	for (unsigned k = 0; k <= kills; k++) {
-		bool final = k == kills || test_now_ns() >= end;
+		bool final = !test_going(&b, k);
 		*done = k;
 		unsigned mode = next_mode(k, modes, order, &rng);
 		AS(&c->k, k);
@@ -866,9 +874,9 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek,
 	c->seed = seed;
 	pid_t tx = test_fork(rc_sender, c);
 
-	uint64_t end = campaign_end(full);
+	struct test_budget b = campaign_budget(kills, RM_MODES, full);
 	for (unsigned r = 0; r <= kills; r++) {
-		bool final = r == kills || test_now_ns() >= end;
+		bool final = !test_going(&b, r);
 		*done = r;
 		unsigned mode = next_mode(r, RM_MODES, order, &rng);
 		static const unsigned fl[] = { 0, SMQ_POLL, SMQ_SLEEP };
