@@ -68,28 +68,22 @@ static void *call_side(void *p)
 	return NULL;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Board 0's side, round by round, up to *rounds of them or secs seconds,
- * whichever comes first (a membarrier costs a grace period on every CPU:
- * on a busy machine a fixed count could take any time); *rounds becomes
- * the rounds run.  Returns the rounds where neither load saw the other's
- * store. */
+ * whichever comes first, and at least floor (a membarrier costs a grace
+ * period on every CPU: on a busy machine a fixed count could take any
+ * time; testlib's test_going()); *rounds becomes the rounds run.  Returns
+ * the rounds where neither load saw the other's store. */
 static uint64_t run(const struct smq_order *call, enum side board0,
-		    uint64_t *rounds_io, unsigned secs)
+		    uint64_t *rounds_io, unsigned secs, uint64_t floor)
 {
-	uint64_t rounds = *rounds_io, end = now_ns() + secs * 1000000000ull;
+	uint64_t rounds = *rounds_io;
+	struct test_budget b;
 	struct litmus *l = calloc(1, sizeof(*l));
 	pthread_t th;
 	uint64_t rng = 11, both_missed = 0;
 
 	CHECK(l);
+	test_budget(&b, secs, floor, rounds);
 	l->call = call;
 	l->rounds = rounds;
 	l->cpu = 1;
@@ -97,7 +91,7 @@ static uint64_t run(const struct smq_order *call, enum side board0,
 	CHECK(pthread_create(&th, NULL, call_side, l) == 0);
 	uint64_t r;
 	for (r = 1; r <= rounds; r++) {
-		if ((r & 255) == 0 && now_ns() > end) {
+		if ((r & 255) == 0 && !test_going(&b, r - 1)) {
 			/* round r - 1 is done: the call side ends there */
 			__atomic_store_n(&l->rounds, r - 1, __ATOMIC_RELEASE);
 			break;
@@ -141,23 +135,24 @@ int main(void)
 	}
 	/* each run is bounded by time and must reach a floor of rounds, so
 	 * that a busy machine makes it slower, never empty */
-	uint64_t n = 200000, control = run(&smq_order_local, NONE, &n, 10);
+	uint64_t n = 200000, control = run(&smq_order_local, NONE, &n, 10,
+					   20000);
 	printf("control, compiler barriers on both sides: both loads missed "
 	       "in %llu of %llu rounds\n", (unsigned long long)control,
 	       (unsigned long long)n);
-	uint64_t nf = 200000, full = run(&smq_order_c11, FULL, &nf, 10);
+	uint64_t nf = 200000, full = run(&smq_order_c11, FULL, &nf, 10, 20000);
 	printf("full barriers on both sides: both missed in %llu of %llu "
 	       "rounds\n", (unsigned long long)full, (unsigned long long)nf);
-	uint64_t m = 1500, light = run(&smq_order_local, LIGHT, &m, 60);
+	uint64_t m = 1500, light = run(&smq_order_local, LIGHT, &m, 60, 1000);
 	printf("light mark against board 0's membarrier: both missed in %llu "
-	       "of %llu rounds (60 s at most)\n", (unsigned long long)light,
+	       "of %llu rounds (up to 1500, for 60 s)\n", (unsigned long long)light,
 	       (unsigned long long)m);
 	/* the message path's Dekker pairs, where the side that goes on has
 	 * a compiler barrier and the side about to wait sends the expedited
 	 * barrier */
 	uint64_t a = 200000, asym = 0;
 	if (smq_order_of_kernel() == &smq_order_local_asym) {
-		asym = run(&smq_order_local, WAIT, &a, 10);
+		asym = run(&smq_order_local, WAIT, &a, 10, 20000);
 		printf("a send or take against a waiting side's expedited "
 		       "barrier: both missed in %llu of %llu rounds\n",
 		       (unsigned long long)asym, (unsigned long long)a);
