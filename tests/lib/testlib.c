@@ -154,15 +154,17 @@ static int empty_dir(int fd, int depth, bool (*take)(const char *))
 		for (long off = 0; off < n;) {
 			struct dirent64 *d = (void *)(buf + off);
 			off += d->d_reclen;
-			if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
-			    (take && !take(d->d_name)))
+			const char *name = d->d_name;
+			if (!strcmp(name, ".") || !strcmp(name, "..") ||
+			    (take && !take(name)))
 				continue;
 			if (d->d_type == DT_DIR && depth > 0) {
 				int sub = openat(fd, d->d_name, O_RDONLY |
 						 O_DIRECTORY | O_NOFOLLOW |
 						 O_CLOEXEC);
 				if (sub >= 0) {
-					removed += empty_dir(sub, depth - 1, NULL);
+					removed += empty_dir(sub, depth - 1,
+							     NULL);
 					close(sub);
 				}
 				removed += unlinkat(fd, d->d_name,
@@ -247,8 +249,9 @@ static void on_stop(int sig)
 		int removed = remove_objects();
 		const char *w = waiting;
 		say(program_invocation_short_name);
-		say(sig == SIGTERM ? ": stopped by SIGTERM (a timeout?)" :
-		    sig == SIGINT ? ": stopped by SIGINT" : ": stopped by SIGHUP");
+		say(sig == SIGTERM ? ": stopped by SIGTERM (a timeout?)"
+		    : sig == SIGINT ? ": stopped by SIGINT"
+		    : ": stopped by SIGHUP");
 		say(" after ");
 		say_num((test_now_ns() - started) / 1000000000u);
 		say(" s");
@@ -489,8 +492,9 @@ void test_wait_more(struct test_wait *tw, const char *file, int line)
 	uint64_t now = test_now_ns();
 
 	if (now > tw->end) {
-		fprintf(stderr, "%s:%d: timed out after %.1f s waiting for %s\n",
-			file, line, (double)(now - tw->start) / 1e9, tw->what);
+		fprintf(stderr, "%s:%d: timed out after %.1f s waiting for "
+			"%s\n", file, line, (double)(now - tw->start) / 1e9,
+			tw->what);
 		exit(1);
 	}
 	if (tw->spin)

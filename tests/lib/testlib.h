@@ -41,7 +41,8 @@ extern atomic_ulong test_checks;
 #define CHECK(cond) do { TEST_COUNT(); \
 		if (!(cond)) FAIL("check failed: %s", #cond); } while (0)
 /* expect a call to return exactly want */
-#define EXPECT(call, want) do { int r_ = (call); int w_ = (want); TEST_COUNT(); \
+#define EXPECT(call, want) do { int r_ = (call); int w_ = (want); \
+		TEST_COUNT(); \
 		if (r_ != w_) FAIL("%s returned %d (%s), expected %d (%s)", #call, \
 				   r_, smq_strerror(r_), w_, smq_strerror(w_)); } while (0)
 #define OK(call) EXPECT(call, 0)
@@ -88,7 +89,8 @@ struct test_wait {
 	char what[160];
 };
 void test_wait_begin(struct test_wait *tw, double secs, bool spin,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+		     const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void test_wait_more(struct test_wait *tw, const char *file, int line);
 void test_wait_end(struct test_wait *tw);
 #define WAIT_UNTIL(cond, secs, ...) do { struct test_wait tw_; \

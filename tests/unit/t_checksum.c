@@ -301,8 +301,8 @@ int main(void)
 	sums();
 	printf("checksum: CRC-32C agrees with its definition at every length\n");
 	uint64_t triples = promises();
-	printf("checksum: every 1- and 2-bit error, %llu 3-bit errors and every "
-	       "burst to 32 bits of a 64-byte entry change its check\n",
+	printf("checksum: every 1- and 2-bit error, %llu 3-bit errors and "
+	       "every burst to 32 bits of a 64-byte entry change its check\n",
 	       (unsigned long long)triples);
 	queue_flips(spec, true);
 	printf("checksum: flipped payload, size and check refused "

@@ -145,8 +145,8 @@ int main(void)
 	       "rounds\n", (unsigned long long)full, (unsigned long long)nf);
 	uint64_t m = 1500, light = run(&smq_order_local, LIGHT, &m, 60, 1000);
 	printf("light mark against board 0's membarrier: both missed in %llu "
-	       "of %llu rounds (up to 1500, for 60 s)\n", (unsigned long long)light,
-	       (unsigned long long)m);
+	       "of %llu rounds (up to 1500, for 60 s)\n",
+	       (unsigned long long)light, (unsigned long long)m);
 	/* the message path's Dekker pairs, where the side that goes on has
 	 * a compiler barrier and the side about to wait sends the expedited
 	 * barrier */

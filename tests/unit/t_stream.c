@@ -71,8 +71,8 @@ static int sender(void *arg)
 		STORE(&tx->out->host, 0x6f74686572ull);
 	for (uint64_t i = 0;; i++) {
 		bool last = r->count ? i + 1 >= r->count
-				     : atomic_load_explicit(&r->ctl->stop,
-							    memory_order_relaxed);
+			    : atomic_load_explicit(&r->ctl->stop,
+						   memory_order_relaxed);
 		size_t len = sizeof(struct msg_head) +
 			     test_rand(&rng) % (ESIZE - sizeof(struct msg_head) + 1);
 		struct msg_head *h = (void *)buf;

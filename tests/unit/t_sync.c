@@ -212,7 +212,8 @@ static void wait_state(struct smq_window *w, unsigned b, uint32_t state)
 	struct smq_board_info bi;
 
 	WAIT_UNTIL(smq_board_info(w, b, &bi, sizeof(bi)) == 0 &&
-		   bi.state == state, 20, "board %u to reach state %u", b, state);
+		   bi.state == state, 20, "board %u to reach state %u", b,
+		   state);
 }
 
 static void part_timeout(void)
@@ -888,7 +889,8 @@ int main(void)
 	for (size_t i = 0; i < n; i++) {
 		int status;
 		pid_t pid = test_fork(run, (void *)&parts[i]);
-		test_waiting("the part \"%s\" (pid %d)", parts[i].name, (int)pid);
+		test_waiting("the part \"%s\" (pid %d)", parts[i].name,
+			     (int)pid);
 		if (waitpid(pid, &status, 0) != pid)
 			FAIL("waitpid");
 		test_waiting(NULL);
