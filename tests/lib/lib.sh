@@ -275,6 +275,13 @@ wait_for() {
 	_lib_waiting=""
 	return 1
 }
+# wait_line SECONDS FILE PATTERN: within SECONDS a line of FILE matches
+# PATTERN (grep's); 1 if none did
+wait_line() {
+	_lib_secs=$1
+	shift
+	within "$_lib_secs" grep -q -e "$2" "$1" 2>/dev/null
+}
 # running PID: the process has not ended (a child of ours that ended is a
 # zombie until waited for)
 running() {
