@@ -218,6 +218,8 @@ run() {
 	rc=$?
 	_lib_waiting=""
 }
+# show_run: what the last run printed, after a failed verdict (a script
+# may define its own)
 show_run() {
 	for _lib_f in "$T/out" "$T/err"; do
 		[ -s "$_lib_f" ] && head -n 8 "$_lib_f" |
@@ -241,6 +243,27 @@ want_smqctl() {
 }
 # jnum KEY FILE: the first number of "KEY": in a JSON file
 jnum() { sed -n "s/^ *\"$1\": \([0-9][0-9]*\).*/\1/p" "$2" | head -n 1; }
+
+# ---- smqctl check's report ----
+# check_line NAME STATUS CHECK WORDS: $T/NAME.out has the line "STATUS
+# CHECK ..." saying WORDS (an extended regular expression)
+check_line() {
+	if grep -E "^$2  $3 +.*$4" "$T/$1.out" >/dev/null; then
+		ok "$1: $2 $3 ($4)"
+	else
+		failed "$1: no line '$2  $3 ...$4'; got:"
+		sed 's/^/    /' "$T/$1.out" "$T/$1.err" 2>/dev/null
+	fi
+}
+# check_exit NAME WANT: the exit status in rc is WANT
+check_exit() {
+	if [ "$rc" = "$2" ]; then
+		ok "$1: exit $2"
+	else
+		failed "$1: exit $rc, not $2"
+		sed 's/^/    /' "$T/$1.out" "$T/$1.err" 2>/dev/null
+	fi
+}
 
 # ---- bounded waits ----
 # now_ms: milliseconds of this host's clock (for durations only)
