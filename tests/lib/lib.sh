@@ -170,6 +170,8 @@ tally() {
 	[ "$_lib_rc" = 0 ] || [ "$_lib_n" -gt 0 ] || _lib_fail=$((_lib_fail + 1))
 	return "$_lib_rc"
 }
+# any_failed: a check has failed so far (to show more before finish)
+any_failed() { [ "$_lib_fail" -gt 0 ]; }
 # skip REASON: the whole script is skipped: exit 77, the reason last
 skip() {
 	say "$*"
