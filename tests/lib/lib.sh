@@ -70,12 +70,21 @@ at_cleanup() {
 $1"
 }
 
-# _lib_tree PID...: those processes and every descendant of theirs
-_lib_tree() {
-	ps -e -o pid= -o ppid= 2>/dev/null | awk -v roots="$*" '
-		BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) in_tree[r[i]] = 1 }
-		{ parent[$1] = $2 }
+# kill_tree PID...: SIGKILL to those of the processes that are children
+# of this shell (a pid of ours that ended and was reaped may be another's
+# now), to their descendants, and to the groups they lead (a timeout(1),
+# setsid: children that may have left the tree)
+kill_tree() {
+	[ $# -gt 0 ] || return 0
+	_lib_kill=$(ps -e -o pid= -o ppid= -o pgid= 2>/dev/null | awk -v me="$$" -v roots="$*" '
+		BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) asked[r[i]] = 1 }
+		{ parent[$1] = $2; group[$1] = $3 }
 		END {
+			for (p in asked)
+				if (parent[p] == me) {
+					in_tree[p] = 1
+					if (group[p] == p) print "-" p
+				}
 			do {
 				more = 0
 				for (p in parent)
@@ -85,20 +94,9 @@ _lib_tree() {
 					}
 			} while (more)
 			for (p in in_tree) print p
-		}'
-}
-# kill_tree PID...: SIGKILL to those processes, their descendants and the
-# groups they lead (a timeout(1), tmux, setsid: children that may have
-# left the tree)
-kill_tree() {
-	[ $# -gt 0 ] || return 0
-	_lib_all=$(_lib_tree "$@")
-	for _lib_p in "$@"; do
-		[ "$(ps -o pgid= -p "$_lib_p" 2>/dev/null | tr -d ' ')" = "$_lib_p" ] &&
-			kill -KILL -- "-$_lib_p" 2>/dev/null
-	done
+		}')
 	# shellcheck disable=SC2086
-	[ -z "$_lib_all" ] || kill -KILL $_lib_all 2>/dev/null
+	[ -z "$_lib_kill" ] || kill -s KILL -- $_lib_kill 2>/dev/null
 	return 0
 }
 # cleanup: at_cleanup's commands, every tracked process and its children
@@ -307,13 +305,16 @@ wait_line() {
 	shift
 	within "$_lib_secs" grep -q -e "$2" "$1" 2>/dev/null
 }
-# running PID: the process has not ended (a child of ours that ended is a
-# zombie until waited for)
+# running PID: a child of ours that has not ended (one that ended is a
+# zombie until waited for, or gone; its pid may be another's since)
 running() {
 	{ read -r _lib_s <"/proc/$1/stat"; } 2>/dev/null || return 1
-	case ${_lib_s##*) } in
+	# after the name: the state, then the parent
+	set -- ${_lib_s##*) }
+	case $1 in
 	Z*|X*) return 1 ;;
 	esac
+	[ "$2" = "$$" ]
 }
 ended() { ! running "$1"; }
 # wait_pid SECONDS PID WHAT: waits for the background process PID (a
