@@ -150,6 +150,8 @@ on_failure() { :; }
 # note TEXT: neither a check nor a failure (what was not tried, and why)
 note() { say "note: $*"; }
 # check WHAT COMMAND...: ok WHAT when COMMAND succeeds, else failed WHAT
+# (the library's own functions are _lib_*: a script may define a check,
+# a within or an ended of its own)
 check() {
 	_lib_what=$1
 	shift
@@ -277,7 +279,8 @@ now_ms() {
 # within SECONDS COMMAND...: COMMAND, again every 0.05 s until it succeeds
 # (0) or SECONDS (whole, times slow) have passed (1; it ran once more at
 # the end).  For a condition that is itself the check.
-within() {
+within() { _lib_within "$@"; }
+_lib_within() {
 	_lib_end=$(($(now_ms) + $1 * slow * 1000))
 	shift
 	while ! "$@"; do
@@ -290,7 +293,7 @@ within() {
 wait_for() {
 	_lib_secs=$1 _lib_waiting=$2
 	shift 2
-	if within "$_lib_secs" "$@"; then
+	if _lib_within "$_lib_secs" "$@"; then
 		_lib_waiting=""
 		return 0
 	fi
@@ -303,11 +306,14 @@ wait_for() {
 wait_line() {
 	_lib_secs=$1
 	shift
-	within "$_lib_secs" grep -q -e "$2" "$1" 2>/dev/null
+	_lib_within "$_lib_secs" grep -q -e "$2" "$1" 2>/dev/null
 }
 # running PID: a child of ours that has not ended (one that ended is a
 # zombie until waited for, or gone; its pid may be another's since)
-running() {
+running() { _lib_running "$1"; }
+ended() { ! _lib_running "$1"; }
+_lib_ended() { ! _lib_running "$1"; }
+_lib_running() {
 	{ read -r _lib_s <"/proc/$1/stat"; } 2>/dev/null || return 1
 	# after the name: the state, then the parent
 	set -- ${_lib_s##*) }
@@ -316,7 +322,6 @@ running() {
 	esac
 	[ "$2" = "$$" ]
 }
-ended() { ! running "$1"; }
 # wait_pid SECONDS PID WHAT: waits for the background process PID (a
 # child) to end, SECONDS at most (times slow); its exit status in rc and
 # returned.  If it did not end: killed with its children, a failed check
@@ -324,7 +329,7 @@ ended() { ! running "$1"; }
 # no longer tracked.
 wait_pid() {
 	_lib_secs=$1 _lib_waiting="$3 (pid $2) to end"
-	if within "$_lib_secs" ended "$2"; then
+	if _lib_within "$_lib_secs" _lib_ended "$2"; then
 		wait "$2"
 		rc=$?
 	else
