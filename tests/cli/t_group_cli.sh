@@ -74,8 +74,8 @@ check_fail() { # WANT-RC WORDS COMMAND...
 check_fail 1 "board 0 does not receive" recv --group far
 check_fail 1 "no group none in" smq send --group none x
 check_fail 2 "exclude each other" smq send --group all -q 1 x
-check_fail 2 "exclude each other" smq recv --group all -q 1
-check_fail 2 "with --group use" smq recv --group all --null
+check_fail 2 "exclude each other" recv --group all -q 1
+check_fail 2 "with --group use" recv --group all --null
 check_fail 2 "queue 9 does not exist: 5 queues" smq init -n 2 --queues 5 --group x=1,9
 check_fail 2 "queue 1 is in group x twice" smq init -n 2 --queues 5 --group x=1,1
 check_fail 2 "is not a group name" smq init -n 2 --queues 5 --group "a b=1"
