@@ -157,6 +157,10 @@ check() {
 	shift
 	if "$@"; then ok "$_lib_what"; else failed "$_lib_what"; fi
 }
+# case_begin; conditions that each fail at once (failed); case_end WHAT:
+# ok WHAT if none of them failed since case_begin
+case_begin() { _lib_case=$_lib_fail; }
+case_end() { [ "$_lib_fail" -gt "${_lib_case:-0}" ] || ok "$1"; }
 # tally COMMAND...: COMMAND (a checker of its own) prints "ok ..." and
 # "FAIL ..." lines: shown, and counted as checks; its exit status
 tally() {
