@@ -181,13 +181,22 @@ skip() {
 	say "$*"
 	exit 77
 }
+# skip_part WHAT WHY: a part of the script's checks cannot run here; the
+# others run.  finish then exits 77 (if nothing failed), its last line
+# saying what was skipped and why.
+_lib_skipped=""
+skip_part() {
+	say "skip $1: $2"
+	_lib_skipped="${_lib_skipped:+$_lib_skipped; }$1 skipped: $2"
+}
 # die WHAT: a failure after which the script cannot go on
 die() {
 	failed "$*"
 	exit 1
 }
 # finish FLOOR: the summary, and the exit status: 0 when no check failed
-# and at least FLOOR (and at least one) passed, else 1
+# and at least FLOOR (and at least one) passed, else 1; 77 instead of 0
+# when a part was skipped (skip_part), that part and why the last line
 finish() {
 	_lib_floor=${1:-1}
 	[ "$_lib_floor" -ge 1 ] 2>/dev/null || _lib_floor=1
@@ -198,8 +207,9 @@ finish() {
 	cleanup
 	say "$_lib_pass passed, $_lib_fail failed"
 	say "work: checks $_lib_pass (floor $_lib_floor)"
-	[ "$_lib_fail" = 0 ]
-	exit
+	[ "$_lib_fail" = 0 ] || exit 1
+	[ -z "$_lib_skipped" ] || skip "$_lib_skipped (the $_lib_pass other checks passed)"
+	exit 0
 }
 
 # ---- the verdict of a case of several conditions ----
