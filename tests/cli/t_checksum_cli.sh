@@ -29,15 +29,7 @@ grep -q "checksums" "$T/top.txt" && ok "top --once: the window's checksums" ||
 
 # a message damaged in the window, then a whole one
 printf 'SMQ-DAMAGE-ME\n' | "$S" -w "$W" -b 0 send --queue 1 || failed "send"
-python3 - "$T/window" <<'PY' || failed "flip"
-import sys
-with open(sys.argv[1], "r+b") as f:
-    data = f.read()
-    at = data.find(b"SMQ-DAMAGE-ME")
-    assert at > 0 and data.find(b"SMQ-DAMAGE-ME", at + 1) < 0
-    f.seek(at + 3)
-    f.write(bytes([data[at + 3] ^ 0x40]))
-PY
+flip_bits "$T/window" SMQ-DAMAGE-ME 3 0x40 || failed "flip"
 printf 'SMQ-WHOLE\n' | "$S" -w "$W" -b 0 send --queue 1 || failed "send"
 "$S" -w "$W" -b 1 recv --queue 1 --count 1 --timeout 5s >"$T/recv.out" 2>"$T/recv.err"
 rc=$?

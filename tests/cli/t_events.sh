@@ -119,15 +119,7 @@ seen receiver_attached ', "board": 1, "queue": 1' 'queue 1: receiver attached'
 step "a message damaged in the window: its receiver refuses it"
 kill -STOP $RECV
 printf 'SMQ-DAMAGE-ME\n' | "$S" -b 0 send --queue 1 || die "send"
-python3 - "/dev/shm/$SHM" <<'PY' || die "flip"
-import sys
-with open(sys.argv[1], "r+b") as f:
-    data = f.read()
-    at = data.find(b"SMQ-DAMAGE-ME")
-    assert at > 0 and data.find(b"SMQ-DAMAGE-ME", at + 1) < 0
-    f.seek(at + 4)
-    f.write(bytes([data[at + 4] ^ 0x08]))
-PY
+flip_bits "/dev/shm/$SHM" SMQ-DAMAGE-ME 4 0x08 || die "flip"
 kill -CONT $RECV
 seen messages_corrupt ', "board": 1, "queue": 1.*"count": 1, "corrupt": 1' 'queue 1: 1 message failed its checksum'
 

@@ -61,21 +61,13 @@ watcher() {
 		5>&- 6>&- 7>&- &
 	eval "pid_$1=$!"
 	track $!
-	# read and write: the open does not wait for the watcher's
-	case $1 in
-	a) exec 5<>"$T/a.in" ;;
-	b) exec 6<>"$T/b.in" ;;
-	c) exec 7<>"$T/c.in" ;;
-	esac
+	hold_fifo $(fd_of $1) "$T/$1.in"
 }
+fd_of() { case $1 in a) echo 5 ;; b) echo 6 ;; c) echo 7 ;; esac; }
 # done_watching NAME: closes its stdin; it must say it was conformant
 # throughout (then it stays until end_watcher)
 done_watching() {
-	case $1 in
-	a) exec 5>&- ;;
-	b) exec 6>&- ;;
-	c) exec 7>&- ;;
-	esac
+	release_fifo $(fd_of $1)
 	eval "w=\$pid_$1"
 	wout=$T/$1.out
 	within 20 eval 'ended "$w" || grep -q conformant "$wout"'
@@ -104,14 +96,14 @@ for order in "leave-first" "join-first"; do
 	if [ $order = leave-first ]; then
 		kill -KILL "$pid_a"
 		wait_pid 10 "$pid_a" "watcher a, killed"
-		exec 5>&-
+		release_fifo 5
 		watcher b 2
 	else
 		watcher b 2
 		sleep 0.2   # its connect is queued on the stopped server
 		kill -KILL "$pid_a"
 		wait_pid 10 "$pid_a" "watcher a, killed"
-		exec 5>&-
+		release_fifo 5
 	fi
 	sleep 0.2
 	kill -CONT "$srv"
@@ -132,7 +124,7 @@ mkfifo "$T/wake.in"
 "$C" wake "$sock" <"$T/wake.in" >"$T/wake.out" 2>"$T/wake.err" 5>&- 6>&- 7>&- 8>&- &
 pid_wake=$!
 track $pid_wake
-exec 8<>"$T/wake.in"
+hold_fifo 8 "$T/wake.in"
 wait_line 20 "$T/wake.out" "^ready" || no "the sleeping receiver did not start"
 # QEMU's own device, as strict: it refuses a removal of a peer it does
 # not know, or of itself, and more vectors than it has; its guest never
@@ -215,7 +207,7 @@ fi
 verdict "$cycles clients came and went, each conformant (QEMU's device too, where there is QEMU); the server's descriptors stay bounded by the peers connected; nobody dropped"
 
 echo go >&8 2>/dev/null
-exec 8>&-
+release_fifo 8
 wait_pid 30 "$pid_wake" "the sleeping receiver, told to go"
 sed 's/^/     /' "$T/wake.out"
 [ $rc -eq 0 ] || no "wake exit $rc: $(tail -n 1 "$T/wake.err")"

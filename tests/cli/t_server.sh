@@ -81,32 +81,17 @@ peer() {
 		5>&- 6>&- 7>&- &
 	eval "pid_$1=$!"
 	track $!
-	# hold the fifo open on a descriptor of our own (read and write: the
-	# open does not wait for the peer's)
-	case $1 in
-	a) exec 5<>"$T/a.in" ;;
-	b) exec 6<>"$T/b.in" ;;
-	c) exec 7<>"$T/c.in" ;;
-	esac
+	# the fifo held open on a descriptor of ours: a 5, b 6, c 7
+	hold_fifo $(fd_of $1) "$T/$1.in"
 	wait_line 10 "$T/$1.id" . || no "peer $1 got no ID ($(cat "$T/$1.err"))"
 }
+fd_of() { case $1 in a) echo 5 ;; b) echo 6 ;; c) echo 7 ;; esac; }
 leave() {
-	case $1 in
-	a) exec 5>&- ;;
-	b) exec 6>&- ;;
-	c) exec 7>&- ;;
-	esac
+	release_fifo $(fd_of $1)
 	eval "wait_pid 10 \$pid_$1 \"peer $1, its standard input closed\""
 }
-# run ARGS...: smqctl in the foreground
-run() {
-	"$S" "$@" </dev/null >"$T/out" 2>"$T/err"
-	rc=$?
-}
-want_rc() { [ "$rc" -eq "$1" ] || no "exit $rc, expected $1"; }
-want_err() { grep -qF -- "$1" "$T/err" || no "stderr lacks '$1'"; }
-want_out() { grep -qxF -- "$1" "$T/out" || no "no line '$1'"; }
-want_smqctl() { head -n 1 "$T/err" | grep -q '^smqctl' || no "stderr does not start with 'smqctl'"; }
+# want_line LINE: stdout has that line
+want_line() { grep -qxF -- "$1" "$T/out" || no "no line '$1'"; }
 want_no_socket() { [ ! -e "$sock" ] || no "$sock is still there"; }
 
 sock=$T/ivshmem.sock
@@ -115,7 +100,7 @@ echo "== peers"
 start -w "shm:$M" server --socket "$sock" --vectors 3
 [ -S "$sock" ] || no "no socket $sock"
 [ "$(stat -c %a "$sock" 2>/dev/null)" = 600 ] || no "socket mode $(stat -c %a "$sock"), expected 600"
-want_out "listening on $sock: memory shm:$M, 4.0 MiB, 3 vectors"
+want_line "listening on $sock: memory shm:$M, 4.0 MiB, 3 vectors"
 [ "$(stat -c '%a %s' "/dev/shm/$M" 2>/dev/null)" = "600 4194304" ] ||
 	no "memory: $(stat -c '%a %s' "/dev/shm/$M" 2>&1), expected 600 4194304"
 verdict "server listens: socket 0600, memory shm:$M created 0600 of 4 MiB"
@@ -124,12 +109,12 @@ peer b 3
 [ "$(cat "$T/a.id")" = 0 ] && [ "$(cat "$T/b.id")" = 1 ] || no "IDs $(cat "$T/a.id") and $(cat "$T/b.id"), expected 0 and 1"
 [ "$(cat "$T/b.peers")" = "0:3" ] || no "peer 1 was told of '$(cat "$T/b.peers")', expected 0:3 (peer 0, 3 vectors)"
 wait_line 10 "$T/out" "peer 1 joined" || no "peer 1 not reported"
-want_out "peer 0 joined (pid $pid_a)"
-want_out "peer 1 joined (pid $pid_b)"
+want_line "peer 0 joined (pid $pid_a)"
+want_line "peer 1 joined (pid $pid_b)"
 verdict "two peers get IDs 0 and 1 and are reported with their pids"
 leave a
 wait_line 10 "$T/out" "peer 0 left" || no "peer 0's leaving not reported"
-want_out "peer 0 left"
+want_line "peer 0 left"
 peer c 3
 [ "$(cat "$T/c.id")" = 2 ] || no "the third peer got ID $(cat "$T/c.id"), expected 2 (not the freed 0)"
 wait_line 10 "$T/out" "peer 2 joined (pid $pid_c)" || no "the third peer not reported"
@@ -157,7 +142,7 @@ if command -v $QEMU >/dev/null 2>&1; then
 	qpid=$!
 	track $qpid
 	wait_line 10 "$T/out" "peer 0 joined" || no "QEMU's device did not join ($(head -n 2 "$T/qemu.out"))"
-	want_out "peer 0 joined (pid $qpid)"
+	want_line "peer 0 joined (pid $qpid)"
 	peer a 4
 	[ "$(cat "$T/a.id")" = 1 ] || no "the peer after QEMU got ID $(cat "$T/a.id"), expected 1"
 	[ "$(cat "$T/a.peers")" = "0:4" ] || no "the peer was told of '$(cat "$T/a.peers")', expected 0:4 (QEMU, 4 vectors)"
@@ -186,12 +171,12 @@ fi
 
 echo "== JSON"
 start --json -w "shm:$M" server --socket "$sock" --vectors 2
-want_out "{\"event\": \"listening\", \"socket\": \"$sock\", \"memory\": \"shm:$M\", \"size\": 4194304, \"vectors\": 2}"
+want_line "{\"event\": \"listening\", \"socket\": \"$sock\", \"memory\": \"shm:$M\", \"size\": 4194304, \"vectors\": 2}"
 peer a 2
 leave a
 wait_line 10 "$T/out" '"left"' || no "no left event"
-want_out "{\"event\": \"joined\", \"peer\": 0, \"pid\": $pid_a}"
-want_out "{\"event\": \"left\", \"peer\": 0, \"pid\": $pid_a}"
+want_line "{\"event\": \"joined\", \"peer\": 0, \"pid\": $pid_a}"
+want_line "{\"event\": \"left\", \"peer\": 0, \"pid\": $pid_a}"
 python3 -c 'import json, sys
 for line in open(sys.argv[1]): json.loads(line)' "$T/out" 2>"$T/json.err" ||
 	no "not JSON lines: $(head -n 1 "$T/json.err")"
@@ -261,7 +246,7 @@ printf 'kept' | dd of="$T/mem" bs=1 seek=100 conv=notrunc 2>/dev/null
 truncate -s 100000 "$T/mem"
 start -w "file:$T/mem" server --socket "$sock" --shm-size 4K
 [ "$(stat -c %s "$T/mem")" = 131072 ] || no "size $(stat -c %s "$T/mem"), expected 131072"
-want_out "listening on $sock: memory file:$T/mem, 128.0 KiB, 8 vectors"
+want_line "listening on $sock: memory file:$T/mem, 128.0 KiB, 8 vectors"
 stop TERM
 [ "$(dd if="$T/mem" bs=1 skip=100 count=4 2>/dev/null)" = kept ] || no "the memory's bytes changed"
 verdict "an existing memory is never shrunk, grows to a power of two, keeps its bytes"

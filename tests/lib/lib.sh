@@ -260,6 +260,29 @@ want_smqctl() {
 # jnum KEY FILE: the first number of "KEY": in a JSON file
 jnum() { sed -n "s/^ *\"$1\": \([0-9][0-9]*\).*/\1/p" "$2" | head -n 1; }
 
+# ---- fifos and windows ----
+# hold_fifo FD FIFO: FIFO open, read and write, on the script's descriptor
+# FD (5 to 9): a process reading it meets no end of file until
+# release_fifo FD closes it, and the open does not wait for the reader
+hold_fifo() { eval "exec $1<>\"\$2\""; }
+release_fifo() { eval "exec $1>&-"; }
+# flip_bits FILE MARKER OFFSET MASK: the byte OFFSET bytes into the one
+# place of FILE that holds MARKER, XORed with MASK (a message damaged in
+# a window's ring)
+flip_bits() {
+	python3 - "$@" <<'PY'
+import sys
+path, marker = sys.argv[1], sys.argv[2].encode()
+off, mask = int(sys.argv[3]), int(sys.argv[4], 0)
+with open(path, "r+b") as f:
+    data = f.read()
+    at = data.find(marker)
+    assert at > 0 and data.find(marker, at + 1) < 0, "%s is not in %s once" % (marker, path)
+    f.seek(at + off)
+    f.write(bytes([data[at + off] ^ mask]))
+PY
+}
+
 # ---- smqctl check's report ----
 # check_line NAME STATUS CHECK WORDS: $T/NAME.out has the line "STATUS
 # CHECK ..." saying WORDS (an extended regular expression)
