@@ -144,7 +144,7 @@ wait_pid 10 $EV_JSON "the JSON watcher, sent SIGINT"; rj=$rc
 [ $rt = 0 ] && [ $rj = 0 ] || die "events exited $rt (text) and $rj (JSON) on SIGINT, not 0"
 
 # Each step's events, exactly; the steps in this order.
-tally python3 - "$T/ev.json" "$T/ev.txt" <<'PY' || die "the events, step by step"
+PYTHONPATH=$ROOT/tests/lib tally python3 - "$T/ev.json" "$T/ev.txt" <<'PY' || die "the events, step by step"
 import json, re, sys
 steps = [
     [("board_announced", 1, None)],
@@ -258,15 +258,8 @@ for line in open(sys.argv[2]):
 ok = check("text", text) and ok
 # every key printed is in smqctl(1)'s events block, and every key there
 # was printed
-keys, cur = set(), False
-for line in open("man/smqctl.1"):
-    line = line.rstrip("\n")
-    if line.startswith('.\\" json-keys: '):
-        cur = line.endswith(": events")
-    elif cur and line == ".EE":
-        cur = False
-    elif cur and line and not line.startswith(".") and not line[0].isspace():
-        keys.add(line.split()[0])
+from json_keys import blocks
+keys = blocks("man/smqctl.1").get("events", set())
 printed = set(k for e in events for k in e)
 if not keys:
     print("FAIL no events block of JSON keys in smqctl(1)"); ok = False

@@ -342,30 +342,13 @@ fi
 
 # Every key of every JSON output above is described in smqctl(1), in the
 # block of its output, and every key described there was printed.
-if python3 - man/smqctl.1 "$T" >"$T/keys" 2>"$T/err" <<'PY'
+if PYTHONPATH=$ROOT/tests/lib python3 - man/smqctl.1 "$T" >"$T/keys" 2>"$T/err" <<'PY'
 import glob, json, os, sys
+from json_keys import blocks, paths
 man, d = sys.argv[1], sys.argv[2]
-blocks, cur = {}, None
-for line in open(man):
-    line = line.rstrip("\n")
-    if line.startswith('.\\" json-keys: '):
-        cur = line.split(": ", 1)[1]
-        blocks[cur] = set()
-    elif cur and line == ".EE":
-        cur = None
-    elif cur and line and not line.startswith(".") and not line[0].isspace():
-        blocks[cur].add(line.split()[0])
+blocks = blocks(man)
 for need in ("pingpong bench", "row", "bench --baseline"):
     assert blocks.get(need), ("no json-keys block", need)
-def paths(v, pre=""):
-    if isinstance(v, dict):
-        for k, x in v.items():
-            p = pre + k + ("[]" if isinstance(x, list) else "")
-            yield p
-            yield from paths(x, p + ".")
-    elif isinstance(v, list):
-        for x in v:
-            yield from paths(x, pre)
 seen = {k: set() for k in blocks}
 files = sorted(glob.glob(os.path.join(d, "*.json")))
 assert len(files) >= 6, files

@@ -77,30 +77,13 @@ PY
 "$S" -w "file:$T/senders" --json dump >"$T/senders.json" 2>"$T/senders.err"
 [ $? = 1 ] || die "dump --json of a window with a queue's senders out of range does not exit 1"
 
-python3 - "$man" "$T" <<'PY' >"$T/keys" 2>"$T/err"
+PYTHONPATH=$ROOT/tests/lib python3 - "$man" "$T" <<'PY' >"$T/keys" 2>"$T/err"
 import json, os, sys
+from json_keys import blocks, paths
 man, d = sys.argv[1], sys.argv[2]
-blocks, cur = {}, None
-for line in open(man):
-    line = line.rstrip("\n")
-    if line.startswith('.\\" json-keys: '):
-        cur = line.split(": ", 1)[1]
-        blocks[cur] = set()
-    elif cur and line == ".EE":
-        cur = None
-    elif cur and line and not line.startswith(".") and not line[0].isspace():
-        blocks[cur].add(line.split()[0])
+blocks = blocks(man)
 for need in ("dump", "top", "check"):
     assert blocks.get(need), ("no json-keys block in %s" % man, need)
-def paths(v, pre=""):
-    if isinstance(v, dict):
-        for k, x in v.items():
-            p = pre + k + ("[]" if isinstance(x, list) else "")
-            yield p
-            yield from paths(x, p + ".")
-    elif isinstance(v, list):
-        for x in v:
-            yield from paths(x, pre)
 outputs = {"dump": ["dump.json", "dump-v.json", "size.json", "check.json",
                     "feature.json", "extra.json", "senders.json"],
            "top": ["top.json"], "check": ["verdict.json"]}

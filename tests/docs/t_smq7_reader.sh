@@ -16,7 +16,6 @@ command -v python3 >/dev/null 2>&1 && python3 -c '' 2>/dev/null ||
 READER=$ROOT/tests/docs/smq7_reader.py
 cd "$T" || exit 1
 unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
-export PYTHONDONTWRITEBYTECODE=1
 
 # compare NAME SPEC [FIELD]: dump -v --json of SPEC and the reader agree;
 # with FIELD, dump found a fault in that field (exit 1), else none (0).

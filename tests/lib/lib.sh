@@ -33,6 +33,8 @@ export B
 TEST=${0##*/}
 TEST=${TEST%.sh}
 export LC_ALL=C
+# no __pycache__ left in the tree by a helper a script imports
+export PYTHONDONTWRITEBYTECODE=1
 
 # SMQCTL_WRAP (tests/valgrind.sh): shell words put before every smqctl
 # the script runs; it then runs slow times slower, and the bounds of the
