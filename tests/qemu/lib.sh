@@ -56,6 +56,14 @@ qemu_kernel_modules() {
 	esac
 }
 
+# qemu_copy FILE...: copies of the programs the guest and the host run,
+# in T (the build folder may be rebuilt while the test runs)
+qemu_copy() {
+	for qemu_f in "$@"; do
+		cp "$qemu_f" "$T/${qemu_f##*/}" && chmod 755 "$T/${qemu_f##*/}" || exit 1
+	done
+}
+
 # qemu_initramfs OUT INIT [PROGRAM...]: tests/qemu/build-initramfs.sh with
 # the modules of $kdir.
 qemu_initramfs() {

@@ -15,8 +15,8 @@
 # Prints "ok"/"FAIL" per check and the guest's serial log on failure.
 # Exit 0 pass, 1 fail, 77 skip (no QEMU, static busybox, cpio or kernel).
 #
-# The kernel is Debian's (apt-get download, cached in $B/qemu-cache/), or
-# SMQ_QEMU_KERNEL=PATH.  SMQ_QEMU_WINDOW=file makes the guest use file: on
+# The kernel is Debian's (tests/qemu/fetch-kernel.sh: apt-get download,
+# cached in $B/qemu-cache/), or SMQ_QEMU_KERNEL=PATH.  SMQ_QEMU_WINDOW=file makes the guest use file: on
 # the sysfs resource2 file instead of pci: (to test the harness alone);
 # SMQ_QEMU_VERBOSE=1 prints the guest's serial log on success too.
 . "$(dirname "$0")/lib.sh"
@@ -28,44 +28,17 @@ command -v python3 >/dev/null 2>&1 && PY=python3 || PY=
 X=/dev/shm/$SHM
 qpid=''
 
-# ---- the kernel: given, cached, or downloaded from Debian ----
+# ---- the kernel: given, or Debian's (tests/qemu/fetch-kernel.sh) ----
 kernel=${SMQ_QEMU_KERNEL:-}
-cache=$B/qemu-cache
 if [ -z "$kernel" ]; then
-	for d in "$cache" build/qemu-cache; do
-		k=$(ls "$d"/vmlinuz-* 2>/dev/null | sort -V | tail -n 1)
-		[ -n "$k" ] && [ -s "$k" ] && { kernel=$k; break; }
-	done
-fi
-if [ -z "$kernel" ]; then
-	command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 ||
-		skip "no kernel: apt-get and dpkg-deb are needed to download one (or set SMQ_QEMU_KERNEL)"
-	# the image linux-image-amd64 stands for, else the newest plain one
-	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n 1)
-	[ -n "$pkg" ] || pkg=$(apt-cache search --names-only '^linux-image-[0-9].*-amd64$' 2>/dev/null |
-		cut -d' ' -f1 | grep -v -e '-cloud-' -e '-rt-' | sort -V | tail -n 1)
-	[ -n "$pkg" ] || skip "no kernel: apt-cache knows no linux-image-*-amd64 (run apt-get update)"
-	mkdir -p "$cache" && dl=$(mktemp -d "$cache/dl.XXXXXX") || exit 1
-	if ! (cd "$dl" && timeout 240 apt-get download -q "$pkg") >"$T/apt" 2>&1; then
-		rm -rf "$dl"
-		skip "no kernel: apt-get download $pkg failed (offline?): $(grep -v '^W:' "$T/apt" | tail -n 1)"
-	fi
-	dpkg-deb --fsys-tarfile "$dl"/*.deb | tar -x -C "$dl" --wildcards './boot/vmlinuz-*' 2>"$T/apt"
-	k=$(ls "$dl"/boot/vmlinuz-* 2>/dev/null | head -n 1)
-	if [ -z "$k" ]; then
-		rm -rf "$dl"
-		die "no vmlinuz in $pkg: $(cat "$T/apt")"
-	fi
-	mv "$k" "$cache/" && rm -rf "$dl" || exit 1
-	kernel=$cache/${k##*/}
-	echo "downloaded $pkg: $kernel"
+	# the other guests' package and cache: vfio-pci is theirs
+	qemu_kernel_modules vfio-pci
+	kernel=$kdir/vmlinuz
 fi
 [ -r "$kernel" ] || skip "kernel $kernel is not readable"
 
-# Run a copy: the build directory may be rebuilt while the test runs.
-cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-S0=$S S=$T/smqctl
+qemu_copy "$S"
+S=$T/smqctl
 sm() { "$S" --window "file:$X" "$@"; }
 
 # Stage 2 needs the pci transport (and probe for its checks).
@@ -87,8 +60,9 @@ fi
 
 # vfio_check, if built, shows what VFIO says of a device without an IOMMU.
 vc=
-if [ -x "${S0%/smqctl}/tests/qemu/vfio_check" ]; then
-	cp "${S0%/smqctl}/tests/qemu/vfio_check" "$T/vfio_check" && vc=$T/vfio_check
+if [ -x "$B/tests/qemu/vfio_check" ]; then
+	qemu_copy "$B/tests/qemu/vfio_check"
+	vc=$T/vfio_check
 fi
 sh "$Q/build-initramfs.sh" "$T/initramfs" "$Q/guest-init" "$S" $vc >"$T/mkinitrd" 2>&1
 case $? in

@@ -20,8 +20,7 @@ command -v python3 >/dev/null 2>&1 || skip "python3 not found: it speaks to QEMU
 watch=8
 
 qemu_kernel_modules vfio-pci
-cp "$B/smqctl" "$T/smqctl" && cp "$Q/guest-lib.sh" "$T/guest-lib.sh" || exit 1
-chmod 755 "$T/smqctl" "$T/guest-lib.sh"
+qemu_copy "$B/smqctl" "$Q/guest-lib.sh"
 qemu_initramfs "$T/initramfs" "$Q/guest-init-aer" "$T/smqctl" "$T/guest-lib.sh"
 qemu_accel
 truncate -s 2M "$T/memory" || exit 1

@@ -34,8 +34,7 @@ start=$(now_ms)
 
 qemu_kernel_modules vfio-pci vfio_iommu_type1
 echo "     kernel and modules: $kdir"
-cp "$B/smqctl" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-cp "$Q/guest-lib.sh" "$T/guest-lib.sh" && chmod 755 "$T/guest-lib.sh" || exit 1
+qemu_copy "$B/smqctl" "$Q/guest-lib.sh"
 qemu_initramfs "$T/initramfs" "$Q/guest-init-broker" "$T/smqctl" "$T/guest-lib.sh"
 
 sock=$T/ivshmem.sock

@@ -53,9 +53,7 @@ elapsed() { echo $((($(now_ms) - start) / 1000)); }
 
 qemu_kernel_modules vfio-pci vfio_iommu_type1
 echo "     kernel and modules: $kdir"
-# Copies: the build directory may be rebuilt while the test runs.
-cp "$B/smqctl" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-cp "$Q/guest-lib.sh" "$T/guest-lib.sh" && chmod 755 "$T/guest-lib.sh" || exit 1
+qemu_copy "$B/smqctl" "$Q/guest-lib.sh"
 S=$T/smqctl
 qemu_initramfs "$T/initramfs" "$Q/guest-init-doorbell" "$S" "$T/guest-lib.sh"
 

@@ -43,12 +43,7 @@ elapsed() { echo $(($(date +%s) - start)); }
 qemu_kernel_modules vfio-pci vfio_iommu_type1
 echo "     kernel and modules: $kdir"
 
-# Copies: the build directory may be rebuilt while the test runs.
-for p in vfio_check ivshmem_host; do
-	cp "$B/tests/qemu/$p" "$T/$p" && chmod 755 "$T/$p" || exit 1
-done
-cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-cp "$Q/guest-lib.sh" "$T/guest-lib.sh" && chmod 755 "$T/guest-lib.sh" || exit 1
+qemu_copy "$B/tests/qemu/vfio_check" "$B/tests/qemu/ivshmem_host" "$S" "$Q/guest-lib.sh"
 qemu_initramfs "$T/initramfs" "$Q/guest-init-vfio" "$T/vfio_check" "$T/guest-lib.sh"
 
 # ---- the server ----
