@@ -5,17 +5,14 @@
 # it (then the release's ABI file must be the new one's); an addition
 # passes and is listed.  Members added at a struct's end are additions
 # (libsmq/abi/growth.suppr: structs cross the interface with their size).
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-command -v abidiff >/dev/null ||
-	{ echo "abidiff not installed (Debian's abigail-tools)"; exit 77; }
+. "$(dirname "$0")/../lib/lib.sh"
+command -v abidiff >/dev/null || skip "abidiff not installed (Debian's abigail-tools)"
 lib=$B/libsmq.so
-[ -e "$lib" ] || { echo "no $lib: build first"; exit 1; }
+[ -e "$lib" ] || die "no $lib: build first"
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 base=libsmq/abi/$soname.abi
-[ -e "$base" ] || { echo "no $base: a new soname needs the ABI file of its first release (abidw --header-file include/smq.h --out-file $base $lib)"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+[ -e "$base" ] || die "no $base: a new soname needs the ABI file of its first release (abidw --header-file include/smq.h --out-file $base $lib)"
+tmp=$T
 # A struct held by value inside another (smq_window_info holds a
 # smq_geometry) moves every member after it when it grows: growth at the
 # end is let pass for the others only.
@@ -30,15 +27,16 @@ st=$?
 # abidiff's exit status is a bit field: 1 error, 2 usage, 4 a change,
 # 8 a change that breaks callers
 if [ $((st & 3)) -ne 0 ]; then
-	echo "abidiff failed:"; cat "$tmp/out"; exit 1
+	failed "abidiff failed:"; cat "$tmp/out"; exit 1
 fi
 # with additions and growth at a struct's end left out, any change left
 # is one a program built against the release can meet
 if [ $((st & 12)) -ne 0 ]; then
-	echo "the ABI of $lib breaks programs built against $base:"
+	failed "the ABI of $lib breaks programs built against $base:"
 	cat "$tmp/out"
 	echo "(a break needs a new soname: SMQ_VERSION_MAJOR in smq.h, and its ABI file)"
-	exit 1
+else
+	ok "ABI of $soname: nothing that breaks a program built against $base"
 fi
 added=$(abidiff --header-file2 include/smq.h "$base" "$lib" 2>/dev/null |
 	grep -o '\[A\] .*\bsmq_[a-z0-9_]*[(@]' | grep -o 'smq_[a-z0-9_]*' | sort -u | tr '\n' ' ')
@@ -53,5 +51,10 @@ nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }' | while IFS=@ read -r
 		[ "$ver" = "$n" ] && echo "$sym is new but in the released node $n of libsmq.map: add a node for this release"
 	done
 done >"$tmp/nodes"
-[ -s "$tmp/nodes" ] && { cat "$tmp/nodes"; exit 1; }
-echo "ABI of $soname: nothing that breaks a program built against $base"
+if [ -s "$tmp/nodes" ]; then
+	failed "a symbol added to a released node of libsmq.map:"
+	cat "$tmp/nodes"
+else
+	ok "no symbol added to a node of libsmq.map that $base holds"
+fi
+finish 2

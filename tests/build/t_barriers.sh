@@ -12,21 +12,16 @@
 #    outer-shareable barrier of its own; it inlines only the C11 ones, for
 #    the tables that say their memory is coherent; and it tests no kind of
 #    mapping.
-# Exit 0 pass, 1 fail, 77 skip (no cross compiler or objdump).
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
+# Each part needs its tools: the arm64 part a cross compiler and its
+# objdump, the x86-64 part this host's objdump on an x86-64 host.  A part
+# that cannot run is said (skip ...); the others run, and then the exit
+# status is 77 (if nothing failed), the last line naming what was skipped
+# and why.  Exit 0 pass, 1 fail.
+. "$(dirname "$0")/../lib/lib.sh"
 xcc=${AARCH64_CC:-aarch64-linux-gnu-gcc}
 xobjdump=${AARCH64_OBJDUMP:-aarch64-linux-gnu-objdump}
-command -v "$xcc" >/dev/null 2>&1 ||
-	{ echo "no arm64 cross compiler ($xcc): install gcc-aarch64-linux-gnu"; exit 77; }
-command -v "$xobjdump" >/dev/null 2>&1 ||
-	{ echo "no $xobjdump: install binutils-aarch64-linux-gnu"; exit 77; }
-command -v objdump >/dev/null 2>&1 || { echo "no objdump: install binutils"; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok   $*"; }
-failed() { echo "FAIL $*"; fail=1; }
+# the message path's test below always runs
+floor=1
 
 # fn OBJDUMP FILE NAME: the disassembly of function NAME
 fn() {
@@ -38,49 +33,66 @@ has() { # has TEXT PATTERN
 }
 
 # ---- arm64 ----
-mkdir -p "$T/a64"
-for src in $(ls libsmq/*/*.c | grep -v ^libsmq/examples/); do
-	o=$T/a64/$(echo "$src" | tr / _).o
-	if ! "$xcc" -D_GNU_SOURCE -DSMQ_VERSION='"x"' -Iinclude -Ilibsmq -std=c11 -O2 \
-		-Wall -Wextra -c -o "$o" "$src" 2>"$T/cc.err"; then
-		failed "arm64: $src does not build"
-		sed 's/^/    | /' "$T/cc.err"
-	fi
-done
-[ $fail = 0 ] && ok "arm64: libsmq cross-builds ($(ls "$T/a64" | wc -l) objects)"
-order=$T/a64/libsmq_transport_order.c.o
-for pair in "device_publish:dmb[[:space:]]+oshst" \
-	    "device_consume:dmb[[:space:]]+oshld" \
-	    "device_full:dmb[[:space:]]+osh$" \
-	    "c11_publish:dmb[[:space:]]+ish" \
-	    "c11_consume:dmb[[:space:]]+ishld" \
-	    "c11_full:dmb[[:space:]]+ish$"; do
-	f=${pair%%:*} want=${pair#*:}
-	body=$(fn "$xobjdump" "$order" "$f")
-	if has "$body" "$want"; then
-		ok "arm64: $f: $(printf '%s\n' "$body" | grep -Eo 'dmb[[:space:]]+[a-z]+' | head -n 1)"
-	else
-		failed "arm64: $f lacks $want:"
-		printf '%s\n' "$body" | sed 's/^/    | /'
-	fi
-done
-for src in send receive; do
-	obj=$T/a64/libsmq_message_$src.c.o
-	body=$("$xobjdump" -d --no-show-raw-insn "$obj")
-	if has "$body" 'blr[[:space:]]+x[0-9]+'; then
-		ok "arm64: $src.c orders device memory through the transport's table (blr)"
-	else
-		failed "arm64: $src.c makes no indirect call to an ordering"
-	fi
-	if has "$body" 'dmb[[:space:]]+osh'; then
-		failed "arm64: $src.c holds an outer-shareable barrier of its own"
-	fi
-done
+# arm64: the library cross-built, its barriers, the message path's calls
+arm64() {
+	floor=$((floor + 9))
+	case_begin
+	mkdir -p "$T/a64"
+	for src in $(ls libsmq/*/*.c | grep -v ^libsmq/examples/); do
+		o=$T/a64/$(echo "$src" | tr / _).o
+		if ! "$xcc" -D_GNU_SOURCE -DSMQ_VERSION='"x"' -Iinclude -Ilibsmq -std=c11 -O2 \
+			-Wall -Wextra -c -o "$o" "$src" 2>"$T/cc.err"; then
+			failed "arm64: $src does not build"
+			sed 's/^/    | /' "$T/cc.err"
+		fi
+	done
+	case_end "arm64: libsmq cross-builds ($(ls "$T/a64" | wc -l) objects)"
+	order=$T/a64/libsmq_transport_order.c.o
+	for pair in "device_publish:dmb[[:space:]]+oshst" \
+		    "device_consume:dmb[[:space:]]+oshld" \
+		    "device_full:dmb[[:space:]]+osh$" \
+		    "c11_publish:dmb[[:space:]]+ish" \
+		    "c11_consume:dmb[[:space:]]+ishld" \
+		    "c11_full:dmb[[:space:]]+ish$"; do
+		f=${pair%%:*} want=${pair#*:}
+		body=$(fn "$xobjdump" "$order" "$f")
+		if has "$body" "$want"; then
+			ok "arm64: $f: $(printf '%s\n' "$body" | grep -Eo 'dmb[[:space:]]+[a-z]+' | head -n 1)"
+		else
+			failed "arm64: $f lacks $want:"
+			printf '%s\n' "$body" | sed 's/^/    | /'
+		fi
+	done
+	for src in send receive; do
+		obj=$T/a64/libsmq_message_$src.c.o
+		body=$("$xobjdump" -d --no-show-raw-insn "$obj")
+		if has "$body" 'blr[[:space:]]+x[0-9]+'; then
+			ok "arm64: $src.c orders device memory through the transport's table (blr)"
+		else
+			failed "arm64: $src.c makes no indirect call to an ordering"
+		fi
+		if has "$body" 'dmb[[:space:]]+osh'; then
+			failed "arm64: $src.c holds an outer-shareable barrier of its own"
+		fi
+	done
+}
+if ! command -v "$xcc" >/dev/null 2>&1; then
+	skip_part "the arm64 checks" "no arm64 cross compiler ($xcc): install gcc-aarch64-linux-gnu"
+elif ! command -v "$xobjdump" >/dev/null 2>&1; then
+	skip_part "the arm64 checks" "no $xobjdump: install binutils-aarch64-linux-gnu"
+else
+	arm64
+fi
 
 # ---- this host (x86-64) ----
-if [ "$(uname -m)" = x86_64 ]; then
+if [ "$(uname -m)" != x86_64 ]; then
+	skip_part "the x86-64 checks" "this host is $(uname -m)"
+elif ! command -v objdump >/dev/null 2>&1; then
+	skip_part "the x86-64 checks" "no objdump: install binutils"
+else
+	floor=$((floor + 3))
 	order=$B/libsmq/transport/order.o
-	[ -f "$order" ] || make -s "$order" >/dev/null 2>&1
+	[ -f "$order" ] || make -s B="$B" "$order" >/dev/null 2>&1
 	for pair in device_publish:sfence device_consume:lfence device_full:mfence; do
 		f=${pair%%:*} want=${pair#*:}
 		if has "$(fn objdump "$order" "$f")" "$want"; then
@@ -97,5 +109,4 @@ if grep -nE '\bwc\b|->wc|order ==|== &smq_order' libsmq/message/send.c libsmq/me
 else
 	ok "the message path asks no mapping what it is"
 fi
-[ $fail = 0 ] && echo "all passed"
-exit $fail
+finish $floor

@@ -10,46 +10,24 @@
 # monitor claims no board, sees a board, follows a re-init by smqctl init,
 # and exits 0 when reqresp removes the window.
 # Prints "ok"/"FAIL" per check; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-command -v pkg-config >/dev/null || { echo "pkg-config not installed"; exit 77; }
-[ -x "$B/smqctl" ] || { echo "smqctl not built ($B/smqctl): run make first"; exit 77; }
+. "$(dirname "$0")/../lib/lib.sh"
+command -v pkg-config >/dev/null || skip "pkg-config not installed"
+need_smqctl
 [ -d /dev/shm ] && [ -w /dev/shm ] ||
-	{ echo "no writable /dev/shm: the examples' windows are shm"; exit 77; }
-
-T=$(mktemp -d) || exit 1
-win=smq-t-examples-$$
-mon=
-trap '[ -n "$mon" ] && kill "$mon" 2>/dev/null; rm -rf "$T"; rm -f /dev/shm/$win-*' EXIT
-trap 'exit 1' INT TERM HUP
+	skip "no writable /dev/shm: the examples' windows are shm"
+win=$SHM
 unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
-export LC_ALL=C
-fail=0
-ok() { printf 'ok   %s\n' "$*"; }
-failed() { printf 'FAIL %s\n' "$*"; fail=1; }
 show() { sed 's/^/    /' "$@"; }
-# wait_for FILE PATTERN: until a line of FILE matches (up to 10 s)
-wait_for() {
-	i=0
-	until grep -q -- "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -ge 100 ] && return 1
-		sleep 0.1
-	done
-}
 gone() { [ ! -e "/dev/shm/$1" ]; }
-case $B in
-/*) smqctl=$B/smqctl ;;
-*) smqctl=$PWD/$B/smqctl ;;
-esac
+smqctl=$S
 
 # ---- installed, and built with the installed Makefile ----
 root=$T/root
 make -s install B="$B" PREFIX=/usr DESTDIR="$root" >"$T/install.log" 2>&1 ||
-	{ echo "make install failed:"; show "$T/install.log"; exit 1; }
+	{ failed "make install failed:"; show "$T/install.log"; exit 1; }
 ex=$root/usr/share/doc/libsmq/examples
 for f in Makefile twoboards.c reqresp.c fanin.c scatter.c monitor.c; do
-	[ -f "$ex/$f" ] || { echo "missing after install: /usr/share/doc/libsmq/examples/$f"; exit 1; }
+	[ -f "$ex/$f" ] || die "missing after install: /usr/share/doc/libsmq/examples/$f"
 done
 ok "make install puts the examples and their Makefile in /usr/share/doc/libsmq/examples"
 
@@ -146,12 +124,13 @@ gone "$win-tb" && ok "twoboards removes its window" || failed "twoboards leaves 
 # must wait for board 0 to format it anew, not join the old generation
 # (whose messages board 0's init would drop).
 for left in formatted ready; do
-	"$smqctl" -w "shm:$win-tb" init >/dev/null || { failed "smqctl init"; exit 1; }
+	"$smqctl" -w "shm:$win-tb" init >/dev/null || die "smqctl init"
 	if [ $left = ready ]; then
-		"$smqctl" -w "shm:$win-tb" -b 1 sync -T 5 >/dev/null &
-		b1=$!
-		"$smqctl" -w "shm:$win-tb" sync -T 5 >/dev/null && wait $b1 ||
-			{ failed "smqctl could not make a ready window"; exit 1; }
+		bg_start "$smqctl" -w "shm:$win-tb" -b 1 sync -T 5 >/dev/null
+		b1=$pid
+		"$smqctl" -w "shm:$win-tb" sync -T 5 >/dev/null &&
+			wait_pid 15 $b1 "board 1's sync" ||
+			die "smqctl could not make a ready window"
 	fi
 	run leftover 20 ./twoboards -w "shm:$win-tb" 2000
 	if [ $rc = 0 ] && grep -q '^board 1: found a window of an earlier run' "$T/leftover" &&
@@ -166,47 +145,38 @@ done
 
 # ---- monitor ----
 spec=shm:$win-mo
-"$smqctl" -w "$spec" init -n 1 >/dev/null || { failed "smqctl init"; exit 1; }
+"$smqctl" -w "$spec" init -n 1 >/dev/null || die "smqctl init"
 run mon0 10 ./monitor -w "$spec" -i 10 -c 3
 if [ $rc = 0 ] && [ "$(grep -c '^  board 0: absent' "$T/mon0")" = 3 ]; then
 	ok "monitor -c 3: three looks, exit 0, and it claims no board (board 0 stays absent)"
 else
 	failed "monitor -c 3 exits $rc (want board 0 absent three times):"; show "$T/mon0"
 fi
-"$smqctl" -w "$spec" sync -T 5 >/dev/null || { failed "smqctl sync"; exit 1; }
-./monitor -w "$spec" -i 50 >"$T/mon" 2>&1 &
-mon=$!
-if wait_for "$T/mon" '^  board 0: ready, pid '; then
+"$smqctl" -w "$spec" sync -T 5 >/dev/null || die "smqctl sync"
+bg_start ./monitor -w "$spec" -i 50 >"$T/mon" 2>&1
+mon=$pid
+if wait_line 10 "$T/mon" '^  board 0: ready, pid '; then
 	ok "monitor sees board 0 ready"
 else
 	failed "monitor does not see board 0 ready:"; show "$T/mon"
 fi
 "$smqctl" -w "$spec" init -n 3 >/dev/null || failed "smqctl init -n 3"
-if wait_for "$T/mon" '^formatted anew: generation 1 -> 2$' &&
-   wait_for "$T/mon" "^$spec: generation 2, system formatted, 3 boards"; then
+if wait_line 10 "$T/mon" '^formatted anew: generation 1 -> 2$' &&
+   wait_line 10 "$T/mon" "^$spec: generation 2, system formatted, 3 boards"; then
 	ok "monitor follows smqctl init: generation 2, 3 boards"
 else
 	failed "monitor does not follow smqctl init:"; show "$T/mon"
 fi
 run reqresp2 20 ./reqresp -w "$spec" -n 200
 [ $rc = 0 ] || { failed "reqresp beside the monitor exits $rc:"; show "$T/reqresp2"; }
-i=0
-while kill -0 "$mon" 2>/dev/null && [ $i -lt 100 ]; do
-	i=$((i + 1))
-	sleep 0.1
-done
-if kill -0 "$mon" 2>/dev/null; then
-	failed "monitor still runs 10 s after reqresp removed the window:"; show "$T/mon"
+wait_pid 10 "$mon" "the monitor, its window removed by reqresp"
+if [ $rc = 124 ]; then
+	show "$T/mon"
+elif [ $rc = 0 ] && [ "$(tail -n 1 "$T/mon")" = "$spec: removed" ]; then
+	ok "monitor exits 0 once reqresp removes the window (smq_remove: -EIDRM)"
 else
-	wait "$mon"
-	rc=$?
-	mon=
-	if [ $rc = 0 ] && [ "$(tail -n 1 "$T/mon")" = "$spec: removed" ]; then
-		ok "monitor exits 0 once reqresp removes the window (smq_remove: -EIDRM)"
-	else
-		failed "monitor exits $rc when the window is removed:"; show "$T/mon"
-	fi
+	failed "monitor exits $rc when the window is removed:"; show "$T/mon"
 fi
 
-[ $fail = 0 ] && echo "all examples pass"
-exit $fail
+any_failed || echo "all examples pass"
+finish 20

@@ -6,24 +6,25 @@
 # one-line ".so man3/PAGE.3" link to an existing page), whose NAME
 # section lists it.  t_man.sh renders them and compares their SYNOPSIS
 # with the header.
-B=${B:-build}
-cd "$(dirname "$0")/../.." || exit 1
+. "$(dirname "$0")/../lib/lib.sh"
 lib=$B/libsmq.so
-[ -e "$lib" ] || { echo "no $lib"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+[ -e "$lib" ] || die "no $lib"
+tmp=$T
 nm -D --defined-only "$lib" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' | sort -u >"$tmp/exported"
 grep -oE '\bsmq_[a-z0-9_]+\(' include/smq.h | tr -d '(' | sort -u >"$tmp/declared"
 sed -n 's/^[[:space:]]*\(smq_[a-z0-9_]*\);/\1/p' libsmq/libsmq.map | sort -u >"$tmp/mapped"
-status=0
-if ! diff -u "$tmp/declared" "$tmp/exported"; then
-	echo "exported symbols differ from the public header"; status=1
+if diff -u "$tmp/declared" "$tmp/exported"; then
+	ok "the exported symbols are the public header's functions"
+else
+	failed "exported symbols differ from the public header"
 fi
-if ! diff -u "$tmp/declared" "$tmp/mapped"; then
-	echo "libsmq.map differs from the public header"; status=1
+if diff -u "$tmp/declared" "$tmp/mapped"; then
+	ok "libsmq.map lists the public header's functions"
+else
+	failed "libsmq.map differs from the public header"
 fi
 n=$(wc -l <"$tmp/exported")
-[ "$n" -gt 10 ] || { echo "only $n symbols exported"; status=1; }
+[ "$n" -gt 10 ] && ok "$n symbols exported" || failed "only $n symbols exported"
 
 # Every export carries a version node the map defines (LIBSMQ_1.0, ...).
 sed -n 's/^\(LIBSMQ_[0-9][0-9.]*\)[[:space:]]*{.*/\1/p' libsmq/libsmq.map >"$tmp/nodes"
@@ -32,11 +33,17 @@ nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }' | while read -r s; do
 	[ "$node" != "$s" ] && grep -qxF "$node" "$tmp/nodes" ||
 		echo "$s: no version node of libsmq.map"
 done >"$tmp/unversioned"
-[ -s "$tmp/unversioned" ] && { cat "$tmp/unversioned"; status=1; }
+if [ -s "$tmp/unversioned" ]; then
+	failed "exported symbols outside the version nodes of libsmq.map:"
+	cat "$tmp/unversioned"
+else
+	ok "every export is under a version node of libsmq.map"
+fi
 
 major=$(sed -n 's/^#define SMQ_VERSION_MAJOR \([0-9]*\)$/\1/p' include/smq.h)
-readelf -d "$lib" | grep -q "SONAME.*\[libsmq\.so\.$major\]" ||
-	{ echo "soname is not libsmq.so.$major"; status=1; }
+readelf -d "$lib" | grep -q "SONAME.*\[libsmq\.so\.$major\]" &&
+	ok "the soname is libsmq.so.$major, the header's major version" ||
+	failed "soname is not libsmq.so.$major"
 
 # The NAME section of a page: the names before "\-", one a word.
 names_of() {
@@ -44,34 +51,38 @@ names_of() {
 		sed 's/\\-.*//' | tr ', ' '\n\n' | sed '/^$/d'
 }
 # Every export has its own man page name.
+case_begin
 while read -r f; do
 	page=man/$f.3
 	if [ ! -e "$page" ]; then
-		echo "$f: no man page man/$f.3"; status=1; continue
+		failed "$f: no man page man/$f.3"; continue
 	fi
 	if grep -q '^\.so' "$page"; then
 		target=$(sed -n 's|^\.so man3/\([a-z0-9_]*\.3\)$|\1|p' "$page")
 		if [ "$(wc -l <"$page")" -ne 1 ] || [ -z "$target" ]; then
-			echo "$page: a link is one line, .so man3/PAGE.3"; status=1; continue
+			failed "$page: a link is one line, .so man3/PAGE.3"; continue
 		fi
 		page=man/$target
 		if [ ! -e "$page" ]; then
-			echo "man/$f.3: links to $target, which does not exist"; status=1; continue
+			failed "man/$f.3: links to $target, which does not exist"; continue
 		fi
 		if grep -q '^\.so' "$page"; then
-			echo "man/$f.3: links to $target, itself a link"; status=1; continue
+			failed "man/$f.3: links to $target, itself a link"; continue
 		fi
 	fi
 	names_of "$page" | grep -qxF "$f" ||
-		{ echo "$page: NAME does not list $f"; status=1; }
+		failed "$page: NAME does not list $f"
 done <"$tmp/exported"
+case_end "every export has a man page of its name, or a link to one, whose NAME lists it"
 # libsmq(3) lists every page in SEE ALSO.
+case_begin
 for page in man/*.3; do
 	grep -q '^\.so' "$page" && continue
 	p=${page#man/}; p=${p%.3}
 	[ "$p" = libsmq ] && continue
 	sed -n '/^\.SH SEE ALSO/,$p' man/libsmq.3 | grep -q "^\.BR $p (3)" ||
-		{ echo "libsmq(3): SEE ALSO does not list $p(3)"; status=1; }
+		failed "libsmq(3): SEE ALSO does not list $p(3)"
 done
-[ $status -eq 0 ] && echo "$n exported symbols, all public, each with its man page"
-exit $status
+case_end "libsmq(3) lists every page in SEE ALSO"
+any_failed || echo "$n exported symbols, all public, each with its man page"
+finish 7

@@ -2,10 +2,8 @@
 # smq.h, the one public header, compiles on its own as every C and C++
 # standard a user's program may be written in, with -pedantic, under gcc
 # and clang (where installed), and the version it names is the library's.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+tmp=$T
 cat >"$tmp/use.c" <<'C'
 #include <smq.h>
 #if !SMQ_VERSION_AT_LEAST(1, 0)
@@ -23,18 +21,19 @@ int use(void)
 }
 C
 cp "$tmp/use.c" "$tmp/use.cc"
-status=0
 n=0
 # builds COMPILER SOURCE STD...: smq.h compiles in each standard
 builds() {
 	c=$1 src=$2
 	shift 2
-	command -v "$c" >/dev/null || return 0
+	command -v "$c" >/dev/null || { note "no $c: smq.h is not compiled with it"; return 0; }
 	for std in "$@"; do
-		if ! "$c" -std="$std" -pedantic -Wall -Wextra -Werror -Iinclude \
+		if "$c" -std="$std" -pedantic -Wall -Wextra -Werror -Iinclude \
 			-c -o "$tmp/o" "$src" 2>"$tmp/err"; then
-			echo "smq.h does not compile with $c -std=$std -pedantic:"
-			cat "$tmp/err"; status=1
+			ok "smq.h compiles with $c -std=$std -pedantic"
+		else
+			failed "smq.h does not compile with $c -std=$std -pedantic:"
+			cat "$tmp/err"
 		fi
 		n=$((n + 1))
 	done
@@ -71,9 +70,13 @@ int main(void)
 	return 0;
 }
 C
-if ! cc -Iinclude -o "$tmp/ver" "$tmp/ver.c" -L"$B" -lsmq -Wl,-rpath,"$PWD/$B" ||
-   ! "$tmp/ver"; then
-	echo "the library's version disagrees with smq.h"; status=1
+version=$(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/smq.h | paste -sd.)
+if cc -Iinclude -o "$tmp/ver" "$tmp/ver.c" -L"$B" -lsmq -Wl,-rpath,"$B" &&
+   "$tmp/ver"; then
+	ok "the library is version $version, as smq.h says"
+else
+	failed "the library's version disagrees with smq.h"
 fi
-[ $status -eq 0 ] && echo "smq.h compiles in $n standard and compiler pairs with -pedantic; the library is version $(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/smq.h | paste -sd.)"
-exit $status
+any_failed || echo "smq.h compiles in $n standard and compiler pairs with -pedantic; the library is version $version"
+# the version, and each standard of each compiler there is
+finish $((1 + n))

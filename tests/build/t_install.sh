@@ -1,12 +1,13 @@
 #!/bin/sh
 # make install into a staging DESTDIR puts library, header, pkg-config file
 # and man pages in place, and a program builds against them with pkg-config.
-cd "$(dirname "$0")/../.." || exit 1
-command -v pkg-config >/dev/null || { echo "pkg-config not installed"; exit 77; }
-dest=$(mktemp -d)
-trap 'rm -rf "$dest"' EXIT
-make -s install PREFIX=/opt/smq DESTDIR="$dest" >"$dest.log" 2>&1 || { cat "$dest.log"; rm -f "$dest.log"; exit 1; }
-rm -f "$dest.log"
+. "$(dirname "$0")/../lib/lib.sh"
+command -v pkg-config >/dev/null || skip "pkg-config not installed"
+dest=$T/dest
+mkdir "$dest" || exit 1
+make -s install PREFIX=/opt/smq DESTDIR="$dest" >"$T/install.log" 2>&1 ||
+	{ cat "$T/install.log"; die "make install"; }
+case_begin
 for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.1 opt/smq/lib/libsmq.so opt/smq/include/smq.h \
 	 opt/smq/lib/pkgconfig/libsmq.pc opt/smq/share/man/man7/smq.7 opt/smq/share/man/man3/libsmq.3 \
 	 opt/smq/bin/smqctl opt/smq/share/man/man1/smqctl.1 \
@@ -15,30 +16,39 @@ for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.1 opt/smq/lib/libsmq.so opt/
 	 opt/smq/lib/systemd/system/smq-ivshmem-server.service \
 	 opt/smq/lib/systemd/system/smq-vfio-broker.service \
 	 opt/smq/share/doc/smq/smq-window.conf; do
-	[ -e "$dest/$f" ] || { echo "missing after install: /$f"; exit 1; }
+	[ -e "$dest/$f" ] || failed "missing after install: /$f"
 done
+case_end "make install puts the libraries, the header, libsmq.pc, the pages, the completions, the units and smq-window.conf in place"
 cat >"$dest/prog.c" <<'C'
 #include <smq.h>
 #include <stdio.h>
 int main(void) { puts(smq_version()); return smq_strerror(-SMQ_EMAGIC) ? 0 : 1; }
 C
 flags=$(PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_LIBDIR="$dest/opt/smq/lib/pkgconfig" \
-	pkg-config --cflags --libs libsmq) || exit 1
-${CC:-cc} -o "$dest/prog" "$dest/prog.c" $flags || exit 1
-out=$(LD_LIBRARY_PATH="$dest/opt/smq/lib" "$dest/prog") || exit 1
+	pkg-config --cflags --libs libsmq) || die "pkg-config --cflags --libs libsmq"
+${CC:-cc} -o "$dest/prog" "$dest/prog.c" $flags || die "a program built with pkg-config's flags"
+out=$(LD_LIBRARY_PATH="$dest/opt/smq/lib" "$dest/prog") || die "the program built against the installed library"
 want=$(sed -n 's/^#define SMQ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/smq.h | paste -sd.)
-[ "$out" = "$want" ] || { echo "installed library says version '$out', Makefile '$want'"; exit 1; }
-grep -q '^ExecStart=/opt/smq/bin/smqctl init --from ' "$dest/opt/smq/lib/systemd/system/smq-init.service" ||
-	{ echo "smq-init.service does not run /opt/smq/bin/smqctl init --from"; exit 1; }
+[ "$out" = "$want" ] &&
+	ok "a program built with pkg-config runs on the installed library, version $out" ||
+	failed "installed library says version '$out', Makefile '$want'"
+grep -q '^ExecStart=/opt/smq/bin/smqctl init --from ' "$dest/opt/smq/lib/systemd/system/smq-init.service" &&
+	ok "smq-init.service runs /opt/smq/bin/smqctl init --from" ||
+	failed "smq-init.service does not run /opt/smq/bin/smqctl init --from"
 # the example description is one init takes
 "$dest/opt/smq/bin/smqctl" -w "file:$dest/w" init --dry-run \
-	--from "$dest/opt/smq/share/doc/smq/smq-window.conf" >/dev/null ||
-	{ echo "smqctl init --dry-run --from the installed smq-window.conf fails"; exit 1; }
-grep -q '^ExecStart=/opt/smq/bin/smqctl server --socket ' "$dest/opt/smq/lib/systemd/system/smq-ivshmem-server.service" ||
-	{ echo "smq-ivshmem-server.service does not run /opt/smq/bin/smqctl server"; exit 1; }
-grep -q '^ExecStart=/opt/smq/bin/smqctl --window ${SMQ_BROKER_DEVICE} broker --socket ' "$dest/opt/smq/lib/systemd/system/smq-vfio-broker.service" ||
-	{ echo "smq-vfio-broker.service does not run /opt/smq/bin/smqctl broker"; exit 1; }
-"$dest/opt/smq/bin/smqctl" --version | grep -q "smqctl $want" || { echo "installed smqctl --version is wrong"; exit 1; }
+	--from "$dest/opt/smq/share/doc/smq/smq-window.conf" >/dev/null &&
+	ok "smqctl init --dry-run --from the installed smq-window.conf" ||
+	failed "smqctl init --dry-run --from the installed smq-window.conf fails"
+grep -q '^ExecStart=/opt/smq/bin/smqctl server --socket ' "$dest/opt/smq/lib/systemd/system/smq-ivshmem-server.service" &&
+	ok "smq-ivshmem-server.service runs /opt/smq/bin/smqctl server" ||
+	failed "smq-ivshmem-server.service does not run /opt/smq/bin/smqctl server"
+grep -q '^ExecStart=/opt/smq/bin/smqctl --window ${SMQ_BROKER_DEVICE} broker --socket ' "$dest/opt/smq/lib/systemd/system/smq-vfio-broker.service" &&
+	ok "smq-vfio-broker.service runs /opt/smq/bin/smqctl broker" ||
+	failed "smq-vfio-broker.service does not run /opt/smq/bin/smqctl broker"
+"$dest/opt/smq/bin/smqctl" --version | grep -q "smqctl $want" &&
+	ok "the installed smqctl --version says $want" ||
+	failed "installed smqctl --version is wrong"
 # Both installed libraries show the public API and nothing else: no
 # internal name of ours can clash with a name of the user's program.
 grep -oE '\bsmq_[a-z0-9_]+\(' include/smq.h | tr -d '(' | sort -u >"$dest/declared"
@@ -46,8 +56,12 @@ nm -g --defined-only "$dest/opt/smq/lib/libsmq.a" | awk 'NF == 3 { print $3 }' |
 nm -D --defined-only "$dest/opt/smq/lib/libsmq.so" | awk 'NF == 3 { sub(/@.*/, "", $3); print $3 }' |
 	grep -v '^LIBSMQ_' | sort -u >"$dest/shared"
 for lib in static shared; do
-	diff -u "$dest/declared" "$dest/$lib" >"$dest/diff" ||
-		{ echo "installed $lib library's global names differ from smq.h:"; cat "$dest/diff"; exit 1; }
+	if diff -u "$dest/declared" "$dest/$lib" >"$dest/diff"; then
+		ok "the installed $lib library's global names are smq.h's"
+	else
+		failed "installed $lib library's global names differ from smq.h:"
+		cat "$dest/diff"
+	fi
 done
 # a program that defines a name our internals use still links statically
 cat >"$dest/clash.c" <<'C'
@@ -65,7 +79,12 @@ int main(void)
 	       smq_version_check(SMQ_VERSION_MAJOR, SMQ_VERSION_MINOR) ? 0 : 1;
 }
 C
-${CC:-cc} -o "$dest/clash" "$dest/clash.c" -I"$dest/opt/smq/include" "$dest/opt/smq/lib/libsmq.a" -pthread ||
-	{ echo "a program defining smq_attach does not link with the installed libsmq.a"; exit 1; }
-"$dest/clash" || { echo "the statically linked program called our internals"; exit 1; }
-echo "installed and linked version $out; $(wc -l <"$dest/static") global names in each library, all public"
+if ! ${CC:-cc} -o "$dest/clash" "$dest/clash.c" -I"$dest/opt/smq/include" "$dest/opt/smq/lib/libsmq.a" -pthread; then
+	failed "a program defining smq_attach does not link with the installed libsmq.a"
+elif "$dest/clash"; then
+	ok "a program defining names of our internals links statically, and calls its own"
+else
+	failed "the statically linked program called our internals"
+fi
+any_failed || echo "installed and linked version $out; $(wc -l <"$dest/static") global names in each library, all public"
+finish 10

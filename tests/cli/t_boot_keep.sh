@@ -9,51 +9,18 @@
 # refused there (processes at work), and so is --keep with a description
 # that differs (it would format, and says why it did not keep).
 # Prints "ok"/"FAIL" per case; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
-
-T=$(mktemp -d) || exit 1
-BG=""
-cleanup() {
-	for p in $BG; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
 cd "$T" || exit 1
 export SMQ_WINDOW="file:$T/w"
-export LC_ALL=C
 
-pass=0 fail=0 why=""
-verdict() {
-	if [ -z "$why" ]; then pass=$((pass + 1)); printf "ok   %s\n" "$1"
-	else fail=$((fail + 1)); printf "FAIL %s --%s\n" "$1" "$why"
-		[ -s "$T/err" ] && sed 's/^/       stderr: /' "$T/err" | head -n 6
-	fi
-	why=""
-}
-no() { why="$why $*;"; }
-die() { echo "FAIL $*"; [ -s "$T/err" ] && sed 's/^/       stderr: /' "$T/err"; exit 1; }
-run() { "$S" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
-want_rc() { [ "$rc" -eq "$1" ] || no "exit $rc, expected $1"; }
-want_err() { grep -qF -e "$1" "$T/err" || no "stderr lacks '$1'"; }
-want_out() { grep -qF -e "$1" "$T/out" || no "stdout lacks '$1'"; }
+die() { failed "$*"; [ -s "$T/err" ] && sed 's/^/       stderr: /' "$T/err"; exit 1; }
 generation() {
 	"$S" --json dump 2>/dev/null |
 		sed -n 's/^ *"generation": \([0-9]*\).*/\1/p' | head -n 1
 }
-# waits up to 10 s for FILE to have N lines
-lines() {
-	i=0
-	while [ "$(wc -l <"$1")" -lt "$2" ]; do
-		i=$((i + 1)); [ $i -le 200 ] || return 1; sleep 0.05
-	done
-}
+# has_lines FILE N: FILE has N lines or more
+has_lines() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 N=12    # messages each sender queues
 
 # Three boards; board 2 receives queue 2, board 1 queue 1.
@@ -69,12 +36,13 @@ EOF
 "$S" init --from "$T/window.conf" --keep >"$T/out" 2>"$T/err" ||
 	die "first boot: init --from --keep"
 grep -q "^formatted " "$T/out" || die "first boot did not format: $(cat "$T/out")"
-"$S" -b 1 sync -T 20 -i 10ms >/dev/null 2>&1 &
-BG="$BG $!"
-"$S" -b 2 sync -T 20 -i 10ms >/dev/null 2>&1 &
-BG="$BG $!"
+bg_start "$S" -b 1 sync -T 20 -i 10ms >/dev/null 2>&1
+s1=$pid
+bg_start "$S" -b 2 sync -T 20 -i 10ms >/dev/null 2>&1
+s2=$pid
 "$S" sync -T 20 -i 10ms >/dev/null 2>"$T/err" || die "first boot: sync"
-wait
+wait_pid 30 "$s1" "board 1's first sync" || die "first boot: board 1's sync exit $rc"
+wait_pid 30 "$s2" "board 2's first sync" || die "first boot: board 2's sync exit $rc"
 G=$(generation)
 [ -n "$G" ] || die "no generation in dump --json"
 
@@ -86,13 +54,12 @@ while [ $i -le $N ]; do
 	"$S" send -q 2 "from-0-$i" || die "board 0 send $i"
 	i=$((i + 1))
 done
-"$S" -b 1 recv -q 1 -c $N >"$T/got1" 2>"$T/got1.err" &
-RX1=$!
-BG="$BG $RX1"
-i=0
-until "$S" dump -q 1 2>/dev/null | grep -q "waiting\|asleep"; do
-	i=$((i + 1)); [ $i -le 200 ] || die "board 1's receiver never waited"; sleep 0.05
-done
+# its first message comes after board 0's reboot below
+bg_start "$S" -b 1 recv -q 1 -c $N -T $((60 * slow)) >"$T/got1" 2>"$T/got1.err"
+RX1=$pid
+# receiving queue 1: the dump says so
+receiving() { "$S" dump -q 1 2>/dev/null | grep -q "waiting\|asleep"; }
+wait_for 10 "board 1's receiver to wait on queue 1" receiving || die "board 1's receiver never waited"
 
 # ---- board 0 boots again ----
 run init --from "$T/window.conf"
@@ -146,8 +113,8 @@ while [ $i -le $N ]; do
 	"$S" -b 2 send -q 1 "to-1-$i" || no "board 2 send $i after the reboot"
 	i=$((i + 1))
 done
-lines "$T/got1" $N || no "board 1's receiver got $(wc -l <"$T/got1") of $N"
-wait $RX1 || no "board 1's receiver ended $?"
+within 10 has_lines "$T/got1" $N || no "board 1's receiver got $(wc -l <"$T/got1") of $N"
+wait_pid 10 $RX1 "board 1's receiver" || no "board 1's receiver ended $rc"
 i=1
 while [ $i -le $N ]; do echo "to-1-$i"; i=$((i + 1)); done >"$T/want1"
 cmp -s "$T/want1" "$T/got1" || no "board 1 received $(tr '\n' ' ' <"$T/got1")"
@@ -178,5 +145,4 @@ want_out "kept $U: generation 1 (it holds this shape; nothing was written)"
 	no "the message queued before the upgrade is gone"
 verdict "init --keep keeps a window without scratch areas, and what it holds"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish 9

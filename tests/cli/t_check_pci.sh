@@ -14,59 +14,39 @@
 #    the second from the file put in its place);
 #  - a window that is not on a PCI device: every PCI check SKIPs, saying
 #    why; a legacy PCI device (ivshmem) has no link to judge.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-S=$PWD/$B/smqctl
-[ -x "$S" ] || { echo "no $S: build first"; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' HUP INT TERM
-export LC_ALL=C
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
 export SMQ_WINDOW="file:$T/w"
 D=tests/data/pci-dumps
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 run() {
 	name=$1
 	shift
-	"$S" check --only pci "$@" >"$T/$name.out" 2>"$T/$name.err"
+	"$S" check -T 20s --only pci "$@" >"$T/$name.out" 2>"$T/$name.err"
 	rc=$?
 }
-line() {
-	if grep -E "^$2  $3 +.*$4" "$T/$1.out" >/dev/null; then
-		ok "$1: $2 $3 ($4)"
-	else
-		bad "$1: no line '$2  $3 ...$4'; got:"
-		sed 's/^/    /' "$T/$1.out" "$T/$1.err"
-	fi
-}
-status() {
-	[ "$rc" = "$2" ] && ok "$1: exit $2" || { bad "$1: exit $rc, not $2"; sed 's/^/    /' "$T/$1.out" "$T/$1.err"; }
-}
 
-"$S" init --boards 2 --entries 4 --entry-size 256 >/dev/null || { echo "init failed"; exit 1; }
+"$S" init --boards 2 --entries 4 --entry-size 256 >/dev/null || die "init"
 nt="--device 0000:01:00.0"
 
 run good $nt -F $D/check-good.txt --sysfs tests/data/check/sysfs-good --watch 0
-status good 0
-line good PASS link "1 link on the path, each trained to what both ends support \(0000:01:00.0: 8GT/s x8\)"
-line good PASS aer "no AER error on the 2 devices of the path"
-line good PASS payload "MPS 256 bytes, within what every port above accepts.*MRRS 512"
-line good PASS bar "BAR2 of 0000:01:00.0: 16777216 bytes at 0xe0000000, prefetchable, aligned"
-line good PASS vfio "0000:01:00.0 bound to vfio-pci in IOMMU group 7"
+check_exit good 0
+check_line good PASS link "1 link on the path, each trained to what both ends support \(0000:01:00.0: 8GT/s x8\)"
+check_line good PASS aer "no AER error on the 2 devices of the path"
+check_line good PASS payload "MPS 256 bytes, within what every port above accepts.*MRRS 512"
+check_line good PASS bar "BAR2 of 0000:01:00.0: 16777216 bytes at 0xe0000000, prefetchable, aligned"
+check_line good PASS vfio "0000:01:00.0 bound to vfio-pci in IOMMU group 7"
 
 run bad $nt -F $D/check-bad.txt --sysfs tests/data/check/sysfs-bad --watch 0
-status bad 1
-line bad FAIL link "0000:01:00.0: the link up to 0000:00:01.0 is downgraded: trained 2.5GT/s x4, both ends support 8GT/s x8"
-line bad WARN aer "0000:01:00.0: 3 correctable errors standing .*BadTLP 3"
-line bad FAIL payload "0000:01:00.0 sends TLPs of up to 512 bytes \(MPS\), but 0000:00:01.0 above it takes at most 256"
-line bad FAIL bar "BAR2 of 0000:01:00.0 holds 262144 bytes, the window's layout needs"
-line bad FAIL vfio "IOMMU group 7 holds 0000:01:00.1 too, bound to e1000e"
+check_exit bad 1
+check_line bad FAIL link "0000:01:00.0: the link up to 0000:00:01.0 is downgraded: trained 2.5GT/s x4, both ends support 8GT/s x8"
+check_line bad WARN aer "0000:01:00.0: 3 correctable errors standing .*BadTLP 3"
+check_line bad FAIL payload "0000:01:00.0 sends TLPs of up to 512 bytes \(MPS\), but 0000:00:01.0 above it takes at most 256"
+check_line bad FAIL bar "BAR2 of 0000:01:00.0 holds 262144 bytes, the window's layout needs"
+check_line bad FAIL vfio "IOMMU group 7 holds 0000:01:00.1 too, bound to e1000e"
 grep -q "^      next: reseat or replace" "$T/bad.out" && ok "bad: link says what to do next" ||
-	bad "bad: no next step under the link"
+	failed "bad: no next step under the link"
 tail -n 1 "$T/bad.out" | grep -q "first to fix: link:" && ok "bad: the link first" ||
-	bad "bad: the first to fix is not the link: $(tail -n 1 "$T/bad.out")"
+	failed "bad: the first to fix is not the link: $(tail -n 1 "$T/bad.out")"
 
 # A count that grows while check watches.  check reads every AER file at
 # its start and again at its end, --watch later: the first read of the
@@ -78,35 +58,36 @@ grow() {
 	rm -rf "$T/s"
 	cp -a tests/data/check/sysfs-good "$T/s"
 	f=$T/s/bus/pci/devices/0000:00:01.0/$file
-	rm -f "$f" && mkfifo "$f" || { bad "$name: no FIFO"; return; }
-	"$S" check --only aer $nt -F $D/check-good.txt --sysfs "$T/s" \
-		--watch 3s "$@" >"$T/$name.out" 2>"$T/$name.err" &
-	cp=$!
-	printf 'TLP 0\n%s 0\n' "$total" >"$f"
+	rm -f "$f" && mkfifo "$f" || { failed "$name: no FIFO"; return; }
+	bg_start "$S" check -T 20s --only aer $nt -F $D/check-good.txt --sysfs "$T/s" \
+		--watch 3s "$@" >"$T/$name.out" 2>"$T/$name.err"
+	cp=$pid
+	# the write into the FIFO waits for check to open it: bounded
+	printf 'TLP 0\n%s 0\n' "$total" >"$f" &
+	track $!
+	wait_pid 20 $! "check $name to read the first AER counts from a FIFO"
 	sleep 0.3
 	rm -f "$f"
 	printf 'TLP 2\n%s 2\n' "$total" >"$f"
-	wait $cp
-	rc=$?
+	wait_pid 20 $cp "check $name, watching 3 s"
 }
 grow growing aer_dev_nonfatal TOTAL_ERR_NONFATAL
-status growing 1
-line growing FAIL aer "0000:00:01.0: non-fatal errors counting up while check ran: 0 to 2"
+check_exit growing 1
+check_line growing FAIL aer "0000:00:01.0: non-fatal errors counting up while check ran: 0 to 2"
 grow growing-cor aer_dev_correctable TOTAL_ERR_COR
-status growing-cor 0
-line growing-cor WARN aer "0000:00:01.0: correctable errors counting up while check ran: 0 to 2"
+check_exit growing-cor 0
+check_line growing-cor WARN aer "0000:00:01.0: correctable errors counting up while check ran: 0 to 2"
 
 # not on a PCI device; a device the dump does not hold; a legacy device
 run shm
-status shm 0
+check_exit shm 0
 for c in link aer payload bar vfio; do
-	line shm SKIP $c "the window is not on a PCI device \(file\); --device names one"
+	check_line shm SKIP $c "the window is not on a PCI device \(file\); --device names one"
 done
 run absent --device 0000:09:00.0 -F $D/check-good.txt --watch 0
-line absent SKIP link "no PCI device 0000:09:00.0 in $D/check-good.txt"
+check_line absent SKIP link "no PCI device 0000:09:00.0 in $D/check-good.txt"
 run ivshmem --device 0000:00:04.0 -F $D/ivshmem.txt --sysfs "$T/none" --watch 0
-line ivshmem SKIP link "a conventional PCI device"
-line ivshmem SKIP vfio "not under $T/none/bus/pci"
+check_line ivshmem SKIP link "a conventional PCI device"
+check_line ivshmem SKIP vfio "not under $T/none/bus/pci"
 
-[ $fails = 0 ] || { echo "$fails failed"; exit 1; }
-echo "all passed"
+finish 27

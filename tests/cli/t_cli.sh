@@ -4,83 +4,28 @@
 # message, empty stdout, window bytes unchanged), and sync timeouts.
 # Windows are files in a fresh temporary directory, plus one shm window.
 # Prints "ok"/"FAIL" per case and a summary; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
-
-T=$(mktemp -d) || exit 1
-# Run a copy: the build directory may be rebuilt while the test runs.
-cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-S=$T/smqctl
-# SMQCTL_WRAP, shell words put before every smqctl invocation (valgrind
-# and its options: tests/valgrind.sh).  The wrapper execs, so the pid,
-# stdin and exit status are smqctl's own.  A wrapped smqctl is slow: the
-# timeouts of the commands that wait while others run, and the bounds on
-# how soon a command gives up, are then 6 times longer (slow).
-slow=1
-if [ -n "${SMQCTL_WRAP:-}" ]; then
-	slow=6
-	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SMQCTL_WRAP" "$S" >"$T/wrapped" &&
-		chmod 755 "$T/wrapped" || exit 1
-	S=$T/wrapped
-	echo "note: smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
-fi
-SHM=smq-t-cli-$$
-BG=""
-cleanup() {
-	for p in $BG; do kill "$p" 2>/dev/null; done
-	for p in $BG; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-	rm -f "/dev/shm/$SHM" "/dev/$SHM-x"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/../lib/lib.sh"
+# A wrapped smqctl (SMQCTL_WRAP) is slow: the timeouts of the commands
+# that wait while others run, and the bounds on how soon a command gives
+# up, are then slow times longer.
+need_smqctl
+# a bad window spec's file, should smqctl make it
+at_cleanup 'rm -f "/dev/$SHM-x"'
 cd "$T" || exit 1  # anything created by mistake lands in $T
 
 W=$T/w
 export SMQ_WINDOW="file:$W"
 unset SMQ_DEBUG 2>/dev/null
+# every recv that would wait for a message waits at most this long
+R=$((10 * slow))
 
 if command -v python3 >/dev/null 2>&1 && python3 -c '' 2>/dev/null; then
 	PY=1
 else
 	PY=0
-	echo "note: python3 not found: JSON parse sub-checks skipped"
+	note "python3 not found: JSON parse sub-checks skipped"
 fi
 
-pass=0 fail=0 why=""
-show() { printf '%s\n' "$*" | sed "s|$T|\$T|g"; }
-ok() { pass=$((pass + 1)); show "ok   $*"; }
-failed() {
-	fail=$((fail + 1))
-	show "FAIL $*"
-	[ -s "$T/out" ] && head -n 5 "$T/out" | sed "s|$T|\$T|g; s/^/       stdout: /"
-	[ -s "$T/err" ] && head -n 5 "$T/err" | sed "s|$T|\$T|g; s/^/       stderr: /"
-}
-# verdict DESCRIPTION: ok if no check since the last verdict complained.
-verdict() {
-	if [ -z "$why" ]; then ok "$1"; else failed "$1 --$why"; fi
-	why=""
-}
-no() { why="$why $*;"; }
-
-# run ARGS...: smqctl with stdin from $IN (default /dev/null).
-run() {
-	"$S" "$@" <"${IN:-/dev/null}" >"$T/out" 2>"$T/err"
-	rc=$?
-}
-want_rc() { [ "$rc" -eq "$1" ] || no "exit $rc, expected $1"; }
-want_out() { grep -qF -e "$1" "$T/out" || no "stdout lacks '$1'"; }
-want_err() { grep -qF -e "$1" "$T/err" || no "stderr lacks '$1'"; }
-want_no_out() { [ ! -s "$T/out" ] || no "stdout not empty"; }
-want_out_is() { # exact bytes of stdout
-	printf "$1" >"$T/expect"
-	cmp -s "$T/expect" "$T/out" || no "stdout is not '$1'"
-}
 # json FILE PYTHON-EXPR: d is the parsed document (true when python3 absent)
 json() {
 	[ "$PY" = 1 ] || return 0
@@ -115,26 +60,21 @@ epoch() { # epoch QUEUE: its epoch in $W, as dump -v says it (0x...)
 }
 # hex N: N (a number of the shell's arithmetic) as dump prints an epoch
 hex() { printf '%#x' "$1"; }
-# waitfor SHELL-CONDITION: poll it for up to 3 s
-waitfor() {
-	i=0
-	while [ $i -lt 60 ]; do
-		eval "$1" && return 0
-		sleep 0.05
-		i=$((i + 1))
-	done
-	return 1
-}
-bg_start() { # bg_start OUTFILE ARGS...: smqctl in the background, pid in $bgpid
+# waitfor SHELL-CONDITION: poll it for up to 10 s
+waitfor() { within 10 eval "$1"; }
+# bg_smqctl OUTFILE ARGS...: smqctl in the background, pid in $bgpid
+bg_smqctl() {
 	o=$1
 	shift
-	"$S" "$@" </dev/null >"$o" 2>"$o.err" &
-	bgpid=$!
-	BG="$BG $bgpid"
+	bg_start "$S" "$@" >"$o" 2>"$o.err"
+	bgpid=$pid
+	eval "what_$bgpid=\"smqctl \$*\""
 }
-bg_wait() { # bg_wait PID: its exit status in $bgrc
-	wait "$1"
-	bgrc=$?
+# bg_wait PID: waits for it (30 s at most), its exit status in $bgrc
+bg_wait() {
+	eval "what=\$what_$1"
+	wait_pid 30 "$1" "$what"
+	bgrc=$rc
 }
 
 echo "== normal paths"
@@ -156,7 +96,7 @@ json "$T/out" 'd["boards"]==2 and d["queues"]==2 and d["entries"]==16 and d["ent
 verdict "--json init -T 5s: parses, geometry and generation 2"
 
 # ---- sync: board 1 first, then board 0 ----
-bg_start "$T/b1" -b 1 sync --timeout $((5 * slow))
+bg_smqctl "$T/b1" -b 1 sync --timeout $((5 * slow))
 sleep 0.3
 run sync --timeout $((5 * slow))
 want_rc 0
@@ -169,7 +109,7 @@ verdict "sync: board 1 started before board 0"
 
 # ---- sync: board 0 first, then board 1 (a new generation first) ----
 "$S" init --entries 16 --entry-size 256 >/dev/null 2>&1
-bg_start "$T/b0" sync --timeout $((5 * slow))
+bg_smqctl "$T/b0" sync --timeout $((5 * slow))
 sleep 0.3
 run -b 1 sync --timeout $((5 * slow))
 want_rc 0
@@ -182,7 +122,7 @@ verdict "sync: board 1 started after board 0"
 
 # ---- sync --json on both boards ----
 "$S" init --entries 16 --entry-size 256 >/dev/null 2>&1
-bg_start "$T/b0" --json sync --timeout $((5 * slow))
+bg_smqctl "$T/b0" --json sync --timeout $((5 * slow))
 sleep 0.2
 run -b 1 --json sync --timeout $((5 * slow))
 want_rc 0
@@ -198,7 +138,7 @@ want_rc 0
 want_no_out
 want_fill 1 1
 verdict "send --queue 1 hello (from an argument)"
-run -b 1 recv
+run -b 1 recv --timeout "$R"
 want_rc 0
 want_out_is 'hello\n'
 verdict "-b 1 recv (a line of text)"
@@ -209,7 +149,7 @@ want_rc 0
 want_no_out
 want_fill 1 1
 verdict "send --queue 1 --file FILE (binary, with a NUL)"
-run -b 1 recv --hex
+run -b 1 recv --hex --timeout "$R"
 want_rc 0
 want_out_is 'board 0, 5 bytes: 61 62 0a 00 7a\n'
 verdict "-b 1 recv --hex"
@@ -220,7 +160,7 @@ want_rc 0
 want_no_out
 want_fill 1 1
 verdict "send --queue 1 < stdin"
-run -b 1 --json recv
+run -b 1 --json recv --timeout "$R"
 want_rc 0
 json "$T/out" 'd=={"queue":1,"sender":0,"size":10,"hex":"66726f6d20737464696e"}'
 want_out '66726f6d20737464696e'
@@ -268,7 +208,7 @@ want_out_is 'zz\n'
 verdict "board 1 -> queue 0 from stdin, recv on board 0"
 
 # Receiver waiting in its own process while the sender sends.
-bg_start "$T/bgrecv" -b 1 recv --count 3 --timeout $((5 * slow))
+bg_smqctl "$T/bgrecv" -b 1 recv --count 3 --timeout $((5 * slow))
 sleep 0.2
 for m in one two three; do
 	"$S" send -q 1 "$m" || no "send $m failed"
@@ -389,7 +329,7 @@ verdict "clear --queue 0 (text): epoch $(hex $(((g << 32) + 2))), generation $g 
 # Only the processes at work on the queue cleared are in its way: a
 # receiver of queue 0 waits on through a clear of queue 1 and still
 # receives; a receiver of queue 1 is named, and told when forced.
-bg_start "$T/r0" recv --queue 0 --timeout $((10 * slow))
+bg_smqctl "$T/r0" recv --queue 0 --timeout $((10 * slow))
 r0=$bgpid
 waitfor '"$S" dump 2>/dev/null | grep -Eq "^0 +0 (waiting|asleep) "' || no "queue 0's receiver never showed waiting"
 "$S" send -q 1 drop || no "send failed"
@@ -404,7 +344,7 @@ bg_wait "$r0"
 [ "$(cat "$T/r0")" = ping ] || no "queue 0's receiver got '$(cat "$T/r0")'"
 verdict "clear --queue 1 beside queue 0's receiver (pid $r0): it goes on and receives"
 
-bg_start "$T/r1" -b 1 recv --queue 1 --timeout $((10 * slow))
+bg_smqctl "$T/r1" -b 1 recv --queue 1 --timeout $((10 * slow))
 r1=$bgpid
 waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +1 (waiting|asleep) "' || no "queue 1's receiver never showed waiting"
 e1=$(epoch 1)
@@ -437,7 +377,7 @@ verdict "clear --queue 1 --force: the queue's receiver (pid $r1) is told and end
 # A board that waits in sync (as at boot, on a window left from before) is
 # not in init's way: it is attached (a handle, no queue open), and starts
 # again on the new generation.
-bg_start "$T/att" -b 1 sync --timeout $((10 * slow))
+bg_smqctl "$T/att" -b 1 sync --timeout $((10 * slow))
 att=$bgpid
 waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +initialized +attached +1 +$att "' ||
 	no "board 1 never showed as initialized, attached, 1 handle, pid $att"
@@ -459,7 +399,7 @@ bg_wait "$att"
 [ "$bgrc" -eq 0 ] || no "board 1 sync exited $bgrc"
 verdict "after init board 1 re-attaches and sync completes"
 # A board at work (here a receiver) is: init refuses, unless --force.
-bg_start "$T/work" -b 1 recv --timeout $((10 * slow))
+bg_smqctl "$T/work" -b 1 recv --timeout $((10 * slow))
 work=$bgpid
 waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +ready +at work +[0-9]+ +$work "' ||
 	no "board 1 never showed at work (pid $work)"
@@ -489,7 +429,7 @@ want_out "generation $((g + 1))"
 verdict "init without --force once board 1's process has exited"
 
 # ---- a queue has one receiver ----
-bg_start "$T/busy" -b 1 recv --timeout $((5 * slow))
+bg_smqctl "$T/busy" -b 1 recv --timeout $((5 * slow))
 busy=$bgpid
 waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +1 (waiting|asleep) +0/"' || no "receiver never showed waiting in dump"
 run -b 1 recv --timeout 0
@@ -535,7 +475,9 @@ want_out "file:PATH"
 verdict "smqctl --window help"
 
 # ---- a shm window, and SMQ_WINDOW ----
+shm_cases=0
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	shm_cases=2
 	run -w "shm:$SHM" init --entries 8
 	want_rc 0
 	want_out "formatted shm:$SHM"
@@ -551,7 +493,7 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	want_out "8 entries"
 	verdict "SMQ_WINDOW=shm:$SHM dump"
 else
-	echo "note: /dev/shm not writable: shm window cases skipped"
+	note "/dev/shm not writable: shm window cases skipped"
 fi
 
 # ---- send to a full queue, and oversized messages (window $W2) ----
@@ -575,7 +517,7 @@ want_err "boards 1 and 2"
 [ $(($(date +%s) - start)) -le $((3 * slow)) ] || no "took more than $((3 * slow)) s"
 verdict "sync --timeout 0.3 on board 0, 3 boards, none came: names boards 1 and 2"
 
-bg_start "$T/b1" -w "file:$W3" -b 1 sync --timeout $((2 * slow))
+bg_smqctl "$T/b1" -w "file:$W3" -b 1 sync --timeout $((2 * slow))
 b1=$bgpid
 waitfor '"$S" -w "file:$W3" dump 2>/dev/null | grep -Eq "^1 +initialized +attached +1 +$b1 "' ||
 	no "board 1 never showed announced (initialized, attached, pid $b1)"
@@ -637,7 +579,8 @@ row() {
 	else
 		r_had=0
 	fi
-	"${SMQ:-$S}" "$@" </dev/null >"$T/out" 2>"$T/err"
+	# bounded: each of them ends at once, or it is wrong
+	timeout --foreground -k 5 $((30 * slow)) "${SMQ:-$S}" "$@" </dev/null >"$T/out" 2>"$T/err"
 	rc=$?
 	want_rc "$r_want"
 	want_no_out
@@ -731,6 +674,7 @@ row 1 "/dev/null" "shm name" "$W" -w file:/dev/null dump
 # no permission
 cp "$W" "$T/noperm"
 chmod 000 "$T/noperm"
+perm_rows=2
 if [ "$(id -u)" != 0 ]; then
 	row 1 "permission denied" - "$T/noperm" -w "file:$T/noperm" dump
 	row 1 "permission denied" - "$T/noperm" -w "file:$T/noperm" init
@@ -739,13 +683,14 @@ elif command -v setpriv >/dev/null 2>&1 && chmod 711 "$T" &&
 	printf '#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups "%s" "$@"\n' \
 		"$S" >"$T/asnobody"
 	chmod 755 "$T/asnobody"
-	echo "note: running as root: the permission rows run smqctl as uid 65534 (setpriv)"
+	note "running as root: the permission rows run smqctl as uid 65534 (setpriv)"
 	SMQ=$T/asnobody
 	row 1 "permission denied" - "$T/noperm" -w "file:$T/noperm" dump
 	row 1 "permission denied" - "$T/noperm" -w "file:$T/noperm" init
 	SMQ=
 else
-	echo "note: running as root without a usable setpriv: permission rows skipped"
+	note "running as root without a usable setpriv: permission rows skipped"
+	perm_rows=0
 fi
 chmod 600 "$T/noperm"
 
@@ -833,5 +778,5 @@ for c in boards feature; do
 done
 
 echo "$rows bad invocations"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+# 170 checks, the shm window's 2 and the 2 permission rows where they run
+finish $((170 + shm_cases + perm_rows))

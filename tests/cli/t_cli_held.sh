@@ -25,93 +25,28 @@
 # The refusals are where smqctl reads who held the window through its
 # handle (maint_error): the sanitizer build runs this script too.
 # Prints "ok"/"FAIL" per check; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) ;;
-*) B=$PWD/$B ;;
-esac
-S=$B/smqctl
-H=$B/tests/smqctl-hooked
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
-[ -x "$H" ] || { echo "the hooked smqctl is not built ($H): run make first"; exit 77; }
-[ -d /dev/shm ] || { echo "no /dev/shm for a shm window"; exit 77; }
-T=$(mktemp -d) || exit 1
-# Copies: the build directory may be rebuilt while the test runs.
-cp "$S" "$T/smqctl" && cp "$H" "$T/smqctl-hooked" &&
-	chmod 755 "$T/smqctl" "$T/smqctl-hooked" || exit 1
-S=$T/smqctl
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
+[ -x "$B/tests/smqctl-hooked" ] ||
+	skip "the hooked smqctl is not built ($B/tests/smqctl-hooked): run make first"
+[ -d /dev/shm ] || skip "no /dev/shm for a shm window"
+# a copy: the build directory may be rebuilt while the test runs
+cp "$B/tests/smqctl-hooked" "$T/smqctl-hooked" && chmod 755 "$T/smqctl-hooked" || exit 1
 H=$T/smqctl-hooked
-SHM=smq-t-cli-held-$$
 W=shm:$SHM
-BG=""
-cleanup() {
-	# each a child of ours not waited for yet: its pid is still its own
-	for p in $BG; do kill -9 "$p" 2>/dev/null; done
-	for p in $BG; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-	rm -f "/dev/shm/$SHM"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 unset SMQ_WINDOW SMQ_DEBUG SMQ_TEST_HOLD 2>/dev/null
-export LC_ALL=C
 cd "$T" || exit 1
 
-fail=0
-ok() { echo "ok   $*"; }
-failed() {
-	echo "FAIL $*"
-	fail=1
+# after a FAIL: what the last command said
+on_failure() {
 	for f in out err; do
 		[ -s "$T/$f" ] && sed "s/^/       $f: /" "$T/$f" | head -n 20
 	done
-}
-check() { # check WHAT CMD...: ok if CMD succeeds
-	what=$1
-	shift
-	if "$@"; then ok "$what"; else failed "$what"; fi
-}
-# run ARGS...: smqctl, its exit status in rc, its output in $T/out, $T/err
-run() {
-	"$S" "$@" </dev/null >"$T/out" 2>"$T/err"
-	rc=$?
+	return 0
 }
 # refused RC WORDS: the last run exited RC and said WORDS on stderr
 refused() {
 	[ "$rc" -eq "$1" ] && grep -qF -e "$2" "$T/err"
-}
-# within SECS CMD...: CMD comes true within SECS seconds (every 50 ms)
-within() {
-	n=$(($1 * 20))
-	shift
-	while ! "$@"; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.05
-	done
-}
-# ended PID: a child of ours has ended (a zombie until waited for)
-ended() {
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
-	[ -z "$state" ] || [ "$state" = Z ]
-}
-running() { ! ended "$1"; }
-# finish PID SECS: waits SECS at most for that child to end; its exit
-# status in rc (124: it did not end, killed).  Waited for, its pid is no
-# longer ours: it leaves BG.
-finish() {
-	if within "$2" ended "$1"; then
-		wait "$1"
-		rc=$?
-	else
-		kill -9 "$1" 2>/dev/null
-		wait "$1" 2>/dev/null
-		rc=124
-	fi
-	left=""
-	for p in $BG; do [ "$p" = "$1" ] || left="$left $p"; done
-	BG=$left
 }
 # held NAME POINT ARGS...: the hooked smqctl ARGS in the background, held
 # at POINT; waits (10 s at most) until it is held there.  Its output goes
@@ -124,22 +59,20 @@ held() {
 	SMQ_TEST_HOLD=$point:$T/$name.held SMQ_TEST_HOLD_MAX=60 \
 		"$H" "$@" </dev/null >"$T/$name.out" 2>"$T/$name.err" &
 	pid=$!
-	BG="$BG $pid"
+	track $pid
 	if within 10 test -s "$T/$name.held" &&
 	   [ "$(cat "$T/$name.held")" = "$pid" ]; then
 		return 0
 	fi
-	echo "FAIL $name: not held at $point within 10 s"
+	failed "$name: not held at $point within 10 s"
 	sed "s/^/       $name: /" "$T/$name.err"
-	fail=1
 	return 1
 }
 # release NAME: lets the one held as NAME ($pid) go; waits (20 s at most)
 # for it to end: its exit status in rc
 release() {
 	rm -f "$T/$1.held"
-	finish "$pid" 20
-	[ "$rc" -ne 124 ] || failed "$1: did not end within 20 s of being let go"
+	wait_pid 20 "$pid" "$1, let go"
 }
 generation() { # the window's generation, as dump says it
 	"$S" -w "$W" dump 2>/dev/null |
@@ -156,7 +89,7 @@ said() {
 	done
 }
 
-"$S" -w "$W" init --boards 2 >/dev/null || { echo "FAIL init"; exit 1; }
+"$S" -w "$W" init --boards 2 >/dev/null || die "init"
 g=$(generation)
 check "a fresh window: generation $g" [ -n "$g" ]
 
@@ -199,7 +132,7 @@ if held init maint_formatted -w "$W" init --boards 2; then
 	"$S" -w "$W" -b 1 -v sync --timeout 30 </dev/null >"$T/s1.out" \
 		2>"$T/s1.err" &
 	s1=$!
-	BG="$BG $s1"
+	track $s1
 	check "sync on board 1 says it waits for board 0" \
 		within 10 grep -sqF "board 1: waiting for board 0 to format $W" "$T/s1.err"
 	check "...and waits while the init is held" running "$s1"
@@ -212,7 +145,7 @@ if held init maint_formatted -w "$W" init --boards 2; then
 	check "board 0 then declares the system ready" \
 		sh -c '[ "$1" -eq 0 ] && grep -q "system ready: 2 boards" "$2"' \
 		sh "$rc" "$T/out"
-	finish "$s1" 20
+	wait_pid 20 "$s1" "board 1's sync"
 	check "board 1's sync ends ready in generation $g" \
 		sh -c '[ "$1" -eq 0 ] &&
 		       grep -q "board 1: system ready (generation $2)" "$3"' \
@@ -283,5 +216,4 @@ if held recv commit -w "$W" -b 1 recv -q 1 --count 1 --timeout 30; then
 		"$(generation)" "$((g + 1))"
 fi
 
-[ $fail = 0 ] && echo "all passed"
-exit $fail
+finish 41

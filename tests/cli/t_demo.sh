@@ -4,24 +4,19 @@
 # "$ " line pasted into a shell, in order, on a fresh window, succeeds and
 # prints what the demo printed for it (the messages received).
 # Prints "ok"/"FAIL" per check; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-[ -x "$B/smqctl" ] || { echo "smqctl not built ($B/smqctl): run make first"; exit 77; }
+. "$(dirname "$0")/../lib/lib.sh"
+[ -x "$B/smqctl" ] || skip "smqctl not built ($B/smqctl): run make first"
 [ -d /dev/shm ] && [ -w /dev/shm ] ||
-	{ echo "no writable /dev/shm: the demo's default transport is shm"; exit 77; }
-
-T=$(mktemp -d) || exit 1
-win=smq-t-demo-$$
-trap 'rm -rf "$T"; rm -f "/dev/shm/$win"' EXIT
-trap 'exit 1' INT TERM HUP
+	skip "no writable /dev/shm: the demo's default transport is shm"
+win=$SHM
 unset SMQ_DEBUG 2>/dev/null
-export LC_ALL=C
-fail=0
-ok() { printf 'ok   %s\n' "$*"; }
-failed() { printf 'FAIL %s\n' "$*"; fail=1; }
+# the demo, and each line of its transcript, end within this (a recv of
+# the demo has no --timeout: a message that is not there would hang it)
+bound=$((60 * slow))
 
 # ---- the demo itself ----
-SMQ_WINDOW=shm:$win SMQCTL=$B/smqctl sh cli/demo.sh >"$T/demo" 2>"$T/demo.err"
+SMQ_WINDOW=shm:$win SMQCTL=$B/smqctl timeout --foreground -k 5 $bound \
+	sh cli/demo.sh >"$T/demo" 2>"$T/demo.err"
 rc=$?
 [ $rc = 0 ] && ok "the demo exits 0" ||
 	{ failed "the demo exits $rc"; sed 's/^/    /' "$T/demo.err"; }
@@ -35,7 +30,7 @@ grep -q -- '--hex' "$T/demo" && failed "the demo still receives with --hex"
 # printed.  Only the recv lines' output is compared (the others print pids
 # and times).
 rm -f "/dev/shm/$win"
-n=0 replayed=0
+n=0 replayed=0 bg=""
 while IFS= read -r line; do
 	case $line in
 	'$ '*) ;;
@@ -45,7 +40,18 @@ while IFS= read -r line; do
 	cmd=${line#\$ }
 	# what the demo printed after this line
 	awk -v n="$n" '/^\$ /{ k++; next } k == n' "$T/demo" >"$T/want.$n"
-	SMQ_WINDOW=shm:$win sh -c "$cmd" >"$T/got.$n" 2>"$T/err.$n" </dev/null
+	case $cmd in
+	*" &")
+		# a line the demo runs in the background: ours, waited for below
+		bg_start env SMQ_WINDOW=shm:$win timeout -k 5 $bound sh -c "${cmd% &}" \
+			>"$T/got.$n" 2>"$T/err.$n"
+		bg="$bg $pid:$n"
+		replayed=$((replayed + 1))
+		continue
+		;;
+	esac
+	SMQ_WINDOW=shm:$win timeout --foreground -k 5 $bound sh -c "$cmd" \
+		>"$T/got.$n" 2>"$T/err.$n" </dev/null
 	rc=$?
 	if [ $rc != 0 ]; then
 		failed "as printed, '$cmd' exits $rc: $(head -n 1 "$T/err.$n")"
@@ -60,7 +66,15 @@ while IFS= read -r line; do
 	esac
 done <"$T/demo"
 # a background sync of board 1 may still be finishing
-wait
+for b in $bg; do
+	k=${b#*:}
+	wait_pid 30 "${b%:*}" "line $k of the transcript, run in the background"
+	if [ $rc != 0 ]; then
+		failed "as printed, line $k in the background exits $rc: $(head -n 1 "$T/err.$k")"
+		replayed=$((replayed - 1))
+	fi
+done
 [ "$n" -ge 8 ] && [ "$replayed" = "$n" ] && ok "all $n command lines of the transcript run as printed" ||
 	failed "$replayed of $n command lines ran as printed"
-[ $fail = 0 ]
+# the demo, its messages as text, the two recvs replayed, the transcript
+finish 5

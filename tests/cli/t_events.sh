@@ -9,49 +9,37 @@
 # step, the steps in order (within a step, events the boards race to make
 # may come in either order: three boards becoming ready at once).  Every
 # wait is bounded and says what it waited for.  Exit 0 pass, 1 fail.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
-command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
-T=$(mktemp -d) || exit 1
-SPEC=shm:smq-t-events-$$
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
+need python3 "it reads the events' JSON"
+SPEC=shm:$SHM
 export SMQ_WINDOW=$SPEC
-pids=""
-cleanup() {
-	for p in $pids; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
-	"$S" -w "$SPEC" dump >/dev/null 2>&1 && rm -f "/dev/shm/smq-t-events-$$"
-	rm -f "/dev/shm/smq-t-events-$$"
-	rm -rf "$T"
+die() {
+	failed "$*"
+	for f in "$T"/ev.txt "$T"/ev.json; do [ -s "$f" ] && sed 's/^/    | /' "$f"; done
+	exit 1
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-die() { echo "FAIL $*"; for f in "$T"/ev.txt "$T"/ev.json; do [ -s "$f" ] && sed 's/^/    | /' "$f"; done; exit 1; }
-bg() { "$@" & pids="$pids $!"; }
+bg() { bg_start "$@"; }
+# the watchers end by themselves after this, should the test not stop them
+EVT=$((240 * slow))s
+# a receiver's wait for each message
+RT=$((60 * slow))
 
-# wait_for FILE PATTERN WHAT: until a line of FILE matches (10 s at most)
-wait_for() {
-	i=0
-	until grep -Eq "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le 200 ] || die "no '$3' in $(basename "$1") after 10 s"
-		sleep 0.05
-	done
+# wait_event FILE PATTERN WHAT: until a line of FILE matches (10 s at most)
+wait_event() {
+	wait_line 10 "$1" "$2" || die "no '$3' in $(basename "$1") after $((10 * slow)) s"
 }
 # both watchers saw it
-seen() { wait_for "$T/ev.json" "\"event\": \"$1\".*${2#, }" "$1"; wait_for "$T/ev.txt" "$3" "$1"; }
+seen() { wait_event "$T/ev.json" "\"event\": \"$1\".*${2#, }" "$1"; wait_event "$T/ev.txt" "$3" "$1"; }
 # a step ends when both watchers have been quiet for a few looks
 settle() { sleep 0.4; }
 step() { echo "== $*" >>"$T/steps"; settle; }
 
 "$S" init -n 3 --queues 3 --entries 4 >/dev/null || die "init"
 : >"$T/steps"
-bg "$S" events -i 50ms >"$T/ev.txt"
+bg "$S" events -i 50ms -T $EVT >"$T/ev.txt"
 EV_TXT=$!
-bg "$S" --json events -i 50ms >"$T/ev.json"
+bg "$S" --json events -i 50ms -T $EVT >"$T/ev.json"
 EV_JSON=$!
 sleep 0.3
 
@@ -67,14 +55,12 @@ for b in 1 2; do
 done
 
 step "traffic: a receiver on queue 1, messages from board 2"
-bg "$S" -b 1 recv -q 1 -c 1000 >"$T/got"
+bg "$S" -b 1 recv -q 1 -c 1000 -T $RT >"$T/got"
 RX=$!
 seen receiver_attached ', "queue": 1' 'queue 1: receiver attached'
 for m in one two three; do "$S" -b 2 send -q 1 "$m" || die "send $m"; done
-i=0
-until [ "$(wc -l <"$T/got")" = 3 ]; do
-	i=$((i + 1)); [ $i -le 200 ] || die "recv did not get 3 messages"; sleep 0.05
-done
+got3() { [ "$(wc -l <"$T/got")" = 3 ]; }
+wait_for 10 "recv to get 3 messages" got3 || die "recv did not get 3 messages"
 
 step "the receiver killed: it and its board dead"
 kill -9 $RX
@@ -82,7 +68,7 @@ seen receiver_dead ', "queue": 1' 'queue 1: receiver died'
 seen board_dead ', "board": 1' 'board 1 dead'
 
 step "the board back with a new process"
-bg "$S" -b 1 recv -q 1 -c 1000 >/dev/null
+bg "$S" -b 1 recv -q 1 -c 1000 -T $RT >/dev/null
 RX2=$!
 seen board_restarted ', "board": 1' 'board 1 back'
 seen receiver_attached '.*"takeovers": 1' 'in the place of one that died'
@@ -113,7 +99,7 @@ step "a clear of every queue"
 seen generation '' 'formatted anew: generation 1 -> 2'
 
 step "the window removed"
-rm -f "/dev/shm/smq-t-events-$$"
+rm -f "/dev/shm/$SHM"
 seen window_unreadable '' 'window cannot be read'
 
 step "the window made again"
@@ -133,21 +119,13 @@ seen receiver_attached ', "board": 1, "queue": 1' 'queue 1: receiver attached'
 step "a message damaged in the window: its receiver refuses it"
 kill -STOP $RECV
 printf 'SMQ-DAMAGE-ME\n' | "$S" -b 0 send --queue 1 || die "send"
-python3 - "/dev/shm/smq-t-events-$$" <<'PY' || die "flip"
-import sys
-with open(sys.argv[1], "r+b") as f:
-    data = f.read()
-    at = data.find(b"SMQ-DAMAGE-ME")
-    assert at > 0 and data.find(b"SMQ-DAMAGE-ME", at + 1) < 0
-    f.seek(at + 4)
-    f.write(bytes([data[at + 4] ^ 0x08]))
-PY
+flip_bits "/dev/shm/$SHM" SMQ-DAMAGE-ME 4 0x08 || die "flip"
 kill -CONT $RECV
 seen messages_corrupt ', "board": 1, "queue": 1.*"count": 1, "corrupt": 1' 'queue 1: 1 message failed its checksum'
 
 step "the next message is delivered and the receiver ends"
 printf 'SMQ-WHOLE\n' | "$S" -b 0 send --queue 1 || die "send"
-wait $RECV; rr=$?
+wait_pid 30 $RECV "the receiver of a damaged message"; rr=$rc
 [ $rr = 1 ] || die "recv after a refused message exited $rr, not 1"
 [ "$(cat "$T/recv.out")" = SMQ-WHOLE ] || die "recv wrote '$(cat "$T/recv.out")', not the whole message alone"
 grep -q "the message from board 0 on queue 1 (14 bytes) failed its checksum: refused, not delivered" "$T/recv.err" ||
@@ -161,12 +139,12 @@ kill -CONT $EV_TXT $EV_JSON
 seen lagged '' 'events fell behind'
 settle
 kill -INT $EV_TXT $EV_JSON
-wait $EV_TXT; rt=$?
-wait $EV_JSON; rj=$?
+wait_pid 10 $EV_TXT "the text watcher, sent SIGINT"; rt=$rc
+wait_pid 10 $EV_JSON "the JSON watcher, sent SIGINT"; rj=$rc
 [ $rt = 0 ] && [ $rj = 0 ] || die "events exited $rt (text) and $rj (JSON) on SIGINT, not 0"
 
 # Each step's events, exactly; the steps in this order.
-python3 - "$T/ev.json" "$T/ev.txt" <<'PY' || exit 1
+PYTHONPATH=$ROOT/tests/lib tally python3 - "$T/ev.json" "$T/ev.txt" <<'PY' || die "the events, step by step"
 import json, re, sys
 steps = [
     [("board_announced", 1, None)],
@@ -280,15 +258,8 @@ for line in open(sys.argv[2]):
 ok = check("text", text) and ok
 # every key printed is in smqctl(1)'s events block, and every key there
 # was printed
-keys, cur = set(), False
-for line in open("man/smqctl.1"):
-    line = line.rstrip("\n")
-    if line.startswith('.\\" json-keys: '):
-        cur = line.endswith(": events")
-    elif cur and line == ".EE":
-        cur = False
-    elif cur and line and not line.startswith(".") and not line[0].isspace():
-        keys.add(line.split()[0])
+from json_keys import blocks
+keys = blocks("man/smqctl.1").get("events", set())
 printed = set(k for e in events for k in e)
 if not keys:
     print("FAIL no events block of JSON keys in smqctl(1)"); ok = False
@@ -300,3 +271,4 @@ if ok:
     print("ok   %d events in %d steps, the same in text and JSON" % (len(events), len(steps)))
 sys.exit(0 if ok else 1)
 PY
+finish 1

@@ -10,39 +10,14 @@
 #  - a refusal and a dry run write nothing, create nothing;
 #  - --fit on a 16 MiB window picks the most entries that fit.
 # Prints "ok"/"FAIL" per case; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
-command -v truncate >/dev/null 2>&1 || { echo "no truncate"; exit 77; }
-DUMP=$PWD/tests/data/pci-dumps/ivshmem.txt
-
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
+need truncate "a window of fixed size is made with it"
+DUMP=$ROOT/tests/data/pci-dumps/ivshmem.txt
 cd "$T" || exit 1
-export LC_ALL=C
 unset SMQ_WINDOW
 M16=16777216
 
-pass=0 fail=0 why=""
-verdict() {
-	if [ -z "$why" ]; then pass=$((pass + 1)); printf "ok   %s\n" "$1"
-	else fail=$((fail + 1)); printf "FAIL %s --%s\n" "$1" "$why"
-		[ -s "$T/err" ] && sed 's/^/       stderr: /' "$T/err" | head -n 12
-	fi
-	why=""
-}
-no() { why="$why $*;"; }
-run() { "$S" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
-want_rc() { [ "$rc" -eq "$1" ] || no "exit $rc, expected $1"; }
-want_err() { grep -qF -e "$1" "$T/err" || no "stderr lacks '$1'"; }
-want_out() { grep -qF -e "$1" "$T/out" || no "stdout lacks '$1'"; }
-# jnum KEY FILE: the first number of "KEY": in a JSON file
-jnum() { sed -n "s/^ *\"$1\": \([0-9][0-9]*\).*/\1/p" "$2" | head -n 1; }
 # need ARGS...: the bytes a shape needs, as --dry-run says (of a window
 # that does not exist: nothing to fit)
 need() {
@@ -283,5 +258,4 @@ grep -q '"shape_fits": true' "$T/out" || no "model --json shape_fits is not true
 zero "$T/f16" || no "model wrote the window"
 verdict "model: the window a shape needs, against a window of fixed size"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish 12

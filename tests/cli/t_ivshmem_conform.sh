@@ -22,62 +22,22 @@
 #    cannot ring.
 # SMQCTL_WRAP: shell words put before every smqctl invocation (valgrind).
 # Prints "ok"/"FAIL" per check and a summary; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) ;;
-*) B=$PWD/$B ;;
-esac
-S=$B/smqctl
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
 C=$B/tests/ivshmem_conform
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
-[ -x "$C" ] || { echo "ivshmem_conform not built ($C): run make first"; exit 77; }
+[ -x "$C" ] || skip "ivshmem_conform not built ($C): run make first"
 cycles=${CYCLES:-1000}
-
-T=$(mktemp -d /tmp/smq-t-conform-XXXXXX) || exit 1
-if [ -n "${SMQCTL_WRAP:-}" ]; then
-	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SMQCTL_WRAP" "$S" >"$T/wrapped" &&
-		chmod 755 "$T/wrapped" || exit 1
-	S=$T/wrapped
-	echo "note: smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
-fi
-M=smq-t-conform-$$
-pids=""
-cleanup() {
-	for p in $pids; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
-	rm -rf "$T"
-	rm -f "/dev/shm/$M"*
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP PIPE
+M=$SHM
 unset SMQ_WINDOW NOTIFY_SOCKET 2>/dev/null
-export LC_ALL=C
 
-pass=0 fail=0 why=""
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-verdict() {
-	if [ -z "$why" ]; then
-		ok "$1"
-	else
-		fail=$((fail + 1))
-		echo "FAIL $1 --$why"
-		for f in "$T"/*.err "$T/out"; do
-			[ -s "$f" ] && sed "s|$T|\$T|g; s/^/       ${f##*/}: /" "$f" | tail -n 5
-		done
-	fi
-	why=""
-}
-no() { why="$why $*;"; }
-
-# wait_for FILE PATTERN [TENTHS]: until a line of FILE matches (default 20 s)
-wait_for() {
-	i=0
-	while ! grep -q -- "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt "${3:-400}" ] && return 1
-		sleep 0.05
+# after a failed verdict: the last lines of what each process said
+show_run() {
+	for f in "$T"/*.err "$T/out"; do
+		[ -s "$f" ] && sed "s|$T|\$T|g; s/^/       ${f##*/}: /" "$f" | tail -n 5
 	done
+	return 0
 }
+
 sock=$T/ivshmem.sock
 # serve VECTORS: smqctl server in the background, $srv its pid
 serve() {
@@ -86,12 +46,11 @@ serve() {
 	"$S" -w "shm:$M" server --socket "$sock" --vectors "$1" --shm-size 1M \
 		</dev/null >"$T/out" 2>"$T/server.err" &
 	srv=$!
-	pids="$pids $srv"
-	wait_for "$T/out" listening || no "the server did not listen"
+	track $srv
+	wait_line 20 "$T/out" listening || no "the server did not listen"
 }
 stop_server() {
-	kill -TERM "$srv"
-	wait "$srv" || no "the server exited $?"
+	stop_pid 20 "$srv" "the server, sent SIGTERM" || no "the server exited $rc"
 	[ ! -s "$T/server.err" ] || no "the server wrote to stderr"
 }
 # watcher NAME: a strict client whose stdin is the fifo $T/NAME.in, held
@@ -101,32 +60,23 @@ watcher() {
 	"$C" watch "$sock" "$2" <"$T/$1.in" >"$T/$1.out" 2>"$T/$1.err" \
 		5>&- 6>&- 7>&- &
 	eval "pid_$1=$!"
-	pids="$pids $!"
-	case $1 in
-	a) exec 5>"$T/a.in" ;;
-	b) exec 6>"$T/b.in" ;;
-	c) exec 7>"$T/c.in" ;;
-	esac
+	track $!
+	hold_fifo $(fd_of $1) "$T/$1.in"
 }
+fd_of() { case $1 in a) echo 5 ;; b) echo 6 ;; c) echo 7 ;; esac; }
 # done_watching NAME: closes its stdin; it must say it was conformant
 # throughout (then it stays until end_watcher)
 done_watching() {
-	case $1 in
-	a) exec 5>&- ;;
-	b) exec 6>&- ;;
-	c) exec 7>&- ;;
-	esac
+	release_fifo $(fd_of $1)
 	eval "w=\$pid_$1"
-	while kill -0 "$w" 2>/dev/null && ! grep -q conformant "$T/$1.out"; do
-		sleep 0.05
-	done
+	wout=$T/$1.out
+	within 20 eval 'ended "$w" || grep -q conformant "$wout"'
 	grep -q conformant "$T/$1.out" ||
 		no "watcher $1 broke off: $(tail -n 1 "$T/$1.err")"
 }
 end_watcher() {
 	eval "w=\$pid_$1"
-	kill -TERM "$w"
-	wait "$w" || no "watcher $1 exited $?"
+	stop_pid 10 "$w" "watcher $1, sent SIGTERM" || no "watcher $1 exited $rc"
 }
 # the IDs the server reports joined and not left, but for $1
 live_but() {
@@ -141,24 +91,24 @@ for order in "leave-first" "join-first"; do
 	rm -f "$T"/*.in "$T"/*.out "$T"/*.err
 	serve 2
 	watcher a 2
-	wait_for "$T/a.out" "^id 0" || no "watcher a got no ID"
+	wait_line 20 "$T/a.out" "^id 0" || no "watcher a got no ID"
 	kill -STOP "$srv"
 	if [ $order = leave-first ]; then
 		kill -KILL "$pid_a"
-		wait "$pid_a" 2>/dev/null
-		exec 5>&-
+		wait_pid 10 "$pid_a" "watcher a, killed"
+		release_fifo 5
 		watcher b 2
 	else
 		watcher b 2
 		sleep 0.2   # its connect is queued on the stopped server
 		kill -KILL "$pid_a"
-		wait "$pid_a" 2>/dev/null
-		exec 5>&-
+		wait_pid 10 "$pid_a" "watcher a, killed"
+		release_fifo 5
 	fi
 	sleep 0.2
 	kill -CONT "$srv"
-	wait_for "$T/b.out" "^id 1" || no "watcher b got no ID"
-	wait_for "$T/out" "peer 0 left" || no "peer 0's leaving not reported"
+	wait_line 20 "$T/b.out" "^id 1" || no "watcher b got no ID"
+	wait_line 20 "$T/out" "peer 0 left" || no "peer 0's leaving not reported"
 	done_watching b
 	grep -qx "peers:" "$T/b.out" || no "watcher b ends knowing peers '$(grep peers: "$T/b.out")', expected none"
 	end_watcher b
@@ -173,9 +123,9 @@ base=$(ls "/proc/$srv/fd" | wc -l)
 mkfifo "$T/wake.in"
 "$C" wake "$sock" <"$T/wake.in" >"$T/wake.out" 2>"$T/wake.err" 5>&- 6>&- 7>&- 8>&- &
 pid_wake=$!
-pids="$pids $pid_wake"
-exec 8>"$T/wake.in"
-wait_for "$T/wake.out" "^ready" || no "the sleeping receiver did not start"
+track $pid_wake
+hold_fifo 8 "$T/wake.in"
+wait_line 20 "$T/wake.out" "^ready" || no "the sleeping receiver did not start"
 # QEMU's own device, as strict: it refuses a removal of a peer it does
 # not know, or of itself, and more vectors than it has; its guest never
 # starts (-S), its device serves the socket all the same
@@ -187,14 +137,14 @@ if command -v $QEMU >/dev/null 2>&1; then
 		-device ivshmem-doorbell,chardev=smq,vectors=2 \
 		</dev/null >"$T/qemu.err" 2>&1 5>&- 6>&- 7>&- 8>&- &
 	qpid=$!
-	pids="$pids $qpid"
-	wait_for "$T/out" "joined (pid $qpid)" || no "QEMU's device did not join ($(head -n 2 "$T/qemu.err"))"
+	track $qpid
+	wait_line 20 "$T/out" "joined (pid $qpid)" || no "QEMU's device did not join ($(head -n 2 "$T/qemu.err"))"
 else
-	echo "note: no $QEMU: the churn runs without QEMU's ivshmem-doorbell device"
+	note "no $QEMU: the churn runs without QEMU's ivshmem-doorbell device"
 fi
 watcher a 2
 watcher b 2
-wait_for "$T/a.out" "^id" && wait_for "$T/b.out" "^id" || no "the watchers got no ID"
+wait_line 20 "$T/a.out" "^id" && wait_line 20 "$T/b.out" "^id" || no "the watchers got no ID"
 id_a=$(sed -n 's/^id //p' "$T/a.out")
 id_b=$(sed -n 's/^id //p' "$T/b.out")
 # a: reads nothing the whole time; b: stopped and let go at random
@@ -210,6 +160,7 @@ kill -STOP "$pid_a"
 	kill -CONT "$pid_b"
 ) &
 stopper=$!
+track $stopper
 # the server's descriptors, as often as a look takes: its eventfds against
 # its sockets (the listening one, and one per peer connected).  Each peer
 # has 2 eventfds, and at most 1 duplicate for an announcement begun; a
@@ -229,12 +180,17 @@ stopper=$!
 	done
 ) &
 sampler=$!
-"$C" churn "$sock" 2 "$cycles" "$$" >"$T/churn.out" 2>"$T/churn.err" 5>&- 6>&- 7>&- 8>&-
-rc=$?
+track $sampler
+"$C" churn "$sock" 2 "$cycles" "$$" >"$T/churn.out" 2>"$T/churn.err" 5>&- 6>&- 7>&- 8>&- &
+churn=$!
+track $churn
+wait_pid 200 "$churn" "the churn of $cycles clients"
+churn_rc=$rc
 rm -f "$T/churning"
-wait "$stopper" "$sampler"
+wait_pid 10 "$stopper" "the loop that stops and lets go watcher b"
+wait_pid 10 "$sampler" "the loop that samples the server's descriptors"
 kill -CONT "$pid_a"
-[ $rc -eq 0 ] || no "churn exit $rc: $(tail -n 1 "$T/churn.err")"
+[ $churn_rc -eq 0 ] || no "churn exit $churn_rc: $(tail -n 1 "$T/churn.err")"
 cat "$T/churn.out"
 fdmax=$(cat "$T/fdmax" 2>/dev/null || echo 0)
 echo "     server descriptors: $base with no peer, at most $fdmax under churn"
@@ -251,9 +207,8 @@ fi
 verdict "$cycles clients came and went, each conformant (QEMU's device too, where there is QEMU); the server's descriptors stay bounded by the peers connected; nobody dropped"
 
 echo go >&8 2>/dev/null
-exec 8>&-
-wait "$pid_wake"
-rc=$?
+release_fifo 8
+wait_pid 30 "$pid_wake" "the sleeping receiver, told to go"
 sed 's/^/     /' "$T/wake.out"
 [ $rc -eq 0 ] || no "wake exit $rc: $(tail -n 1 "$T/wake.err")"
 verdict "a receiver asleep through it all is woken by its doorbell, not its sleep slice"
@@ -267,8 +222,7 @@ done_watching b
 end_watcher a
 end_watcher b
 if [ -n "$qpid" ]; then
-	kill "$qpid"
-	wait "$qpid"
+	stop_pid 10 "$qpid" "QEMU"
 	grep -v 'terminating on signal' "$T/qemu.err" | grep -q . &&
 		no "QEMU complained: $(head -n 2 "$T/qemu.err")"
 fi
@@ -281,17 +235,15 @@ serve 2
 "$S" -w "ivshmem:$sock" init >/dev/null 2>"$T/init.err" || no "init failed: $(cat "$T/init.err")"
 "$S" -w "ivshmem:$sock" -b 1 recv -T 60s >"$T/recv.out" 2>"$T/recv.err" &
 rpid=$!
-pids="$pids $rpid"
-wait_for "$T/out" "peer 1 joined" || no "the receiver did not join"
+track $rpid
+wait_line 20 "$T/out" "peer 1 joined" || no "the receiver did not join"
 sleep 0.3   # asleep by now, or soon: either way it must notice
 stop_server
-wait "$rpid"
-rc=$?
+wait_pid 70 "$rpid" "the receiver, its server stopped"
 [ $rc -eq 1 ] || no "recv exit $rc, expected 1"
 grep -q "the ivshmem server closed the connection" "$T/recv.err" ||
 	no "recv said '$(cat "$T/recv.err")'"
 grep -q "timed out" "$T/recv.err" && no "recv slept until its timeout"
 verdict "[exit 1] a receiver asleep when the server stops says so at once, not at its timeout"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish 6

@@ -15,35 +15,10 @@
 #      and refuse an application queue without --force, and a queue that
 #      holds messages or has a receiver even with it.
 # Prints "ok"/"FAIL" per check; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
-command -v python3 >/dev/null 2>&1 || { echo "python3 is needed to read JSON"; exit 77; }
-T=$(mktemp -d) || exit 1
-cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-S=$T/smqctl
-BG=""
-cleanup() {
-	for p in $BG; do kill -9 "$p" 2>/dev/null; done
-	for p in $BG; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
+need python3 "it reads JSON"
 unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
-export LC_ALL=C
-fail=0
-ok() { echo "ok   $*"; }
-failed() { echo "FAIL $*"; fail=1; }
-check() { # check WHAT CMD...: ok if CMD succeeds
-	what=$1
-	shift
-	if "$@"; then ok "$what"; else failed "$what"; fi
-}
 json() { # json FILE PYTHON-EXPR (d is the document)
 	python3 -c 'import json,sys
 d=json.load(open(sys.argv[1]))
@@ -77,7 +52,9 @@ check "init on a window others may write: exit 1, says the mode" \
 	sh -c '[ $0 -eq 1 ] && grep -q "others may write it (mode 0666)" "$1"' $rc "$T/err"
 check "init --force on it: formatted, now 0600" \
 	sh -c '"$0" -w "file:$1" init --force >/dev/null && [ "$(stat -c %a "$1")" = 600 ]' "$S" "$T/open"
+theirs=0
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	theirs=2
 	: >"$T/theirs"
 	chown nobody "$T/theirs"
 	"$S" -w "file:$T/theirs" init >"$T/out" 2>"$T/err"
@@ -88,7 +65,7 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 		sh -c '"$0" -w "file:$1" init --force >/dev/null &&
 		       [ "$(stat -c %u:%a "$1")" = "$(id -u):600" ]' "$S" "$T/theirs"
 else
-	echo "skip: another user's window (needs root and the user nobody)"
+	note "skipped: another user's window (needs root and the user nobody)"
 fi
 "$S" -w "file:$T/precious.txt" init --force >/dev/null 2>&1
 check "init --force formats even the text file" \
@@ -123,31 +100,28 @@ check "dump exits 0 again" "$S" -w "$W" dump >/dev/null
 # ---- (c) boot: sync and generations ----
 "$S" -w "$W" init --boards 2 >/dev/null
 g=$("$S" -w "$W" dump | sed -n '1s/.*generation \([0-9]*\),.*/\1/p')
-"$S" -w "$W" -b 1 sync --timeout 10 >"$T/s1" 2>&1 &
-p=$!
+bg_start "$S" -w "$W" -b 1 sync --timeout 10 >"$T/s1" 2>&1
 "$S" -w "$W" sync --timeout 10 >/dev/null
-wait $p
+wait_pid 20 $pid "board 1's sync"
 "$S" -w "$W" -b 1 sync --timeout 2 >"$T/s1" 2>&1
 check "a board that reboots alone joins the generation that runs ($g)" \
 	grep -q "board 1: system ready (generation $g)" "$T/s1"
-"$S" -w "$W" -b 1 sync --new-generation --timeout 20 >"$T/s1" 2>"$T/s1.err" &
-p=$!
-BG="$BG $p"
+bg_start "$S" -w "$W" -b 1 sync --new-generation --timeout 20 >"$T/s1" 2>"$T/s1.err"
+p=$pid
 sleep 1
-check "--new-generation waits while the window has the old one" kill -0 $p
+check "--new-generation waits while the window has the old one" running $p
 check "...and says so" grep -q "waiting for board 0 to format .* anew (it has generation $g)" "$T/s1.err"
 "$S" -w "$W" init --boards 2 >/dev/null
 "$S" -w "$W" sync --timeout 10 >/dev/null || failed "(c) board 0 sync"
-wait $p
+wait_pid 30 $p "board 1's sync --new-generation"
 check "--new-generation: ready in the new generation ($((g + 1)))" \
 	grep -q "board 1: system ready (generation $((g + 1)))" "$T/s1"
 
 # ---- (d) diagnostics never cost the application a message ----
 "$S" -w "$W" init --boards 2 --queues 2 >/dev/null
 for i in 1 2 3; do "$S" -w "$W" -b 1 send -q 0 "app $i" >/dev/null; done
-"$S" -w "$W" -b 1 recv -q 1 --count 1 --timeout 60 >"$T/app" 2>"$T/app.err" &
-rcv=$!
-BG="$BG $rcv"
+bg_start "$S" -w "$W" -b 1 recv -q 1 --count 1 --timeout 60 >"$T/app" 2>"$T/app.err"
+rcv=$pid
 sleep 0.5
 "$S" -w "$W" pingpong --count 200 --size 0,64 >"$T/pp" 2>&1
 check "pingpong beside a live application: exit 0 on the diagnostic queues" \
@@ -164,13 +138,13 @@ check "pingpong on application queues: refused without --force" \
 rc=$?
 check "with --force: still refused, queue 0 holds messages" \
 	sh -c '[ $0 -eq 1 ] && grep -q "queue 0 holds 3 messages" "$1"' $rc "$T/err"
-"$S" -w "$W" recv -q 0 --count 3 >/dev/null
+"$S" -w "$W" recv -q 0 --count 3 --timeout 10 >/dev/null
 "$S" -w "$W" pingpong --queue-pair 0,1 --force --count 10 >"$T/out" 2>"$T/err"
 rc=$?
 check "with --force: still refused, queue 1 has a receiver" \
 	sh -c '[ $0 -eq 1 ] && grep -q "queue 1 already has a receiver (pid '$rcv')" "$1"' $rc "$T/err"
 "$S" -w "$W" send -q 1 "for the app" >/dev/null
-wait $rcv
+wait_pid 30 $rcv "the application's receiver"
 check "the application's receiver got only its own message" \
 	sh -c 'grep -q "for the app" "$0" && [ "$(grep -c . "$0")" = 1 ]' "$T/app"
 "$S" -w "$W" -b 1 send -q 3 leftover >/dev/null
@@ -178,14 +152,15 @@ check "the application's receiver got only its own message" \
 rc=$?
 check "a message left in a diagnostic queue: refused, --drain offered" \
 	sh -c '[ $0 -eq 1 ] && grep -q "queue 3 holds 1 message.*--drain" "$1"' $rc "$T/err"
-"$S" -w "$W" -b 1 pingpong --peer --drain --count 10 >"$T/p1" 2>&1 &
-p=$!
+bg_start "$S" -w "$W" -b 1 pingpong --peer --drain --count 10 >"$T/p1" 2>&1
+p=$pid
 "$S" -w "$W" pingpong --peer --count 10 >"$T/p0" 2>&1
-rc=$?
-wait $p
+p0rc=$?
+wait_pid 30 $p "board 1's pingpong --peer --drain"
+rc=$p0rc
 check "--drain: the leftover dropped and said, the run done" \
 	sh -c '[ $0 -eq 0 ] && grep -q "dropped 1 message left in diagnostic queue 3" "$1"' $rc "$T/p1"
 
-[ $fail = 0 ] && echo "all passed"
-[ $fail = 0 ] || { for f in p0 p1 out err; do echo "--- $f"; cat "$T/$f"; done; }
-exit $fail
+any_failed && for f in p0 p1 out err; do echo "--- $f"; cat "$T/$f"; done
+# 28, and 2 of another user's window where root can make one
+finish $((28 + theirs))

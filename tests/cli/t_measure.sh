@@ -12,39 +12,25 @@
 # SMQCTL_WRAP: shell words put before every smqctl invocation (valgrind and
 # its options: tests/valgrind.sh).  SMQ_MEASURE_SCALE=N divides the message
 # counts by N (default 1), for a slow smqctl such as one under valgrind.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-smqctl="$PWD/$B/smqctl"
-[ -x "$smqctl" ] || { echo "no $smqctl (build first)"; exit 77; }
-command -v python3 >/dev/null || { echo "python3 not installed: the JSON checks need it"; exit 77; }
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
+need python3 "the JSON checks need it"
 scale=${SMQ_MEASURE_SCALE:-1}
 case $scale in ''|*[!0-9]*|0*) echo "SMQ_MEASURE_SCALE must be a number from 1"; exit 1 ;; esac
 n() { c=$(($1 / scale)); [ $c -ge 1 ] || c=1; echo $c; }
 n3000=$(n 3000) n2000=$(n 2000) n5000=$(n 5000) n20000=$(n 20000)
 intwait=1.5  # how long pingpong runs before Ctrl-C
-if [ -n "${SMQCTL_WRAP:-}" ]; then
-	# the wrapper execs, so the pid, stdin and exit status are smqctl's own
-	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SMQCTL_WRAP" "$smqctl" >"$dir/wrapped" &&
-		chmod 755 "$dir/wrapped" || exit 1
-	smqctl=$dir/wrapped
-	intwait=5  # the wrapped command starts slowly
-	echo "note: smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
-fi
-[ "$scale" = 1 ] || echo "note: counts divided by $scale"
-export SMQ_WINDOW="file:$dir/w"
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+[ -z "${SMQCTL_WRAP:-}" ] || intwait=5  # the wrapped command starts slowly
+[ "$scale" = 1 ] || note "counts divided by $scale"
+export SMQ_WINDOW="file:$T/w"
 
-"$smqctl" init --boards 2 --entries 64 --entry-size 4096 >/dev/null || { echo "init failed"; exit 1; }
+"$S" init --boards 2 --entries 64 --entry-size 4096 >/dev/null || die "init"
 # With one CPU, busy-polling on both sides is refused without --force (as
 # tested below), and each round trip would wait for the scheduler: the
 # runs that would poll spin instead.
 ncpu=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
 F=
-[ "$ncpu" -ge 2 ] || { F="--wait spin"; echo "note: one CPU: runs in spin mode, not poll"; }
+[ "$ncpu" -ge 2 ] || { F="--wait spin"; note "one CPU: runs in spin mode, not poll"; }
 
 # pingpong, JSON: sizes, counts, ordering, rate = messages / seconds
 check_json() { # file kind sizes count
@@ -77,25 +63,28 @@ for x in r:
     assert 0 <= a <= 100 and (b is None or 0 <= b <= 100), ("cpu", a, b)
 PY
 }
+# the checks whose running depends on the machine, counted as they run
+some=0
 for mode in poll sleep spin; do
 	[ $mode = poll ] && [ "$ncpu" -lt 2 ] && continue
-	if "$smqctl" pingpong --json --wait $mode --count $n3000 --size 0,10,100,1000 >"$dir/pp.json" 2>"$dir/err" &&
-	   check_json "$dir/pp.json" pingpong 0,10,100,1000 $n3000 2>>"$dir/err"; then
+	some=$((some + 1))
+	if "$S" pingpong --json --wait $mode --count $n3000 --size 0,10,100,1000 >"$T/pp.json" 2>"$T/err" &&
+	   check_json "$T/pp.json" pingpong 0,10,100,1000 $n3000 2>>"$T/err"; then
 		ok "pingpong --wait $mode: 4 sizes, ordered percentiles, rates match counts"
-	else bad "pingpong --wait $mode"; sed 's/^/    /' "$dir/err"; fi
+	else failed "pingpong --wait $mode"; sed 's/^/    /' "$T/err"; fi
 done
-if "$smqctl" bench --json --count $n20000 --size 0,64,4K >"$dir/b.json" 2>"$dir/err" &&
-   check_json "$dir/b.json" bench 0,64,4096 $n20000 2>>"$dir/err"; then
+if "$S" bench --json --count $n20000 --size 0,64,4K >"$T/b.json" 2>"$T/err" &&
+   check_json "$T/b.json" bench 0,64,4096 $n20000 2>>"$T/err"; then
 	ok "bench: 3 sizes, every message drained and checked, rates match counts"
-else bad "bench --json"; sed 's/^/    /' "$dir/err"; fi
+else failed "bench --json"; sed 's/^/    /' "$T/err"; fi
 
 # text and CSV carry the same rows; the CSV columns are the JSON row keys
-if "$smqctl" pingpong $F --count $n2000 --size 0,64 >"$dir/pp.txt" 2>"$dir/err" &&
-   grep -q "^pingpong on file:$dir/w: board 0 (cpu [0-9-]*) <-> board 1" "$dir/pp.txt" &&
-   grep -q "^notification: .*; prediction: none: " "$dir/pp.txt" &&
-   [ "$(grep -cE "^ +(0|64) +$n2000 " "$dir/pp.txt")" = 2 ]; then
+if "$S" pingpong $F --count $n2000 --size 0,64 >"$T/pp.txt" 2>"$T/err" &&
+   grep -q "^pingpong on file:$T/w: board 0 (cpu [0-9-]*) <-> board 1" "$T/pp.txt" &&
+   grep -q "^notification: .*; prediction: none: " "$T/pp.txt" &&
+   [ "$(grep -cE "^ +(0|64) +$n2000 " "$T/pp.txt")" = 2 ]; then
 	ok "pingpong text table: one row per size with its round trips"
-else bad "pingpong text"; cat "$dir/pp.txt" "$dir/err" | sed 's/^/    /'; fi
+else failed "pingpong text"; cat "$T/pp.txt" "$T/err" | sed 's/^/    /'; fi
 # csv_vs_json CSV JSON LINES: the header is the keys of the JSON rows (of
 # the same command; histogram aside), and LINES lines of values follow
 csv_vs_json() {
@@ -119,27 +108,27 @@ for line in lines:
             float(v)
 PY
 }
-if "$smqctl" bench --csv --count $n5000 --size 8,16 >"$dir/b.csv" 2>"$dir/err" &&
-   head -1 "$dir/b.csv" | grep -q '^name,size,messages,seconds,msgs_per_s,mb_per_s,cpu_a_percent,cpu_b_percent,predicted_msgs_per_s$' &&
-   [ "$(grep -c "^smq spin,\\(8\\|16\\),$n5000," "$dir/b.csv")" = 2 ] &&
-   csv_vs_json "$dir/b.csv" "$dir/b.json" 2 2>>"$dir/err"; then
+if "$S" bench --csv --count $n5000 --size 8,16 >"$T/b.csv" 2>"$T/err" &&
+   head -1 "$T/b.csv" | grep -q '^name,size,messages,seconds,msgs_per_s,mb_per_s,cpu_a_percent,cpu_b_percent,predicted_msgs_per_s$' &&
+   [ "$(grep -c "^smq spin,\\(8\\|16\\),$n5000," "$T/b.csv")" = 2 ] &&
+   csv_vs_json "$T/b.csv" "$T/b.json" 2 2>>"$T/err"; then
 	ok "bench --csv: the JSON row keys as header, one line per size"
-else bad "bench --csv"; cat "$dir/b.csv" "$dir/err" | sed 's/^/    /'; fi
-if "$smqctl" pingpong $F --csv --count $n2000 --size 0,64 >"$dir/pp.csv" 2>"$dir/err" &&
-   csv_vs_json "$dir/pp.csv" "$dir/pp.json" 2 2>>"$dir/err"; then
+else failed "bench --csv"; cat "$T/b.csv" "$T/err" | sed 's/^/    /'; fi
+if "$S" pingpong $F --csv --count $n2000 --size 0,64 >"$T/pp.csv" 2>"$T/err" &&
+   csv_vs_json "$T/pp.csv" "$T/pp.json" 2 2>>"$T/err"; then
 	ok "pingpong --csv: the JSON row keys as header, latencies included"
-else bad "pingpong --csv"; cat "$dir/pp.csv" "$dir/err" | sed 's/^/    /'; fi
-if "$smqctl" pingpong $F --count $n2000 --size 64 --histogram >"$dir/h.txt" 2>"$dir/err" &&
-   grep -q "half round trip histogram ($n2000 samples)" "$dir/h.txt"; then
-	total=$(sed -n 's/.* us *\([0-9][0-9]*\).*/\1/p' "$dir/h.txt" | awk '{ s += $1 } END { print s }')
+else failed "pingpong --csv"; cat "$T/pp.csv" "$T/err" | sed 's/^/    /'; fi
+if "$S" pingpong $F --count $n2000 --size 64 --histogram >"$T/h.txt" 2>"$T/err" &&
+   grep -q "half round trip histogram ($n2000 samples)" "$T/h.txt"; then
+	total=$(sed -n 's/.* us *\([0-9][0-9]*\).*/\1/p' "$T/h.txt" | awk '{ s += $1 } END { print s }')
 	if [ "$total" = $n2000 ]; then ok "histogram: buckets add up to the $n2000 samples"
-	else bad "histogram buckets add up to $total, not $n2000"; fi
-else bad "pingpong --histogram"; cat "$dir/h.txt" "$dir/err" | sed 's/^/    /'; fi
+	else failed "histogram buckets add up to $total, not $n2000"; fi
+else failed "pingpong --histogram"; cat "$T/h.txt" "$T/err" | sed 's/^/    /'; fi
 # --histogram --json: each row carries its buckets, contiguous powers of
 # two, whose counts add up to its round trips
-if "$smqctl" pingpong $F --json --count $n2000 --size 0,100 --histogram >"$dir/h.json" 2>"$dir/err" &&
-   check_json "$dir/h.json" pingpong 0,100 $n2000 2>>"$dir/err" &&
-   python3 - "$dir/h.json" $n2000 2>>"$dir/err" <<'PY'
+if "$S" pingpong $F --json --count $n2000 --size 0,100 --histogram >"$T/h.json" 2>"$T/err" &&
+   check_json "$T/h.json" pingpong 0,100 $n2000 2>>"$T/err" &&
+   python3 - "$T/h.json" $n2000 2>>"$T/err" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 for x in d["results"]:
@@ -155,15 +144,15 @@ for x in d["results"]:
     assert h[-1]["low_ns"] <= x["max_ns"] < h[-1]["high_ns"], (x["max_ns"], h[-1])
 PY
 then ok "pingpong --histogram --json: buckets in each row, adding up to the round trips"
-else bad "pingpong --histogram --json"; sed 's/^/    /' "$dir/err"; fi
-"$smqctl" pingpong --csv --histogram >"$dir/out" 2>"$dir/err"; rc=$?
-if [ $rc = 2 ] && grep -q "histogram" "$dir/err" && [ ! -s "$dir/out" ]; then
+else failed "pingpong --histogram --json"; sed 's/^/    /' "$T/err"; fi
+"$S" pingpong --csv --histogram >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc = 2 ] && grep -q "histogram" "$T/err" && [ ! -s "$T/out" ]; then
 	ok "--csv --histogram: usage error, exit 2"
-else bad "--csv --histogram: exit $rc"; sed 's/^/    /' "$dir/err"; fi
-"$smqctl" --json bench --csv >"$dir/out" 2>"$dir/err"; rc=$?
-if [ $rc = 2 ] && grep -q "^smqctl: --json and --csv exclude each other" "$dir/err" && [ ! -s "$dir/out" ]; then
+else failed "--csv --histogram: exit $rc"; sed 's/^/    /' "$T/err"; fi
+"$S" --json bench --csv >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc = 2 ] && grep -q "^smqctl: --json and --csv exclude each other" "$T/err" && [ ! -s "$T/out" ]; then
 	ok "--json --csv: usage error, exit 2"
-else bad "--json --csv: exit $rc"; sed 's/^/    /' "$dir/err"; fi
+else failed "--json --csv: exit $rc"; sed 's/^/    /' "$T/err"; fi
 
 # the shortest runs: a CPU share is never above 100% on either side
 shares=0
@@ -171,8 +160,8 @@ for i in 1 2 3; do
 	for c in "pingpong --count 1 --size 0,8" "pingpong --count 3 --wait sleep --size 0" \
 		 "bench --count 1 --size 0,64" "bench --count 2 --wait poll --size 0"; do
 		# shellcheck disable=SC2086
-		"$smqctl" --json $c $F >"$dir/short.json" 2>"$dir/err" &&
-		python3 - "$dir/short.json" 2>>"$dir/err" <<'PY' || { shares=1; echo "    $c"; sed 's/^/    /' "$dir/err"; }
+		"$S" --json $c $F >"$T/short.json" 2>"$T/err" &&
+		python3 - "$T/short.json" 2>>"$T/err" <<'PY' || { shares=1; echo "    $c"; sed 's/^/    /' "$T/err"; }
 import json, sys
 for x in json.load(open(sys.argv[1]))["results"]:
     for k in ("cpu_a_percent", "cpu_b_percent"):
@@ -181,79 +170,82 @@ PY
 	done
 done
 [ $shares = 0 ] && ok "CPU shares at most 100% for runs of 1 to 3 messages" ||
-	bad "a CPU share above 100%"
+	failed "a CPU share above 100%"
 
 # --peer: the two halves as two separate commands, as on two real boards
-"$smqctl" --board 1 pingpong --peer >"$dir/peer1.out" 2>&1 &
-p1=$!
-if "$smqctl" pingpong --peer --json --count $n2000 --size 0,100 >"$dir/peer0.json" 2>"$dir/err" &&
-   check_json "$dir/peer0.json" pingpong 0,100 $n2000 2>>"$dir/err"; then
+bg_start "$S" --board 1 pingpong --peer >"$T/peer1.out" 2>&1
+p1=$pid
+if "$S" pingpong --peer --json --count $n2000 --size 0,100 >"$T/peer0.json" 2>"$T/err" &&
+   check_json "$T/peer0.json" pingpong 0,100 $n2000 2>>"$T/err"; then
 	ok "pingpong --peer: board 0 against board 1 started separately"
-else bad "pingpong --peer"; cat "$dir/err" "$dir/peer1.out" | sed 's/^/    /'; fi
-wait $p1 && ok "the peer board ends with status 0 when board 0 is done" ||
-	{ bad "peer board exit status"; sed 's/^/    /' "$dir/peer1.out"; }
+else failed "pingpong --peer"; cat "$T/err" "$T/peer1.out" | sed 's/^/    /'; fi
+wait_pid 30 $p1 "the peer board's pingpong --peer" &&
+	ok "the peer board ends with status 0 when board 0 is done" ||
+	{ failed "peer board exit status"; sed 's/^/    /' "$T/peer1.out"; }
 
 # a size the window cannot carry is refused, naming it, before anything
 # is measured: all sizes or none
-"$smqctl" pingpong --size 5000 >"$dir/out" 2>"$dir/err"; rc=$?
-if [ $rc = 1 ] && grep -q "size 5000 is larger than the entry size 4096" "$dir/err" && [ ! -s "$dir/out" ]; then
+"$S" pingpong --size 5000 >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc = 1 ] && grep -q "size 5000 is larger than the entry size 4096" "$T/err" && [ ! -s "$T/out" ]; then
 	ok "a size larger than the entry size: exit 1, named"
-else bad "oversized pingpong: exit $rc"; sed 's/^/    /' "$dir/err"; fi
+else failed "oversized pingpong: exit $rc"; sed 's/^/    /' "$T/err"; fi
 for c in "pingpong --count 100" "bench --count 100"; do
 	# shellcheck disable=SC2086
-	"$smqctl" $c --size 0,1K,1M >"$dir/out" 2>"$dir/err"; rc=$?
-	if [ $rc = 1 ] && grep -q "^smqctl: size 1048576 is larger than the entry size 4096 of file:$dir/w: nothing measured" "$dir/err" &&
-	   [ ! -s "$dir/out" ]; then
+	"$S" $c --size 0,1K,1M >"$T/out" 2>"$T/err"; rc=$?
+	if [ $rc = 1 ] && grep -q "^smqctl: size 1048576 is larger than the entry size 4096 of file:$T/w: nothing measured" "$T/err" &&
+	   [ ! -s "$T/out" ]; then
 		ok "${c%% *} --size 0,1K,1M: refused before the first size, nothing printed"
-	else bad "${c%% *} --size 0,1K,1M: exit $rc"; cat "$dir/out" "$dir/err" | sed 's/^/    /'; fi
+	else failed "${c%% *} --size 0,1K,1M: exit $rc"; cat "$T/out" "$T/err" | sed 's/^/    /'; fi
 done
-"$smqctl" --json bench --size 5000,64,8K >"$dir/out" 2>"$dir/err"; rc=$?
-if [ $rc = 1 ] && grep -q "sizes 5000, 8192 are larger than the entry size 4096" "$dir/err" && [ ! -s "$dir/out" ]; then
+"$S" --json bench --size 5000,64,8K >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc = 1 ] && grep -q "sizes 5000, 8192 are larger than the entry size 4096" "$T/err" && [ ! -s "$T/out" ]; then
 	ok "two sizes too large: both named, nothing measured"
-else bad "two oversized sizes: exit $rc"; sed 's/^/    /' "$dir/err"; fi
+else failed "two oversized sizes: exit $rc"; sed 's/^/    /' "$T/err"; fi
 
 # --cpu: a CPU this process may not use is a usage error naming it and the
 # allowed set; both sides polling on one CPU needs --force
 allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 notmine=$(python3 -c 'import os; a = os.sched_getaffinity(0); print(next(c for c in range(1024) if c not in a))')
 first=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
-"$smqctl" pingpong --cpu "$first,$notmine" --count 10 >"$dir/out" 2>"$dir/err"; rc=$?
-if [ $rc = 2 ] && grep -q "CPU $notmine is not one this process may use (allowed: $allowed)" "$dir/err" && [ ! -s "$dir/out" ]; then
+"$S" pingpong --cpu "$first,$notmine" --count 10 >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc = 2 ] && grep -q "CPU $notmine is not one this process may use (allowed: $allowed)" "$T/err" && [ ! -s "$T/out" ]; then
 	ok "--cpu $first,$notmine: exit 2, CPU $notmine and the allowed set ($allowed) named"
-else bad "--cpu $first,$notmine: exit $rc"; cat "$dir/out" "$dir/err" | sed 's/^/    /'; fi
-"$smqctl" bench --cpu "$notmine,$first" --count 10 >"$dir/out" 2>"$dir/err"; rc=$?
-if [ $rc = 2 ] && grep -q "CPU $notmine is not one" "$dir/err"; then
+else failed "--cpu $first,$notmine: exit $rc"; cat "$T/out" "$T/err" | sed 's/^/    /'; fi
+"$S" bench --cpu "$notmine,$first" --count 10 >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc = 2 ] && grep -q "CPU $notmine is not one" "$T/err"; then
 	ok "bench --cpu $notmine,$first: exit 2"
-else bad "bench --cpu $notmine,$first: exit $rc"; sed 's/^/    /' "$dir/err"; fi
-"$smqctl" pingpong --cpu "$first,$first" --count 10 --size 0 >"$dir/out" 2>"$dir/err"; rc=$?
-if [ $rc = 2 ] && grep -q "^smqctl: both sides would busy-poll on CPU $first.*use --wait spin or sleep.*--force" "$dir/err" && [ ! -s "$dir/out" ]; then
+else failed "bench --cpu $notmine,$first: exit $rc"; sed 's/^/    /' "$T/err"; fi
+"$S" pingpong --cpu "$first,$first" --count 10 --size 0 >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc = 2 ] && grep -q "^smqctl: both sides would busy-poll on CPU $first.*use --wait spin or sleep.*--force" "$T/err" && [ ! -s "$T/out" ]; then
 	ok "--cpu $first,$first in poll mode: refused, exit 2"
-else bad "--cpu $first,$first poll: exit $rc"; cat "$dir/out" "$dir/err" | sed 's/^/    /'; fi
-if "$smqctl" pingpong --cpu "$first,$first" --wait sleep --count 10 --size 0 >"$dir/out" 2>"$dir/err" &&
-   [ ! -s "$dir/err" ] && grep -q "(cpu $first) <-> board 1 (cpu $first)" "$dir/out"; then
+else failed "--cpu $first,$first poll: exit $rc"; cat "$T/out" "$T/err" | sed 's/^/    /'; fi
+if "$S" pingpong --cpu "$first,$first" --wait sleep --count 10 --size 0 >"$T/out" 2>"$T/err" &&
+   [ ! -s "$T/err" ] && grep -q "(cpu $first) <-> board 1 (cpu $first)" "$T/out"; then
 	ok "--cpu $first,$first in sleep mode: runs, no warning"
-else bad "--cpu $first,$first sleep"; cat "$dir/out" "$dir/err" | sed 's/^/    /'; fi
-if "$smqctl" pingpong --cpu "$first,$first" --force --json --count 5 --size 0 >"$dir/f.json" 2>"$dir/err" &&
-   grep -q "^smqctl: warning: both sides busy-poll on CPU $first" "$dir/err" &&
-   check_json "$dir/f.json" pingpong 0 5 2>>"$dir/err"; then
+else failed "--cpu $first,$first sleep"; cat "$T/out" "$T/err" | sed 's/^/    /'; fi
+if "$S" pingpong --cpu "$first,$first" --force --json --count 5 --size 0 >"$T/f.json" 2>"$T/err" &&
+   grep -q "^smqctl: warning: both sides busy-poll on CPU $first" "$T/err" &&
+   check_json "$T/f.json" pingpong 0 5 2>>"$T/err"; then
 	ok "--cpu $first,$first --force: a warning, then the measurement"
-else bad "--cpu $first,$first --force"; sed 's/^/    /' "$dir/err"; fi
+else failed "--cpu $first,$first --force"; sed 's/^/    /' "$T/err"; fi
 if command -v taskset >/dev/null; then
-	taskset -c "$first" "$smqctl" pingpong --count 10 --size 0 >"$dir/out" 2>"$dir/err"; rc=$?
-	if [ $rc = 2 ] && grep -q "busy-poll on CPU $first, the only one this process may use" "$dir/err"; then
+	some=$((some + 2))
+	taskset -c "$first" "$S" pingpong --count 10 --size 0 >"$T/out" 2>"$T/err"; rc=$?
+	if [ $rc = 2 ] && grep -q "busy-poll on CPU $first, the only one this process may use" "$T/err"; then
 		ok "under taskset -c $first: poll mode refused, exit 2"
-	else bad "taskset -c $first pingpong: exit $rc"; sed 's/^/    /' "$dir/err"; fi
-	if taskset -c "$first" "$smqctl" bench --count 100 --size 64 >"$dir/out" 2>"$dir/err" && [ ! -s "$dir/err" ]; then
+	else failed "taskset -c $first pingpong: exit $rc"; sed 's/^/    /' "$T/err"; fi
+	if taskset -c "$first" "$S" bench --count 100 --size 64 >"$T/out" 2>"$T/err" && [ ! -s "$T/err" ]; then
 		ok "under taskset -c $first: bench in spin mode runs, no warning"
-	else bad "taskset -c $first bench"; sed 's/^/    /' "$dir/err"; fi
+	else failed "taskset -c $first bench"; sed 's/^/    /' "$T/err"; fi
 	[ "$ncpu" -ge 2 ] && {
-	taskset -c "$first" "$smqctl" bench --baseline >"$dir/out" 2>"$dir/err"; rc=$?
-	if [ $rc = 2 ] && grep -q "busy-poll on CPU $first" "$dir/err" && [ ! -s "$dir/out" ]; then
+	some=$((some + 1))
+	taskset -c "$first" "$S" bench --baseline >"$T/out" 2>"$T/err"; rc=$?
+	if [ $rc = 2 ] && grep -q "busy-poll on CPU $first" "$T/err" && [ ! -s "$T/out" ]; then
 		ok "under taskset -c $first: bench --baseline refused, exit 2"
-	else bad "taskset -c $first bench --baseline: exit $rc"; sed 's/^/    /' "$dir/err"; fi
+	else failed "taskset -c $first bench --baseline: exit $rc"; sed 's/^/    /' "$T/err"; fi
 	}
 else
-	echo "note: no taskset: one-CPU runs not tried"
+	note "no taskset: one-CPU runs not tried"
 fi
 
 # bench --baseline on small counts: JSON that parses, every comparison a
@@ -261,8 +253,9 @@ fi
 # UCX's rows measured when ucx_perftest is installed, else absent with why
 if command -v ucx_perftest >/dev/null; then ucx=yes; else ucx=no; fi
 if [ "$ncpu" -ge 2 ]; then
-	if "$smqctl" --json bench --baseline --count $(n 500) >"$dir/base.json" 2>"$dir/err" &&
-	   python3 - "$dir/base.json" $ucx 2>>"$dir/err" <<'PY'
+	some=$((some + 2))
+	if "$S" --json bench --baseline --count $(n 500) >"$T/base.json" 2>"$T/err" &&
+	   python3 - "$T/base.json" $ucx 2>>"$T/err" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 ucx = sys.argv[2] == "yes"
@@ -312,9 +305,9 @@ for c in d["comparisons"]:
         assert c["target"] == 0.8 and c["better"] == "higher", c
 PY
 	then ok "bench --baseline --json: every measurement, ratios and targets consistent (UCX installed: $ucx)"
-	else bad "bench --baseline --json"; sed 's/^/    /' "$dir/err"; fi
-	if "$smqctl" bench --baseline --csv --count $(n 300) >"$dir/base.csv" 2>"$dir/err" &&
-	   python3 - "$dir/base.csv" $ucx 2>>"$dir/err" <<'PY'
+	else failed "bench --baseline --json"; sed 's/^/    /' "$T/err"; fi
+	if "$S" bench --baseline --csv --count $(n 300) >"$T/base.csv" 2>"$T/err" &&
+	   python3 - "$T/base.csv" $ucx 2>>"$T/err" <<'PY'
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
 assert rows[0] == "measure,unit,smq,baseline,baseline_value,ratio,better,target,holds,absent".split(","), rows[0]
@@ -332,46 +325,30 @@ else:
     assert all("ucx-utils" in r["absent"] and r["baseline_value"] == "" and r["ratio"] == "" for r in u), u
 PY
 	then ok "bench --baseline --csv: the comparisons, the ring's with a target, memcpy's without, UCX's $( [ $ucx = yes ] && echo measured || echo absent)"
-	else bad "bench --baseline --csv"; cat "$dir/base.csv" "$dir/err" | sed 's/^/    /'; fi
+	else failed "bench --baseline --csv"; cat "$T/base.csv" "$T/err" | sed 's/^/    /'; fi
 	# without ucx_perftest (a PATH without it): UCX's rows absent, saying
 	# why, in the text too
 	if [ $ucx = yes ]; then
-		if env PATH=/nonexistent "$smqctl" bench --baseline --count $(n 200) >"$dir/noucx.txt" 2>"$dir/err" &&
-		   grep -q "^UCX rows absent: ucx_perftest is not installed (Debian: ucx-utils)$" "$dir/noucx.txt" &&
-		   [ "$(grep -c '  UCX tag_bw  *absent  ' "$dir/noucx.txt")" = 6 ]; then
+		some=$((some + 1))
+		if env PATH=/nonexistent "$S" bench --baseline --count $(n 200) >"$T/noucx.txt" 2>"$T/err" &&
+		   grep -q "^UCX rows absent: ucx_perftest is not installed (Debian: ucx-utils)$" "$T/noucx.txt" &&
+		   [ "$(grep -c '  UCX tag_bw  *absent  ' "$T/noucx.txt")" = 6 ]; then
 			ok "bench --baseline without ucx_perftest: its 6 rows absent, and why"
-		else bad "bench --baseline without ucx_perftest"; cat "$dir/noucx.txt" "$dir/err" | sed 's/^/    /'; fi
+		else failed "bench --baseline without ucx_perftest"; cat "$T/noucx.txt" "$T/err" | sed 's/^/    /'; fi
 	fi
 else
-	echo "note: one CPU: bench --baseline not tried"
+	note "one CPU: bench --baseline not tried"
 fi
 
 # Every key of every JSON output above is described in smqctl(1), in the
 # block of its output, and every key described there was printed.
-if python3 - man/smqctl.1 "$dir" >"$dir/keys" 2>"$dir/err" <<'PY'
+if PYTHONPATH=$ROOT/tests/lib python3 - man/smqctl.1 "$T" >"$T/keys" 2>"$T/err" <<'PY'
 import glob, json, os, sys
+from json_keys import blocks, paths
 man, d = sys.argv[1], sys.argv[2]
-blocks, cur = {}, None
-for line in open(man):
-    line = line.rstrip("\n")
-    if line.startswith('.\\" json-keys: '):
-        cur = line.split(": ", 1)[1]
-        blocks[cur] = set()
-    elif cur and line == ".EE":
-        cur = None
-    elif cur and line and not line.startswith(".") and not line[0].isspace():
-        blocks[cur].add(line.split()[0])
+blocks = blocks(man)
 for need in ("pingpong bench", "row", "bench --baseline"):
     assert blocks.get(need), ("no json-keys block", need)
-def paths(v, pre=""):
-    if isinstance(v, dict):
-        for k, x in v.items():
-            p = pre + k + ("[]" if isinstance(x, list) else "")
-            yield p
-            yield from paths(x, p + ".")
-    elif isinstance(v, list):
-        for x in v:
-            yield from paths(x, pre)
 seen = {k: set() for k in blocks}
 files = sorted(glob.glob(os.path.join(d, "*.json")))
 assert len(files) >= 6, files
@@ -395,21 +372,20 @@ for b in blocks:
     assert not missing, "described in smqctl(1) (%s) but never printed: %s" % (b, sorted(missing))
 print(len(files), "JSON outputs,", sum(len(v) for v in blocks.values()), "keys described")
 PY
-then ok "JSON keys: all described in smqctl(1), all described ones printed ($(cat "$dir/keys"))"
-else bad "JSON keys and smqctl(1)"; sed 's/^/    /' "$dir/err"; fi
+then ok "JSON keys: all described in smqctl(1), all described ones printed ($(cat "$T/keys"))"
+else failed "JSON keys and smqctl(1)"; sed 's/^/    /' "$T/err"; fi
 
 # Ctrl-C: what was measured is printed, and the exit status says interrupted
-"$smqctl" pingpong $F --duration 30 --size 0 >"$dir/int.txt" 2>"$dir/err" &
-pid=$!
+bg_start "$S" pingpong $F --duration 30 --size 0 >"$T/int.txt" 2>"$T/err"
 sleep $intwait
-kill -INT $pid
-wait $pid; rc=$?
-if [ $rc = 1 ] && grep -q "(interrupted)" "$dir/int.txt" && grep -qE '^ +0 +[0-9]+ ' "$dir/int.txt"; then
+stop_pid 20 $pid "pingpong, sent SIGINT" INT
+if [ $rc = 1 ] && grep -q "(interrupted)" "$T/int.txt" && grep -qE '^ +0 +[0-9]+ ' "$T/int.txt"; then
 	ok "Ctrl-C: prints the rows measured so far, exit 1"
-else bad "Ctrl-C: exit $rc"; cat "$dir/int.txt" "$dir/err" | sed 's/^/    /'; fi
+else failed "Ctrl-C: exit $rc"; cat "$T/int.txt" "$T/err" | sed 's/^/    /'; fi
 # nothing left behind: the forked peer is gone, the window is valid
 sleep 0.2
-if "$smqctl" dump >/dev/null 2>"$dir/err"; then ok "the window is valid afterwards"
-else bad "dump after the runs"; sed 's/^/    /' "$dir/err"; fi
+if "$S" dump >/dev/null 2>"$T/err"; then ok "the window is valid afterwards"
+else failed "dump after the runs"; sed 's/^/    /' "$T/err"; fi
 
-[ $fails = 0 ] || { echo "$fails failed"; exit 1; }
+# 23 on any machine, and those that run on this one
+finish $((23 + some))

@@ -7,24 +7,18 @@
 # submit by tests/smqctl-hooked while one byte is flipped in the window
 # file); the options that cannot go together are usage errors.  Speed is
 # never looked at.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-smqctl="$PWD/$B/smqctl"
-hooked="$PWD/$B/tests/smqctl-hooked"
-[ -x "$smqctl" ] || { echo "no $smqctl (build first)"; exit 77; }
-command -v python3 >/dev/null || { echo "python3 not installed: the JSON checks need it"; exit 77; }
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
+need python3 "the JSON checks need it"
+hooked=$B/tests/smqctl-hooked
 ncpu=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
 # one CPU: the ping-pongs spin and sleep instead of busy-polling
 P=
 [ "$ncpu" -ge 2 ] || P="--wait spin"
 
 # check FILE COMMAND SIZES COUNT ZERO_COPY BURST VERIFY NAME
-check() {
+# check_run FILE KIND SIZES COUNT ZC BURST VERIFY SUFFIX: the JSON of a run
+check_run() {
 	python3 - "$@" <<'PY'
 import json, sys
 f, kind, sizes, count, zc, burst, verify, suffix = sys.argv[1:9]
@@ -45,9 +39,9 @@ for x in r:
 PY
 }
 
-# run LABEL WINDOW COMMAND [OPTIONS...]: the command with --json on the
-# window, checked; the options say what to expect
-run() {
+# measure LABEL WINDOW COMMAND [OPTIONS...]: the command with --json on
+# the window, checked; the options say what to expect
+measure() {
 	label=$1 win=$2 kind=$3
 	shift 3
 	zc=no burst=1 verify=no suffix=
@@ -62,44 +56,44 @@ run() {
 	[ $verify = yes ] && [ $zc = no ] && suffix="$suffix, verified"
 	count=1001; [ "$kind" = pingpong ] && count=301
 	# shellcheck disable=SC2086
-	if "$smqctl" --window "$win" --json $kind $P --count $count --size 0,5,64,1000,4K "$@" \
-		>"$dir/out.json" 2>"$dir/err" &&
-	   check "$dir/out.json" $kind 0,5,64,1000,4096 $count $zc $burst $verify "$suffix" 2>>"$dir/err"; then
+	if "$S" --window "$win" --json $kind $P --count $count --size 0,5,64,1000,4K "$@" \
+		>"$T/out.json" 2>"$T/err" &&
+	   check_run "$T/out.json" $kind 0,5,64,1000,4096 $count $zc $burst $verify "$suffix" 2>>"$T/err"; then
 		ok "$label"
-	else bad "$label"; sed 's/^/    /' "$dir/err"; fi
+	else failed "$label"; sed 's/^/    /' "$T/err"; fi
 }
 
-plain="file:$dir/plain" summed="file:$dir/summed"
-"$smqctl" --window "$plain" init --boards 2 --entries 64 --entry-size 4096 >/dev/null &&
-"$smqctl" --window "$summed" init --boards 2 --entries 64 --entry-size 4096 --checksum >/dev/null ||
-	{ echo "init failed"; exit 1; }
+plain="file:$T/plain" summed="file:$T/summed"
+"$S" --window "$plain" init --boards 2 --entries 64 --entry-size 4096 >/dev/null &&
+"$S" --window "$summed" init --boards 2 --entries 64 --entry-size 4096 --checksum >/dev/null ||
+	die "init"
 for w in plain summed; do
 	eval spec=\$$w
-	run "bench --zero-copy ($w)" "$spec" bench --zero-copy
-	run "bench --verify ($w)" "$spec" bench --verify
-	run "bench --burst=8 ($w): 1001 messages, the last call short" "$spec" bench --burst=8
-	run "bench --burst=3 --verify ($w)" "$spec" bench --burst=3 --verify
-	run "bench --burst=256 ($w): more than the ring holds" "$spec" bench --burst=256
-	run "pingpong --zero-copy ($w)" "$spec" pingpong --zero-copy
-	run "pingpong --burst=4 ($w): 4 each way a round trip" "$spec" pingpong --burst=4
-	run "pingpong --burst=16 --verify ($w): the diagnostic ring full each way" "$spec" pingpong --burst=16 --verify
+	measure "bench --zero-copy ($w)" "$spec" bench --zero-copy
+	measure "bench --verify ($w)" "$spec" bench --verify
+	measure "bench --burst=8 ($w): 1001 messages, the last call short" "$spec" bench --burst=8
+	measure "bench --burst=3 --verify ($w)" "$spec" bench --burst=3 --verify
+	measure "bench --burst=256 ($w): more than the ring holds" "$spec" bench --burst=256
+	measure "pingpong --zero-copy ($w)" "$spec" pingpong --zero-copy
+	measure "pingpong --burst=4 ($w): 4 each way a round trip" "$spec" pingpong --burst=4
+	measure "pingpong --burst=16 --verify ($w): the diagnostic ring full each way" "$spec" pingpong --burst=16 --verify
 done
 
 # the title says how the messages moved
-if "$smqctl" --window "$plain" bench --count 100 --size 64 --burst 8 --verify >"$dir/t.txt" 2>"$dir/err" &&
-   grep -q "^bench on $plain: .*, mode spin, bursts of 8, verified$" "$dir/t.txt" &&
-   "$smqctl" --window "$plain" pingpong $P --count 100 --size 64 --zero-copy >"$dir/t.txt" 2>>"$dir/err" &&
-   grep -q "^pingpong on $plain: .*, mode [a-z]*, zero-copy$" "$dir/t.txt"; then
+if "$S" --window "$plain" bench --count 100 --size 64 --burst 8 --verify >"$T/t.txt" 2>"$T/err" &&
+   grep -q "^bench on $plain: .*, mode spin, bursts of 8, verified$" "$T/t.txt" &&
+   "$S" --window "$plain" pingpong $P --count 100 --size 64 --zero-copy >"$T/t.txt" 2>>"$T/err" &&
+   grep -q "^pingpong on $plain: .*, mode [a-z]*, zero-copy$" "$T/t.txt"; then
 	ok "the title names bursts, verified and zero-copy"
-else bad "titles"; cat "$dir/t.txt" "$dir/err" | sed 's/^/    /'; fi
+else failed "titles"; cat "$T/t.txt" "$T/err" | sed 's/^/    /'; fi
 
 # options that do not go together, or out of range: exit 2, nothing run
 for args in "bench --zero-copy --burst 4" "pingpong --burst 0" "bench --burst 257" "bench --burst x"; do
 	# shellcheck disable=SC2086
-	"$smqctl" --window "$plain" $args >"$dir/out" 2>"$dir/err"; rc=$?
-	if [ $rc = 2 ] && [ ! -s "$dir/out" ] && grep -q -- "--burst" "$dir/err"; then
+	"$S" --window "$plain" $args >"$T/out" 2>"$T/err"; rc=$?
+	if [ $rc = 2 ] && [ ! -s "$T/out" ] && grep -q -- "--burst" "$T/err"; then
 		ok "$args: usage error, exit 2"
-	else bad "$args: exit $rc"; sed 's/^/    /' "$dir/err"; fi
+	else failed "$args: exit $rc"; sed 's/^/    /' "$T/err"; fi
 done
 
 # A payload changed after the sender made it: the sender is held at its
@@ -128,36 +122,38 @@ if [ -x "$hooked" ]; then
 	for w in plain summed; do
 		eval spec=\$$w
 		for kind in bench pingpong; do
-			hold=$dir/held
+			hold=$T/held
 			rm -f "$hold"
-			SMQ_TEST_HOLD="loan_submit:$hold" SMQ_TEST_HOLD_MAX=20 "$hooked" --window "$spec" \
-				$kind $P --zero-copy --count 50 --size 4K >"$dir/out" 2>"$dir/err" &
-			pid=$!
-			i=0
-			while [ ! -e "$hold" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+			SMQ_TEST_HOLD="loan_submit:$hold" SMQ_TEST_HOLD_MAX=20 bg_start "$hooked" --window "$spec" \
+				$kind $P --zero-copy --count 50 --size 4K >"$T/out" 2>"$T/err"
+			within 10 test -e "$hold"
 			flipped=no
 			# a byte in the first and in the second half of a block
 			# of 32 that the check takes at once
 			at=100; [ $kind = pingpong ] && at=2071
-			[ -e "$hold" ] && flip "${spec#file:}" $at 2>>"$dir/err" && flipped=yes
+			[ -e "$hold" ] && flip "${spec#file:}" $at 2>>"$T/err" && flipped=yes
 			# the peer of a ping-pong, a process of its own, holds
 			# at its first answer too: let it go at once
-			while kill -0 $pid 2>/dev/null; do rm -f "$hold"; sleep 0.02; done
-			wait $pid; rc=$?
+			let_go() { rm -f "$hold"; ended $pid; }
+			wait_for 30 "$kind --zero-copy, let go at its holds, to end" let_go
+			wait_pid 5 $pid "$kind --zero-copy"
 			if [ $flipped = yes ] && [ $rc = 1 ] &&
-			   grep -qE "^smqctl: (bench|pingpong) of 4096 bytes: 1 messages? (of the untimed lap came wrong|came back wrong)$" "$dir/err"; then
+			   grep -qE "^smqctl: (bench|pingpong) of 4096 bytes: 1 messages? (of the untimed lap came wrong|came back wrong)$" "$T/err"; then
 				ok "$kind --zero-copy ($w): a byte flipped in a loan before its submit fails it, exit 1"
-			else bad "$kind --zero-copy ($w) with a flipped byte: flipped $flipped, exit $rc"
-				cat "$dir/out" "$dir/err" | sed 's/^/    /'; fi
+			else failed "$kind --zero-copy ($w) with a flipped byte: flipped $flipped, exit $rc"
+				cat "$T/out" "$T/err" | sed 's/^/    /'; fi
 		done
 	done
 else
-	echo "note: no $hooked: the flipped-payload runs not tried"
+	note "no $hooked: the flipped-payload runs not tried"
 fi
 
 # every JSON key printed here is one smqctl(1) describes for pingpong and
 # bench, and the windows are valid afterwards
 for w in "$plain" "$summed"; do
-	"$smqctl" --window "$w" dump >/dev/null 2>"$dir/err" || { bad "dump $w after the runs"; sed 's/^/    /' "$dir/err"; }
+	"$S" --window "$w" dump >/dev/null 2>"$T/err" || { failed "dump $w after the runs"; sed 's/^/    /' "$T/err"; }
 done
-[ $fails = 0 ] || { echo "$fails failed"; exit 1; }
+# 21, and the 4 flipped payloads where the hooked smqctl is built
+flipped=0
+[ -x "$hooked" ] && flipped=4
+finish $((21 + flipped))

@@ -8,30 +8,15 @@
 # init and dump of it run, and their times are printed (never asserted:
 # machines are shared).
 # Exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
-
-T=$(mktemp -d) || exit 1
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
 # the window in memory where there is some: a file there is one host's
-# shared memory as much as a shm object is
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
-	W=/dev/shm/smq-t-memory-$$
+	W=/dev/shm/$SHM
 else
 	W=$T/w
 fi
-trap 'rm -rf "$T"; rm -f "$W"' EXIT
-trap 'exit 1' INT TERM HUP
-export LC_ALL=C
 export SMQ_WINDOW="file:$W"
-fail=0
-no() { echo "FAIL $*"; fail=1; }
-jnum() { sed -n "s/^ *\"$1\": \([0-9][0-9]*\).*/\1/p" "$2" | head -n 1; }
-ms() { echo $(( $(date +%s%N) / 1000000 )); }
 mib() { awk -v b="$1" 'BEGIN { printf "%.2f MiB", b / 1048576 }'; }
 
 # queue q: received by board q mod 64, sent on by the next two boards
@@ -52,9 +37,9 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.2f MiB", b / 1048576 }'; }
 } >"$T/target.conf"
 
 "$S" init --dry-run --from "$T/target.conf" >"$T/dry.txt" 2>&1 ||
-	{ cat "$T/dry.txt"; no "init --dry-run --from the target's description"; exit 1; }
+	{ cat "$T/dry.txt"; die "init --dry-run --from the target's description"; }
 "$S" --json init --dry-run --from "$T/target.conf" >"$T/dry.json" 2>&1 ||
-	{ no "init --dry-run --json"; exit 1; }
+	die "init --dry-run --json"
 sed 's/^/  | /' "$T/dry.txt"
 total=$(jnum window_size "$T/dry.json")
 app=$(jnum application "$T/dry.json")
@@ -80,18 +65,20 @@ grep -q "^  application queues (1024) " "$T/dry.txt" ||
 grep -q "^  diagnostic queues (64) " "$T/dry.txt" ||
 	no "--dry-run does not show the diagnostic queues apart"
 [ -e "$W" ] && no "--dry-run created the window"
+verdict "init --dry-run of the target: at most a tenth of 158 MiB, its application queues a twentieth, the diagnostic queues apart; nothing created"
 
-t0=$(ms)
+t0=$(now_ms)
 "$S" init --from "$T/target.conf" >"$T/init.txt" 2>&1 ||
 	{ cat "$T/init.txt"; no "init --from the target's description"; }
-t1=$(ms)
+t1=$(now_ms)
 "$S" dump >"$T/dump.txt" 2>&1 || { tail -n 5 "$T/dump.txt"; no "dump"; }
-t2=$(ms)
+t2=$(now_ms)
 "$S" --json dump -v >"$T/dump.json" 2>&1 || no "dump -v --json"
-t3=$(ms)
+t3=$(now_ms)
 size=$(wc -c <"$W")
 [ "$size" -eq "$total" ] || no "the window is $size bytes, --dry-run said $total"
+verdict "init --from the target: the window --dry-run said; dump and dump -v --json read it"
 echo "init: $((t1 - t0)) ms; dump: $((t2 - t1)) ms; dump -v --json: $((t3 - t2)) ms" \
 	"($(wc -c <"$T/dump.json") bytes of JSON)"
-[ $fail = 0 ] && echo "the memory target holds: $(mib "$total") for 64 x 1024 x 16 x 64 B with 2 senders a queue"
-exit $fail
+any_failed || echo "the memory target holds: $(mib "$total") for 64 x 1024 x 16 x 64 B with 2 senders a queue"
+finish 2

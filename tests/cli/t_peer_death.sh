@@ -11,49 +11,17 @@
 # board 1 is killed after it announced itself, within a few seconds of the
 # kill and not only at its timeout.
 # Prints "ok"/"FAIL" per check; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
 if command -v jq >/dev/null 2>&1; then
 	JSON=jq
 elif command -v python3 >/dev/null 2>&1; then
 	JSON=python3
 else
-	echo "neither jq nor python3: cannot read smqctl's JSON"
-	exit 77
-fi
-
-T=$(mktemp -d) || exit 1
-# Run a copy: the build directory may be rebuilt while the test runs.
-cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-S=$T/smqctl
-# SMQCTL_WRAP: shell words put before every smqctl invocation (valgrind,
-# tests/valgrind.sh); the wrapper execs, so pids stay smqctl's own.
-if [ -n "${SMQCTL_WRAP:-}" ]; then
-	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SMQCTL_WRAP" "$S" >"$T/wrapped" &&
-		chmod 755 "$T/wrapped" || exit 1
-	S=$T/wrapped
-	echo "note: smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
+	skip "neither jq nor python3: cannot read smqctl's JSON"
 fi
 W=file:$T/w
-BG=""
-cleanup() {
-	for p in $BG; do kill -9 "$p" 2>/dev/null; done
-	for p in $BG; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
-export LC_ALL=C
-
-fail=0
-ok() { echo "ok   $*"; }
-failed() { echo "FAIL $*"; fail=1; }
 
 # field FILE JQ-PATH: a value of a JSON document, as jq -r prints it
 field() {
@@ -81,29 +49,12 @@ alive_in() {
 	field "$T/j" ".board_table[$2].alive"
 }
 # waitfor SECONDS SHELL-CONDITION: poll it every 0.05 s
-waitfor() {
-	n=$(($1 * 20))
-	while [ "$n" -gt 0 ]; do
-		eval "$2" && return 0
-		sleep 0.05
-		n=$((n - 1))
-	done
-	eval "$2"
-}
-# now_ms: milliseconds of the clock (whole seconds where date has no %N)
-now_ms() {
-	t=$(date +%s%N 2>/dev/null)
-	case $t in
-	*N*|'') echo $(($(date +%s) * 1000)) ;;
-	*) echo $((t / 1000000)) ;;
-	esac
-}
+waitfor() { within "$1" eval "$2"; }
 
 # ---- (a) a killed board shows dead at once on this host ----
-"$S" -w "$W" init --boards 2 >/dev/null 2>&1 || { echo "init failed"; exit 1; }
-"$S" -w "$W" -b 1 recv --timeout 30 >/dev/null 2>&1 &
-rcv=$!
-BG="$BG $rcv"
+"$S" -w "$W" init --boards 2 >/dev/null 2>&1 || die "init"
+bg_start "$S" -w "$W" -b 1 recv --timeout 30 >/dev/null 2>&1
+rcv=$pid
 # it writes its pid and a heartbeat when it first sleeps; its board is
 # alive before that, from its handles' processes
 if waitfor 5 '[ "$(alive_in dump 1)" = yes ] &&
@@ -135,7 +86,7 @@ j=$(judged)
 [ "$j" = "working waiting" ] && ok "top --once: board 1 at work, queue 1's receiver waiting" ||
 	failed "top --once: board 1's activity and queue 1's receiver: '$j', expected 'working waiting'"
 kill -9 "$rcv"
-wait "$rcv" 2>/dev/null
+wait_pid 10 "$rcv" "board 1's receiver, killed"
 a=$(alive_in dump 1)
 [ "$a" = no ] && ok "dump: board 1 dead right after kill -9" ||
 	failed "dump: board 1 after kill -9: alive is '$a'"
@@ -159,9 +110,8 @@ j=$(judged)
 [ "$j" = "dead dead" ] && ok "top --once: board 1 dead, queue 1's receiver dead" ||
 	failed "top --once: board 1's activity and queue 1's receiver: '$j', expected 'dead dead' $(rx)"
 # and while it is dead a zombie does not pass for alive either
-"$S" -w "$W" -b 1 recv --timeout 30 >/dev/null 2>&1 &
-rcv=$!
-BG="$BG $rcv"
+bg_start "$S" -w "$W" -b 1 recv --timeout 30 >/dev/null 2>&1
+rcv=$pid
 # the receiver of queue 1 now (it took over from the dead one)
 waitfor 5 '[ "$(alive_in dump 1)" = yes ] &&
 	[ "$(field "$T/j" ".queue_table[1].receiver_pid")" = "$rcv" ] &&
@@ -176,7 +126,7 @@ sleep 0.2
 a="$(alive_in dump 1) $(judged)"
 [ "$a" = "no dead dead" ] && ok "dump: board 1 and its receiver dead while a zombie (not yet reaped)" ||
 	failed "dump: board 1 while a zombie: alive, activity, receiver: '$a', expected 'no dead dead' $(rx)"
-wait "$rcv" 2>/dev/null
+wait_pid 10 "$rcv" "the second receiver, killed"
 
 # ---- (b) a board of another host: its heartbeat tells ----
 # The kernel's boot id, read otherwise in a mount namespace, makes board 1
@@ -189,7 +139,7 @@ if command -v unshare >/dev/null 2>&1 &&
 	other=yes
 fi
 if [ -z "$other" ]; then
-	echo "skip (b): cannot give a process another boot id here (unshare --mount, root)"
+	note "skipped (b): cannot give a process another boot id here (unshare --mount, root)"
 else
 	"$S" -w "$W" init --boards 2 --force >/dev/null 2>&1 ||
 		failed "(b) init"
@@ -197,7 +147,7 @@ else
 		exec "$0" -w "$1" -b 1 recv --timeout 30' "$S" "$W" "$T/boot_id" \
 		>/dev/null 2>&1 &
 	rcv=$!
-	BG="$BG $rcv"
+	track $rcv
 	if waitfor 8 '[ "$(alive_in dump 1)" = yes ]' &&
 		[ "$(field "$T/j" '.board_table[1].same_host')" = false ]; then
 		age=$(field "$T/j" '.board_table[1].heartbeat_age_ms')
@@ -222,12 +172,13 @@ else
 		ok "top --once: board 1 of another host alive, at work, its receiver waiting (judged in $t ms)" ||
 		failed "top --once: board 1 of another host: alive, activity, receiver '$a $j' (expected 'yes working waiting'), after $t ms"
 	kill -9 "$rcv"
-	wait "$rcv" 2>/dev/null
+	wait_pid 10 "$rcv" "board 1 of another host, killed"
 	# dump and top --once look at once, side by side
 	t0=$(now_ms)
 	( "$S" -w "$W" --json top --once --interval 0.1 >"$T/jt" 2>"$T/jterr"
 	  echo $(($(now_ms) - t0)) >"$T/jt.ms" ) &
 	topbg=$!
+	track $topbg
 	a=$(alive_in dump 1)
 	t=$(($(now_ms) - t0))
 	age=$(field "$T/j" '.board_table[1].heartbeat_age_ms')
@@ -239,7 +190,7 @@ else
 	j=$(judged)
 	[ "$j" = "dead dead" ] && ok "dump: board 1 of another host dead, its receiver dead" ||
 		failed "dump: board 1 of another host after kill -9: activity and receiver '$j', expected 'dead dead'"
-	wait "$topbg"
+	wait_pid 30 "$topbg" "top --once, watching the stilled heartbeat"
 	cp "$T/jt" "$T/j"
 	a=$(field "$T/j" '.board_table[1].alive')
 	j=$(judged)
@@ -256,10 +207,11 @@ fi
 # it stops: smq never compares another host's clock with its own.  Its
 # monotonic clock is moved in a time namespace, its wall clock by faketime.
 if [ -z "$other" ]; then
-	echo "skip (b2): no other host to skew (see b)"
+	note "skipped (b2): no other host to skew (see b)"
 elif ! unshare --time --monotonic 3600 true 2>/dev/null; then
-	echo "skip (b2): cannot make a time namespace here (unshare --time)"
+	note "skipped (b2): cannot make a time namespace here (unshare --time)"
 else
+	floor_b2=4
 	for skew in +5s -5s; do
 		ft=""
 		if command -v faketime >/dev/null 2>&1; then
@@ -274,7 +226,7 @@ else
 			exec $3 "$0" -w "$1" -b 1 recv --timeout 30' "$S" "$W" \
 			"$T/boot_id" "$ft" >/dev/null 2>&1 &
 		rcv=$!
-		BG="$BG $rcv"
+		track $rcv
 		if [ -n "$ft" ]; then
 			what="wall clock $skew"
 		else
@@ -289,7 +241,7 @@ else
 		# faketime may run the receiver as a child: kill the one that beats
 		beater=$(field "$T/j" '.board_table[1].pid')
 		kill -9 "$beater" "$rcv" 2>/dev/null
-		wait "$rcv" 2>/dev/null
+		wait_pid 10 "$rcv" "board 1 of a skewed host, killed"
 		a=$(alive_in dump 1)
 		age=$(field "$T/j" '.board_table[1].heartbeat_age_ms')
 		if [ "$a" = no ] && [ "$age" -ge 4900 ] 2>/dev/null && [ "$age" -lt 7000 ]; then
@@ -302,12 +254,10 @@ fi
 
 # ---- (c) sync reports a board that died while synchronising ----
 "$S" -w "$W" init --boards 3 --force >/dev/null 2>&1 || failed "(c) init"
-"$S" -w "$W" sync --timeout 10 --interval 50ms >"$T/s0.out" 2>"$T/s0.err" &
-s0=$!
-BG="$BG $s0"
-"$S" -w "$W" -b 1 sync --timeout 30 >/dev/null 2>&1 &
-s1=$!
-BG="$BG $s1"
+bg_start "$S" -w "$W" sync --timeout 10 --interval 50ms >"$T/s0.out" 2>"$T/s0.err"
+s0=$pid
+bg_start "$S" -w "$W" -b 1 sync --timeout 30 >/dev/null 2>&1
+s1=$pid
 if waitfor 5 'grep -q "board 1 announced" "$T/s0.out"'; then
 	ok "sync: board 0 saw board 1 announce itself"
 else
@@ -315,16 +265,15 @@ else
 	sed 's/^/    | /' "$T/s0.out" "$T/s0.err"
 fi
 sleep 0.3
-if kill -0 "$s0" 2>/dev/null; then
+if running "$s0"; then
 	ok "sync: board 0 still waits for board 2"
 else
 	failed "sync: board 0 ended before board 1 was killed"
 fi
 kill -9 "$s1"
-wait "$s1" 2>/dev/null
+wait_pid 10 "$s1" "board 1's sync, killed"
 t0=$(now_ms)
-wait "$s0"
-rc=$?
+wait_pid 20 "$s0" "board 0's sync, waiting for a dead board"
 t=$(($(now_ms) - t0))
 [ "$rc" -eq 1 ] && ok "sync: board 0 exits 1" ||
 	failed "sync: board 0 exit status $rc, expected 1"
@@ -340,5 +289,8 @@ else
 	failed "sync: reported only $t ms after the kill (more than 3 s)"
 fi
 
-[ "$fail" -eq 0 ] && echo "all passed"
-exit "$fail"
+# (a) and (c) 18, (b) 6 where this host can make another, (b2) 4 where it
+# can skew that host's clocks too
+floor_b=0
+[ -z "$other" ] || floor_b=6
+finish $((18 + floor_b + ${floor_b2:-0}))

@@ -8,21 +8,11 @@
 #  - a device that is no candidate (a disk, a NIC, bridges) says what it is
 #    and why not (-v, --ntb, JSON), and never gets a command.
 # Exit 1 on any mismatch.  B is the build directory (default build).
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-[ -x "$B/smqctl" ] || { echo "skip: no $B/smqctl: build it first (make)"; exit 77; }
-S=$B/smqctl
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
 D=tests/data/pci-dumps
-export LC_ALL=C
+tmp=$T
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
-status=0
-ok() { echo "ok   $*"; }
-fail() { echo "FAIL $*"; status=1; }
-
-# has FILE LINE...: FILE holds each LINE, whole (tabs as \t)
 has() {
 	f=$1
 	shift
@@ -31,7 +21,7 @@ has() {
 		if grep -Fxq -- "$line" "$f"; then
 			ok "$f: $want"
 		else
-			fail "$f: no line '$want'; got:"
+			failed "$f: no line '$want'; got:"
 			sed 's/^/    /' "$f"
 		fi
 	done
@@ -39,7 +29,7 @@ has() {
 # lacks FILE REGEX: no line of FILE matches
 lacks() {
 	if grep -Eq -- "$2" "$1"; then
-		fail "$1: a line matches '$2':"
+		failed "$1: a line matches '$2':"
 		grep -E -- "$2" "$1" | sed 's/^/    /'
 	else
 		ok "$1: nothing matches '$2'"
@@ -52,22 +42,22 @@ block() {
 commands='unbind|driver_override|drivers_probe|modprobe'
 
 # ---- CardBus ----
-"$S" probe -F $D/cardbus.txt -s 02:06 >"$tmp/cb" || fail "probe -F cardbus.txt"
+"$S" probe -F $D/cardbus.txt -s 02:06 >"$tmp/cb" || failed "probe -F cardbus.txt"
 has "$tmp/cb" \
 	'\tMemory window 0: e4000000-e7ffffff [size=64M] (prefetchable)' \
 	'\tMemory window 1: e2400000-e27fffff [size=4M]' \
 	'\tI/O window 0: 00004000-000040ff [size=256] [32-bit]' \
 	'\tI/O window 1: 00004800-000048ff [size=256]'
 [ "$(grep -c 'window [01]: \[closed\]' "$tmp/cb")" -eq 4 ] &&
-	ok "02:06.1: its four windows closed" || fail "02:06.1: not four closed windows"
+	ok "02:06.1: its four windows closed" || failed "02:06.1: not four closed windows"
 lacks "$tmp/cb" 'behind bridge'
-"$S" probe -F $D/cardbus.txt -t >"$tmp/cbt" || fail "probe -F cardbus.txt -t"
+"$S" probe -F $D/cardbus.txt -t >"$tmp/cbt" || failed "probe -F cardbus.txt -t"
 grep -q '06.0 .* \[bus 03-06\] mem0 e4000000-e7ffffff (64M, pref) mem1 e2400000-e27fffff (4M) ' \
 	"$tmp/cbt" && ok "tree: the CardBus windows" ||
-	{ fail "tree: no CardBus windows:"; cat "$tmp/cbt"; }
-"$S" probe -F $D/cardbus.txt -s 02:06.0 --json >"$tmp/cb.json" || fail "--json"
+	{ failed "tree: no CardBus windows:"; cat "$tmp/cbt"; }
+"$S" probe -F $D/cardbus.txt -s 02:06.0 --json >"$tmp/cb.json" || failed "--json"
 if command -v python3 >/dev/null 2>&1; then
-	python3 - "$tmp/cb.json" <<'EOF' && ok "JSON: the CardBus windows" || status=1
+	tally python3 - "$tmp/cb.json" <<'EOF' && ok "JSON: the CardBus windows"
 import json, sys
 b = json.load(open(sys.argv[1]))["devices"][0]["bridge"]
 want = ([(0xe4000000, 0xe7ffffff, True, True), (0xe2400000, 0xe27fffff, True, False)],
@@ -81,7 +71,7 @@ EOF
 fi
 
 # ---- candidates: ivshmem-doorbell, ivshmem-plain ----
-"$S" probe -F $D/ivshmem.txt -s 00:04.0 >"$tmp/bell" || fail "probe -s 00:04.0"
+"$S" probe -F $D/ivshmem.txt -s 00:04.0 >"$tmp/bell" || failed "probe -s 00:04.0"
 has "$tmp/bell" \
 	'\tsmq: ivshmem-doorbell: BAR0 registers (IVPosition at +8, Doorbell at +12), BAR1 MSI-X table and PBA, BAR2 shared memory; MSI-X: doorbells through vfio-pci' \
 	'\tsmq: driver unknown (from a dump); smq would map pci:0000:00:04.0/2 when no driver holds it (receivers poll), or with doorbells once it is bound to vfio-pci' \
@@ -90,7 +80,7 @@ has "$tmp/bell" \
 	'\t\techo 0000:00:04.0 > /sys/bus/pci/devices/0000:00:04.0/driver/unbind' \
 	'\t\techo 0000:00:04.0 > /sys/bus/pci/drivers_probe' \
 	'\tsmq: vfio-pci needs the device in an IOMMU group (/sys/bus/pci/devices/0000:00:04.0/iommu_group)'
-"$S" probe -F $D/ivshmem.txt -s 00:03.0 >"$tmp/plain" || fail "probe -s 00:03.0"
+"$S" probe -F $D/ivshmem.txt -s 00:03.0 >"$tmp/plain" || failed "probe -s 00:03.0"
 has "$tmp/plain" \
 	'\tsmq: ivshmem-plain: BAR0 registers (IVPosition at +8, Doorbell at +12), BAR2 shared memory; no MSI-X: no doorbell, receivers poll' \
 	'\tsmq: driver unknown (from a dump); smq would map pci:0000:00:03.0/2 when no driver holds it (receivers poll)' \
@@ -98,7 +88,7 @@ has "$tmp/plain" \
 lacks "$tmp/plain" 'vfio|modprobe|driver_override'
 
 # ---- not candidates: a host bridge, a disk, a NIC ----
-"$S" probe -F $D/ivshmem.txt -v >"$tmp/v" || fail "probe -v"
+"$S" probe -F $D/ivshmem.txt -v >"$tmp/v" || failed "probe -v"
 for s in 00:00.0 00:05.0 00:06.0; do
 	block "$tmp/v" $s >"$tmp/v.$s"
 	lacks "$tmp/v.$s" "$commands"
@@ -107,11 +97,11 @@ done
 has "$tmp/v.00:05.0" "\tsmq: not a candidate: a storage controller's BARs are its registers, and the system's disks may hang on it"
 has "$tmp/v.00:06.0" "\tsmq: not a candidate: a network controller's BARs are its registers, and the system may be using it"
 has "$tmp/v.00:00.0" "\tsmq: not a candidate: a host bridge joins the processors to the bus and holds no shared memory"
-"$S" probe -F $D/ivshmem.txt >"$tmp/plain-list" || fail "probe"
+"$S" probe -F $D/ivshmem.txt >"$tmp/plain-list" || failed "probe"
 lacks "$tmp/plain-list" 'not a candidate'
 
 "$S" probe -F $D/ivshmem.txt --ntb >"$tmp/ntb"; rc=$?
-[ $rc -eq 0 ] && ok "--ntb with candidates: exit 0" || fail "--ntb: exit $rc"
+[ $rc -eq 0 ] && ok "--ntb with candidates: exit 0" || failed "--ntb: exit $rc"
 has "$tmp/ntb" \
 	'Not candidates (smq uses non-transparent bridges and ivshmem):' \
 	"\t\ta storage controller's BARs are its registers, and the system's disks may hang on it" \
@@ -119,14 +109,14 @@ has "$tmp/ntb" \
 sed -n '/^Not candidates/,$p' "$tmp/ntb" >"$tmp/ntb.not"
 lacks "$tmp/ntb.not" "$commands"
 grep -q '^	00:05.0 Non-Volatile memory controller \[0108\]: ' "$tmp/ntb.not" &&
-	ok "--ntb: the disk is listed by class" || fail "--ntb: no 00:05.0 line"
+	ok "--ntb: the disk is listed by class" || failed "--ntb: no 00:05.0 line"
 [ "$(grep -c '^00:0[34].0 ' "$tmp/ntb")" -eq 2 ] &&
-	ok "--ntb: both ivshmem shown" || fail "--ntb: not both ivshmem"
+	ok "--ntb: both ivshmem shown" || failed "--ntb: not both ivshmem"
 
-"$S" probe -F $D/ivshmem.txt --ntb --json >"$tmp/ntb.json" || fail "--ntb --json"
-"$S" probe -F $D/ivshmem.txt --json >"$tmp/all.json" || fail "--json"
+"$S" probe -F $D/ivshmem.txt --ntb --json >"$tmp/ntb.json" || failed "--ntb --json"
+"$S" probe -F $D/ivshmem.txt --json >"$tmp/all.json" || failed "--json"
 if command -v python3 >/dev/null 2>&1; then
-	python3 - "$tmp/ntb.json" "$tmp/all.json" <<'EOF' && ok "JSON: candidates and not" || status=1
+	tally python3 - "$tmp/ntb.json" "$tmp/all.json" <<'EOF' && ok "JSON: candidates and not"
 import json, sys
 ntb, full = (json.load(open(f)) for f in sys.argv[1:3])
 fails = []
@@ -154,9 +144,12 @@ fi
 
 # --ntb where nothing is a candidate: the others and why, then exit 1
 "$S" probe -F $D/cardbus.txt --ntb >"$tmp/none" 2>"$tmp/none.err"; rc=$?
-[ $rc -eq 1 ] && ok "--ntb without candidates: exit 1" || fail "--ntb without candidates: exit $rc"
+[ $rc -eq 1 ] && ok "--ntb without candidates: exit 1" || failed "--ntb without candidates: exit $rc"
 has "$tmp/none.err" 'smqctl: no PCI device matches --ntb: no non-transparent bridge among the 5 devices scanned'
 [ "$(grep -c '^	[0-9a-f][0-9a-f]:' "$tmp/none")" -eq 5 ] &&
-	ok "--ntb without candidates: the 5 listed" || { fail "--ntb: not 5 listed"; cat "$tmp/none"; }
+	ok "--ntb without candidates: the 5 listed" || { failed "--ntb: not 5 listed"; cat "$tmp/none"; }
 lacks "$tmp/none" "$commands"
-exit $status
+# 39, and the 2 JSON checks where there is python3
+json_checks=0
+command -v python3 >/dev/null 2>&1 && json_checks=2
+finish $((39 + json_checks))

@@ -18,33 +18,31 @@
 # their IDs are compared.  B is the build directory (default build);
 # PROBE_JSON=FILE compares FILE instead of running smqctl (to see that a
 # wrong field is caught).
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-command -v lspci >/dev/null 2>&1 || { echo "skip: no lspci (pciutils)"; exit 77; }
-[ -d /sys/bus/pci/devices ] || { echo "skip: no /sys/bus/pci on this machine"; exit 77; }
+. "$(dirname "$0")/../lib/lib.sh"
+command -v lspci >/dev/null 2>&1 || skip "skip: no lspci (pciutils)"
+[ -d /sys/bus/pci/devices ] || skip "skip: no /sys/bus/pci on this machine"
 [ -n "$PROBE_JSON" ] || [ -x "$B/smqctl" ] ||
-	{ echo "skip: no $B/smqctl: build it first (make)"; exit 77; }
-[ -n "$(ls /sys/bus/pci/devices)" ] || { echo "skip: no PCI device on this machine"; exit 77; }
-export LC_ALL=C
+	skip "skip: no $B/smqctl: build it first (make)"
+[ -n "$(ls /sys/bus/pci/devices)" ] || skip "skip: no PCI device on this machine"
+tmp=$T
+# every device gets a check at least
+devices=$(ls /sys/bus/pci/devices | wc -l)
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
-
+[ -n "$PROBE_JSON" ] || need_smqctl
 if [ -n "$PROBE_JSON" ]; then
 	cp "$PROBE_JSON" "$tmp/probe.json" || exit 1
 else
-	"$B/smqctl" probe --json >"$tmp/probe.json" ||
-		{ echo "FAIL: smqctl probe --json exited $?"; exit 1; }
+	"$S" probe --json >"$tmp/probe.json" ||
+		die "smqctl probe --json exited $?"
 fi
 # lspci complains on stderr about libkmod in containers: not our business
-lspci -D -vv -nn >"$tmp/vv" 2>/dev/null || { echo "FAIL: lspci -vv failed"; exit 1; }
-lspci -D -n >"$tmp/n" 2>/dev/null || { echo "FAIL: lspci -n failed"; exit 1; }
-lspci -D -x >"$tmp/x" 2>/dev/null || { echo "FAIL: lspci -x failed"; exit 1; }
-lspci -t >"$tmp/t" 2>/dev/null || { echo "FAIL: lspci -t failed"; exit 1; }
+lspci -D -vv -nn >"$tmp/vv" 2>/dev/null || die "lspci -vv failed"
+lspci -D -n >"$tmp/n" 2>/dev/null || die "lspci -n failed"
+lspci -D -x >"$tmp/x" 2>/dev/null || die "lspci -x failed"
+lspci -t >"$tmp/t" 2>/dev/null || die "lspci -t failed"
 
 if ! command -v python3 >/dev/null 2>&1; then
-	echo "note: no python3: comparing the devices and their IDs only"
+	note "no python3: comparing the devices and their IDs only"
 	# "0000:00:01.0 ffff: 1af4:1045 (rev 01)" -> "0000:00:01.0 1af4 1045 ffff"
 	sed -n 's/^\([0-9a-f:.]*\) \([0-9a-f]\{4\}\): \([0-9a-f]\{4\}\):\([0-9a-f]\{4\}\).*/\1 \3 \4 \2/p' \
 		"$tmp/n" | sort >"$tmp/want"
@@ -53,25 +51,25 @@ if ! command -v python3 >/dev/null 2>&1; then
 		/"class":/ { print s, v, d, substr($4, 1, 4) }' "$tmp/probe.json" |
 		sort >"$tmp/got"
 	if cmp -s "$tmp/want" "$tmp/got"; then
-		sed 's/^\([^ ]*\) .*/ok \1 ids/' "$tmp/got"
-		exit 0
+		tally sed 's/^\([^ ]*\) .*/ok   \1 ids/' "$tmp/got"
+		finish "$devices"
 	fi
-	echo "FAIL: devices and IDs differ (lspci -n, then smqctl):"
+	failed "devices and IDs differ (lspci -n, then smqctl):"
 	diff "$tmp/want" "$tmp/got" | sed 's/^/    /'
-	exit 1
+	finish "$devices"
 fi
 
-python3 tests/cli/lspci_compare.py "$tmp" || fail=1
+tally python3 tests/cli/lspci_compare.py "$tmp"
 
 # ---- advice: never for a device the system uses ----
 # Every device that is not a non-transparent bridge or ivshmem is no
 # candidate: with -v it says what it is and why, under --ntb it is listed
 # with its reason, and no command (unbind, driver_override, drivers_probe)
 # is ever printed for it, in text or JSON.
-"$B/smqctl" probe -v >"$tmp/v" || { echo "FAIL: smqctl probe -v exited $?"; exit 1; }
-"$B/smqctl" probe --ntb >"$tmp/ntb" 2>"$tmp/ntb.err"
+"$S" probe -v >"$tmp/v" || die "smqctl probe -v exited $?"
+"$S" probe --ntb >"$tmp/ntb" 2>"$tmp/ntb.err"
 echo $? >"$tmp/ntb.rc"
-python3 - "$tmp" <<'EOF'
+tally python3 - "$tmp" <<'EOF'
 import json, re, sys
 
 tmp = sys.argv[1]
@@ -136,5 +134,5 @@ if not candidates:
 print("%d mismatches" % fails)
 sys.exit(1 if fails else 0)
 EOF
-[ $? -eq 0 ] || fail=1
-exit ${fail:-0}
+# lspci_compare.py checks each device, and so does the advice rule
+finish $((2 * devices))

@@ -12,24 +12,18 @@
 # Without it the test passes on our own dumps, with a note that the others
 # were not given; without lspci or python3 it skips.  B is the build
 # directory.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-command -v lspci >/dev/null 2>&1 || { echo "skip: no lspci (pciutils)"; exit 77; }
-command -v python3 >/dev/null 2>&1 || { echo "skip: no python3"; exit 77; }
-[ -x "$B/smqctl" ] || { echo "skip: no $B/smqctl: build it first (make)"; exit 77; }
-export LC_ALL=C
+. "$(dirname "$0")/../lib/lib.sh"
+command -v lspci >/dev/null 2>&1 || skip "skip: no lspci (pciutils)"
+command -v python3 >/dev/null 2>&1 || skip "skip: no python3"
+[ -x "$B/smqctl" ] || skip "skip: no $B/smqctl: build it first (make)"
+need_smqctl
+tmp=$T
+files=0 devices=0
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
-fails=0 files=0 devices=0
-
-# compare FILE: one dump, smqctl against lspci; says ok or what differs.
 compare() {
 	rm -f "$tmp"/probe.json "$tmp"/vv "$tmp"/n "$tmp"/x "$tmp"/t
-	if ! "$B/smqctl" probe -F "$1" --json >"$tmp/probe.json" 2>"$tmp/err"; then
-		echo "FAIL $1: smqctl probe -F: $(cat "$tmp/err")"
-		fails=$((fails + 1))
+	if ! "$S" probe -F "$1" --json >"$tmp/probe.json" 2>"$tmp/err"; then
+		failed "$1: smqctl probe -F: $(cat "$tmp/err")"
 		return
 	fi
 	# -vvv: lspci shows closed windows too; errors about libkmod on
@@ -38,13 +32,12 @@ compare() {
 	lspci -F "$1" -D -n >"$tmp/n" 2>/dev/null &&
 	lspci -F "$1" -D -x >"$tmp/x" 2>/dev/null &&
 	lspci -F "$1" -t >"$tmp/t" 2>/dev/null ||
-		{ echo "FAIL $1: lspci -F failed"; fails=$((fails + 1)); return; }
+		{ failed "$1: lspci -F failed"; return; }
 	if out=$(python3 tests/cli/lspci_compare.py --quiet "$tmp"); then
-		echo "ok   $1: ${out##*over }"
+		ok "$1: ${out##*over }"
 	else
-		echo "FAIL $1:"
+		failed "$1:"
 		echo "$out" | sed 's/^/    /'
-		fails=$((fails + 1))
 	fi
 	files=$((files + 1))
 	n=$(echo "$out" | sed -n 's/^[0-9]* mismatches over \([0-9]*\) device.*/\1/p')
@@ -58,6 +51,11 @@ is_dump() {
 		lspci -F "$1" >/dev/null 2>&1
 }
 
+# each of our dumps is a check
+floor=0
+for f in tests/data/pci-dumps/*.txt; do
+	is_dump "$f" && floor=$((floor + 1))
+done
 for f in tests/data/pci-dumps/*.txt; do
 	is_dump "$f" && compare "$f"
 done
@@ -65,16 +63,16 @@ own=$files
 
 if [ -n "$SMQ_PCI_DUMPS" ]; then
 	[ -d "$SMQ_PCI_DUMPS" ] ||
-		{ echo "FAIL: SMQ_PCI_DUMPS=$SMQ_PCI_DUMPS is not a directory"; exit 1; }
+		die "SMQ_PCI_DUMPS=$SMQ_PCI_DUMPS is not a directory"
 	for f in "$SMQ_PCI_DUMPS"/*; do
 		[ -f "$f" ] && is_dump "$f" && compare "$f"
 	done
 	[ "$files" -gt "$own" ] ||
-		{ echo "FAIL: no dump in SMQ_PCI_DUMPS=$SMQ_PCI_DUMPS"; exit 1; }
+		die "no dump in SMQ_PCI_DUMPS=$SMQ_PCI_DUMPS"
 fi
 
-[ "$own" -gt 0 ] || { echo "FAIL: no dump of tests/data/pci-dumps/ was compared"; exit 1; }
+[ "$own" -gt 0 ] || die "no dump of tests/data/pci-dumps/ was compared"
 [ -n "$SMQ_PCI_DUMPS" ] ||
-	echo "note: SMQ_PCI_DUMPS is not set: only our $own dumps were compared; set SMQ_PCI_DUMPS=DIR (a directory of lspci -x dumps, such as pciutils' tests/) to compare those too"
-echo "$files dumps, $devices devices compared, $fails differ"
-[ "$fails" -eq 0 ]
+	note "SMQ_PCI_DUMPS is not set: only our $own dumps were compared; set SMQ_PCI_DUMPS=DIR (a directory of lspci -x dumps, such as pciutils' tests/) to compare those too"
+echo "$files dumps, $devices devices compared"
+finish $floor

@@ -5,114 +5,75 @@
 # disk), would not frame (a NUL under --null) or was killed writing (SIGKILL
 # while blocked on a full pipe) stays queued for the next recv.
 # Prints "ok"/"FAIL" per case; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
-
-T=$(mktemp -d) || exit 1
-BG=""
-cleanup() {
-	for p in $BG; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-S=$T/smqctl
-# SMQCTL_WRAP: shell words before every smqctl (tests/valgrind.sh)
-slow=1
-if [ -n "${SMQCTL_WRAP:-}" ]; then
-	slow=6
-	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SMQCTL_WRAP" "$S" >"$T/wrapped" &&
-		chmod 755 "$T/wrapped" || exit 1
-	S=$T/wrapped
-fi
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
 cd "$T" || exit 1
 W=$T/w
 export SMQ_WINDOW="file:$W"
-export LC_ALL=C
+# every recv waits at most this long for a message (the messages are
+# queued before it starts: only a wrong count waits that long)
+R=$((10 * slow))
 
-pass=0 fail=0 why=""
-verdict() {
-	if [ -z "$why" ]; then pass=$((pass + 1)); printf "ok   %s\n" "$1"
-	else fail=$((fail + 1)); printf "FAIL %s --%s\n" "$1" "$why"
-		[ -s "$T/err" ] && sed 's/^/       stderr: /' "$T/err" | head -n 3
-	fi
-	why=""
-}
-no() { why="$why $*;"; }
-run() { "$S" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
-want_rc() { [ "$rc" -eq "$1" ] || no "exit $rc, expected $1"; }
-want_err() { grep -qF -e "$1" "$T/err" || no "stderr lacks '$1'"; }
-# want_out PRINTF-FORMAT: stdout is exactly those bytes
-want_out() {
-	printf "$1" >"$T/expect"
-	cmp -s "$T/expect" "$T/out" ||
-		no "stdout is $(od -An -c "$T/out" | tr -s ' ' | head -c 160), not '$1'"
-}
 # send1 PRINTF-FORMAT: one message of those bytes on queue 1, as board 0
 send1() { printf "$1" | "$S" send --queue 1 || no "send failed"; }
 
-"$S" init --entries 8 --entry-size 64K >/dev/null || { echo "FAIL init"; exit 1; }
+"$S" init --entries 8 --entry-size 64K >/dev/null || die "init"
 
 # ---- text, a line each ----
 send1 'hello'
 send1 'two lines\n'
-run -b 1 recv --count 2
+run -b 1 recv --count 2 --timeout "$R"
 want_rc 0
-want_out 'hello\ntwo lines\n'
+want_out_is 'hello\ntwo lines\n'
 verdict "recv: a line per message; a message's own final newline is not doubled"
 
 # a newline inside, a backslash, CR, a tab, control bytes, bytes that are
 # not UTF-8, a C1 control in UTF-8 form, and UTF-8 text
 send1 'a\nb\\c\r\td\001\033[31m\377\302\233\303\251\n'
-run -b 1 recv
+run -b 1 recv --timeout "$R"
 want_rc 0
-want_out 'a\\nb\\\\c\\r\td\\x01\\x1b[31m\\xff\\xc2\\x9b\303\251\n'
+want_out_is 'a\\nb\\\\c\\r\td\\x01\\x1b[31m\\xff\\xc2\\x9b\303\251\n'
 verdict "recv: what would break the line or drive the terminal is escaped (\\n \\\\ \\r \\xNN), UTF-8 text is not"
 
 send1 ''
-run -b 1 recv
+run -b 1 recv --timeout "$R"
 want_rc 0
-want_out '\n'
+want_out_is '\n'
 verdict "recv: an empty message is an empty line"
 
 # ---- --null ----
 send1 'one\ntwo'
 send1 'three'
-run -b 1 recv --null --count 2
+run -b 1 recv --null --count 2 --timeout "$R"
 want_rc 0
-want_out 'one\ntwo\000three\000'
+want_out_is 'one\ntwo\000three\000'
 verdict "recv --null: each message as it is, then a NUL"
 
 send1 'a\000b'
 send1 'after'
-run -b 1 recv -0 --count 2
+run -b 1 recv -0 --count 2 --timeout "$R"
 want_rc 1
-want_out ''
+want_out_is ''
 want_err "holds a NUL byte, which --null cannot frame: it stays queued"
-run -b 1 recv --hex --count 2
+run -b 1 recv --hex --count 2 --timeout "$R"
 want_rc 0
-want_out 'board 0, 3 bytes: 61 00 62\nboard 0, 5 bytes: 61 66 74 65 72\n'
+want_out_is 'board 0, 3 bytes: 61 00 62\nboard 0, 5 bytes: 61 66 74 65 72\n'
 verdict "recv -0: a message holding a NUL is refused and stays queued, and the one after it"
 
 # ---- --raw ----
 send1 'bin\000ary\n'
-run -b 1 recv --raw
+run -b 1 recv --raw --timeout "$R"
 want_rc 0
-want_out 'bin\000ary\n'
+want_out_is 'bin\000ary\n'
 verdict "recv --raw: the bytes sent, nothing added"
 
 for args in "--raw --count 2" "--raw --count 0 --timeout 0" "--hex --null" \
 	"--null --raw" "--json --hex" "--json --raw"; do
+	# the bound first: a row's own --timeout comes after it and wins
 	# shellcheck disable=SC2086
-	run -b 1 recv $args
+	run -b 1 recv --timeout "$R" $args
 	want_rc 2
-	want_out ''
+	want_out_is ''
 	[ -s "$T/err" ] || no "no message"
 	verdict "recv $args: a usage error"
 done
@@ -120,7 +81,7 @@ done
 # ---- a write that fails: the message stays ----
 if [ -w /dev/full ]; then
 	send1 'kept'
-	"$S" -b 1 recv >/dev/full 2>"$T/err"
+	"$S" -b 1 recv --timeout "$R" >/dev/full 2>"$T/err"
 	rc=$?
 	want_rc 1
 	want_err "cannot write to standard output"
@@ -128,10 +89,10 @@ if [ -w /dev/full ]; then
 	[ "$(grep -c . "$T/err")" = 1 ] || no "more than one message on stderr"
 	run -b 1 recv --timeout 1
 	want_rc 0
-	want_out 'kept\n'
+	want_out_is 'kept\n'
 	verdict "recv >/dev/full: exit 1, and the next recv gets the message"
 else
-	echo "note: no /dev/full: the failed write is not tested"
+	note "no /dev/full: the failed write is not tested"
 fi
 
 # ---- killed while writing: nothing lost ----
@@ -142,11 +103,9 @@ for c in A B C; do
 	head -c 40000 /dev/zero | tr '\0' "$c" >"$T/m$c"
 	"$S" send --queue 1 --file "$T/m$c" || no "send $c failed"
 done
-mkfifo "$T/fifo" || { echo "FAIL mkfifo"; exit 1; }
+mkfifo "$T/fifo" || die "mkfifo"
 exec 3<>"$T/fifo"   # a reader that never reads (and never closes)
-"$S" -b 1 recv --null --count 3 >"$T/fifo" 2>"$T/kerr" &
-pid=$!
-BG="$BG $pid"
+bg_start "$S" -b 1 recv --null --count 3 --timeout "$R" >"$T/fifo" 2>"$T/kerr"
 # blocked in write() on the full pipe: wchan says so where the kernel
 # shows it; else give it time
 i=0
@@ -158,7 +117,7 @@ while [ $i -lt $((100 * slow)) ]; do
 	i=$((i + 1))
 done
 kill -9 "$pid"
-wait "$pid" 2>/dev/null
+wait_pid 10 "$pid" "recv killed with SIGKILL"
 # The pipe holds the messages recv took whole (j of them), then part of
 # the one it was writing when killed; the next recv must get that one and
 # every one after it, whole: nothing lost, one written twice.
@@ -190,5 +149,8 @@ else
 fi
 verdict "recv killed (SIGKILL) blocked writing to a full pipe: the next recv gets the message it was writing and the rest ($j taken, $got bytes in the pipe)"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+# 6 cases, 6 usage errors, the killed recv, and the full disk where there
+# is /dev/full
+floor=13
+[ -w /dev/full ] && floor=14
+finish $floor

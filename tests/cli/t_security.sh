@@ -8,52 +8,20 @@
 # setpriv, so they need root; rows that cannot run are skipped with a note.
 # SMQCTL_WRAP: shell words put before every smqctl invocation (valgrind).
 # Prints "ok"/"FAIL" per case and a summary; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
-
-T=$(mktemp -d) || exit 1
-# a copy: the build directory may be rebuilt while the test runs
-cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-S=$T/smqctl
-if [ -n "${SMQCTL_WRAP:-}" ]; then
-	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SMQCTL_WRAP" "$S" >"$T/wrapped" &&
-		chmod 755 "$T/wrapped" || exit 1
-	S=$T/wrapped
-	echo "note: smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
-fi
-P=smq-t-sec-$$       # windows this test makes
-Q=smq-t-secbad-$$    # names that must never appear anywhere
-cleanup() {
-	rm -rf "$T"
-	rm -rf "/dev/shm/${P:?}"* "/dev/shm/${Q:?}"* "/dev/shm/.${Q:?}"* "/dev/${Q:?}"* "/tmp/${Q:?}"* 2>/dev/null
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
+P=$SHM          # windows this test makes: shm:$P-WHAT
+Q=$SHM-stray    # names that must never appear anywhere
+at_cleanup 'rm -rf "/dev/shm/.${Q:?}"* "/dev/${Q:?}"* "/tmp/${Q:?}"* "/${Q:?}"*'
 cd "$T" || exit 1  # anything created by mistake lands in $T
 chmod 711 "$T"     # other users reach $T/smqctl, not the rest
 unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
 umask 022
 
-pass=0 fail=0 skipped=0 why=""
-show() { printf '%s\n' "$*" | sed "s|$T|\$T|g"; }
-ok() { pass=$((pass + 1)); show "ok   $*"; }
-failed() {
-	fail=$((fail + 1))
-	show "FAIL $*"
-	[ -s "$T/out" ] && head -n 5 "$T/out" | sed "s|$T|\$T|g; s/^/       stdout: /"
-	[ -s "$T/err" ] && head -n 5 "$T/err" | sed "s|$T|\$T|g; s/^/       stderr: /"
-}
-skip() { skipped=$((skipped + 1)); show "note: skipped: $*"; }
-verdict() {
-	if [ -z "$why" ]; then ok "$1"; else failed "$1 --$why"; fi
-	why=""
-}
-no() { why="$why $*;"; }
+# skipped WHAT: rows that cannot run here
+skipped() { note "skipped: $*"; }
+# the checks this script makes, counted as its rows are chosen
+floor=0
 
 # run [RUNNER...] -- ARGS: smqctl, as the runner says (e.g. as another user)
 run() {
@@ -63,12 +31,8 @@ run() {
 	$r "$S" "$@" </dev/null >"$T/out" 2>"$T/err"
 	rc=$?
 }
-want_rc() { [ "$rc" -eq "$1" ] || no "exit $rc, expected $1"; }
+# (case-insensitive: "Permission denied" and "permission denied")
 want_err() { grep -qiF -e "$1" "$T/err" || no "stderr lacks '$1'"; }
-want_no_out() { [ ! -s "$T/out" ] || no "stdout not empty"; }
-want_smqctl() {
-	head -n 1 "$T/err" | grep -q '^smqctl' || no "stderr does not start with 'smqctl'"
-}
 want_mode() { # want_mode FILE OCTAL
 	if [ ! -e "$1" ]; then
 		no "$1 does not exist"
@@ -96,7 +60,7 @@ want_no_strays() {
 SHM_OK=1
 if [ ! -d /dev/shm ] || [ ! -w /dev/shm ]; then
 	SHM_OK=0
-	echo "note: /dev/shm is not a writable directory: shm rows skipped"
+	note "/dev/shm is not a writable directory: shm rows skipped"
 fi
 
 # Another user: uid 65534 (nobody), and 65533 for a second one.
@@ -112,13 +76,14 @@ elif [ $ROOT = 1 ] && command -v runuser >/dev/null 2>&1 &&
 	[ "$(id -u nobody 2>/dev/null)" = 65534 ] &&
 	runuser -u nobody -- "$T/smqctl" --version >/dev/null 2>&1; then
 	AS_NOBODY="runuser -u nobody --"
-	echo "note: no usable setpriv: runuser for uid 65534; the rows with a second user are skipped"
+	note "no usable setpriv: runuser for uid 65534; the rows with a second user are skipped"
 elif [ $ROOT = 1 ]; then
-	echo "note: running as root without setpriv or runuser: the rows run as another user are skipped"
+	note "running as root without setpriv or runuser: the rows run as another user are skipped"
 fi
 
 echo "== modes"
 if [ $SHM_OK = 1 ]; then
+	floor=$((floor + 16))
 	run -- -w "shm:$P-a" init
 	want_rc 0
 	want_mode "/dev/shm/$P-a" 600
@@ -170,9 +135,10 @@ if [ $SHM_OK = 1 ]; then
 		verdict "[exit 2] init --mode '$m' (new and existing window)"
 	done
 else
-	skip "shm mode rows"
+	skipped "shm mode rows"
 fi
 
+floor=$((floor + 5))
 run -- -w "file:$T/f1" init
 want_rc 0
 want_mode "$T/f1" 600
@@ -200,6 +166,7 @@ verdict "[exit 2] init --mode 999 on a file: window creates nothing"
 
 echo "== shm names"
 if [ $SHM_OK = 1 ]; then
+	floor=$((floor + 33))
 	long=$(printf "%0$((200 - ${#P} - 1))d" 0)
 	name200=$P-$long         # 200 characters: allowed
 	name201=$Q-$long-x       # more than 200
@@ -282,7 +249,7 @@ nl"
 	verdict "[exit 1] a symbolic link /dev/shm/$P-link is not followed"
 	rm -f "/dev/shm/$P-link"
 else
-	skip "shm name rows"
+	skipped "shm name rows"
 fi
 
 echo "== another user's window"
@@ -308,9 +275,10 @@ perm() {
 	verdict "[exit 1] as $who: smqctl $* (window mode, uid, gid: $pm)"
 }
 if [ -z "$AS_NOBODY" ]; then
-	if [ $ROOT = 1 ]; then skip "another user's window rows (no setpriv/runuser)"
-	else skip "another user's window rows (need root to run as another user)"; fi
+	if [ $ROOT = 1 ]; then skipped "another user's window rows (no setpriv/runuser)"
+	else skipped "another user's window rows (need root to run as another user)"; fi
 elif [ $SHM_OK = 1 ]; then
+	floor=$((floor + 18))
 	W=/dev/shm/$P-root
 	"$S" -w "shm:$P-root" init >/dev/null 2>&1
 	run -- -w "shm:$P-root" send -q 1 hello
@@ -339,6 +307,7 @@ elif [ $SHM_OK = 1 ]; then
 	verdict "after init --mode 0666 uid 65534 may dump root's window"
 
 	if [ -n "$AS_OTHER" ]; then
+		floor=$((floor + 7))
 		# between two users, neither root: 65534 owns, 65533 is refused
 		# unless the mode lets its group in
 		run $AS_NOBODY -- -w "shm:$P-nb" init
@@ -358,11 +327,11 @@ elif [ $SHM_OK = 1 ]; then
 		verdict "uid 65533 in group 65534 may use a 0660 window of uid 65534"
 		perm $AS_OTHER -- "/dev/shm/$P-nb" -w "shm:$P-nb" dump
 	else
-		skip "the rows between two users other than root (need setpriv)"
+		skipped "the rows between two users other than root (need setpriv)"
 	fi
-	echo "note: root opens any user's window: file permissions do not bind root"
+	note "root opens any user's window: file permissions do not bind root"
 else
-	skip "another user's shm window rows (no /dev/shm)"
+	skipped "another user's shm window rows (no /dev/shm)"
 fi
 
 echo "== PCI BARs"
@@ -375,9 +344,10 @@ for d in /sys/bus/pci/devices/*; do
 	if [ -e "$d/driver" ]; then BDF_DRV=${d##*/}; break; fi
 done
 if [ -z "$BDF" ]; then
-	skip "PCI rows: no PCI device in /sys/bus/pci/devices"
+	skipped "PCI rows: no PCI device in /sys/bus/pci/devices"
 else
 	if [ $ROOT = 1 ] && [ -n "$BDF_DRV" ]; then
+		floor=$((floor + 1))
 		run -- -w "pci:$BDF_DRV" dump
 		want_rc 1
 		want_no_out
@@ -391,6 +361,7 @@ else
 		list=$BDF
 		[ -z "$BDF_DRV" ] || [ "$BDF_DRV" = "$BDF" ] || list="$list $BDF_DRV"
 		for b in $list; do
+			floor=$((floor + 2))
 			for c in dump init; do
 				# shellcheck disable=SC2086
 				run $NOTROOT -- -w "pci:$b" $c
@@ -403,11 +374,8 @@ else
 			done
 		done
 	else
-		skip "PCI rows as another user (no setpriv/runuser)"
+		skipped "PCI rows as another user (no setpriv/runuser)"
 	fi
 fi
 
-echo "$pass passed, $fail failed, $skipped skipped"
-[ "$fail" -eq 0 ] || exit 1
-[ "$pass" -gt 0 ] || exit 77
-exit 0
+finish $floor

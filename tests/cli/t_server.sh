@@ -13,53 +13,13 @@
 # device (its guest never started).
 # SMQCTL_WRAP: shell words put before every smqctl invocation (valgrind).
 # Prints "ok"/"FAIL" per check and a summary; exit 0 pass, 1 fail, 77 skip.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
-command -v python3 >/dev/null 2>&1 ||
-	{ echo "python3 not found: no client to drive the server with"; exit 77; }
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
+need python3 "no client to drive the server with"
 python3 -c 'import socket; socket.recv_fds' 2>/dev/null ||
-	{ echo "python3 without socket.recv_fds (3.9 or later needed)"; exit 77; }
-
-T=$(mktemp -d /tmp/smq-t-server-XXXXXX) || exit 1
-cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-S=$T/smqctl
-if [ -n "${SMQCTL_WRAP:-}" ]; then
-	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SMQCTL_WRAP" "$S" >"$T/wrapped" &&
-		chmod 755 "$T/wrapped" || exit 1
-	S=$T/wrapped
-	echo "note: smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
-fi
-M=smq-t-server-$$          # shm objects of this test
-pids=""
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	rm -rf "$T"
-	rm -f "/dev/shm/$M"*
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP PIPE
+	skip "python3 without socket.recv_fds (3.9 or later needed)"
+M=$SHM          # shm objects of this test: shm:$M, shm:$M-WHAT
 unset SMQ_WINDOW NOTIFY_SOCKET 2>/dev/null
-export LC_ALL=C
-
-pass=0 fail=0 why=""
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-failed() {
-	fail=$((fail + 1))
-	echo "FAIL $*"
-	for f in "$T/out" "$T/err"; do
-		[ -s "$f" ] && sed "s|$T|\$T|g; s/^/       ${f##*/}: /" "$f" | head -n 8
-	done
-}
-verdict() {
-	if [ -z "$why" ]; then ok "$1"; else failed "$1 --$why"; fi
-	why=""
-}
-no() { why="$why $*;"; }
 
 # A peer: connects, reads the setup (version, ID, memory, the peers, its N
 # vectors), prints its ID, and stays until its standard input closes.
@@ -94,15 +54,6 @@ print(me, flush=True)
 sys.stdin.read()
 EOF
 
-# wait_for FILE PATTERN: until a line of FILE matches (10 s at most)
-wait_for() {
-	i=0
-	while ! grep -q -- "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt 200 ] && return 1
-		sleep 0.05
-	done
-}
 # start ARGS...: smqctl ARGS in the background, output in $T/out and
 # $T/err; $srv is its pid; waits for its listening line
 start() {
@@ -111,14 +62,12 @@ start() {
 	: >"$T/err"
 	"$S" "$@" </dev/null >"$T/out" 2>"$T/err" 5>&- 6>&- 7>&- &
 	srv=$!
-	pids="$pids $srv"
-	wait_for "$T/out" listening || no "no listening line"
+	track $srv
+	wait_line 10 "$T/out" listening || no "no listening line"
 }
 # stop SIGNAL: the server exits 0 on it
 stop() {
-	kill -"$1" "$srv"
-	wait "$srv"
-	rc=$?
+	stop_pid 10 "$srv" "the server, sent SIG$1" "$1"
 	[ "$rc" -eq 0 ] || no "exit $rc after SIG$1, expected 0"
 }
 # peer NAME VECTORS: a peer in the background; its ID in $T/NAME.id, the
@@ -131,32 +80,18 @@ peer() {
 	python3 "$T/peer.py" "$sock" "$2" "$T/$1.peers" <"$T/$1.in" >"$T/$1.id" 2>"$T/$1.err" \
 		5>&- 6>&- 7>&- &
 	eval "pid_$1=$!"
-	pids="$pids $!"
-	# hold the fifo open on a descriptor of our own
-	case $1 in
-	a) exec 5>"$T/a.in" ;;
-	b) exec 6>"$T/b.in" ;;
-	c) exec 7>"$T/c.in" ;;
-	esac
-	wait_for "$T/$1.id" . || no "peer $1 got no ID ($(cat "$T/$1.err"))"
+	track $!
+	# the fifo held open on a descriptor of ours: a 5, b 6, c 7
+	hold_fifo $(fd_of $1) "$T/$1.in"
+	wait_line 10 "$T/$1.id" . || no "peer $1 got no ID ($(cat "$T/$1.err"))"
 }
+fd_of() { case $1 in a) echo 5 ;; b) echo 6 ;; c) echo 7 ;; esac; }
 leave() {
-	case $1 in
-	a) exec 5>&- ;;
-	b) exec 6>&- ;;
-	c) exec 7>&- ;;
-	esac
-	eval "wait \$pid_$1"
+	release_fifo $(fd_of $1)
+	eval "wait_pid 10 \$pid_$1 \"peer $1, its standard input closed\""
 }
-# run ARGS...: smqctl in the foreground
-run() {
-	"$S" "$@" </dev/null >"$T/out" 2>"$T/err"
-	rc=$?
-}
-want_rc() { [ "$rc" -eq "$1" ] || no "exit $rc, expected $1"; }
-want_err() { grep -qF -- "$1" "$T/err" || no "stderr lacks '$1'"; }
-want_out() { grep -qxF -- "$1" "$T/out" || no "no line '$1'"; }
-want_smqctl() { head -n 1 "$T/err" | grep -q '^smqctl' || no "stderr does not start with 'smqctl'"; }
+# want_line LINE: stdout has that line
+want_line() { grep -qxF -- "$1" "$T/out" || no "no line '$1'"; }
 want_no_socket() { [ ! -e "$sock" ] || no "$sock is still there"; }
 
 sock=$T/ivshmem.sock
@@ -165,7 +100,7 @@ echo "== peers"
 start -w "shm:$M" server --socket "$sock" --vectors 3
 [ -S "$sock" ] || no "no socket $sock"
 [ "$(stat -c %a "$sock" 2>/dev/null)" = 600 ] || no "socket mode $(stat -c %a "$sock"), expected 600"
-want_out "listening on $sock: memory shm:$M, 4.0 MiB, 3 vectors"
+want_line "listening on $sock: memory shm:$M, 4.0 MiB, 3 vectors"
 [ "$(stat -c '%a %s' "/dev/shm/$M" 2>/dev/null)" = "600 4194304" ] ||
 	no "memory: $(stat -c '%a %s' "/dev/shm/$M" 2>&1), expected 600 4194304"
 verdict "server listens: socket 0600, memory shm:$M created 0600 of 4 MiB"
@@ -173,20 +108,20 @@ peer a 3
 peer b 3
 [ "$(cat "$T/a.id")" = 0 ] && [ "$(cat "$T/b.id")" = 1 ] || no "IDs $(cat "$T/a.id") and $(cat "$T/b.id"), expected 0 and 1"
 [ "$(cat "$T/b.peers")" = "0:3" ] || no "peer 1 was told of '$(cat "$T/b.peers")', expected 0:3 (peer 0, 3 vectors)"
-wait_for "$T/out" "peer 1 joined" || no "peer 1 not reported"
-want_out "peer 0 joined (pid $pid_a)"
-want_out "peer 1 joined (pid $pid_b)"
+wait_line 10 "$T/out" "peer 1 joined" || no "peer 1 not reported"
+want_line "peer 0 joined (pid $pid_a)"
+want_line "peer 1 joined (pid $pid_b)"
 verdict "two peers get IDs 0 and 1 and are reported with their pids"
 leave a
-wait_for "$T/out" "peer 0 left" || no "peer 0's leaving not reported"
-want_out "peer 0 left"
+wait_line 10 "$T/out" "peer 0 left" || no "peer 0's leaving not reported"
+want_line "peer 0 left"
 peer c 3
 [ "$(cat "$T/c.id")" = 2 ] || no "the third peer got ID $(cat "$T/c.id"), expected 2 (not the freed 0)"
-wait_for "$T/out" "peer 2 joined (pid $pid_c)" || no "the third peer not reported"
+wait_line 10 "$T/out" "peer 2 joined (pid $pid_c)" || no "the third peer not reported"
 verdict "a peer leaves and is reported; the next one gets the next ID, not the freed one"
 leave b
 leave c
-wait_for "$T/out" "peer 2 left" || no "peer 2's leaving not reported"
+wait_line 10 "$T/out" "peer 2 left" || no "peer 2's leaving not reported"
 stop TERM
 want_no_socket
 [ ! -s "$T/err" ] || no "stderr not empty"
@@ -195,7 +130,9 @@ verdict "SIGTERM: exit 0, socket removed, memory kept"
 
 echo "== QEMU"
 QEMU=qemu-system-x86_64
+qemu_rows=0
 if command -v $QEMU >/dev/null 2>&1; then
+	qemu_rows=1
 	start -w "shm:$M-q" server --socket "$sock" --vectors 4 --shm-size 1M
 	# a real ivshmem-doorbell device, its guest never started (-S)
 	$QEMU -S -machine accel=tcg -nodefaults -display none -monitor none \
@@ -203,9 +140,9 @@ if command -v $QEMU >/dev/null 2>&1; then
 		-device ivshmem-doorbell,chardev=smq,vectors=4 \
 		</dev/null >"$T/qemu.out" 2>&1 5>&- 6>&- 7>&- &
 	qpid=$!
-	pids="$pids $qpid"
-	wait_for "$T/out" "peer 0 joined" || no "QEMU's device did not join ($(head -n 2 "$T/qemu.out"))"
-	want_out "peer 0 joined (pid $qpid)"
+	track $qpid
+	wait_line 10 "$T/out" "peer 0 joined" || no "QEMU's device did not join ($(head -n 2 "$T/qemu.out"))"
+	want_line "peer 0 joined (pid $qpid)"
 	peer a 4
 	[ "$(cat "$T/a.id")" = 1 ] || no "the peer after QEMU got ID $(cat "$T/a.id"), expected 1"
 	[ "$(cat "$T/a.peers")" = "0:4" ] || no "the peer was told of '$(cat "$T/a.peers")', expected 0:4 (QEMU, 4 vectors)"
@@ -218,29 +155,28 @@ if command -v $QEMU >/dev/null 2>&1; then
 	peer c 4
 	[ "$(cat "$T/b.id") $(cat "$T/c.id")" = "2 3" ] ||
 		no "peers after one left got IDs $(cat "$T/b.id") and $(cat "$T/c.id"), expected 2 and 3"
-	wait_for "$T/out" "peer 3 joined" || no "peer 3 not reported"
+	wait_line 10 "$T/out" "peer 3 joined" || no "peer 3 not reported"
 	sleep 0.2
 	kill -0 "$qpid" 2>/dev/null || no "QEMU died when peers came and went"
 	leave c
-	kill "$qpid"
-	wait "$qpid"
-	wait_for "$T/out" "peer 0 left" || no "QEMU's leaving not reported"
+	stop_pid 10 "$qpid" "QEMU"
+	wait_line 10 "$T/out" "peer 0 left" || no "QEMU's leaving not reported"
 	stop TERM
 	grep -v 'terminating on signal' "$T/qemu.out" | grep -q . &&
 		no "QEMU complained: $(head -n 2 "$T/qemu.out")"
 	verdict "QEMU's ivshmem-doorbell device joins (its pid reported), outlives peers that come and go, and leaves; a peer is told of its 4 vectors"
 else
-	echo "note: no $QEMU: the row with QEMU's ivshmem-doorbell device is skipped"
+	note "no $QEMU: the row with QEMU's ivshmem-doorbell device is skipped"
 fi
 
 echo "== JSON"
 start --json -w "shm:$M" server --socket "$sock" --vectors 2
-want_out "{\"event\": \"listening\", \"socket\": \"$sock\", \"memory\": \"shm:$M\", \"size\": 4194304, \"vectors\": 2}"
+want_line "{\"event\": \"listening\", \"socket\": \"$sock\", \"memory\": \"shm:$M\", \"size\": 4194304, \"vectors\": 2}"
 peer a 2
 leave a
-wait_for "$T/out" '"left"' || no "no left event"
-want_out "{\"event\": \"joined\", \"peer\": 0, \"pid\": $pid_a}"
-want_out "{\"event\": \"left\", \"peer\": 0, \"pid\": $pid_a}"
+wait_line 10 "$T/out" '"left"' || no "no left event"
+want_line "{\"event\": \"joined\", \"peer\": 0, \"pid\": $pid_a}"
+want_line "{\"event\": \"left\", \"peer\": 0, \"pid\": $pid_a}"
 python3 -c 'import json, sys
 for line in open(sys.argv[1]): json.loads(line)' "$T/out" 2>"$T/json.err" ||
 	no "not JSON lines: $(head -n 1 "$T/json.err")"
@@ -256,13 +192,11 @@ s.bind(sys.argv[1])
 s.settimeout(10)
 print(s.recv(256).decode(), flush=True)
 EOF
-python3 "$T/notify.py" "$T/notify" >"$T/notified" &
-npid=$!
-pids="$pids $npid"
-i=0
-while [ ! -S "$T/notify" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+bg_start python3 "$T/notify.py" "$T/notify" >"$T/notified"
+npid=$pid
+wait_for 10 "the socket of systemd's stand-in ($T/notify)" test -S "$T/notify"
 NOTIFY_SOCKET=$T/notify start -w "shm:$M" server --socket "$sock"
-wait "$npid"
+wait_pid 15 "$npid" "systemd's stand-in, told READY=1"
 [ "$(cat "$T/notified")" = "READY=1" ] || no "systemd was told '$(cat "$T/notified")', expected READY=1"
 stop HUP
 want_no_socket
@@ -312,7 +246,7 @@ printf 'kept' | dd of="$T/mem" bs=1 seek=100 conv=notrunc 2>/dev/null
 truncate -s 100000 "$T/mem"
 start -w "file:$T/mem" server --socket "$sock" --shm-size 4K
 [ "$(stat -c %s "$T/mem")" = 131072 ] || no "size $(stat -c %s "$T/mem"), expected 131072"
-want_out "listening on $sock: memory file:$T/mem, 128.0 KiB, 8 vectors"
+want_line "listening on $sock: memory file:$T/mem, 128.0 KiB, 8 vectors"
 stop TERM
 [ "$(dd if="$T/mem" bs=1 skip=100 count=4 2>/dev/null)" = kept ] || no "the memory's bytes changed"
 verdict "an existing memory is never shrunk, grows to a power of two, keeps its bytes"
@@ -328,7 +262,9 @@ run -w "shm:$M-link" server --socket "$sock"
 want_rc 1
 want_err "memory shm:$M-link is a symbolic link: refused"
 verdict "[exit 1] a shm object that is a symbolic link is refused"
+root_rows=0
 if [ "$(id -u)" = 0 ]; then
+	root_rows=1
 	cp "$T/mem" "$T/theirs" && chown 65534:65534 "$T/theirs"
 	run -w "file:$T/theirs" server --socket "$sock"
 	want_rc 1
@@ -338,7 +274,7 @@ if [ "$(id -u)" = 0 ]; then
 	cmp -s "$T/mem" "$T/theirs" || no "the other user's memory changed"
 	verdict "[exit 1] a memory another user owns is refused"
 else
-	echo "note: not root: the row of another user's memory is skipped"
+	note "not root: the row of another user's memory is skipped"
 fi
 run -w "pci:00:01.0" server --socket "$sock"
 want_rc 1
@@ -378,5 +314,6 @@ usage "unexpected argument" server --socket "$sock" extra
 usage "--board has no meaning" -b 1 server --socket "$sock"
 want_no_socket
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+# 33, the row of QEMU's device where there is QEMU, the row of another
+# user's memory for root
+finish $((33 + qemu_rows + root_rows))

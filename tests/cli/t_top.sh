@@ -6,34 +6,15 @@
 # then killed).
 # Prints "ok"/"FAIL" per check; exit 0 pass, 1 fail, 77 skip (no tmux, or
 # no pseudo-terminal for the live view).
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
 command -v tmux >/dev/null 2>&1 ||
-	{ echo "tmux not found: the live view of top is not tested"; exit 77; }
-
-T=$(mktemp -d) || exit 1
-SOCK=smq-top-$$
-rcv=""
-cleanup() {
-	[ -z "$rcv" ] || kill -9 "$rcv" 2>/dev/null
-	tmux -L "$SOCK" kill-server 2>/dev/null
-	# the server may leave its socket behind
-	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-# Run a copy: the build directory may be rebuilt while the test runs.
-cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-S=$T/smqctl
+	skip "tmux not found: the live view of top is not tested"
+SOCK=$SHM-tmux
+# tmux's server is no child of ours: stopped by name, with its socket
+at_cleanup 'tmux -L "$SOCK" kill-server; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"'
 W=$T/w
 unset TMUX SMQ_WINDOW SMQ_DEBUG 2>/dev/null
-export LC_ALL=C
 
 # A private server: panes stay after their process ends (to read what is
 # left on the screen), no status line (the pane is the whole window), a
@@ -45,17 +26,10 @@ set -g default-terminal screen
 EOF
 tm() { tmux -L "$SOCK" -f "$T/tmux.conf" "$@"; }
 
-fail=0
-ok() { echo "ok   $*"; }
-failed() {
-	echo "FAIL $*"
-	fail=1
+# after a FAIL: the screen last captured
+on_failure() {
 	[ -s "$T/screen" ] && sed 's/^/       | /' "$T/screen" | head -n 45
-}
-check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else failed "$d"; fi
+	return 0
 }
 # cap SESSION: the screen of its pane into $T/screen
 cap() { tm capture-pane -p -t "$1" >"$T/screen" 2>/dev/null; }
@@ -64,15 +38,7 @@ cap() { tm capture-pane -p -t "$1" >"$T/screen" 2>/dev/null; }
 capall() { tm capture-pane -p -S - -t "$1" >"$T/screen" 2>/dev/null; }
 fmt() { tm display-message -p -t "$1" "$2" 2>/dev/null; }
 # waitfor SECONDS SHELL-CONDITION: poll it every 0.05 s
-waitfor() {
-	n=$(($1 * 20))
-	while [ "$n" -gt 0 ]; do
-		eval "$2" && return 0
-		sleep 0.05
-		n=$((n - 1))
-	done
-	eval "$2"
-}
+waitfor() { within "$1" eval "$2"; }
 # shows SESSION FIXED-STRING: its screen holds it now
 shows() { cap "$1" && grep -qF -e "$2" "$T/screen"; }
 # row SESSION QUEUE: the queue's row of the table, on $T/row
@@ -102,16 +68,16 @@ start() {
 	shift 3
 	rm -f "$T/rc.$s"
 	tm new-session -d -s "$s" -x "$x" -y "$y" \
-		"'$S' $*; echo \$? >'$T/rc.$s'" || { echo "FAIL tmux"; exit 1; }
+		"'$S' $*; echo \$? >'$T/rc.$s'" || die "tmux"
 }
-ended() { [ -s "$T/rc.$1" ]; }
+session_ended() { [ -s "$T/rc.$1" ]; }
 status_is() { [ "$(cat "$T/rc.$1" 2>/dev/null)" = "$2" ]; }
 smq() { "$S" -w "file:$W" "$@"; }
 
 # ---- a window of 4 queues with a few messages; only board 0 sends on 2 ----
 smq init --boards 2 --queues 4 --senders 2:0 >/dev/null &&
 	smq send -q 0 a && smq send -q 1 bb && smq send -q 2 ccc ||
-	{ echo "FAIL cannot set up the window"; exit 1; }
+	die "cannot set up the window"
 
 # ---- --once: text and JSON, and top writes nothing ----
 cp "$W" "$T/w.before"
@@ -159,7 +125,7 @@ assert [x["receiver_state"] for x in q]==["none"]*6
 assert [b["activity"] for b in d["board_table"]]==["none"]*2
 assert "msgs" in d["totals"] and d["elapsed_s"] > 0' "$T/json"
 else
-	echo "note: python3 not found: the JSON sub-check is skipped"
+	note "python3 not found: the JSON sub-check is skipped"
 fi
 smq top >/dev/null 2>"$T/err" </dev/null
 rc=$?
@@ -171,9 +137,9 @@ check "top without a terminal: exit 1 and says so" \
 # so is its board, not asleep (what top shows is true after a SIGKILL).
 RW=file:$T/rw
 "$S" -w "$RW" init --boards 2 --queues 4 >/dev/null ||
-	{ echo "FAIL cannot set up the receiver's window"; exit 1; }
-"$S" -w "$RW" -b 1 recv -q 3 --timeout 30 >/dev/null 2>&1 &
-rcv=$!
+	die "cannot set up the receiver's window"
+bg_start "$S" -w "$RW" -b 1 recv -q 3 --timeout 30 >/dev/null 2>&1
+rcv=$pid
 # once: top --once of $RW into $T/screen
 once() { "$S" -w "$RW" top --once -i 0.1 >"$T/screen" 2>&1; }
 check "receiver: queue 3 asleep, board 1 at work (pid $rcv)" \
@@ -182,8 +148,8 @@ check "receiver: queue 3 asleep, board 1 at work (pid $rcv)" \
 check "receiver: the totals count 1 receiver, 1 asleep" \
 	grep -q '; 1 receivers, 1 asleep$' "$T/screen"
 kill -9 "$rcv"
-wait "$rcv" 2>/dev/null
-killed=$rcv rcv=""  # waited for: no longer ours to kill
+wait_pid 10 "$rcv" "the receiver, killed"
+killed=$rcv
 once
 check "receiver killed: queue 3's receiver dead, board 1 dead, at once" \
 	sh -c 'grep -qE "^ +3 1 +dead +\[" "$1" &&
@@ -196,12 +162,8 @@ check "receiver killed: the totals count 0 receivers, 1 dead" \
 # /dev/ptmx, /dev/pts not mounted, as in some containers), the live view is
 # skipped, and said so, after the checks above.
 nopty() {
-	if [ "$fail" -ne 0 ]; then
-		echo "FAIL top --once (above); and $1: the live view is not tested"
-		exit 1
-	fi
-	echo "$1: the live view of top is not tested (--once passed)"
-	exit 77
+	any_failed && die "top --once (above); and $1: the live view is not tested"
+	skip "$1: the live view of top is not tested (--once passed)"
 }
 if command -v python3 >/dev/null 2>&1 &&
 	! python3 -c 'import os; os.openpty()' 2>"$T/pty.err"; then
@@ -209,7 +171,9 @@ if command -v python3 >/dev/null 2>&1 &&
 fi
 tm new-session -d -s ptycheck -x 40 -y 10 "sleep 30" 2>"$T/pty.err" ||
 	nopty "tmux cannot open a terminal for a session ($(head -n 1 "$T/pty.err"))"
-tm kill-session -t ptycheck 2>/dev/null
+# (left to its sleep: killed, the server's last session, it would take
+# the server down while the next session's client connects to it:
+# "server exited unexpectedly")
 
 # ---- the live view: draws, counts, keys, resize, quit ----
 start live 120 40 -w "file:$W" top --interval 0.2
@@ -268,12 +232,12 @@ tm send-keys -t live r
 check "live: r resets the totals" waitfor 2 'shows live ": 0 msgs,"'
 
 # the latest events: a receiver comes and goes, as smqctl events says it
-"$S" -w "file:$W" -b 1 recv -q 3 -c 1000 >/dev/null &
-ev_rcv=$!
+bg_start "$S" -w "file:$W" -b 1 recv -q 3 -c 1000 -T $((60 * slow)) >/dev/null
+ev_rcv=$pid
 check "live: the latest events show a receiver attached" \
 	waitfor 3 'shows live "latest events:" && shows live "queue 3: receiver attached (pid $ev_rcv"'
 kill -9 $ev_rcv
-wait $ev_rcv 2>/dev/null
+wait_pid 10 $ev_rcv "the receiver of the latest events, killed"
 check "live: ...and the same receiver killed" \
 	waitfor 3 'shows live "queue 3: receiver died with the queue open (pid $ev_rcv"'
 
@@ -301,7 +265,7 @@ tm resize-window -t live -x 120 -y 40
 check "live: at 120x40 the queues again" waitfor 2 '! shows live "terminal too small" && row live 3'
 
 tm send-keys -t live q
-check "live: q ends top" waitfor 2 'ended live'
+check "live: q ends top" waitfor 2 'session_ended live'
 check "live: exit status 0" status_is live 0
 check "live: the alternate screen is left" [ "$(fmt live '#{alternate_on}')" = 0 ]
 capall live
@@ -331,7 +295,7 @@ tm kill-session -t term
 # ---- a window of 1024 queues: quick to draw, scrolls, quits at once ----
 BIG=$T/big
 "$S" -w "file:$BIG" init --boards 2 --queues 1024 --entries 16 >/dev/null ||
-	{ echo "FAIL cannot make a window of 1024 queues"; exit 1; }
+	die "cannot make a window of 1024 queues"
 start big 120 40 -w "file:$BIG" top -i 0.2
 check "1024 queues: the first rows within 2 s" \
 	waitfor 2 'shows big "queues 1-" && [ "$(first_row big)" = 0 ]'
@@ -350,14 +314,14 @@ check "1024 queues: Down scrolls a row" \
 tm send-keys -t big Up
 check "1024 queues: Up scrolls back" waitfor 2 '[ "$(first_row big)" = "$p" ]'
 tm send-keys -t big q
-check "1024 queues: q ends top within 1 s" waitfor 1 'ended big'
+check "1024 queues: q ends top within 1 s" waitfor 1 'session_ended big'
 check "1024 queues: exit status 0" status_is big 0
 
 # ---- the window is removed: top ends cleanly and says why ----
 start gone 120 40 -w "file:$W" top -i 0.2
 waitfor 3 'shows gone "all queues:"'
 rm -f "$W"
-check "removed window: top ends within 5 s" waitfor 5 'ended gone'
+check "removed window: top ends within 5 s" waitfor 5 'session_ended gone'
 check "removed window: exit status 1" status_is gone 1
 capall gone
 check "removed window: the error is on the restored terminal" \
@@ -366,5 +330,7 @@ check "removed window: the error is on the restored terminal" \
 check "removed window: the alternate screen is left" \
 	[ "$(fmt gone '#{alternate_on}')" = 0 ]
 
-[ "$fail" -eq 0 ] && echo "all top checks passed"
-exit "$fail"
+# 63, and the JSON check where there is python3
+json_check=0
+command -v python3 >/dev/null 2>&1 && python3 -c '' 2>/dev/null && json_check=1
+finish $((63 + json_check))

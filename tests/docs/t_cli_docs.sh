@@ -28,26 +28,22 @@
 # B is the build directory (default build, relative to the repository).
 # CLI_DOCS_MAN, CLI_DOCS_BASH and CLI_DOCS_ZSH check other files instead of
 # man/smqctl.1 and completions/ (to see that a broken copy is caught).
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-[ -x "$B/smqctl" ] || { echo "no $B/smqctl: build it first (make)"; exit 77; }
-bin=$(cd "$B" && pwd)/smqctl
+. "$(dirname "$0")/../lib/lib.sh"
+[ -x "$B/smqctl" ] || skip "no $B/smqctl: build it first (make)"
+need_smqctl
+# the completions run it as it is, no wrapper
+bin=$SMQCTL
 man=${CLI_DOCS_MAN:-man/smqctl.1}
 bashcomp=${CLI_DOCS_BASH:-completions/smqctl.bash}
 zshcomp=${CLI_DOCS_ZSH:-completions/_smqctl}
-export LC_ALL=C
+tmp=$T
+shmobj=$SHM-w
+splitobj=$SHM-split
+fail() { failed "$*"; }
 
-tmp=$(mktemp -d) || exit 1
-shmobj=smq-t-cli-docs-$$
-splitobj=smq-t-clidocs-split-$$
-trap 'rm -rf "$tmp"; rm -f "/dev/shm/$shmobj" "/dev/shm/${shmobj}x" "/dev/shm/$splitobj.0"' EXIT
-trap 'exit 1' HUP INT TERM
-status=0
-fail() { echo "FAIL: $*"; status=1; }
-
-# same LABEL EXPECTED GOT: two lists of lines are equal.
+# same LABEL EXPECTED GOT: two lists of lines are equal: ok LABEL.
 same() {
-	[ "$2" = "$3" ] && return 0
+	[ "$2" = "$3" ] && { ok "$1"; return 0; }
 	fail "$1"
 	echo "    expected: $(echo "$2" | tr '\n' ' ')"
 	echo "    got:      $(echo "$3" | tr '\n' ' ')"
@@ -55,13 +51,14 @@ same() {
 sorted() { printf '%s\n' "$1" | sort; }
 
 for f in "$man" "$bashcomp" "$zshcomp"; do
-	[ -r "$f" ] || { echo "FAIL: $f is missing"; exit 1; }
+	[ -r "$f" ] || die "$f is missing"
 done
 
 cmds=$("$bin" --list-cmds) && [ -n "$cmds" ] ||
-	{ echo "FAIL: smqctl --list-cmds failed"; exit 1; }
+	die "smqctl --list-cmds failed"
 # the commands with options of their own: all but help
 optcmds=$(echo "$cmds" | grep -vx help)
+case_begin
 for c in $optcmds; do
 	"$bin" --list-opts="$c" >"$tmp/opts.$c" && [ -s "$tmp/opts.$c" ] ||
 		fail "smqctl --list-opts=$c failed"
@@ -70,6 +67,7 @@ done
 common=$(cat "$tmp"/opts.* | sort | uniq -c |
 	awk -v n="$(echo "$optcmds" | wc -l)" '$1 == n { print $2 }')
 [ -n "$common" ] || fail "the commands share no option (--list-opts)"
+case_end "smqctl --list-opts lists each command's options, and the options they share"
 builtin_opts="--help
 --usage
 --version"
@@ -128,6 +126,7 @@ helpspecs() {
 }
 
 # ---- (a) commands and .SS headings ----
+case_begin
 for c in $cmds; do
 	grep -qx -- "$c" "$tmp/headings" ||
 		fail "(a) command '$c' has no .SS under COMMANDS in $man"
@@ -138,9 +137,11 @@ while read -r h; do
 done <"$tmp/headings"
 dups=$(sort "$tmp/headings" | uniq -d)
 [ -z "$dups" ] || fail "(a) more than one .SS for: $dups"
+case_end "(a) every command has one .SS under COMMANDS in $man, and every .SS there is a command"
 
 # ---- (b) options ----
 # Options are written \-\- in troff: a plain "--" renders as dashes.
+case_begin
 plain=$(grep -n -- '--' "$man" | grep -v '^[0-9]*:\.\\"')
 [ -z "$plain" ] || fail "(b) write options as \\-\\- in $man:
 $plain"
@@ -179,6 +180,7 @@ for c in $optcmds; do
 			fail "(b) no line '$s' (as in smqctl $c --help) under $([ "$where" = COMMON ] && echo "COMMON OPTIONS" || echo "$c") in $man"
 	done <"$tmp/specs.$c"
 done
+case_end "(b) every option of every command is documented under it or COMMON OPTIONS, as --help writes it, and every option mentioned is one the command takes"
 
 # ---- what the completions are checked against ----
 prefixes=$("$bin" --window help | sed -n 's/^  *\([a-z][a-z0-9]*:\).*/\1/p')
@@ -202,6 +204,7 @@ devices_bdf=$(echo "$devices" | sed 's/^pci://')
 printf '#!/bin/sh\n[ "$1" = --list-devices ] && exec "%s" --list-devices="%s"\nexec "%s" "$@"\n' \
 	"$bin" "$PWD/$dump" "$bin" >"$tmp/smqctl-dump" && chmod 755 "$tmp/smqctl-dump"
 # options whose value is a file, and the words of --wait
+case_begin
 : >"$tmp/fileopts"
 for c in $optcmds; do
 	"$bin" --list-args="$c" >"$tmp/args.$c" ||
@@ -226,6 +229,7 @@ for m in $waits; do
 done
 "$bin" pingpong --wait nosuch --help >/dev/null 2>&1 &&
 	fail "(c) smqctl pingpong --wait nosuch is accepted: the check above proves nothing"
+case_end "(c) smqctl --list-args: the options that take files, and the words of --wait, each one pingpong and bench accept"
 
 # ---- (c) bash ----
 if command -v bash >/dev/null 2>&1; then
@@ -257,10 +261,12 @@ EOF
 	same "(c) bash: smqctl help <TAB> gives the commands, help too" \
 		"$cmds" "$(bcomp help '')"
 	got=$(bcomp --window '')
+	case_begin
 	for w in help $prefixes; do
 		echo "$got" | grep -qx -- "$w" ||
 			fail "(c) bash: smqctl --window <TAB> does not offer $w"
 	done
+	case_end "(c) bash: smqctl --window <TAB> offers help and every transport"
 	if [ "$shm_ok" = 1 ]; then
 		# bash splits "shm:NAME" at the colon and replaces after it
 		same "(c) bash: smqctl --window shm:$shmobj<TAB> (an smq window; ${shmobj}x is none)" \
@@ -270,7 +276,8 @@ EOF
 		same "(c) bash: smqctl -w split:${splitobj%-*}<TAB>" "$splitobj" \
 			"$(bcomp -w split : "${splitobj%-*}")"
 		echo "$got" | grep -qx -- "shm:${shmobj}x" &&
-			fail "(c) bash: smqctl --window <TAB> offers shm:${shmobj}x, which is no smq window"
+			fail "(c) bash: smqctl --window <TAB> offers shm:${shmobj}x, which is no smq window" ||
+			ok "(c) bash: smqctl --window <TAB> does not offer shm:${shmobj}x, which is no smq window"
 	fi
 	same "(c) bash: smqctl --window pci:<TAB> gives the candidates of --list-devices" \
 		"$devices_bdf" "$(bcompw --window pci : '')"
@@ -348,17 +355,21 @@ EOF
 	same "(d) zsh: smqctl help <TAB> gives the commands, help too" \
 		"$(sorted "$cmds")" "$(sorted "$(zcomp help '')")"
 	got=$(zcomp --window '')
+	case_begin
 	for w in help $prefixes; do
 		echo "$got" | grep -qx -- "$w" ||
 			fail "(d) zsh: smqctl --window <TAB> does not offer $w"
 	done
+	case_end "(d) zsh: smqctl --window <TAB> offers help and every transport"
 	if [ "$shm_ok" = 1 ]; then
+		case_begin
 		echo "$got" | grep -qx -- "shm:$shmobj" ||
 			fail "(d) zsh: smqctl --window <TAB> does not offer the smq window shm:$shmobj"
 		echo "$got" | grep -qx -- "split:$splitobj" ||
 			fail "(d) zsh: smqctl --window <TAB> does not offer split:$splitobj"
 		echo "$got" | grep -qx -- "shm:${shmobj}x" &&
 			fail "(d) zsh: smqctl --window <TAB> offers shm:${shmobj}x, which is no smq window"
+		case_end "(d) zsh: smqctl --window <TAB> offers the smq windows shm:$shmobj and split:$splitobj, not shm:${shmobj}x"
 	fi
 	same "(d) zsh: smqctl --window pci:<TAB> gives the candidates of --list-devices" \
 		"$devices_bdf" "$(zcompw --window pci:)"
@@ -371,10 +382,11 @@ EOF
 		same "(d) zsh: smqctl --window $p<TAB> completes files" "_files" "$(zcomp --window "$p")"
 	done
 else
-	echo "note: zsh is not installed: the zsh completion is not checked"
+	note "zsh is not installed: the zsh completion is not checked"
 fi
 
 # ---- (e) short options ----
+case_begin
 # every letter of every command (and of the common options): one long
 # option, with an argument everywhere or nowhere (that the argument has
 # one name everywhere too is (g)'s)
@@ -400,6 +412,7 @@ awk '/^\.\\" short-options/ { on = 1; next } on && /^\.EE/ { exit }
 		for (i = 4; i <= NF; i++) l = l " " $i; print l }' "$man" |
 	sort >"$tmp/shorts.man"
 [ -s "$tmp/shorts.man" ] || fail "(e) $man has no short-options table"
+case_end "(e) a short letter is one long option with one argument in every command, and $man has a short-options table"
 # the commands of a row as a sorted set
 norm() {
 	while read -r l o rest; do
@@ -410,6 +423,7 @@ same "(e) the SHORT OPTIONS table of $man is smqctl's (letter, option, commands)
 	"$(norm <"$tmp/shorts.bin")" "$(norm <"$tmp/shorts.man")"
 
 # ---- (f) help, words, window specs, the units' variables ----
+case_begin
 "$bin" help help >"$tmp/helphelp" 2>&1 && grep -q 'smqctl help' "$tmp/helphelp" ||
 	fail "(f) smqctl help help fails: $(head -n 1 "$tmp/helphelp")"
 { "$bin" help; "$bin" --help; for c in $cmds; do "$bin" help "$c"; done; } >"$tmp/allhelp" 2>&1
@@ -427,6 +441,7 @@ done
 for v in $(sed -n 's/.*\$\({\{0,1\}\)\(SMQ_[A-Z_]*\).*/\2/p' systemd/*.service | sort -u); do
 	grep -q "$v" "$man" || fail "(f) $v, which the systemd units read, is not in $man"
 done
+case_end "(f) smqctl help help works; no 'seed' in the help or $man; every window spec in smqctl --help and under WINDOW SPECS; every variable of the units in $man"
 
 # ---- (g) one meaning per long option ----
 # A long option that several commands take is written the same in every
@@ -437,6 +452,7 @@ done
 # fails too.
 #   --group: in a window's shape (init, probe, model) a group and its
 #   queues; in send and recv a group that init made.
+case_begin
 cat >"$tmp/opt.exceptions" <<'EXCEPTIONS'
 --group - NAME=Q,Q...
 --group - NAME
@@ -474,6 +490,17 @@ $(echo "$forms" | sed 's/^/    /')"
 done
 bad=$(awk '$1 == "--timeout" && ($2 != "-T" || $3 != "TIME") { print $4 }' "$tmp/longs")
 [ -z "$bad" ] || fail "(g) --timeout is not -T, --timeout=TIME in: $(echo $bad)"
+case_end "(g) a long option that several commands take is written alike in each (the exceptions aside), and --timeout is -T, --timeout=TIME"
 
-[ $status = 0 ] && echo "commands, man page and completions agree"
-exit $status
+any_failed || echo "commands, man page and completions agree"
+# The checks made: 26, one a command of its own options and one an option
+# that takes a file (bash); again for zsh, 11 and one a file option; the
+# windows in /dev/shm, 4 for bash and 1 for zsh.
+nopt=$(echo $optcmds | wc -w) nfile=$(wc -l <"$tmp/fileopts")
+floor=$((26 + nopt + nfile))
+[ "$shm_ok" = 1 ] && floor=$((floor + 4))
+if command -v zsh >/dev/null 2>&1; then
+	floor=$((floor + 11 + nfile))
+	[ "$shm_ok" = 1 ] && floor=$((floor + 1))
+fi
+finish $floor

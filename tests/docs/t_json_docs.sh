@@ -6,27 +6,15 @@
 # json-keys blocks under JSON OUTPUT),
 # and every key described there is printed, as tests/cli/t_measure.sh checks
 # for pingpong and bench.  Exit 0 pass, 1 fail, 77 skip (no python3).
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
 command -v python3 >/dev/null 2>&1 && python3 -c '' 2>/dev/null ||
-	{ echo "no python3: the JSON keys are not checked"; exit 77; }
+	skip "no python3: the JSON keys are not checked"
 man=${JSON_DOCS_MAN:-man/smqctl.1}
-
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
 unset SMQ_DEBUG 2>/dev/null
-export LC_ALL=C
 W=$T/w
 smq() { "$S" -w "file:$W" "$@"; }
-die() { echo "FAIL $*"; exit 1; }
 
-# a window with a message waiting, received by nobody yet
 smq init --boards 2 --queues 2 --entries 8 --entry-size 256 --group both=0,1 >/dev/null || die "init"
 smq send --queue 1 "json-docs-marker-0123456789" || die "send"
 smq send --queue 0 "another" || die "send"
@@ -35,7 +23,7 @@ smq --json -v dump >"$T/dump-v.json" || die "dump -v --json exits $?"
 smq --json top --once --interval 0.1 >"$T/top.json" || die "top --once --json exits $?"
 # every check: the boards never synchronised (a FAIL and what to do next),
 # the PCI path recorded, the figures between the two boards
-smq --json check --device 0000:01:00.0 -F tests/data/pci-dumps/check-good.txt \
+smq --json check -T 10s --device 0000:01:00.0 -F tests/data/pci-dumps/check-good.txt \
 	--sysfs tests/data/check/sysfs-good --watch 0 >"$T/verdict.json"
 [ $? = 1 ] || die "check --json of a window whose boards never announced does not exit 1"
 
@@ -89,30 +77,13 @@ PY
 "$S" -w "file:$T/senders" --json dump >"$T/senders.json" 2>"$T/senders.err"
 [ $? = 1 ] || die "dump --json of a window with a queue's senders out of range does not exit 1"
 
-python3 - "$man" "$T" <<'PY' >"$T/keys" 2>"$T/err"
+PYTHONPATH=$ROOT/tests/lib python3 - "$man" "$T" <<'PY' >"$T/keys" 2>"$T/err"
 import json, os, sys
+from json_keys import blocks, paths
 man, d = sys.argv[1], sys.argv[2]
-blocks, cur = {}, None
-for line in open(man):
-    line = line.rstrip("\n")
-    if line.startswith('.\\" json-keys: '):
-        cur = line.split(": ", 1)[1]
-        blocks[cur] = set()
-    elif cur and line == ".EE":
-        cur = None
-    elif cur and line and not line.startswith(".") and not line[0].isspace():
-        blocks[cur].add(line.split()[0])
+blocks = blocks(man)
 for need in ("dump", "top", "check"):
     assert blocks.get(need), ("no json-keys block in %s" % man, need)
-def paths(v, pre=""):
-    if isinstance(v, dict):
-        for k, x in v.items():
-            p = pre + k + ("[]" if isinstance(x, list) else "")
-            yield p
-            yield from paths(x, p + ".")
-    elif isinstance(v, list):
-        for x in v:
-            yield from paths(x, pre)
 outputs = {"dump": ["dump.json", "dump-v.json", "size.json", "check.json",
                     "feature.json", "extra.json", "senders.json"],
            "top": ["top.json"], "check": ["verdict.json"]}
@@ -143,9 +114,9 @@ for b in outputs:
 print(", ".join("%s: %d keys" % (b, len(blocks[b])) for b in outputs))
 PY
 if [ $? = 0 ]; then
-	echo "ok   JSON keys of dump, top --once and check: all described in smqctl(1), all described ones printed ($(cat "$T/keys"))"
+	ok "JSON keys of dump, top --once and check: all described in smqctl(1), all described ones printed ($(cat "$T/keys"))"
 else
-	echo "FAIL JSON keys of dump, top --once, check and smqctl(1)"
+	failed "JSON keys of dump, top --once, check and smqctl(1)"
 	sed 's/^/    /' "$T/err"
-	exit 1
 fi
+finish 1

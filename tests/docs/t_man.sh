@@ -6,13 +6,10 @@
 # SYNOPSIS of a function's page gives the header's prototype, parameter
 # for parameter.  t_exports.sh checks that each link's target exists
 # and that the NAME section lists the function.
-B=${B:-build}
-cd "$(dirname "$0")/../.." || exit 1
-command -v groff >/dev/null || { echo "groff not installed"; exit 77; }
-command -v man >/dev/null || { echo "man not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-status=0
+. "$(dirname "$0")/../lib/lib.sh"
+need groff "the pages are rendered with it"
+need man "man(1) must find each page"
+tmp=$T
 
 # A link is one line, ".so man3/PAGE.3", and nothing else.
 is_link() {
@@ -20,11 +17,13 @@ is_link() {
 }
 
 # 1. Every page that is not a link, through groff's own warnings.
+case_begin
 for page in man/*.[0-9]; do
 	is_link "$page" && continue
 	out=$(groff -man -ww -z "$page" 2>&1)
-	[ -z "$out" ] || { echo "$page:"; echo "$out"; status=1; }
+	[ -z "$out" ] || { failed "$page:"; echo "$out"; }
 done
+case_end "every page renders without a groff warning"
 
 # 2. The names: the header's functions, and the library's exports if it
 # was built.
@@ -35,7 +34,7 @@ if [ -e "$B/libsmq.so" ]; then
 		awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' >>"$tmp/names"
 fi
 sort -u -o "$tmp/names" "$tmp/names"
-[ "$(wc -l <"$tmp/names")" -gt 10 ] || { echo "too few functions found"; exit 1; }
+[ "$(wc -l <"$tmp/names")" -gt 10 ] || die "too few functions found"
 
 # 3. man(1) finds each in a man3 directory laid out as installed, follows
 # its link, and renders it without a warning.
@@ -44,20 +43,22 @@ cp man/*.3 "$tmp/man/man3/"
 export MANPATH="$tmp/man" MANWIDTH=80 LC_ALL=C MAN_DISABLE_SECCOMP=1
 { cat "$tmp/names"; for p in man/*.3; do basename "$p" .3; done; } |
 sort -u >"$tmp/pages"
+case_begin
 while read -r f; do
 	if [ ! -e "man/$f.3" ]; then
-		echo "man/$f.3: missing (man 3 $f finds nothing)"; status=1; continue
+		failed "man/$f.3: missing (man 3 $f finds nothing)"; continue
 	fi
 	where=$(man -w 3 "$f" 2>&1)
 	case $where in
-	"$tmp/man/man3/"*.3) [ -e "$where" ] || { echo "man -w $f: $where"; status=1; } ;;
-	*) echo "man -w 3 $f: $where"; status=1; continue ;;
+	"$tmp/man/man3/"*.3) [ -e "$where" ] || failed "man -w $f: $where" ;;
+	*) failed "man -w 3 $f: $where"; continue ;;
 	esac
 	man --warnings -P cat 3 "$f" >"$tmp/out" 2>"$tmp/err"
 	if [ -s "$tmp/err" ] || [ ! -s "$tmp/out" ]; then
-		echo "man 3 $f:"; cat "$tmp/err"; status=1
+		failed "man 3 $f:"; cat "$tmp/err"
 	fi
 done <"$tmp/pages"
+case_end "man(1) finds every man3 name ($(wc -l <"$tmp/pages")) and renders it without a warning"
 
 # 4. Prototypes, normalised (comments and preprocessor lines gone, one
 # space between words, none around * ( ) ,): the header's, one per line
@@ -75,8 +76,9 @@ awk 'BEGIN { RS = "\001" } { gsub(/\/\*([^*]|\*+[^*\/])*\*+\//, ""); print }' \
 	     skip { skip = /\\$/; next }
 	     { print }' |
 	awk 'BEGIN { RS = "[;{}]" }'"$norm" | sort >"$tmp/header"
-cut -f1 "$tmp/header" | diff -u "$tmp/declared" - ||
-	{ echo "prototypes read from smq.h differ from its names"; status=1; }
+cut -f1 "$tmp/header" | diff -u "$tmp/declared" - &&
+	ok "the prototypes read from smq.h are its names" ||
+	failed "prototypes read from smq.h differ from its names"
 # ...and each page's SYNOPSIS, rendered as a reader sees it (so that a
 # macro that swallows its neighbour shows), with the page's name.
 for page in man/*.3; do
@@ -87,33 +89,38 @@ for page in man/*.3; do
 	awk 'BEGIN { RS = ";" }'"$norm" |
 	sed "s|^|${page##*/}	|" >>"$tmp/synopses"
 done
+case_begin
 while IFS='	' read -r f proto; do
 	want=$(sed -n 's/^\.so man3\///p' "man/$f.3" 2>/dev/null)
 	want=${want:-$f.3}
 	if ! awk -F'\t' -v p="$want" -v f="$f" '$1 == p && $2 == f' \
 	     "$tmp/synopses" | grep -q .; then
-		echo "$want: SYNOPSIS does not declare $f"; status=1
+		failed "$want: SYNOPSIS does not declare $f"
 	elif ! awk -F'\t' -v p="$want" -v f="$f" -v want="$proto" \
 		   '$1 == p && $2 == f && $3 == want' "$tmp/synopses" | grep -q .; then
-		echo "$want: SYNOPSIS of $f differs from smq.h:"
+		failed "$want: SYNOPSIS of $f differs from smq.h:"
 		echo "    smq.h: $proto"
 		awk -F'\t' -v p="$want" -v f="$f" '$1 == p && $2 == f { print "    page:  " $3 }' \
 			"$tmp/synopses"
-		status=1
 	fi
 done <"$tmp/header"
+case_end "the SYNOPSIS of each function's page declares it as smq.h does"
 # No page declares a function the header does not, or another way.
+case_begin
 while IFS='	' read -r page f proto; do
 	grep -qxF "$f	$proto" "$tmp/header" ||
-		{ echo "$page: SYNOPSIS declares $f not as smq.h does: $proto"; status=1; }
+		failed "$page: SYNOPSIS declares $f not as smq.h does: $proto"
 done <"$tmp/synopses"
+case_end "no page declares a function smq.h does not, or otherwise"
 
 # 5. The version smq_version(3) shows is the header's.
+case_begin
 for part in MAJOR MINOR PATCH; do
 	h=$(sed -n "s/^#define SMQ_VERSION_$part \([0-9]*\)\$/\1/p" include/smq.h)
 	grep -q "^\.B #define SMQ_VERSION_$part $h\$" man/smq_version.3 ||
-		{ echo "smq_version.3: SMQ_VERSION_$part is not $h"; status=1; }
+		failed "smq_version.3: SMQ_VERSION_$part is not $h"
 done
+case_end "smq_version(3) shows the header's version"
 
 # 6. Every page's header names the version the header gives (a page that
 # is one line of .so, another page's name, has none).
@@ -127,5 +134,5 @@ for page in man/*.[137]; do
 done
 
 n=$(wc -l <"$tmp/header")
-[ $status -eq 0 ] && echo "$n prototypes match smq.h; $(wc -l <"$tmp/pages") man3 names render"
-exit $status
+any_failed || echo "$n prototypes match smq.h; $(wc -l <"$tmp/pages") man3 names render"
+finish 6

@@ -8,15 +8,11 @@
 # Every block under EXAMPLE must be what a program calling the layout
 # functions prints for the same geometry (a queue with a sender set).
 # Exit 0 pass, 1 fail, 77 skip (no library built, no compiler).
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
+. "$(dirname "$0")/../lib/lib.sh"
 CC=${CC:-cc}
 page=man/smq.7
-[ -f "$B/libsmq-internal.a" ] ||
-	{ echo "no $B/libsmq-internal.a: run make first"; exit 77; }
-command -v "$CC" >/dev/null 2>&1 || { echo "no C compiler ($CC)"; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+[ -f "$B/libsmq-internal.a" ] || skip "no $B/libsmq-internal.a: run make first"
+command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC)"
 cat >"$T/numbers.c" <<'CEOF'
 /* smq(7)'s numbers, from the library: "fields" prints every member of
  * the format's structures (struct field offset size; a padding member as
@@ -390,13 +386,12 @@ int main(int argc, char **argv)
 CEOF
 "$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Ilibsmq -o "$T/numbers" \
 	"$T/numbers.c" "$B/libsmq-internal.a" -pthread ||
-	{ echo "FAIL: cannot build"; exit 1; }
+	die "cannot build"
 "$T/numbers" fields >"$T/fields" && "$T/numbers" example >"$T/example" ||
-	{ echo "FAIL: the program failed"; exit 1; }
-fail=0
+	die "the program failed"
 
 # ---- the tables of fields ----
-awk -v fields="$T/fields" '
+tally awk -v fields="$T/fields" '
 BEGIN {
 	while ((getline line < fields) > 0) {
 		split(line, w, " ")
@@ -469,7 +464,7 @@ END {
 			printf "FAIL struct %s: no table\n", s; bad = 1
 		}
 	exit bad
-}' "$page" && echo "ok   the tables of fields" || fail=1
+}' "$page" && ok "the tables of fields"
 
 # ---- the EXAMPLE blocks ----
 awk '
@@ -478,11 +473,9 @@ inside && /^\.EX/ { if (n++) print "--"; ex = 1; next }
 inside && /^\.EE/ { ex = 0; next }
 inside && ex { print }' "$page" >"$T/page-example"
 if diff -u "$T/example" "$T/page-example" >"$T/diff"; then
-	echo "ok   the EXAMPLE numbers"
+	ok "the EXAMPLE numbers"
 else
-	echo "FAIL the EXAMPLE section differs from the library" \
-		"(- library, + page):"
+	failed "the EXAMPLE section differs from the library (- library, + page):"
 	cat "$T/diff"
-	fail=1
 fi
-exit $fail
+finish 2

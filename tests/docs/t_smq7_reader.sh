@@ -8,39 +8,14 @@
 # damaged in it, live, dead, away and other hosts' processes, and windows
 # with a field damaged for each check it can reach.
 # Exit 0 pass, 1 fail, 77 skip (no smqctl built, no python3).
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) S=$B/smqctl ;;
-*) S=$PWD/$B/smqctl ;;
-esac
-[ -x "$S" ] || { echo "smqctl not built ($S): run make first"; exit 77; }
+. "$(dirname "$0")/../lib/lib.sh"
+need_smqctl
 command -v python3 >/dev/null 2>&1 && python3 -c '' 2>/dev/null ||
-	{ echo "no python3: the reader is a Python program"; exit 77; }
-[ -r /proc/self/stat ] || { echo "no /proc: the reader judges tags by it"; exit 77; }
-READER=$PWD/tests/docs/smq7_reader.py
-T=$(mktemp -d) || exit 1
-# a copy: the build directory may be rebuilt while the test runs
-cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-S=$T/smqctl
-SHM=smq-t-smq7-reader-$$
-BG=""
-cleanup() {
-	for p in $BG; do kill -9 "$p" 2>/dev/null; done
-	for p in $BG; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-	rm -f /dev/shm/"$SHM".*
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+	skip "no python3: the reader is a Python program"
+[ -r /proc/self/stat ] || skip "no /proc: the reader judges tags by it"
+READER=$ROOT/tests/docs/smq7_reader.py
 cd "$T" || exit 1
 unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
-# the reader is imported by poke: no bytecode left in the source tree
-export PYTHONDONTWRITEBYTECODE=1
-
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-failed() { fail=$((fail + 1)); echo "FAIL $*"; }
 
 # compare NAME SPEC [FIELD]: dump -v --json of SPEC and the reader agree;
 # with FIELD, dump found a fault in that field (exit 1), else none (0).
@@ -88,7 +63,7 @@ EOF
 # ---- a fresh window ----
 W=$T/w
 "$S" init -w "file:$W" --boards 3 --queues 4 --entries 16 \
-	--entry-size 100 >/dev/null || { failed "init"; exit 1; }
+	--entry-size 100 >/dev/null || die "init"
 compare "fresh window" "file:$W"
 
 # ---- traffic: every board sends, receivers take some, a lane full ----
@@ -198,8 +173,10 @@ compare "checksums: a size past entry_size is still check 25's" \
 
 # ---- a split window: a shared memory object per board ----
 # (the geometry of smq(7)'s example of mapped_size)
+split=0
 if [ -d /dev/shm ] && "$S" init -w "split:$SHM" --boards 3 --queues 3 \
 	--entries 4 --entry-size 1K --no-scratch >/dev/null 2>&1; then
+	split=3
 	"$S" send -w "split:$SHM" -b 2 -q 0 "across" ||
 		failed "send on the split window"
 	compare "split window" "split:$SHM"
@@ -217,39 +194,33 @@ with open(sys.argv[1], "r+b") as f:
 	compare "split window, 0 boards: only NAME.0 mapped" "split:$SHM" boards
 	cp "$T/obj0" /dev/shm/"$SHM".0
 else
-	echo "note: no split window here (/dev/shm): not compared"
+	note "no split window here (/dev/shm): not compared"
 fi
 
 # ---- who is at work: a live receiver, then killed ----
-"$S" recv -w "file:$W" -b 1 -q 1 -c 1 -T 60s >/dev/null 2>&1 &
-RECV=$!
-BG="$BG $RECV"
-waiting=no
-for i in $(seq 100); do
-	if "$S" dump --json -w "file:$W" 2>/dev/null | python3 -c 'import json, sys
+bg_start "$S" recv -w "file:$W" -b 1 -q 1 -c 1 -T 60s >/dev/null 2>&1
+RECV=$pid
+# waiting_on_1: the dump says queue 1's receiver waits
+waiting_on_1() {
+	"$S" dump --json -w "file:$W" 2>/dev/null | python3 -c 'import json, sys
 d = json.load(sys.stdin)
-sys.exit(d["queue_table"][1]["receiver_state"] != "waiting")'; then
-		waiting=yes
-		break
-	fi
-	sleep 0.1
-done
-[ $waiting = yes ] || failed "the receiver did not come to wait in 10 s"
+sys.exit(d["queue_table"][1]["receiver_state"] != "waiting")'
+}
+wait_for 10 "the receiver (pid $RECV) to wait on queue 1" waiting_on_1
 # the receiver beats while it waits: both read the same copy
 cp "$W" "$T/live"
 compare "a live receiver, waiting" "file:$T/live"
 kill -9 $RECV
-wait $RECV 2>/dev/null
+wait_pid 10 $RECV "the receiver, killed"
 cp "$W" "$T/dead"
 compare "a receiver killed" "file:$T/dead"
 
 # ---- judgement from fields: live and dead tags, away, a lock, a waiter ----
-sleep 300 &
-LIVE=$!
-BG="$BG $LIVE"
-sh -c 'exit 0' &
-GONE=$!
-wait $GONE
+bg_start sleep 300
+LIVE=$pid
+bg_start sh -c 'exit 0'
+GONE=$pid
+wait_pid 10 $GONE "a process that ends at once"
 cp "$T/base" "$T/judge"
 poke "$T/judge" "
 boot = R.boot_hash()
@@ -452,5 +423,5 @@ corrupt "20 in a clear of that queue, dead" maint_phase \
 corrupt "20 in a clear of that queue, live" maint_phase \
 	"$LIVE_SB; put(144, 4, 2); put(148, 4, 2); put(L.rx[1] + 48, 8, 0)"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+# 109, and the split window's 3 where /dev/shm holds one
+finish $((109 + split))

@@ -1,13 +1,14 @@
-# Shell shared by the QEMU tests (tests/qemu/t_qemu_vfio.sh,
-# tests/qemu/t_qemu_doorbell.sh), sourced from the top of the repository after
-# the caller has set B (the build directory, absolute), T (its scratch
-# directory) and Q (tests/qemu, absolute).  What cannot be had skips the
-# test: exit 77, the reason on the last line.
-
-skip() {
-	echo "$*"
-	exit 77
-}
+# Shell shared by the QEMU tests (tests/qemu/t_*.sh), what is theirs
+# alone: a test begins
+#
+#	. "$(dirname "$0")/lib.sh"
+#
+# which sources tests/lib/lib.sh (the root, B, T, the cleanup, the checks
+# and the bounded waits) and sets Q, this folder.  What cannot be had
+# skips the test (skip): exit 77, the reason on the last line.
+. "$(dirname "$0")/../lib/lib.sh"
+Q=$ROOT/tests/qemu
+unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
 
 # qemu_need_tools [DEVICE...]: qemu-system-x86_64 with each DEVICE, cpio,
 # timeout and a static busybox (for the initramfs).
@@ -55,6 +56,14 @@ qemu_kernel_modules() {
 	esac
 }
 
+# qemu_copy FILE...: copies of the programs the guest and the host run,
+# in T (the build folder may be rebuilt while the test runs)
+qemu_copy() {
+	for qemu_f in "$@"; do
+		cp "$qemu_f" "$T/${qemu_f##*/}" && chmod 755 "$T/${qemu_f##*/}" || exit 1
+	done
+}
+
 # qemu_initramfs OUT INIT [PROGRAM...]: tests/qemu/build-initramfs.sh with
 # the modules of $kdir.
 qemu_initramfs() {
@@ -68,20 +77,15 @@ qemu_initramfs() {
 
 # qemu_server SMQCTL MEMORY SOCKET SIZE VECTORS SECONDS: `smqctl server` in
 # the background for at most SECONDS, its output in $T/server.out, its pid
-# in spid.  Returns 0 once it listens, 1 if it did not within 10 s.
+# in spid (tracked).  Returns 0 once it listens, 1 if it did not within
+# 10 s.
 qemu_server() {
-	timeout "$6" "$1" --window "$2" server --socket "$3" --shm-size "$4" \
-		--vectors "$5" >"$T/server.out" 2>&1 &
-	spid=$!
-	qemu_i=0
-	while [ ! -S "$3" ]; do
-		if ! kill -0 "$spid" 2>/dev/null || [ $qemu_i -ge 100 ]; then
-			return 1
-		fi
-		qemu_i=$((qemu_i + 1))
-		sleep 0.1
-	done
-	return 0
+	bg_start timeout "$6" "$1" --window "$2" server --socket "$3" --shm-size "$4" \
+		--vectors "$5" >"$T/server.out" 2>&1
+	spid=$pid
+	qemu_sock=$3
+	within 10 eval '[ -S "$qemu_sock" ] || ended "$spid"'
+	[ -S "$3" ]
 }
 
 # json_flat <JSON: smqctl's JSON (one key per line, as its writer puts it)
@@ -113,9 +117,4 @@ json_flat() {
 			line = substr(line, 2, length(line) - 2)
 		print path "=" line
 	}'
-}
-
-# now_ms: milliseconds on this host's clock (for durations only).
-now_ms() {
-	echo $(($(date +%s%N) / 1000000))
 }

@@ -13,28 +13,14 @@
 # Exit 0 pass, 1 fail (with the guest's serial log), 77 skip (no QEMU with
 # those devices, no kernel, busybox-static or cpio; a guest kernel that
 # reports no AER counts), the reason on the last line.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) ;;
-*) B=$PWD/$B ;;
-esac
-Q=$PWD/tests/qemu
-. "$Q/lib.sh"
-[ -x "$B/smqctl" ] || { echo "FAIL smqctl is not built ($B/smqctl)"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+[ -x "$B/smqctl" ] || die "smqctl is not built ($B/smqctl)"
 qemu_need_tools ivshmem-plain pcie-root-port pcie-pci-bridge
 command -v python3 >/dev/null 2>&1 || skip "python3 not found: it speaks to QEMU's monitor"
-unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
-export LC_ALL=C
-T=$(mktemp -d) || exit 1
-qpid=
-trap '[ -n "$qpid" ] && kill $qpid 2>/dev/null; rm -rf "$T"' EXIT
-trap 'exit 1' INT TERM HUP
 watch=8
 
 qemu_kernel_modules vfio-pci
-cp "$B/smqctl" "$T/smqctl" && cp "$Q/guest-lib.sh" "$T/guest-lib.sh" || exit 1
-chmod 755 "$T/smqctl" "$T/guest-lib.sh"
+qemu_copy "$B/smqctl" "$Q/guest-lib.sh"
 qemu_initramfs "$T/initramfs" "$Q/guest-init-aer" "$T/smqctl" "$T/guest-lib.sh"
 qemu_accel
 truncate -s 2M "$T/memory" || exit 1
@@ -50,20 +36,17 @@ timeout 170 qemu-system-x86_64 -accel "$accel" -M "$machine" -nodefaults \
 	-append "console=ttyS0 panic=-1 quiet no_timer_check pcie_ports=native pcie_port_pm=off smq_watch=$watch" \
 	</dev/null >"$T/qemu.out" 2>&1 &
 qpid=$!
+track $qpid
 
-fail=0
-ok() { echo "ok   $*"; }
-failed() { echo "FAIL $*"; fail=1; }
 serial() { [ ! -f "$T/serial" ] || tr -d '\r' <"$T/serial"; }
 said() { serial | grep -qE "$1"; }
-await() { # REGEX SECONDS
-	n=$(($2 * 10))
-	until said "$1"; do
-		kill -0 $qpid 2>/dev/null || { sleep 0.5; said "$1"; return; }
-		[ $n -gt 0 ] || return 1
-		n=$((n - 1))
-		sleep 0.1
-	done
+# await REGEX SECONDS: until the guest says it (0), or QEMU ended, or
+# SECONDS passed (1)
+await() {
+	await_re=$1
+	within "$2" eval 'said "$await_re" || ended "$qpid"'
+	# what an ended QEMU wrote last may be on its way to the file
+	said "$1" || { ended "$qpid" && sleep 0.5 && said "$1"; }
 }
 block() { serial | sed -n "/^SMQ-GUEST: $1-out-begin\$/,/^SMQ-GUEST: $1-out-end\$/p" | sed '1d;$d'; }
 show_log() {
@@ -119,6 +102,6 @@ grep -q "^PASS  link .*(0000:01:00.0: 2.5GT/s x1)" "$T/check1" &&
 	ok "link: the bridge's link to the root port PASSes (ivshmem itself has none)" ||
 	failed "link: $(grep '  link ' "$T/check1")"
 await '^SMQ-GUEST: end ' 30
-[ $fail = 0 ] || { show_log; exit 1; }
-[ -n "${SMQ_QEMU_VERBOSE:-}" ] && show_log
-echo "all passed (accel $accel)"
+if any_failed || [ -n "${SMQ_QEMU_VERBOSE:-}" ]; then show_log; fi
+echo "accel $accel"
+finish 2

@@ -25,37 +25,16 @@
 # Exit 0 pass, 1 fail (with the guest's serial log), 77 skip (no QEMU,
 # kernel package, vfio modules, static busybox or cpio), the reason on the
 # last line.  SMQ_QEMU_VERBOSE=1 prints the log on success too.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) ;;
-*) B=$PWD/$B ;;
-esac
-Q=$PWD/tests/qemu
-. "$Q/lib.sh"
+. "$(dirname "$0")/lib.sh"
 [ -x "$B/smqctl" ] || skip "smqctl not built ($B/smqctl): run make first"
 qemu_need_tools ivshmem-doorbell intel-iommu
 [ -d /dev/shm ] && [ -w /dev/shm ] || skip "/dev/shm is not writable"
-unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
-export LC_ALL=C
-
-T=$(mktemp -d) || exit 1
-M=/dev/shm/smq-qemu-broker-$$
-pids=''
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	for p in $pids; do wait "$p" 2>/dev/null; done
-	rm -f "$M"
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+M=/dev/shm/$SHM
 start=$(now_ms)
 
 qemu_kernel_modules vfio-pci vfio_iommu_type1
 echo "     kernel and modules: $kdir"
-cp "$B/smqctl" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-cp "$Q/guest-lib.sh" "$T/guest-lib.sh" && chmod 755 "$T/guest-lib.sh" || exit 1
+qemu_copy "$B/smqctl" "$Q/guest-lib.sh"
 qemu_initramfs "$T/initramfs" "$Q/guest-init-broker" "$T/smqctl" "$T/guest-lib.sh"
 
 sock=$T/ivshmem.sock
@@ -63,10 +42,9 @@ if ! qemu_server "$T/smqctl" "file:$M" "$sock" 1M 4 200; then
 	cat "$T/server.out"
 	skip "the ivshmem server did not start (smqctl server --socket $sock)"
 fi
-pids="$pids $spid"
 
-"$T/smqctl" --window "ivshmem:$sock" init >"$T/init.out" 2>&1 ||
-	{ cat "$T/init.out"; echo "FAIL the host could not format the window"; exit 1; }
+timeout 30 "$T/smqctl" --window "ivshmem:$sock" init >"$T/init.out" 2>&1 ||
+	{ cat "$T/init.out"; die "the host could not format the window"; }
 
 qemu_accel
 timeout 200 qemu-system-x86_64 -accel "$accel" -M "$machine" -nodefaults \
@@ -78,17 +56,15 @@ timeout 200 qemu-system-x86_64 -accel "$accel" -M "$machine" -nodefaults \
 	-append "console=ttyS0 panic=-1 quiet intel_iommu=on no_timer_check" \
 	</dev/null >"$T/qemu.out" 2>&1 &
 qpid=$!
-pids="$pids $qpid"
+track $qpid
 serial() { tr -d '\r' <"$T/serial" 2>/dev/null; }
 said() { serial | grep -qxF "$1"; }
-# await LINE SECONDS: until the guest says LINE, or it ended
+# await LINE SECONDS: until the guest says LINE (0), or it ended, or
+# SECONDS passed (1)
 await() {
-	n=$(($2 * 10))
-	until said "$1"; do
-		kill -0 "$qpid" 2>/dev/null && [ $n -gt 0 ] || return 1
-		n=$((n - 1))
-		sleep 0.1
-	done
+	await_line=$1
+	within "$2" eval 'said "$await_line" || ended "$qpid"'
+	said "$1"
 }
 # the host drives the pingpong: it waits for the guest's side to come
 timeout 150 "$T/smqctl" --window "ivshmem:$sock" pingpong --peer --peer-board 1 \
@@ -101,13 +77,10 @@ if await "SMQ-GUEST: send-ready" 60; then
 else
 	sendrc=none
 fi
-wait "$qpid"
-grc=$?
+wait_pid 210 "$qpid" "QEMU, its guest powering off"
+grc=$rc
 echo "     guest done in $((($(now_ms) - start) / 1000)) s (accel $accel)"
 
-fail=0
-ok() { echo "ok   $*"; }
-failed() { echo "FAIL $*"; fail=1; }
 # out NAME: the stdout (or with err, the stderr) of the guest's command NAME
 out() { serial | sed -n "/^SMQ-GUEST: $1-${2:-out}-begin\$/,/^SMQ-GUEST: $1-${2:-out}-end\$/p" | sed '1d;$d'; }
 
@@ -168,12 +141,11 @@ said "SMQ-GUEST: allowed rc 0" &&
 	ok "another user attaches to a broker of mode 0666" ||
 	failed "another user and a 0666 broker: $(serial | grep '^SMQ-GUEST: allowed rc') $(out allowed err | head -n 2)"
 
-if [ $fail != 0 ] || [ -n "${SMQ_QEMU_VERBOSE:-}" ]; then
+if any_failed || [ -n "${SMQ_QEMU_VERBOSE:-}" ]; then
 	echo "---- guest serial log ----"
 	serial | sed 's/^/  | /'
 	[ -s "$T/qemu.out" ] && { echo "---- qemu ----"; sed 's/^/  | /' "$T/qemu.out"; }
 	echo "---- server ----"
 	sed 's/^/  | /' "$T/server.out"
 fi
-[ $fail = 0 ] && echo "all passed"
-exit $fail
+finish 14

@@ -42,55 +42,20 @@
 # (tests/qemu/fetch-kernel.sh, cached in $B/qemu-cache/), or from
 # SMQ_QEMU_KERNEL_DEB=PATH.  SMQ_QEMU_COUNT sets the round trips per size
 # (default 200); SMQ_QEMU_VERBOSE=1 prints the logs on success too.
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) ;;
-*) B=$PWD/$B ;;
-esac
-Q=$PWD/tests/qemu
-. "$Q/lib.sh"
-if [ ! -x "$B/smqctl" ]; then
-	echo "FAIL smqctl is not built ($B/smqctl): run make first"
-	exit 1
-fi
+. "$(dirname "$0")/lib.sh"
+[ -x "$B/smqctl" ] || die "smqctl is not built ($B/smqctl): run make first"
 qemu_need_tools ivshmem-doorbell intel-iommu
-unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
-export LC_ALL=C
 count=${SMQ_QEMU_COUNT:-200}
 sizes=0,64,1000
-
-T=$(mktemp -d) || exit 1
 M=$T/memory
-pids=''
-# forget PID: a process waited for is no longer ours to stop
-forget() {
-	rest=
-	for p in $pids; do [ "$p" = "$1" ] || rest="$rest $p"; done
-	pids=$rest
-}
-cleanup() {
-	# QEMU and the server run under timeout, which passes a kill on
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	for p in $pids; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 start=$(now_ms)
 elapsed() { echo $((($(now_ms) - start) / 1000)); }
 
 qemu_kernel_modules vfio-pci vfio_iommu_type1
 echo "     kernel and modules: $kdir"
-# Copies: the build directory may be rebuilt while the test runs.
-cp "$B/smqctl" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-cp "$Q/guest-lib.sh" "$T/guest-lib.sh" && chmod 755 "$T/guest-lib.sh" || exit 1
+qemu_copy "$B/smqctl" "$Q/guest-lib.sh"
 S=$T/smqctl
 qemu_initramfs "$T/initramfs" "$Q/guest-init-doorbell" "$S" "$T/guest-lib.sh"
-
-fail=0
-ok() { echo "ok   $*"; }
-failed() { echo "FAIL $*"; fail=1; }
 
 serial() { [ ! -f "$T/serial-$1" ] || tr -d '\r' <"$T/serial-$1"; }
 said() { serial "$1" | grep -qE "$2"; }
@@ -123,10 +88,8 @@ bail() { # the test cannot go on
 sock=$T/ivshmem.sock
 if ! qemu_server "$S" "file:$M" "$sock" 4M 8 170; then
 	cat "$T/server.out"
-	echo "FAIL smqctl server did not listen on $sock within 10 s"
-	exit 1
+	die "smqctl server did not listen on $sock within 10 s"
 fi
-pids="$pids $spid"
 timeout 30 "$S" --window "ivshmem:$sock" init --boards 3 --queues 3 >"$T/init.out" 2>&1 ||
 	bail "host: init --boards 3 --queues 3 on ivshmem:$sock exit $?"
 
@@ -147,36 +110,29 @@ guest 1
 g1=$!
 guest 2
 g2=$!
-pids="$pids $g1 $g2"
+track $g1 $g2
 
-ended() { # ended B: guest B's QEMU has exited, or the guest said "end"
-	eval "kill -0 \$g$1" 2>/dev/null || return 0
+guest_ended() { # guest_ended B: guest B's QEMU has exited, or the guest said "end"
+	eval "ended \$g$1" && return 0
 	said "$1" '^SMQ-GUEST: end '
 }
 # await B REGEX SECONDS: until guest B's serial log has a line matching
 # REGEX; 1 if the guest ended without, or after SECONDS.
 await() {
-	n=$(($3 * 10))
-	while ! said "$1" "$2"; do
-		if ended "$1"; then
-			sleep 0.5
-			said "$1" "$2"
-			return
-		fi
-		[ $n -gt 0 ] || return 1
-		n=$((n - 1))
-		sleep 0.1
-	done
+	await_b=$1 await_re=$2
+	within "$3" eval 'said "$await_b" "$await_re" || guest_ended "$await_b"'
+	said "$1" "$2" || { guest_ended "$1" && sleep 0.5 && said "$1" "$2"; }
 }
-# finish PID B...: waits for host process PID (bounded by its own
-# timeout); stops it 5 s after one of guests B ended.  Its status.
-finish() {
-	p=$1
-	shift
+# host_wait SECONDS PID WHAT B...: waits for host process PID, SECONDS at
+# most (its own timeout(1) ends it before); stops it 5 s after one of
+# guests B ended.  Its status in rc, and returned.
+host_wait() {
+	hw_end=$(($(now_ms) + $1 * 1000)) p=$2 what=$3
+	shift 3
 	gone=0
-	while kill -0 "$p" 2>/dev/null; do
+	while running "$p" && [ "$(now_ms)" -lt "$hw_end" ]; do
 		for b in "$@"; do
-			if ended "$b"; then
+			if guest_ended "$b"; then
 				gone=$((gone + 1))
 				break
 			fi
@@ -187,25 +143,12 @@ finish() {
 		fi
 		sleep 0.1
 	done
-	wait "$p"
-}
-
-# bounded PID SECONDS: waits for host process PID, killed after SECONDS.
-# Its status.
-bounded() {
-	n=$(($2 * 10))
-	while kill -0 "$1" 2>/dev/null && [ $n -gt 0 ]; do
-		n=$((n - 1))
-		sleep 0.1
-	done
-	kill "$1" 2>/dev/null
-	wait "$1"
+	wait_pid 10 "$p" "$what"
 }
 
 # ---- sync: the host waits for both guests' boards ----
-timeout 130 "$S" --window "ivshmem:$sock" sync --timeout 120 >"$T/sync.out" 2>&1 &
-finish $! 1 2
-rc=$?
+bg_start timeout 130 "$S" --window "ivshmem:$sock" sync --timeout 120 >"$T/sync.out" 2>&1
+host_wait 140 $pid "the host's sync" 1 2
 [ $rc = 0 ] || bail "host sync exit $rc (124: timed out)"
 ok "host sync: $(tail -n 1 "$T/sync.out") ($(elapsed) s)"
 for b in 1 2; do
@@ -255,10 +198,9 @@ esac
 sed -n '3,6s/^/     | /p' "$T/pp12.out"
 
 # ---- pingpong in sleep mode, the host to guest 2 ----
-timeout 100 "$S" --window "ivshmem:$sock" pingpong --peer --peer-board 2 --wait sleep \
-	--count "$count" --size "$sizes" >"$T/pp02.out" 2>"$T/pp02.err" &
-finish $! 2
-rc=$?
+bg_start timeout 100 "$S" --window "ivshmem:$sock" pingpong --peer --peer-board 2 --wait sleep \
+	--count "$count" --size "$sizes" >"$T/pp02.out" 2>"$T/pp02.err"
+host_wait 110 $pid "the host's pingpong with guest 2" 2
 await 2 '^SMQ-GUEST: pp02 rc ' 20
 block 2 pp02-err >"$T/pp02-2.err"
 if [ $rc = 0 ] && said 2 '^SMQ-GUEST: pp02 rc 0$'; then
@@ -276,21 +218,20 @@ esac
 sed -n '3,6s/^/     | /p' "$T/pp02.out"
 
 # ---- smqctl check: the host coordinates, each guest runs check --peer ----
-timeout 200 "$S" --window "ivshmem:$sock" check --timeout 150s >"$T/check.out" 2>"$T/check.err" &
-finish $! 1 2
-rc=$?
+bg_start timeout 200 "$S" --window "ivshmem:$sock" check --timeout 150s >"$T/check.out" 2>"$T/check.err"
+host_wait 210 $pid "the host's check" 1 2
 # the line of check CHECK in FILE has STATUS and WORDS
-verdict() {
+check_said() {
 	grep -Eq "^$3  $2 +.*$4" "$1" && ok "$5: $3 $2 ($4)" ||
 		failed "$5: no '$3  $2 ...$4' in: $(grep -E "^[A-Z]{4}  $2 " "$1")"
 }
 [ $rc = 0 ] && ok "host: check exit 0 ($(tail -n 1 "$T/check.out"))" ||
 	failed "host: check exit $rc: $(tail -n 1 "$T/check.out") $(cat "$T/check.err")"
 for c in map doorbells raw-link queues; do
-	verdict "$T/check.out" "$c" PASS "" "host"
+	check_said "$T/check.out" "$c" PASS "" "host"
 done
 for c in link aer payload bar vfio; do
-	verdict "$T/check.out" "$c" SKIP "not on a PCI device \(ivshmem\)" "host"
+	check_said "$T/check.out" "$c" SKIP "not on a PCI device \(ivshmem\)" "host"
 done
 sed -n '/^doorbells:/,/^POLLED/p;/^raw link:/,/^model:/p' "$T/check.out" | sed 's/^/     | /'
 for b in 1 2; do
@@ -298,9 +239,9 @@ for b in 1 2; do
 	block $b check-out >"$T/check-$b.out"
 	said $b '^SMQ-GUEST: check rc 0$' && ok "guest $b: check --peer exit 0 ($(tail -n 1 "$T/check-$b.out"))" ||
 		failed "guest $b: check --peer: $(serial $b | grep '^SMQ-GUEST: check rc') $(cat "$T/check-$b.out")"
-	verdict "$T/check-$b.out" link SKIP "a conventional PCI device, as QEMU's ivshmem is" "guest $b"
-	verdict "$T/check-$b.out" payload SKIP "no PCI Express registers" "guest $b"
-	verdict "$T/check-$b.out" map SKIP "this board took part \(--peer\)" "guest $b"
+	check_said "$T/check-$b.out" link SKIP "a conventional PCI device, as QEMU's ivshmem is" "guest $b"
+	check_said "$T/check-$b.out" payload SKIP "no PCI Express registers" "guest $b"
+	check_said "$T/check-$b.out" map SKIP "this board took part \(--peer\)" "guest $b"
 	grep -E '^(PASS|WARN|SKIP)  (aer|bar|vfio) ' "$T/check-$b.out" | sed "s/^/     | guest $b: /"
 done
 
@@ -310,9 +251,8 @@ ticks() { # utime + stime of PID in clock ticks, or nothing
 	[ $# -ge 15 ] && echo $((${14} + ${15}))
 }
 hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
-"$S" --window "ivshmem:$sock" recv --queue 0 --timeout 60 >"$T/hrecv.out" 2>"$T/hrecv.err" &
-hrecv=$!
-pids="$pids $hrecv"
+bg_start "$S" --window "ivshmem:$sock" recv --queue 0 --timeout 60 >"$T/hrecv.out" 2>"$T/hrecv.err"
+hrecv=$pid
 sleep 1
 ht0=$(now_ms)
 hc0=$(ticks $hrecv)
@@ -350,11 +290,7 @@ t0=$(now_ms)
 printf 'SMQ-WAKE board 2 %s\n' "$nonce" | timeout 20 "$S" --window "ivshmem:$sock" send --queue 2 ||
 	failed "host: send to queue 2 exit $?"
 t1=$(now_ms)
-n=0
-while ! said 2 "^SMQ-WAKE board 2 $nonce\$" && [ $n -lt 1000 ]; do
-	n=$((n + 1))
-	sleep 0.01
-done
+within 10 said 2 "^SMQ-WAKE board 2 $nonce\$"
 t2=$(now_ms)
 if said 2 "^SMQ-WAKE board 2 $nonce\$"; then
 	ok "guest 2: the idle receiver woke and printed the host's message"
@@ -370,10 +306,9 @@ t0=$(now_ms)
 # of board 0 to announce its doorbell; send gives up after its --timeout)
 printf 'SMQ-GO %s\n' "$nonce" | "$S" --window "ivshmem:$sock" send --queue 1 --timeout 5s &
 gosend=$!
-bounded $gosend 20 || failed "host: send to queue 1 exit $?"
-finish $hrecv 1
-rc=$?
-forget $hrecv
+track $gosend
+wait_pid 20 $gosend "the host's send to queue 1" || failed "host: send to queue 1 exit $rc"
+host_wait 70 $hrecv "the host's idle receiver" 1
 t1=$(now_ms)
 if [ $rc = 0 ] && [ "$(cat "$T/hrecv.out")" = "SMQ-GO $nonce" ]; then
 	ok "host: the idle receiver woke on guest 1's message"
@@ -512,11 +447,7 @@ fi
 
 # ---- kill guest 2: the server and dump notice ----
 [ -n "$qp2" ] && kill -KILL "$qp2" 2>/dev/null || bail "cannot kill guest 2's QEMU (pid '$qp2')"
-n=0
-while ! grep -qx "peer $sid2 left" "$T/server.out" && [ $n -lt 100 ]; do
-	n=$((n + 1))
-	sleep 0.1
-done
+wait_line 10 "$T/server.out" "^peer $sid2 left\$"
 grep -qx "peer $sid2 left" "$T/server.out" &&
 	ok "server: \"peer $sid2 left\" after guest 2's QEMU was killed" ||
 	failed "server: no \"peer $sid2 left\" within 10 s of killing guest 2"
@@ -549,25 +480,14 @@ fi
 printf 'SMQ-BYE\n' | timeout 20 "$S" --window "ivshmem:$sock" send --queue 1 ||
 	failed "host: send of bye to queue 1 exit $?"
 await 1 '^SMQ-GUEST: end ' 30
-bounded $g1 10
-rc=$?
-forget $g1
+wait_pid 10 $g1 "guest 1's QEMU, its guest powering off"
 said 1 '^SMQ-GUEST: end 0$' && [ $rc = 0 ] && ok "guest 1 ended 0" ||
 	failed "guest 1: QEMU exit $rc (124: timed out), $(serial 1 | grep '^SMQ-GUEST: end' || echo 'no end')"
-bounded $g2 10 2>/dev/null
-forget $g2
-n=0
-while ! grep -qx "peer $sid1 left" "$T/server.out" && [ $n -lt 50 ]; do
-	n=$((n + 1))
-	sleep 0.1
-done
+wait_pid 10 $g2 "guest 2's QEMU, killed"
+wait_line 5 "$T/server.out" "^peer $sid1 left\$"
 grep -qx "peer $sid1 left" "$T/server.out" || failed "server: no \"peer $sid1 left\" after guest 1 powered off"
 echo "     guests done in $(elapsed) s (accel $accel)"
 
-if [ $fail != 0 ]; then
-	show_logs
-	exit 1
-fi
-[ -n "${SMQ_QEMU_VERBOSE:-}" ] && show_logs
-echo "all passed in $(elapsed) s"
-exit 0
+if any_failed || [ -n "${SMQ_QEMU_VERBOSE:-}" ]; then show_logs; fi
+echo "done in $(elapsed) s"
+finish 48

@@ -24,15 +24,8 @@
 # (tests/qemu/fetch-kernel.sh, cached in $B/qemu-cache/), or from
 # SMQ_QEMU_KERNEL_DEB=PATH.  SMQ_QEMU_VERBOSE=1 prints the guests' logs on
 # success too; SMQ_QEMU_ROUNDS sets the rounds (default 20).
-cd "$(dirname "$0")/../.." || exit 1
-B=${B:-build}
-case $B in
-/*) ;;
-*) B=$PWD/$B ;;
-esac
+. "$(dirname "$0")/lib.sh"
 S=$B/smqctl
-Q=$PWD/tests/qemu
-. "$Q/lib.sh"
 [ -x "$S" ] || skip "smqctl not built ($S): run make first"
 [ -x "$B/tests/qemu/vfio_check" ] && [ -x "$B/tests/qemu/ivshmem_host" ] ||
 	skip "vfio_check or ivshmem_host not built in $B/tests/qemu: run make first"
@@ -40,22 +33,9 @@ qemu_need_tools ivshmem-doorbell intel-iommu
 [ -d /dev/shm ] && [ -w /dev/shm ] || skip "/dev/shm is not writable"
 "$S" help server >/dev/null 2>&1 ||
 	skip "the ivshmem server is not built (smqctl help server fails)"
-unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
-export LC_ALL=C
 rounds=${SMQ_QEMU_ROUNDS:-20}
-
-T=$(mktemp -d) || exit 1
-X=/dev/shm/smq-qemu-vfio-$$
-M=/dev/shm/smq-qemu-vfio-server-$$
-pids=''
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	for p in $pids; do wait "$p" 2>/dev/null; done
-	rm -f "$X" "$M"
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+X=/dev/shm/$SHM
+M=/dev/shm/$SHM-server
 start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
 
@@ -63,17 +43,8 @@ elapsed() { echo $(($(date +%s) - start)); }
 qemu_kernel_modules vfio-pci vfio_iommu_type1
 echo "     kernel and modules: $kdir"
 
-# Copies: the build directory may be rebuilt while the test runs.
-for p in vfio_check ivshmem_host; do
-	cp "$B/tests/qemu/$p" "$T/$p" && chmod 755 "$T/$p" || exit 1
-done
-cp "$S" "$T/smqctl" && chmod 755 "$T/smqctl" || exit 1
-cp "$Q/guest-lib.sh" "$T/guest-lib.sh" && chmod 755 "$T/guest-lib.sh" || exit 1
+qemu_copy "$B/tests/qemu/vfio_check" "$B/tests/qemu/ivshmem_host" "$S" "$Q/guest-lib.sh"
 qemu_initramfs "$T/initramfs" "$Q/guest-init-vfio" "$T/vfio_check" "$T/guest-lib.sh"
-
-fail=0
-ok() { echo "ok   $*"; }
-failed() { echo "FAIL $*"; fail=1; }
 
 # ---- the server ----
 sock=$T/ivshmem.sock
@@ -82,7 +53,6 @@ if ! qemu_server "$T/smqctl" "file:$M" "$sock" 1M 4 150; then
 	cat "$T/server.out"
 	skip "the ivshmem server did not start (smqctl server --socket $sock)"
 fi
-pids="$pids $spid"
 
 # ---- two guests in parallel, then the host as a third client ----
 qemu_accel
@@ -108,39 +78,41 @@ bpid=$!
 # C: an IOMMU that does not remap interrupts, which VFIO must refuse
 guest c -device intel-iommu,intremap=off $plain &
 cpid=$!
-pids="$pids $apid $bpid $cpid"
-timeout 120 "$T/ivshmem_host" "$sock" 100 >"$T/host.out" 2>&1 &
-hpid=$!
-pids="$pids $hpid"
+track $apid $bpid $cpid
+bg_start timeout 120 "$T/ivshmem_host" "$sock" 100 >"$T/host.out" 2>&1
+hpid=$pid
 
 # A guest that ends without "end 0" (a panic, a failed step) leaves the
 # others waiting for it: stop them soon after.
 serial() { tr -d '\r' <"$T/serial-$1" 2>/dev/null; }
-ended=
-while kill -0 "$apid" 2>/dev/null || kill -0 "$bpid" 2>/dev/null ||
-      kill -0 "$cpid" 2>/dev/null || kill -0 "$hpid" 2>/dev/null; do
+early=
+# all_done: every guest and the host client ended, or a guest ended early
+# 3 s ago (then the others are stopped)
+all_done() {
+	ended "$apid" && ended "$bpid" && ended "$cpid" && ended "$hpid" && return 0
 	for r in a b; do
 		eval p=\$${r}pid
-		if ! kill -0 "$p" 2>/dev/null && ! serial $r | grep -qx 'SMQ-GUEST: end 0'; then
-			ended=${ended:-$(date +%s)}
+		if ended "$p" && ! serial $r | grep -qx 'SMQ-GUEST: end 0'; then
+			early=${early:-$(date +%s)}
 		fi
 	done
-	if [ -n "$ended" ] && [ $(($(date +%s) - ended)) -ge 3 ]; then
+	if [ -n "$early" ] && [ $(($(date +%s) - early)) -ge 3 ]; then
 		echo "     a guest ended early: stopping the others"
 		kill "$apid" "$bpid" "$cpid" "$hpid" 2>/dev/null
-		break
+		return 0
 	fi
-	sleep 0.5
-done
-wait "$apid"
-arc=$?
-wait "$bpid"
-brc=$?
-wait "$cpid"
-crc=$?
-wait "$hpid"
-hrc=$?
-pids=$spid
+	return 1
+}
+# their timeouts (110 and 120 s) end them; this bound is the last resort
+wait_for 130 "the guests and the host client to end" all_done
+wait_pid 10 "$apid" "guest a's QEMU"
+arc=$rc
+wait_pid 10 "$bpid" "guest b's QEMU"
+brc=$rc
+wait_pid 10 "$cpid" "guest c's QEMU"
+crc=$rc
+wait_pid 10 "$hpid" "the host client"
+hrc=$rc
 echo "     guests and host done in $(elapsed) s (accel $accel)"
 
 said() { serial "$1" | grep -qxF "$2"; }
@@ -237,10 +209,6 @@ sed -n 's/^HOST: ok guest \(.\) answered on vector 0 alone in \(.*\)/     host t
 echo "     $(serial a | sed -n 's/^VFIO: \(sysfs resource2 mmap .*\)/guest: \1/p')"
 echo "     BAR0 mapped through VFIO: $(serial a | sed -n 's/^VFIO: bar0 mmap rc //p')"
 
-if [ $fail != 0 ]; then
-	show_logs
-	exit 1
-fi
-[ -n "${SMQ_QEMU_VERBOSE:-}" ] && show_logs
-echo "all passed in $(elapsed) s"
-exit 0
+if any_failed || [ -n "${SMQ_QEMU_VERBOSE:-}" ]; then show_logs; fi
+echo "done in $(elapsed) s"
+finish 12
