@@ -315,17 +315,37 @@ now_ms() {
 	*) echo $((_lib_t / 1000000)) ;;
 	esac
 }
-# within SECONDS COMMAND...: COMMAND, again every 0.05 s until it succeeds
-# (0) or SECONDS (whole, times slow) have passed (1; it ran once more at
-# the end).  For a condition that is itself the check.
-within() { _lib_within "$@"; }
+# within [-w WHAT] SECONDS COMMAND...: COMMAND, again every 0.05 s until it
+# succeeds (0) or SECONDS (whole, times slow) have passed (1; it ran once
+# more at the end).  For a condition that is itself the check.  WHAT (else
+# COMMAND) is what a signal meanwhile says was waited for.
+within() {
+	[ "$1" = -w ] || { _lib_within "$@"; return; }
+	_lib_waiting=$2
+	shift 2
+	_lib_within "$@"
+	_lib_rc=$?
+	_lib_waiting=""
+	return $_lib_rc
+}
 _lib_within() {
 	_lib_end=$(($(now_ms) + $1 * slow * 1000))
 	shift
+	# what a signal meanwhile says was waited for, unless a caller said
+	_lib_w0=$_lib_waiting
+	_lib_waiting=${_lib_waiting:-$*}
 	while ! "$@"; do
-		[ "$(now_ms)" -lt "$_lib_end" ] || { "$@"; return; }
+		# (now_ms is empty when a signal stops its date)
+		_lib_now=$(now_ms)
+		if [ "${_lib_now:-0}" -ge "$_lib_end" ]; then
+			"$@"
+			_lib_rc=$?
+			_lib_waiting=$_lib_w0
+			return $_lib_rc
+		fi
 		sleep 0.05
 	done
+	_lib_waiting=$_lib_w0
 }
 # wait_for SECONDS WHAT COMMAND...: within SECONDS COMMAND; on a timeout
 # a failed check "timed out after N s waiting for WHAT", and 1
@@ -345,7 +365,11 @@ wait_for() {
 wait_line() {
 	_lib_secs=$1
 	shift
+	_lib_waiting="a line '$2' in ${1##*/}"
 	_lib_within "$_lib_secs" grep -q -e "$2" "$1" 2>/dev/null
+	_lib_rc=$?
+	_lib_waiting=""
+	return $_lib_rc
 }
 # running PID: a child of ours that has not ended (one that ended is a
 # zombie until waited for, or gone; its pid may be another's since)

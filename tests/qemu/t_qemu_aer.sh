@@ -44,7 +44,7 @@ said() { serial | grep -qE "$1"; }
 # SECONDS passed (1)
 await() {
 	await_re=$1
-	within "$2" eval 'said "$await_re" || ended "$qpid"'
+	within -w "the guest to say '$1'" "$2" eval 'said "$await_re" || ended "$qpid"'
 	# what an ended QEMU wrote last may be on its way to the file
 	said "$1" || { ended "$qpid" && sleep 0.5 && said "$1"; }
 }

@@ -63,7 +63,7 @@ said() { serial | grep -qxF "$1"; }
 # SECONDS passed (1)
 await() {
 	await_line=$1
-	within "$2" eval 'said "$await_line" || ended "$qpid"'
+	within -w "the guest to say '$1'" "$2" eval 'said "$await_line" || ended "$qpid"'
 	said "$1"
 }
 # the host drives the pingpong: it waits for the guest's side to come

@@ -120,7 +120,7 @@ guest_ended() { # guest_ended B: guest B's QEMU has exited, or the guest said "e
 # REGEX; 1 if the guest ended without, or after SECONDS.
 await() {
 	await_b=$1 await_re=$2
-	within "$3" eval 'said "$await_b" "$await_re" || guest_ended "$await_b"'
+	within -w "guest $1 to say '$2'" "$3" eval 'said "$await_b" "$await_re" || guest_ended "$await_b"'
 	said "$1" "$2" || { guest_ended "$1" && sleep 0.5 && said "$1" "$2"; }
 }
 # host_wait SECONDS PID WHAT B...: waits for host process PID, SECONDS at
