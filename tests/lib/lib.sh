@@ -432,7 +432,7 @@ need_smqctl() {
 		note "smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
 	fi
 }
-# need COMMAND WHY: skips the script without COMMAND
-need() {
+# need_command COMMAND WHY: skips the script without COMMAND
+need_command() {
 	command -v "$1" >/dev/null 2>&1 || skip "$1 not found: $2"
 }
