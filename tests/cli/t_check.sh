@@ -15,7 +15,7 @@
 #  - check writes nothing: the window's bytes are the same after it.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
-need python3 "the JSON checks need it"
+need_command python3 "the JSON checks need it"
 export SMQ_WINDOW="file:$T/w"
 
 # run NAME ARGS...: smqctl check ARGS into $T/NAME.out, exit status in rc

@@ -22,7 +22,7 @@
 need_smqctl
 H=$B/tests/smqctl-hooked
 [ -x "$H" ] || skip "no $H: build first"
-need python3 "the JSON checks need it"
+need_command python3 "the JSON checks need it"
 [ -d /dev/shm ] && [ -w /dev/shm ] || skip "no writable /dev/shm: no shm: window"
 NAME=$SHM
 PCI="--device 0000:01:00.0 -F tests/data/pci-dumps/check-good.txt --sysfs tests/data/check/sysfs-good --watch 0"

@@ -7,7 +7,7 @@
 # Exit 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
-need python3 "it reads the JSON"
+need_command python3 "it reads the JSON"
 W=file:$T/window
 jv() { python3 -c 'import json,sys
 d = json.load(open(sys.argv[1]))

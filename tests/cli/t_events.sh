@@ -11,7 +11,7 @@
 # wait is bounded and says what it waited for.  Exit 0 pass, 1 fail.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
-need python3 "it reads the events' JSON"
+need_command python3 "it reads the events' JSON"
 SPEC=shm:$SHM
 export SMQ_WINDOW=$SPEC
 die() {

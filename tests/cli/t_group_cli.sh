@@ -8,7 +8,7 @@
 # Exit 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
-need python3 "it reads the JSON"
+need_command python3 "it reads the JSON"
 W=file:$T/window
 smq() { "$S" -w "$W" "$@"; }
 # every recv is bounded: a wrong count fails, it does not hang

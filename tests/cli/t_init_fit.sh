@@ -12,7 +12,7 @@
 # Prints "ok"/"FAIL" per case; exit 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
-need truncate "a window of fixed size is made with it"
+need_command truncate "a window of fixed size is made with it"
 DUMP=$ROOT/tests/data/pci-dumps/ivshmem.txt
 cd "$T" || exit 1
 unset SMQ_WINDOW

@@ -17,7 +17,7 @@
 # Prints "ok"/"FAIL" per check; exit 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
-need python3 "it reads JSON"
+need_command python3 "it reads JSON"
 unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
 json() { # json FILE PYTHON-EXPR (d is the document)
 	python3 -c 'import json,sys

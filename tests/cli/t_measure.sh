@@ -14,7 +14,7 @@
 # counts by N (default 1), for a slow smqctl such as one under valgrind.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
-need python3 "the JSON checks need it"
+need_command python3 "the JSON checks need it"
 scale=${SMQ_MEASURE_SCALE:-1}
 case $scale in ''|*[!0-9]*|0*) echo "SMQ_MEASURE_SCALE must be a number from 1"; exit 1 ;; esac
 n() { c=$(($1 / scale)); [ $c -ge 1 ] || c=1; echo $c; }

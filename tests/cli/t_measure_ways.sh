@@ -9,7 +9,7 @@
 # never looked at.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
-need python3 "the JSON checks need it"
+need_command python3 "the JSON checks need it"
 hooked=$B/tests/smqctl-hooked
 ncpu=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
 # one CPU: the ping-pongs spin and sleep instead of busy-polling

@@ -21,7 +21,7 @@
 #  with a note.  Exit 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
-need python3 "it parses the metrics"
+need_command python3 "it parses the metrics"
 H="python3 $ROOT/tests/cli/metrics_check.py"
 cd "$T" || exit 1
 export SMQ_WINDOW="file:$T/w"

@@ -15,7 +15,7 @@
 # Prints "ok"/"FAIL" per check and a summary; exit 0 pass, 1 fail, 77 skip.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
-need python3 "no client to drive the server with"
+need_command python3 "no client to drive the server with"
 python3 -c 'import socket; socket.recv_fds' 2>/dev/null ||
 	skip "python3 without socket.recv_fds (3.9 or later needed)"
 M=$SHM          # shm objects of this test: shm:$M, shm:$M-WHAT

@@ -7,8 +7,8 @@
 # for parameter.  t_exports.sh checks that each link's target exists
 # and that the NAME section lists the function.
 . "$(dirname "$0")/../lib/lib.sh"
-need groff "the pages are rendered with it"
-need man "man(1) must find each page"
+need_command groff "the pages are rendered with it"
+need_command man "man(1) must find each page"
 tmp=$T
 
 # A link is one line, ".so man3/PAGE.3", and nothing else.

@@ -18,8 +18,10 @@
 # finish FLOOR prints "N passed, N failed" and last "work: checks N (floor
 # FLOOR)", N the checks passed, FLOOR the checks the script must make, and
 # exits 0 only when nothing failed and N reaches FLOOR (never with N 0).
-# skip REASON exits 77, the reason last.  Every wait is bounded and says
-# what it waited for: wait_for, within, wait_pid.
+# skip REASON exits 77, the reason last (skip_part: a part of the checks
+# cannot run here).  Every wait is bounded and says what it waited for:
+# wait_for, wait_line, within, wait_pid, stop_pid; a command that waits
+# (smqctl recv, sync, events, check) has its own --timeout.
 
 # ---- where the script runs ----
 cd "$(dirname "$0")/../.." || exit 1
@@ -43,6 +45,7 @@ slow=1
 [ -z "${SMQCTL_WRAP:-}" ] || slow=6
 
 # ---- what a script made: the scratch folder, shm names, processes ----
+# (in /tmp, not TMPDIR: the path of a socket in T must stay short)
 T=$(mktemp -d "/tmp/smq-$TEST.XXXXXX" 2>/dev/null || mktemp -d) || exit 1
 # t_check_cross -> smq-t-check-cross-PID: no other script's prefix
 SHM=smq-t-$(echo "${TEST#t_}" | tr _ -)-$$
@@ -429,7 +432,7 @@ need_smqctl() {
 		note "smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
 	fi
 }
-# need COMMAND WHY: skips the script without COMMAND
-need() {
+# need_command COMMAND WHY: skips the script without COMMAND
+need_command() {
 	command -v "$1" >/dev/null 2>&1 || skip "$1 not found: $2"
 }
