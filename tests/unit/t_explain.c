@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include "testint.h"
 #include "testlib.h"
 
 static char words[1024];
@@ -255,28 +256,11 @@ static pid_t memory_server(const char *path, long size)
 			_exit(1);
 		struct { int64_t v; int fd; } m[] = {
 			{ 0, -1 }, { 0, -1 }, { -1, mem }, { 0, ev } };
-		for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
-			union {
-				char buf[CMSG_SPACE(sizeof(int))];
-				struct cmsghdr align;
-			} u;
-			struct iovec iov = { &m[i].v, 8 };
-			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-			if (m[i].fd >= 0) {
-				memset(&u, 0, sizeof(u));
-				mh.msg_control = u.buf;
-				mh.msg_controllen = sizeof(u.buf);
-				struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-				cm->cmsg_level = SOL_SOCKET;
-				cm->cmsg_type = SCM_RIGHTS;
-				cm->cmsg_len = CMSG_LEN(sizeof(int));
-				memcpy(CMSG_DATA(cm), &m[i].fd, sizeof(int));
-			}
+		for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 			/* no SIGPIPE: a client out of descriptors hangs up
 			 * before the last of these */
-			if (sendmsg(fd, &mh, MSG_NOSIGNAL) != 8)
+			if (smq_send_fd(fd, &m[i].v, 8, m[i].fd, MSG_NOSIGNAL))
 				_exit(0);   /* the client hung up */
-		}
 		char c;
 		(void)!read(fd, &c, 1);   /* until the client hangs up */
 		_exit(0);
@@ -385,26 +369,10 @@ static pid_t seqpacket_server(const char *path, const void *m, size_t len,
 		FAIL("seqpacket server");
 	pid_t pid = test_fork_raw();
 	if (pid == 0) {
-		union {
-			char buf[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		} u;
-		struct iovec iov = { (void *)m, len };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 		int c = accept(l, NULL, NULL);
 		if (c < 0)
 			_exit(1);
-		if (fd >= 0) {
-			memset(&u, 0, sizeof(u));
-			mh.msg_control = u.buf;
-			mh.msg_controllen = sizeof(u.buf);
-			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-		}
-		if (!stream && sendmsg(c, &mh, 0) < 0)
+		if (!stream && smq_send_fd(c, m, len, fd, 0))
 			_exit(1);
 		char x;
 		(void)!read(c, &x, 1);   /* until the client hangs up */
