@@ -240,8 +240,15 @@ else
 		fi
 		# faketime may run the receiver as a child: kill the one that beats
 		beater=$(field "$T/j" '.board_table[1].pid')
+		# faketime keeps its clock in /dev/shm objects named by its
+		# pid, which it removes only at its own exit: a kill leaves them
+		ftpid=$(awk '{ print $4 }' "/proc/$beater/stat" 2>/dev/null)
+		[ "$(cat "/proc/$ftpid/comm" 2>/dev/null)" = faketime ] || ftpid=""
 		kill -9 "$beater" "$rcv" 2>/dev/null
 		wait_pid 10 "$rcv" "board 1 of a skewed host, killed"
+		[ -z "$ftpid" ] || { kill -9 "$ftpid" 2>/dev/null
+			rm -f "/dev/shm/faketime_shm_$ftpid" \
+			      "/dev/shm/sem.faketime_sem_$ftpid"; }
 		a=$(alive_in dump 1)
 		age=$(field "$T/j" '.board_table[1].heartbeat_age_ms')
 		if [ "$a" = no ] && [ "$age" -ge 4900 ] 2>/dev/null && [ "$age" -lt 7000 ]; then
