@@ -5,6 +5,7 @@
 #ifndef SMQ_SESSION_H
 #define SMQ_SESSION_H
 
+#include <string.h>
 #include <sys/uio.h>
 #include "measure.h"
 #include "../smqctl.h"
@@ -137,14 +138,41 @@ int session_round(struct session *s, uint32_t op, uint64_t size,
 int session_stop(struct session *s);
 int session_report(struct session *s, struct session_msg *r);
 
-/* control.c, under session.c and ways.c: fills a message of size bytes
- * whose first 8 (if it has them) are seq. */
-void session_fill(uint8_t *buf, size_t size, uint64_t seq);
+/* What tells a control message from a measured one, and what a measured
+ * message carries when it carries nothing but its number: inline, as they
+ * run on every message of a measurement (a 64-byte message is as long as
+ * a control message, so the magic, the first word, is looked at first). */
+
+/* Fills a message of size bytes whose first 8 (if it has them) are seq. */
+static inline void session_fill(uint8_t *buf, size_t size, uint64_t seq)
+{
+	if (size >= sizeof(seq))
+		memcpy(buf, &seq, sizeof(seq));
+}
+
 /* Whether len bytes at buf are a control message of session id with op
  * (id 0: of any session; op 0: any op). */
-bool is_ctl(const uint8_t *buf, size_t len, uint64_t id, uint32_t op);
+static inline bool is_ctl(const uint8_t *buf, size_t len, uint64_t id,
+			  uint32_t op)
+{
+	struct session_msg m;
+	uint32_t magic;
+
+	if (len != sizeof(m))
+		return false;
+	memcpy(&magic, buf, sizeof(magic));
+	if (magic != SESSION_MAGIC)
+		return false;
+	memcpy(&m, buf, sizeof(m));
+	return (!id || m.id == id) && (!op || m.op == op);
+}
+
 /* Whether len bytes at data are this session's OP_STOP. */
-bool session_is_stop(const struct session *s, const void *data, size_t len);
+static inline bool session_is_stop(const struct session *s, const void *data,
+				   size_t len)
+{
+	return is_ctl(data, len, s->id, OP_STOP);
+}
 
 /* ways.c: moving the messages of a round as a struct how says.  Message
  * seq's payload: with verify, a pattern of its own in every byte; else
