@@ -182,13 +182,13 @@ static int compare_rows(const struct figures *f, struct row *rows)
 			v[r] = f->pollrun[r][i].half_rtt.median;
 		struct row *w = &rows[nr++];
 		*w = (struct row){ "", "ns", median_of(v, RUNS), clm,
-				   "cache-line ping-pong", true, 1.3, NULL };
+				   "cache-line ping-pong", true, 1.3, NULL, NULL };
 		snprintf(w->what, sizeof(w->what), "poll half RTT %zu B, %d runs",
 			 poll_size[i], RUNS);
 	}
 	rows[nr++] = (struct row){ "poll half RTT 64 B", "ns",
 		f->poll[2].half_rtt.median, f->cl.half_rtt.median,
-		"cache-line ping-pong", true, NAN, NULL };
+		"cache-line ping-pong", true, NAN, NULL, NULL };
 	for (int i = 0; i < NCK; i++) {
 		double with[RUNS], without[RUNS];
 		for (int r = 0; r < RUNS; r++) {
@@ -198,38 +198,38 @@ static int compare_rows(const struct figures *f, struct row *rows)
 		struct row *w = &rows[nr++];
 		*w = (struct row){ "", "ns/msg", median_of(with, RUNS),
 				   median_of(without, RUNS), "without checksums",
-				   true, ck_target[i], NULL };
+				   true, ck_target[i], NULL, NULL };
 		snprintf(w->what, sizeof(w->what), "checked stream %zu B, %d "
 			 "runs", ck_size[i], RUNS);
 	}
 	for (int i = 0; i < 2; i++)
 		rows[nr++] = (struct row){ "", "ns",
 			f->sleep_[i].half_rtt.median, f->fx.half_rtt.median,
-			"futex ping-pong", true, 1.3, NULL };
+			"futex ping-pong", true, 1.3, NULL, NULL };
 	snprintf(rows[nr - 2].what, sizeof(rows[0].what), "sleep half RTT, 0 B");
 	snprintf(rows[nr - 1].what, sizeof(rows[0].what), "sleep half RTT, 64 B");
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
 				   f->rg64.msgs_per_s, "two-core ring", false,
-				   0.8, NULL };
+				   0.8, NULL, NULL };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
 				   f->mq.msgs_per_s, "POSIX mqueue", false,
-				   10, NULL };
+				   10, NULL, NULL };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
-				   f->ux.msgs_per_s, "Unix socket", false, 5, NULL };
+				   f->ux.msgs_per_s, "Unix socket", false, 5, NULL, NULL };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
-				   f->pp.msgs_per_s, "pipe", false, 1, NULL };
+				   f->pp.msgs_per_s, "pipe", false, 1, NULL, NULL };
 	for (int i = 0; i < NB; i++) {
 		struct row *r = &rows[nr++];
 		*r = (struct row){ "", "MB/s", f->stbig[i].mb_per_s,
 				   f->rgbig[i].mb_per_s, "two-core ring", false,
-				   0.8, NULL };
+				   0.8, NULL, NULL };
 		snprintf(r->what, sizeof(r->what), "stream %zu KiB", big[i] / 1024);
 	}
 	for (int i = 0; i < NB; i++) {
 		struct row *r = &rows[nr++];
 		*r = (struct row){ "", "MB/s", f->stbig[i].mb_per_s,
 				   f->mc[i].mb_per_s, "memcpy, one core", false,
-				   NAN, NULL };
+				   NAN, NULL, NULL };
 		snprintf(r->what, sizeof(r->what), "stream %zu KiB", big[i] / 1024);
 	}
 	for (int i = 0; i < NP; i++) {
@@ -239,7 +239,7 @@ static int compare_rows(const struct figures *f, struct row *rows)
 			if (poll_size[k] == paper_size[i])
 				p = &f->poll[k];
 		*r = (struct row){ "", "msgs/s", p->msgs_per_s, paper_rate[i],
-				   "SMQ over 21554, fig. 10", false, 30, NULL };
+				   "SMQ over 21554, fig. 10", false, 30, NULL, NULL };
 		snprintf(r->what, sizeof(r->what), "poll ping-pong %zu B",
 			 paper_size[i]);
 	}
@@ -247,7 +247,7 @@ static int compare_rows(const struct figures *f, struct row *rows)
 }
 
 static void compare_print(const struct ctx *ctx, const struct session_opts *so,
-			  const struct figures *f)
+			  struct figures *f)
 {
 	struct row rows[40 + WAYS_ROWS];
 	int nr = compare_rows(f, rows);
@@ -265,8 +265,10 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 	nm += ways_measurements(&f->ways, m + nm);
 
 	if (ctx->json) {
-		rows_json(f->a, f->b, measure_interrupted, ways_state(&f->ways),
-			  m, nm, rows, nr);
+		double ns[2];
+		int probes[2];
+		ways_states(&f->ways, ns, probes);
+		rows_json(f->a, f->b, measure_interrupted, ns, m, nm, rows, nr);
 	} else if (so->csv) {
 		rows_csv(rows, nr);
 	} else {

@@ -48,46 +48,75 @@ struct row {
 				   the row is for information */
 	const char *absent;     /* why the baseline was not measured (base
 				   is then NAN); NULL: it was */
+	const struct row_runs *runs;  /* a row of pairs; NULL: of
+					 smq / base */
 };
+/* A row of pairs (compare_ways.c): the runs behind it, each smq's figure,
+ * its yardstick's measured right after, and the machine's state around
+ * the two; the ratio is the median of the runs' ratios, judged against the
+ * target from PAIRS_JUDGED runs. */
+struct row_runs {
+	int n;
+	const double *smq, *base, *state_ns;
+	const char *state;      /* "fast" or "slow" */
+};
+/* The ratio a row shows: smq / base, or the median of its runs' ratios. */
+double row_ratio(const struct row *r);
+#define PAIRS_JUDGED 3
 
-/* compare_ways.c: the ways of sending beside their yardsticks, RUNS
- * times: a 64 B stream through 16 entries, single calls and bursts of
+/* compare_ways.c: the ways of sending beside their yardsticks, in runs:
+ * a 64 B stream through 16 entries, single calls and bursts of
  * WAYS_BURST, with a bare ring of 16 slots; copies and loans doing the
- * same work at 64 B, 64 KiB and 1 MiB, with UCX; and the machine's state,
- * a cache-line ping-pong, in each run. */
+ * same work at 64 B, 64 KiB and 1 MiB, with UCX.  Each group of them (the
+ * 16-entry streams; each size) is bracketed by a cache-line ping-pong,
+ * the machine's state: a run of a group counts only when the two agree
+ * within STATE_GAP, and then in the state they show, fast (within
+ * STATE_GAP of the quickest ping-pong of the bench) or slow.  RUNS runs,
+ * and more, up to WAYS_MAX_RUNS, until every group has RUNS runs in one
+ * state: a shared machine changes state within a bench. */
 #define NWAYS 3
 #define WAYS_BURST 8
+#define WAYS_GROUPS (1 + NWAYS)
+#define WAYS_MAX_RUNS (2 * RUNS)
+#define STATE_GAP 1.5
+/* a comparison in each state: the 16-entry ones, three of each size */
+#define WAYS_ROWS (2 * (2 + 3 * NWAYS))
 struct ways {
 	int a, b;                       /* the two CPUs */
 	uint64_t count[NWAYS];          /* messages of each size */
-	uint64_t pp_count;              /* round trips of the ping-pong */
-	struct result single[RUNS], burst[RUNS], ring[RUNS];
-	struct result copy[RUNS][NWAYS], zc[RUNS][NWAYS], ucx[RUNS][NWAYS];
-	struct result cl[RUNS];
+	uint64_t pp_count;              /* round trips of a state probe */
+	struct result single[WAYS_MAX_RUNS], burst[WAYS_MAX_RUNS],
+		ring[WAYS_MAX_RUNS];
+	struct result copy[WAYS_MAX_RUNS][NWAYS], zc[WAYS_MAX_RUNS][NWAYS],
+		ucx[WAYS_MAX_RUNS][NWAYS];
+	/* the state before each group and after the last */
+	struct result cl[WAYS_MAX_RUNS][WAYS_GROUPS + 1];
 	const char *ucx_why;            /* why UCX's rows are absent */
-	int runs;                       /* runs made: RUNS, or fewer when
-					   interrupted */
+	int runs;                       /* runs made */
+	/* the runs behind the rows (ways_rows): smq, yardstick, state */
+	double pick[WAYS_ROWS][3][WAYS_MAX_RUNS];
+	struct row_runs picked[WAYS_ROWS];
 };
 /* Measures them: the exit status. */
 int measure_ways(struct ctx *ctx, struct session_opts *so, struct ways *w);
 /* Their comparisons, into rows: how many (at most WAYS_ROWS). */
-#define WAYS_ROWS (2 + 3 * NWAYS)
-int ways_rows(const struct ways *w, struct row *rows);
+int ways_rows(struct ways *w, struct row *rows);
 /* Their first run's measurements, into m: how many (at most
  * WAYS_MEASUREMENTS). */
 #define WAYS_MEASUREMENTS (4 + 3 * NWAYS)
 int ways_measurements(const struct ways *w, const struct result **m);
-/* The machine's state beside them: the median cache-line ping-pong half
- * round trip, ns. */
-double ways_state(const struct ways *w);
-/* Lines for the text output: the state, UCX's transports or why it is
+/* The machine's states beside them: the median cache-line ping-pong half
+ * round trip, ns, of the probes in the fast state and in the slow one
+ * (NAN: none), and how many probes each. */
+void ways_states(const struct ways *w, double ns[2], int n[2]);
+/* Lines for the text output: the states, UCX's transports or why it is
  * absent. */
 void ways_text(const struct ways *w);
 
 /* The comparisons as JSON (with the measurements m behind them and the
  * machine's state), CSV or a text table.  a and b: the two CPUs, -1 when
  * not pinned. */
-void rows_json(int a, int b, bool interrupted, double state_ns,
+void rows_json(int a, int b, bool interrupted, const double state_ns[2],
 	       const struct result *const *m, int nm,
 	       const struct row *r, int n);
 void rows_csv(const struct row *r, int n);

@@ -6,6 +6,7 @@
  * cache-line ping-pong. */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,125 +70,231 @@ static int ring16_run(struct ctx *ctx, struct session_opts *so,
 	return 0;
 }
 
-/* Run r of each size: copies and loans doing the same work (every byte
- * made and checked), then UCX; UCX missing or failing leaves its rows
- * absent, with why, and is not tried again.  smq busy-polls, as UCX's
- * test does. */
-static int zero_copy_run(struct ctx *ctx, struct session_opts *so,
-			 struct ways *w, int r)
+/* Run r of size i: copies and loans doing the same work (every byte made
+ * and checked), then UCX; UCX missing or failing leaves its rows absent,
+ * with why, and is not tried again.  smq busy-polls, as UCX's test does. */
+static int size_run(struct ctx *ctx, struct session_opts *so, struct ways *w,
+		    int r, int i)
 {
 	const char *why = NULL;
+	size_t z = way_size[i];
+	struct job copy = { true, z, w->count[i], &w->copy[r][i],
+			    { false, true, 0 } };
+	struct job loan = { true, z, w->count[i], &w->zc[r][i],
+			    { true, true, 0 } };
 	int rc;
 
-	for (int i = 0; i < NWAYS && !measure_interrupted; i++) {
-		size_t z = way_size[i];
-		struct job copy = { true, z, w->count[i], &w->copy[r][i],
-				    { false, true, 0 } };
-		struct job loan = { true, z, w->count[i], &w->zc[r][i],
-				    { true, true, 0 } };
-		if ((rc = two_jobs(ctx, so, r, SMQ_POLL, way_entries(z),
-				   way_entry_size(z), copy, loan)))
-			return rc;
-	}
-	for (int i = 0; i < NWAYS && !w->ucx_why && !measure_interrupted;
-	     i++) {
-		if (isatty(2))
-			fprintf(stderr, "\r\033[Kbench --baseline: UCX, %zu "
-				"bytes", way_size[i]);
-		rc = baseline_ucx(way_size[i], w->count[i], w->a, w->b,
-				  &w->ucx[r][i], &why);
-		if (rc == -EINTR)
-			return 1;
-		if (rc)
-			w->ucx_why = why ? why : "ucx_perftest failed";
-	}
+	if ((rc = two_jobs(ctx, so, r, SMQ_POLL, way_entries(z),
+			   way_entry_size(z), copy, loan)))
+		return rc;
+	if (w->ucx_why || measure_interrupted)
+		return 0;
+	if (isatty(2))
+		fprintf(stderr, "\r\033[Kbench --baseline: UCX, %zu bytes", z);
+	rc = baseline_ucx(z, w->count[i], w->a, w->b, &w->ucx[r][i], &why);
+	if (rc == -EINTR)
+		return 1;
+	if (rc)
+		w->ucx_why = why ? why : "ucx_perftest failed";
 	return 0;
+}
+
+/* The machine's state before group k of run r (after the last: k =
+ * WAYS_GROUPS): a short cache-line ping-pong. */
+static int probe(struct ways *w, int r, int k)
+{
+	const char *why = NULL;
+	uint64_t n = w->pp_count >= 4000 ? w->pp_count / 4 : w->pp_count;
+	int rc;
+
+	if (isatty(2))
+		fprintf(stderr, "\r\033[Kbench --baseline: cache line");
+	if ((rc = baseline_cacheline_pingpong(w->a, w->b, n, &w->cl[r][k],
+					      &why)))
+		return say_error("baseline cache line: %s",
+				 why ? why : strerror(-rc));
+	return 0;
+}
+
+/* The machine's quick state: the tenth percentile of the state probes of
+ * the runs made (not the quickest, which one lucky probe would set). */
+static double fastest(const struct ways *w)
+{
+	double v[WAYS_MAX_RUNS * (WAYS_GROUPS + 1)];
+	int n = 0;
+
+	for (int r = 0; r < w->runs; r++)
+		for (int k = 0; k <= WAYS_GROUPS; k++)
+			if (w->cl[r][k].half_rtt.median > 0)
+				v[n++] = w->cl[r][k].half_rtt.median;
+	if (!n)
+		return NAN;
+	median_of(v, n);  /* sorts them */
+	return v[n / 10];
+}
+
+/* Group g of run r: the state around it, the slower of its two probes,
+ * in *ns; 0 fast, 1 slow, -1 when the two disagree (the machine changed
+ * state within it: the run is not compared). */
+static int state_of(const struct ways *w, int r, int g, double best,
+		    double *ns)
+{
+	double x = w->cl[r][g].half_rtt.median;
+	double y = w->cl[r][g + 1].half_rtt.median;
+	double hi = x > y ? x : y, lo = x < y ? x : y;
+
+	*ns = hi;
+	if (!(lo > 0) || hi > STATE_GAP * lo)
+		return -1;
+	return hi <= STATE_GAP * best ? 0 : 1;
+}
+
+/* Whether every group has RUNS runs in one state. */
+static bool enough(const struct ways *w)
+{
+	double best = fastest(w), ns;
+
+	for (int g = 0; g < WAYS_GROUPS; g++) {
+		int n[2] = { 0, 0 };
+		for (int r = 0; r < w->runs; r++) {
+			int st = state_of(w, r, g, best, &ns);
+			if (st >= 0)
+				n[st]++;
+		}
+		if (n[0] < RUNS && n[1] < RUNS)
+			return false;
+	}
+	return true;
 }
 
 int measure_ways(struct ctx *ctx, struct session_opts *so, struct ways *w)
 {
-	const char *why = NULL;
 	int rc;
 
-	for (int r = 0; r < RUNS && !measure_interrupted; r++) {
-		if ((rc = ring16_run(ctx, so, w, r)) ||
-		    (rc = zero_copy_run(ctx, so, w, r)))
+	for (int r = 0; r < WAYS_MAX_RUNS && !measure_interrupted; r++) {
+		if (r >= RUNS && enough(w))
+			break;
+		if ((rc = probe(w, r, 0)) || (rc = ring16_run(ctx, so, w, r)))
 			return rc;
-		if (isatty(2))
-			fprintf(stderr, "\r\033[Kbench --baseline: cache line");
-		if ((rc = baseline_cacheline_pingpong(w->a, w->b, w->pp_count,
-						      &w->cl[r], &why)))
-			return say_error("baseline cache line: %s",
-					 why ? why : strerror(-rc));
+		for (int i = 0; i < NWAYS && !measure_interrupted; i++)
+			if ((rc = probe(w, r, i + 1)) ||
+			    (rc = size_run(ctx, so, w, r, i)))
+				return rc;
+		if (measure_interrupted || (rc = probe(w, r, WAYS_GROUPS)))
+			return measure_interrupted ? 0 : rc;
 		w->runs = r + 1;
 	}
 	return 0;
 }
 
-/* The median over the runs of a rate of messages of size z (msgs/s for
- * a small message, MB/s for the others): run r's result is x[r * stride]. */
-static double median_rate(const struct ways *w, const struct result *x,
-			  int stride, size_t z)
+/* A rate of a message of size z: msgs/s for a small message, MB/s for
+ * the others. */
+static double rate_of(const struct result *x, size_t z)
 {
-	double v[RUNS];
-
-	for (int r = 0; r < w->runs; r++)
-		v[r] = z <= SMALL_ENTRY_SIZE ? x[r * stride].msgs_per_s
-					     : x[r * stride].mb_per_s;
-	return w->runs ? median_of(v, w->runs) : NAN;
+	return z <= SMALL_ENTRY_SIZE ? x->msgs_per_s : x->mb_per_s;
 }
 
-double ways_state(const struct ways *w)
-{
-	double v[RUNS];
+/* What one comparison of the ways compares: group g's figures of smq
+ * (run r's at x[r * stride]) and of its yardstick (y, NULL when absent:
+ * then why). */
+struct pair {
+	const char *what, *base_name, *absent;
+	int g;
+	const struct result *x, *y;
+	int stride;
+	size_t z;
+	double target;
+};
 
-	for (int r = 0; r < w->runs; r++)
-		v[r] = w->cl[r].half_rtt.median;
-	return w->runs ? median_of(v, w->runs) : NAN;
+/* Fills slot's picks with the runs of p in state st: how many. */
+static int pick_runs(struct ways *w, const struct pair *p, int slot, int st,
+		     double best)
+{
+	double (*pk)[WAYS_MAX_RUNS] = w->pick[slot];
+	double ns;
+	int n = 0;
+
+	for (int r = 0; r < w->runs; r++) {
+		if (state_of(w, r, p->g, best, &ns) != st)
+			continue;
+		pk[0][n] = rate_of(&p->x[r * p->stride], p->z);
+		pk[1][n] = p->y ? rate_of(&p->y[r * p->stride], p->z) : NAN;
+		pk[2][n] = ns;
+		if (pk[0][n] > 0 && (!p->y || pk[1][n] > 0))
+			n++;
+	}
+	return n;
 }
 
-int ways_rows(const struct ways *w, struct row *rows)
+/* The rows of one comparison, into rows: one for each state a run of it
+ * was compared in; one row when none was, or when its yardstick is
+ * absent (named for the state of most runs).  How many. */
+static int pair_rows(struct ways *w, const struct pair *p, struct row *rows,
+		     int slot)
 {
-	int nr = 0;
-	struct row *o;
+	double best = fastest(w);
+	int n[2], nr = 0;
 
-	o = &rows[nr++];
-	double ring = median_rate(w, w->ring, 1, 64);
-	*o = (struct row){ "", "msgs/s", median_rate(w, w->single, 1, 64), ring,
-			   "two-core ring, 16 slots", false, NAN, NULL };
-	snprintf(o->what, sizeof(o->what), "16 entries, 64 B, %d runs", RUNS);
-	o = &rows[nr++];
-	*o = (struct row){ "", "msgs/s", median_rate(w, w->burst, 1, 64), ring,
-			   "two-core ring, 16 slots", false, 0.9, NULL };
-	snprintf(o->what, sizeof(o->what), "16 entries, bursts of %d, %d runs",
-		 WAYS_BURST, RUNS);
+	for (int st = 0; st < 2; st++)
+		n[st] = pick_runs(w, p, slot + st, st, best);
+	for (int st = 0; st < 2; st++) {
+		bool one = !p->y || (!n[0] && !n[1]);
+		if (one ? st != (n[1] > n[0]) : !n[st])
+			continue;
+		double (*pk)[WAYS_MAX_RUNS] = w->pick[slot + st];
+		double a[WAYS_MAX_RUNS], b[WAYS_MAX_RUNS];
+		memcpy(a, pk[0], sizeof(a));
+		memcpy(b, pk[1], sizeof(b));
+		struct row_runs *rr = &w->picked[slot + st];
+		*rr = (struct row_runs){ n[st], pk[0], pk[1], pk[2],
+					 st ? "slow" : "fast" };
+		struct row *o = &rows[nr++];
+		*o = (struct row){ "", p->z <= SMALL_ENTRY_SIZE ? "msgs/s" : "MB/s",
+				   n[st] ? median_of(a, n[st]) : NAN,
+				   n[st] && p->y ? median_of(b, n[st]) : NAN,
+				   p->base_name, false, p->target,
+				   p->y ? NULL : p->absent, p->y ? rr : NULL };
+		snprintf(o->what, sizeof(o->what), "%s, %s, %d run%s", p->what,
+			 rr->state, n[st], n[st] == 1 ? "" : "s");
+		if (p->y && !n[st])
+			o->absent = "no run of it saw one machine state "
+				    "throughout";
+	}
+	return nr;
+}
+
+int ways_rows(struct ways *w, struct row *rows)
+{
+	int nr = 0, slot = 0;
+	struct pair p[2 + 3 * NWAYS];
+	char what[3 * NWAYS][32];
+	int np = 0;
+
+	p[np++] = (struct pair){ "16 entries, 64 B", "two-core ring, 16 slots",
+				 NULL, 0, w->single, w->ring, 1, 64, NAN };
+	p[np++] = (struct pair){ "16 entries, bursts of 8",
+				 "two-core ring, 16 slots", NULL, 0, w->burst,
+				 w->ring, 1, 64, 0.9 };
 	for (int i = 0; i < NWAYS; i++) {
 		size_t z = way_size[i];
 		char zs[16];
-		const char *unit = z <= SMALL_ENTRY_SIZE ? "msgs/s" : "MB/s";
-		double zc = median_rate(w, &w->zc[0][i], NWAYS, z);
-		double copy = median_rate(w, &w->copy[0][i], NWAYS, z);
-		double ucx = w->ucx_why ? NAN
-					: median_rate(w, &w->ucx[0][i], NWAYS, z);
 		snprintf(zs, sizeof(zs), z >= (1u << 20) ? "%zu MiB" :
 			 z >= 1024 ? "%zu KiB" : "%zu B",
 			 z >= (1u << 20) ? z >> 20 : z >= 1024 ? z >> 10 : z);
-		o = &rows[nr++];
-		*o = (struct row){ "", unit, zc, copy, "copies, same work",
-				   false, zc_target[i], NULL };
-		snprintf(o->what, sizeof(o->what), "zero-copy %s, %d runs",
-			 zs, RUNS);
-		o = &rows[nr++];
-		*o = (struct row){ "", unit, zc, ucx, "UCX tag_bw", false, 1,
-				   w->ucx_why };
-		snprintf(o->what, sizeof(o->what), "zero-copy %s, %d runs",
-			 zs, RUNS);
-		o = &rows[nr++];
-		*o = (struct row){ "", unit, copy, ucx, "UCX tag_bw", false, NAN,
-				   w->ucx_why };
-		snprintf(o->what, sizeof(o->what), "copies %s, %d runs", zs,
-			 RUNS);
+		char *zc = what[3 * i], *copies = what[3 * i + 1];
+		snprintf(zc, sizeof(what[0]), "zero-copy %s", zs);
+		snprintf(copies, sizeof(what[0]), "copies %s", zs);
+		const struct result *ucx = w->ucx_why ? NULL : &w->ucx[0][i];
+		p[np++] = (struct pair){ zc, "copies, same work", NULL, i + 1,
+					 &w->zc[0][i], &w->copy[0][i], NWAYS, z,
+					 zc_target[i] };
+		p[np++] = (struct pair){ zc, "UCX tag_bw", w->ucx_why, i + 1,
+					 &w->zc[0][i], ucx, NWAYS, z, 1 };
+		p[np++] = (struct pair){ copies, "UCX tag_bw", w->ucx_why, i + 1,
+					 &w->copy[0][i], ucx, NWAYS, z, NAN };
 	}
+	for (int i = 0; i < np; i++, slot += 2)
+		nr += pair_rows(w, &p[i], rows + nr, slot);
 	return nr;
 }
 
@@ -206,15 +313,44 @@ int ways_measurements(const struct ways *w, const struct result **m)
 		if (!w->ucx_why)
 			m[n++] = &w->ucx[0][i];
 	}
-	m[n++] = &w->cl[0];
+	m[n++] = &w->cl[0][0];
 	return n;
+}
+
+void ways_states(const struct ways *w, double ns[2], int n[2])
+{
+	double v[2][WAYS_MAX_RUNS * (WAYS_GROUPS + 1)], best = fastest(w);
+
+	n[0] = n[1] = 0;
+	for (int r = 0; r < w->runs; r++)
+		for (int k = 0; k <= WAYS_GROUPS; k++) {
+			double x = w->cl[r][k].half_rtt.median;
+			if (x > 0) {
+				int st = x > STATE_GAP * best;
+				v[st][n[st]++] = x;
+			}
+		}
+	for (int st = 0; st < 2; st++)
+		ns[st] = n[st] ? median_of(v[st], n[st]) : NAN;
 }
 
 void ways_text(const struct ways *w)
 {
+	double ns[2];
+	int n[2];
+
+	ways_states(w, ns, n);
 	printf("machine state beside the rows of 16 entries, zero-copy and "
-	       "UCX: cache-line ping-pong %.0f ns half RTT (median of %d)\n",
-	       ways_state(w), w->runs);
+	       "UCX (a cache-line ping-pong before and after each group of "
+	       "them, %d runs): fast %.0f ns half RTT (%d probes)", w->runs,
+	       ns[0], n[0]);
+	if (n[1])
+		printf(", slow %.0f ns (%d probes)", ns[1], n[1]);
+	else
+		printf(", slow not seen");
+	printf("; a run counts in the state its two probes agree on within "
+	       "%.1fx, fast within %.1fx of the tenth percentile of the "
+	       "probes\n", STATE_GAP, STATE_GAP);
 	if (w->ucx_why)
 		printf("UCX rows absent: %s\n", w->ucx_why);
 	else

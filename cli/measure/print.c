@@ -262,17 +262,28 @@ void histogram_print(const uint64_t counts[HIST_BUCKETS])
 
 /* ---- bench --baseline ---- */
 
-static double row_ratio(const struct row *r)
+double row_ratio(const struct row *r)
 {
-	return r->base > 0 ? r->smq / r->base : NAN;
+	const struct row_runs *rr = r->runs;
+
+	if (!rr)
+		return r->base > 0 ? r->smq / r->base : NAN;
+	if (!rr->n)
+		return NAN;
+	double v[WAYS_MAX_RUNS];
+	for (int i = 0; i < rr->n; i++)
+		v[i] = rr->smq[i] / rr->base[i];
+	return median_of(v, rr->n);
 }
 
-/* 1 holds, 0 does not, -1 no target (or no baseline) */
+/* 1 holds, 0 does not, -1 no target (or no baseline, or a row of pairs
+ * with too few runs to judge) */
 static int row_holds(const struct row *r)
 {
 	double ratio = row_ratio(r);
 
-	if (isnan(r->target) || isnan(ratio))
+	if (isnan(r->target) || isnan(ratio) ||
+	    (r->runs && r->runs->n < PAIRS_JUDGED))
 		return -1;
 	return r->lower_better ? ratio <= r->target : ratio >= r->target;
 }
@@ -282,7 +293,7 @@ static const char *const compare_keys[] = {
 	"better", "target", "holds", "absent",
 };
 
-void rows_json(int a, int b, bool interrupted, double state_ns,
+void rows_json(int a, int b, bool interrupted, const double state_ns[2],
 	       const struct result *const *m, int nm,
 	       const struct row *r, int n)
 {
@@ -301,7 +312,8 @@ void rows_json(int a, int b, bool interrupted, double state_ns,
 	else
 		json_double(&j, "cpu_b", NAN, 0);
 	json_bool(&j, "interrupted", interrupted);
-	json_double(&j, "state_ns", state_ns, 0);
+	json_double(&j, "state_ns", state_ns[0], 0);
+	json_double(&j, "slow_state_ns", state_ns[1], 0);
 	json_begin(&j, "measurements", '[');
 	for (int i = 0; i < nm; i++)
 		result_row(&j, m[i], m[i]->has_latency);
@@ -327,6 +339,19 @@ void rows_json(int a, int b, bool interrupted, double state_ns,
 			json_str(&j, compare_keys[9], r[i].absent);
 		else
 			json_null(&j, compare_keys[9]);
+		const struct row_runs *rr = r[i].runs;
+		if (rr) {
+			json_str(&j, "state", rr->state);
+			json_begin(&j, "runs", '[');
+			for (int k = 0; k < rr->n; k++) {
+				json_begin(&j, NULL, '{');
+				json_double(&j, "smq", rr->smq[k], 3);
+				json_double(&j, "baseline", rr->base[k], 3);
+				json_double(&j, "state_ns", rr->state_ns[k], 0);
+				json_end(&j, '}');
+			}
+			json_end(&j, ']');
+		}
 		json_end(&j, '}');
 	}
 	json_end(&j, ']');
@@ -375,7 +400,7 @@ void rows_csv(const struct row *r, int n)
 
 void rows_text(const struct row *r, int n)
 {
-	printf("\n%-30s %12s  %-24s %12s %8s %8s %5s\n", "MEASURE", "SMQ",
+	printf("\n%-36s %12s  %-24s %12s %8s %8s %5s\n", "MEASURE", "SMQ",
 	       "BASELINE", "VALUE", "RATIO", "TARGET", "HOLDS");
 	for (int i = 0; i < n; i++) {
 		int holds = row_holds(&r[i]);
@@ -389,19 +414,22 @@ void rows_text(const struct row *r, int n)
 		ratio = r[i].lower_better ? ceil(ratio * 100) / 100
 					  : floor(ratio * 100) / 100;
 		if (r[i].absent) {
-			printf("%-30s %12.2f  %-24s %12s %8s %8s %5s\n",
+			printf("%-36s %12.2f  %-24s %12s %8s %8s %5s\n",
 			       r[i].what, r[i].smq, r[i].base_name, "absent",
 			       "-", target, "-");
 			continue;
 		}
-		printf("%-30s %12.2f  %-24s %12.2f %7.2fx %8s %5s\n", r[i].what,
+		printf("%-36s %12.2f  %-24s %12.2f %7.2fx %8s %5s\n", r[i].what,
 		       r[i].smq, r[i].base_name, r[i].base, ratio, target,
 		       holds < 0 ? "-" : holds ? "yes" : "NO");
 	}
 	printf("latencies are median half round trips in ns; rates in "
 	       "messages/s per direction or MB/s; ns/msg is the time a "
 	       "stream takes per message; a row of N runs compares the "
-	       "medians of N measurements of each side, taken in turn; rows "
+	       "medians of N measurements of each side, taken in turn, but a "
+	       "row named for a machine state (fast, slow) shows the median "
+	       "of its runs' ratios, each run's smq figure to its yardstick "
+	       "measured right after, and is judged from %d runs; rows "
 	       "without a target are for information; an absent baseline "
-	       "says why above the table\n");
+	       "says why above the table\n", PAIRS_JUDGED);
 }
