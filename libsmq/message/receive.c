@@ -509,7 +509,7 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 		    check)
 			return refuse(q, (unsigned)s, size, len, sender);
 	} else if (size) {
-		memcpy(buf, payload, size);
+		smq_copy(buf, payload, size);
 	}
 	return take(q, (unsigned)s, 1, size, false);
 }
@@ -538,7 +538,7 @@ static int64_t burst_next(struct smq_queue *q, unsigned s, uint64_t seq,
 		if (smq_entry_check(size, sig, buf, payload, size) != check)
 			return -1;
 	} else if (size) {
-		memcpy(buf, payload, size);
+		smq_copy(buf, payload, size);
 	}
 	return size;
 }
@@ -588,7 +588,7 @@ int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
 			return err;
 		}
 	} else if (size) {
-		memcpy(bufs[0].iov_base, payload, size);
+		smq_copy(bufs[0].iov_base, payload, size);
 	}
 	uint64_t bottom = LOAD(&q->bottoms[s]), bytes = size;
 	unsigned k = 1, most = n < q->entries ? n : q->entries;
