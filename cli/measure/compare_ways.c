@@ -267,21 +267,21 @@ int ways_rows(struct ways *w, struct row *rows)
 {
 	int nr = 0, slot = 0;
 	struct pair p[2 + 3 * NWAYS];
-	char what[3 * NWAYS][32];
+	char what[2 * NWAYS][32], bursts[32];
 	int np = 0;
 
+	snprintf(bursts, sizeof(bursts), "16 entries, bursts of %d", WAYS_BURST);
 	p[np++] = (struct pair){ "16 entries, 64 B", "two-core ring, 16 slots",
 				 NULL, 0, w->single, w->ring, 1, 64, NAN };
-	p[np++] = (struct pair){ "16 entries, bursts of 8",
-				 "two-core ring, 16 slots", NULL, 0, w->burst,
-				 w->ring, 1, 64, 0.9 };
+	p[np++] = (struct pair){ bursts, "two-core ring, 16 slots", NULL, 0,
+				 w->burst, w->ring, 1, 64, 0.9 };
 	for (int i = 0; i < NWAYS; i++) {
 		size_t z = way_size[i];
 		char zs[16];
 		snprintf(zs, sizeof(zs), z >= (1u << 20) ? "%zu MiB" :
 			 z >= 1024 ? "%zu KiB" : "%zu B",
 			 z >= (1u << 20) ? z >> 20 : z >= 1024 ? z >> 10 : z);
-		char *zc = what[3 * i], *copies = what[3 * i + 1];
+		char *zc = what[2 * i], *copies = what[2 * i + 1];
 		snprintf(zc, sizeof(what[0]), "zero-copy %s", zs);
 		snprintf(copies, sizeof(what[0]), "copies %s", zs);
 		const struct result *ucx = w->ucx_why ? NULL : &w->ucx[0][i];

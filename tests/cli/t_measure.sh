@@ -362,7 +362,15 @@ mc = [r for r in body if r["baseline"] == "memcpy, one core"]
 assert len(mc) == 3 and all(r["target"] == "" and r["holds"] == "" for r in mc), mc
 u = [r for r in body if r["baseline"] == "UCX tag_bw"]
 # a row of each state seen: 6 comparisons, in the fast state, the slow or both
-assert 6 <= len(u) <= 12 and len({r["measure"].split(",")[0] + r["measure"].split(",")[1] for r in u}) == 6, u
+assert 6 <= len(u) <= 12, u
+# each of the 6 comparisons (3 sizes, loans and copies) once or twice, in
+# the fast state, the slow or both, with the fast one first
+names = [r["measure"].split(",")[0] for r in u]
+assert sorted(set(names)) == sorted("%s %s" % (k, z) for k in ("zero-copy", "copies")
+                                    for z in ("64 B", "64 KiB", "1 MiB")), names
+for n in set(names):
+    states = [r["measure"].split(", ")[1] for r in u if r["measure"].split(",")[0] == n]
+    assert states in (["fast"], ["slow"], ["fast", "slow"]), (n, states)
 if sys.argv[2] == "yes":
     assert all(r["absent"] == "" and float(r["baseline_value"]) > 0 for r in u), u
 else:
