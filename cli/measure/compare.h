@@ -71,9 +71,9 @@ double row_ratio(const struct row *r);
  * 16-entry streams; each size) is bracketed by a cache-line ping-pong,
  * the machine's state: a run of a group counts only when the two agree
  * within STATE_GAP, and then in the state they show, fast (within
- * STATE_GAP of the quickest ping-pong of the bench) or slow.  RUNS runs,
- * and more, up to WAYS_MAX_RUNS, until every group has RUNS runs in one
- * state: a shared machine changes state within a bench. */
+ * STATE_GAP of the tenth percentile of the bench's ping-pongs) or slow.
+ * RUNS runs, and more, up to WAYS_MAX_RUNS, until every group has RUNS
+ * runs in one state: a shared machine changes state within a bench. */
 #define NWAYS 3
 #define WAYS_BURST 8
 #define WAYS_GROUPS (1 + NWAYS)
