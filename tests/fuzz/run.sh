@@ -4,7 +4,8 @@
 # Builds FUZZER with clang -fsanitize=fuzzer,address,undefined if it is
 # missing or older than its sources (exit 77 if clang cannot), builds a seed
 # corpus of valid windows and structure-aware inputs (tests/fuzz/make-corpus.c)
-# in a temporary directory, runs the fuzzer, and ends with
+# in a temporary directory, with the inputs that once found a fault
+# (tests/data/fuzz), runs the fuzzer, and ends with
 # "fuzz: N runs, 0 crashes".  On a crash, timeout or leak it prints the
 # report, the path of the input that did it (kept in build-fuzz/artifacts/)
 # and its first bytes, and exits 1.
@@ -63,6 +64,8 @@ if ! compile "$cc" "$tmp/make-corpus" -O1 -pthread tests/fuzz/make-corpus.c \
 	exit 1
 fi
 "$tmp/make-corpus" "$tmp/seeds" || { echo "fuzz: no seed corpus"; exit 1; }
+# and every input that once found a fault (tests/data/fuzz), run again first
+cp tests/data/fuzz/* "$tmp/seeds/" 2>/dev/null
 
 corpus=${FUZZ_CORPUS:-$tmp/corpus}
 mkdir -p "$corpus" build-fuzz/artifacts || exit 1
