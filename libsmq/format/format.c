@@ -304,11 +304,5 @@ int smq_layout_ranges(const struct smq_layout *l, unsigned b,
 
 const void *smq_view_at(const struct smq_view *v, uint64_t off, uint64_t len)
 {
-	for (unsigned i = 0; i < v->nseg; i++) {
-		const struct smq_segment *s = &v->seg[i];
-		if (off >= s->start && len <= s->len &&
-		    off - s->start <= s->len - len)
-			return s->ptr + (off - s->start);
-	}
-	return NULL;
+	return smq_segments_at(v->seg, v->nseg, off, len);
 }

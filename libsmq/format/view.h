@@ -17,6 +17,21 @@ struct smq_segment {
 #define SMQ_SEG_WINDOW 0xffffu
 #define SMQ_MAX_SEGMENTS 200
 
+/* The byte of the nseg segments at seg that holds canonical [off, off +
+ * len) whole, or NULL. */
+static inline uint8_t *smq_segments_at(const struct smq_segment *seg,
+				       unsigned nseg, uint64_t off,
+				       uint64_t len)
+{
+	for (unsigned i = 0; i < nseg; i++) {
+		const struct smq_segment *s = &seg[i];
+		if (off >= s->start && len <= s->len &&
+		    off - s->start <= s->len - len)
+			return s->ptr + (off - s->start);
+	}
+	return NULL;
+}
+
 /* A read-only view of a window through its segments: what validation and
  * snapshots read.  at() is NULL for a range no segment holds. */
 struct smq_view {

@@ -141,13 +141,7 @@ struct smq_queue {
 static inline void *smq_map_at(const struct smq_map *m, uint64_t off,
 			       uint64_t len)
 {
-	for (unsigned i = 0; i < m->nseg; i++) {
-		const struct smq_segment *s = &m->seg[i];
-		if (off >= s->start && len <= s->len &&
-		    off - s->start <= s->len - len)
-			return s->ptr + (off - s->start);
-	}
-	return NULL;
+	return smq_segments_at(m->seg, m->nseg, off, len);
 }
 
 /* A pointer into our own region.  In test builds, asking for another
