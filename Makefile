@@ -109,8 +109,9 @@ $(B)/tests/t_baseline: tests/unit/t_baseline.c tests/lib/testlib.c $(TEST_HDRS) 
 	$(CC) $(CPPFLAGS) -Itests/lib $(ALL_CFLAGS) -o $@ $< tests/lib/testlib.c \
 		$(BASELINE_OBJ) $(INTLIB) $(LDFLAGS)
 
-# The split test runs on a library that counts every read across regions
-# (SMQ_COUNT_FAR): built apart, never installed.
+# The split test, and those that hold a call at a hook, run on a library
+# that counts every read across regions and has the hooks (SMQ_COUNT_FAR):
+# built apart, never installed.
 COUNT_OBJ := $(LIB_SRC:%.c=$(B)/count/%.o)
 $(B)/count/%.o: %.c Makefile
 	@mkdir -p $(@D)
@@ -120,7 +121,7 @@ $(B)/libsmq-count.a: $(COUNT_OBJ)
 	$(AR) rcs $@ $^
 COUNT_TESTS := $(B)/tests/t_split $(B)/tests/t_stall $(B)/tests/t_maint_kill \
 	$(B)/tests/t_wake $(B)/tests/t_lines $(B)/tests/t_burst_crash \
-	$(B)/tests/t_scratch $(B)/tests/t_room
+	$(B)/tests/t_scratch $(B)/tests/t_room $(B)/tests/t_sync
 $(COUNT_TESTS): $(B)/tests/%: tests/unit/%.c tests/lib/testlib.c $(TEST_HDRS) $(B)/libsmq-count.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests/lib $(ALL_CFLAGS) -o $@ $< tests/lib/testlib.c \

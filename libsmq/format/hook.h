@@ -49,6 +49,10 @@ enum smq_hook {
 	SMQ_HOOK_RING,                  /* a sender about to ring a sleeping
 					   receiver's doorbell (TEST_SKIP:
 					   the doorbell is never delivered) */
+	SMQ_HOOK_JUDGE,                 /* a judgement of who is at work:
+					   a handle's or a receiver's tag
+					   read, its process not yet looked
+					   up; no mark */
 };
 #include <stdint.h>
 /* A fault of the view smqctl check tests (scratch.c): where the reads or

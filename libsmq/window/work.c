@@ -76,6 +76,15 @@ static int process_alive(struct smq_window *w, uint64_t tag, uint64_t boot,
 	return hb;
 }
 
+/* A tag read, then its process looked up: a process that closed and
+ * exited in between looks dead.  Its close cleared the word before it
+ * exited, so a process found dead died holding the word only if the word
+ * still names it. */
+static bool still(const uint64_t *word, uint64_t tag)
+{
+	return __atomic_load_n(word, __ATOMIC_ACQUIRE) == tag;
+}
+
 struct board_work {
 	int alive, activity;
 	int64_t age_ms;
@@ -95,9 +104,11 @@ static void judge_board(struct smq_window *w, unsigned b, struct board_work *bw)
 		uint64_t tag = LOAD(&h->tag);
 		if (!tag)
 			continue;
+		TEST_HOOK(SMQ_HOOK_JUDGE);
 		int a = process_alive(w, tag, LOAD(&h->boot), hb);
 		if (a == 0) {
-			bw->dead_handles++;
+			if (still(&h->tag, tag))
+				bw->dead_handles++;
 			continue;
 		}
 		here |= a > 0 && LOAD(&h->boot) == w->boot;
@@ -197,10 +208,10 @@ void smq_judge_receiver(struct smq_window *w, const struct smq_layout *l,
 	const struct smq_rx *rx = smq_snapshot_at(w, l->rx[q], SMQ_LINE);
 	const struct smq_rx_info *ri =
 		smq_snapshot_at(w, lay_rx_info(l, q), SMQ_LINE);
-	uint64_t owner = LOAD(&rx->owner);
-	bool waiting = LOAD(&ri->waiting);
+	uint64_t owner;
+	bool waiting = LOAD(&ri->waiting), again = false;
 	struct smq_observation *o = rx_observation(w, l, q);
-	int alive = -1;
+	int alive = -1, beating = -1;
 
 	info->receiver_beats = LOAD(&ri->beats);
 	info->receiver_opens = LOAD(&ri->opens);
@@ -209,11 +220,19 @@ void smq_judge_receiver(struct smq_window *w, const struct smq_layout *l,
 	info->receiver_age_ms = -1;
 	if (o)
 		smq_observe(o, info->receiver_beats, info->epoch,
-			    &info->receiver_age_ms, &alive);
+			    &info->receiver_age_ms, &beating);
+look:
+	owner = LOAD(&rx->owner);
+	alive = beating;
 	if (!owner) {
 		info->receiver_state = SMQ_RECEIVER_NONE;
 	} else if (LOAD(&ri->owner_boot) == w->boot) {
+		TEST_HOOK(SMQ_HOOK_JUDGE);
 		alive = smq_tag_alive(owner);
+		if (!alive && !again && !still(&rx->owner, owner)) {
+			again = true;  /* it closed: the word says what now */
+			goto look;
+		}
 	} else if (alive == 0 && !waiting) {
 		/* still, but not inside a call, where it would beat: its
 		 * board's heartbeat says whether its processes live */

@@ -383,6 +383,101 @@ static void part_killed_announcer(void)
 	OK(smq_close(w));
 }
 
+/* ---- a process that closes while another judges it ---- */
+
+/* Board 1's process (queue < 0) or queue 0's receiver, on board 0: it
+ * closes and exits when told. */
+struct closer {
+	const char *spec;
+	int queue;
+	struct chan ready, go;
+	pid_t pid;
+	int held;               /* judgements the hook held */
+};
+static struct closer *closing;
+
+static int close_when_told(void *p)
+{
+	struct closer *c = p;
+	struct smq_window *w;
+	struct smq_queue *q = NULL;
+
+	OK(smq_open(c->spec, c->queue < 0 ? 1 : 0, 0, &w));
+	if (c->queue < 0)
+		OK(smq_announce(w));
+	else
+		OK(smq_queue_open(w, (unsigned)c->queue, SMQ_RECEIVER,
+				  SMQ_SLEEP, &q));
+	chan_post(&c->ready);
+	chan_wait(&c->go, "the word to close");
+	if (q)
+		OK(smq_queue_close(q));
+	OK(smq_close(w));
+	return 0;
+}
+
+/* The first judgement, its tag read: the process closes and exits (a
+ * zombie, not yet reaped) before the judgement looks it up. */
+static void close_while_judged(enum smq_hook where)
+{
+	siginfo_t si;
+
+	if (where != SMQ_HOOK_JUDGE || closing->held++)
+		return;
+	chan_post(&closing->go);
+	if (waitid(P_PID, (id_t)closing->pid, &si, WEXITED | WNOWAIT) < 0)
+		FAIL("waitid");
+}
+
+static void start_closer(struct closer *c, const char *spec, int queue)
+{
+	*c = (struct closer){ spec, queue, { { -1, -1 } }, { { -1, -1 } }, 0, 0 };
+	chan_init(&c->ready);
+	chan_init(&c->go);
+	closing = c;
+	c->pid = test_fork(close_when_told, c);
+	chan_wait(&c->ready, queue < 0 ? "board 1 to announce itself"
+				       : "the receiver to open its queue");
+}
+
+/* A process that closed is not one that died: judged between the read of
+ * its tag and the look at its process, it counts as closed.  Else board
+ * 0's sync counted a board that had just closed as missing (seen under
+ * load in the random startup above), and a receiver that closed showed
+ * as dead. */
+static void part_closed_while_judged(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
+	struct smq_board_info bi;
+	struct smq_queue_info qi;
+	struct closer c;
+
+	start_closer(&c, spec, -1);
+	smq_test_hook = close_while_judged;
+	OK(smq_board_info(w, 1, &bi, sizeof(bi)));
+	smq_test_hook = NULL;
+	test_wait_ok(c.pid, "board 1 closing");
+	CHECK(c.held >= 1);
+	if (bi.activity != SMQ_ACTIVITY_NONE || bi.dead_handles)
+		FAIL("board 1 closed while board 0 judged it and was judged "
+		     "dead (activity %d, %u dead handles)", bi.activity,
+		     bi.dead_handles);
+	/* announced and closed: board 0 counts it */
+	OK(smq_synchronize(w, 0, 0, 1, NULL));
+
+	start_closer(&c, spec, 0);
+	smq_test_hook = close_while_judged;
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
+	smq_test_hook = NULL;
+	test_wait_ok(c.pid, "the receiver closing");
+	CHECK(c.held >= 1);
+	if (qi.receiver_state != SMQ_RECEIVER_NONE)
+		FAIL("queue 0's receiver closed while judged and was shown "
+		     "as state %d, not as none", qi.receiver_state);
+	OK(smq_close(w));
+}
+
 /* ---- c. stale handles ---- */
 
 struct stale_arg {
@@ -875,6 +970,7 @@ int main(void)
 		{ "synchronize timeout", part_timeout },
 		{ "one announcer per board", part_one_announcer },
 		{ "an announcer killed in sync", part_killed_announcer },
+		{ "closed while judged", part_closed_while_judged },
 		{ "stale after init and clear", part_stale },
 		{ "permissions and receiver claims", part_permissions },
 		{ "clear of one queue", part_clear_one },
