@@ -13,6 +13,9 @@
 
 #define PINGS 20
 #define BELL_BOUND_MS 500       /* a sleeper wakes by itself every 1000 */
+#define WARM_PING 2000          /* the sequence of the uncounted first ping
+				   (the counted ones are 0.., the polled
+				   ones 1000..) */
 #define ASLEEP_MS 200
 #define PING_SIZE 64
 #define PINGPONGS 2000
@@ -64,20 +67,39 @@ static int ping(struct agent *a, unsigned to, uint64_t seq)
 	return smq_send(a->tx[to], buf, sizeof(buf), a->timeout_ms);
 }
 
-/* Until board b's receiver sleeps on its doorbell: true, or false after
- * ASLEEP_MS. */
-static bool asleep(struct agent *a, unsigned b)
+/* Until board b's receiver sleeps on its doorbell: true, with its count
+ * of sleeps in *sleeps, or false after ASLEEP_MS.  sleeping says only that
+ * it armed its sleep: until it has looked at its lanes once more, a ping
+ * reaches it without the doorbell, and a doorbell that is never delivered
+ * would pass.  Its count of sleeps grows past that look.  *sleeps is the
+ * count read before our last ping (a sleep counted since then is one past
+ * its look), or UINT64_MAX when there was none: then a sleep seen for a
+ * millisecond, its count unchanged, is taken (enough to say that it
+ * sleeps at all; sleeping_pings pings once before it counts). */
+static bool asleep(struct agent *a, unsigned b, uint64_t *sleeps)
 {
-	uint64_t end = now_ns() + ASLEEP_MS * 1000000ull;
+	uint64_t end = now_ns() + ASLEEP_MS * 1000000ull, since = 0, at = 0;
 	struct smq_queue_info qi;
 
 	do {
-		if (!smq_queue_info(a->w, a->diag0 + b, &qi, sizeof(qi)) &&
-		    qi.sleeping)
-			return true;
+		if (smq_queue_info(a->w, a->diag0 + b, &qi, sizeof(qi)) ||
+		    !qi.sleeping) {
+			since = 0;
+		} else if (*sleeps != UINT64_MAX) {
+			if (qi.sleeps > *sleeps)
+				break;
+		} else if (!since || qi.sleeps != at) {
+			since = now_ns();
+			at = qi.sleeps;
+		} else if (now_ns() - since >= 1000000) {
+			break;
+		}
 		usleep(20);
 	} while (now_ns() < end);
-	return false;
+	if (now_ns() >= end)
+		return false;
+	*sleeps = qi.sleeps;
+	return true;
 }
 
 static double median_of(uint64_t *ns, uint64_t n, struct lat_stats *st)
@@ -91,10 +113,18 @@ static double median_of(uint64_t *ns, uint64_t n, struct lat_stats *st)
 /* Pings to the sleeper, each once it sleeps: delivered when its pong
  * comes within BELL_BOUND_MS (else it woke by itself, a slice later). */
 static void sleeping_pings(struct agent *a, unsigned b, struct bell_fig *f,
-			   uint64_t *rtt)
+			   uint64_t *rtt, uint64_t sleeps)
 {
+	/* a ping first, not counted: each sleep after its pong is counted
+	 * past sleeps, whatever the sleeper was doing when we read it */
+	if (ping(a, b, WARM_PING))
+		return;
+	if (wait_pong(a, b, WARM_PING, 3 * BELL_BOUND_MS)) {
+		f->pings = f->late = 1;  /* not even its slice woke it */
+		return;
+	}
 	for (unsigned k = 0; k < PINGS && f->late < 2; k++) {
-		if (!asleep(a, b)) {
+		if (!asleep(a, b, &sleeps)) {
 			f->why = -EAGAIN;
 			return;
 		}
@@ -119,19 +149,20 @@ void measure_bells(struct agent *a, unsigned b, struct bell_fig *f)
 	struct smq_board_info bi;
 	struct lat_stats st;
 	struct wire_msg m;
+	uint64_t sleeps = UINT64_MAX;
 
 	memset(f, 0, sizeof(*f));
 	f->median_ns = f->p99_ns = f->max_ns = f->polled_median_ns = NAN;
 	if (agent_sender(a, b))
 		f->why = -EINVAL;
 	/* asleep, it has waited, and shown its doorbell in its board slot */
-	else if (!asleep(a, b))
+	else if (!asleep(a, b, &sleeps))
 		f->why = -EAGAIN;
 	else if (smq_board_info(a->w, b, &bi, sizeof(bi)),
 		 bi.doorbell.kind == SMQ_BELL_NONE)
 		f->why = -ENOTSUP;
 	if (!f->why && !agent_mode(a, SERVE_POLL))
-		sleeping_pings(a, b, f, rtt);
+		sleeping_pings(a, b, f, rtt, sleeps);
 	/* the same, the sleeper polling: what the wake-up adds */
 	wire_init(a, &m, OP_MODE);
 	m.b = SERVE_POLL;

@@ -31,6 +31,10 @@ enum smq_hook {
 	SMQ_HOOK_ARM,                   /* a receiver found every lane empty
 					   and is about to arm its sleep;
 					   mark up */
+	SMQ_HOOK_ARMED,                 /* that receiver has armed it (it
+					   shows as sleeping) and is about to
+					   look at its lanes once more; mark
+					   up */
 	SMQ_HOOK_ARM_ROOM,              /* a sender found its lane full and
 					   is about to arm its wait for room;
 					   lock held, mark up */

@@ -227,6 +227,7 @@ static int sleep_on_bells(struct smq_queue *const *qs, unsigned n,
 	for (unsigned i = 0; i < n; i++)
 		can_sleep &= arm_read(qs[i]);
 	smq_consume(order);
+	TEST_HOOK(SMQ_HOOK_ARMED);
 	/* the look after arming: a message that landed between our last
 	 * look and the arming rang no doorbell (the sender saw us awake) */
 	for (unsigned i = 0; i < n && !found && !err; i++)

@@ -169,6 +169,14 @@ check_exit ring 1
 check_line ring FAIL doorbells "board 1's doorbell, rung by board 0, was not delivered: [0-9] of [0-9] pings woke it only by itself"
 grep -Eq "^ +2 +0  not delivered: " "$T/ring.out" && ok "ring: the pair 2 -> 0 in the table" ||
 	failed "ring: no 'not delivered' row for 2 -> 0"
+# the same, with each receiver slow between arming its sleep (it shows as
+# sleeping) and its last look at its lanes: a ping sent in between would
+# wake it without its doorbell, and a doorbell never delivered would pass
+fresh "$spec" $geo
+SMQ_TEST_SKIP=ring SMQ_TEST_ARMED_MS=50 "$H" -w "$spec" check -T 60s --only doorbells \
+	>"$T/armed.out" 2>"$T/armed.err"; rc=$?
+check_exit armed 1
+check_line armed FAIL doorbells "board 1's doorbell, rung by board 0, was not delivered: [0-9] of [0-9] pings woke it only by itself"
 
 # a board whose diagnostic queue another program holds: taken for a
 # board that waits with --peer, which never answers

@@ -15,11 +15,18 @@
  * a sender never rings a sleeping receiver's doorbell: it is never
  * delivered, and the receiver wakes only at its sleep slice.
  *
+ *     SMQ_TEST_ARMED_MS=N
+ *
+ * a receiver that has armed its sleep (it shows as sleeping) waits N ms
+ * before it looks at its lanes once more: a message sent meanwhile reaches
+ * it without its doorbell.  Not with SMQ_TEST_HOLD (one hook at a time).
+ *
  * A bad value ends the run (exit 3, not 1 or 2, which the tests expect of
  * smqctl itself). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "format/hook.h"
 
@@ -49,10 +56,21 @@ static int skip_ring(enum smq_hook where)
 	return where == SMQ_HOOK_RING;
 }
 
+static int armed_ms;
+
+static void slow_look(enum smq_hook where)
+{
+	struct timespec nap = { armed_ms / 1000, (armed_ms % 1000) * 1000000L };
+
+	if (where == SMQ_HOOK_ARMED)
+		nanosleep(&nap, NULL);
+}
+
 static void bad(const char *var, const char *value)
 {
 	fprintf(stderr, "fault_hook: %s='%s': want %s\n", var, value,
 		!strcmp(var, "SMQ_TEST_SKIP") ? "ring"
+		: !strcmp(var, "SMQ_TEST_ARMED_MS") ? "1 to 10000"
 		: "SELF:BOARD:shift|wrap|ones|zeros|drop:VALUE[:write]");
 	_exit(3);
 }
@@ -92,6 +110,7 @@ __attribute__((constructor)) static void faults_from_env(void)
 {
 	const char *view_spec = getenv("SMQ_TEST_VIEW");
 	const char *skip = getenv("SMQ_TEST_SKIP");
+	const char *armed = getenv("SMQ_TEST_ARMED_MS");
 
 	if (view_spec && *view_spec) {
 		char copy[512], *save = NULL;
@@ -105,5 +124,11 @@ __attribute__((constructor)) static void faults_from_env(void)
 		if (strcmp(skip, "ring"))
 			bad("SMQ_TEST_SKIP", skip);
 		smq_test_skip = skip_ring;
+	}
+	if (armed && *armed) {
+		armed_ms = atoi(armed);
+		if (armed_ms < 1 || armed_ms > 10000)
+			bad("SMQ_TEST_ARMED_MS", armed);
+		smq_test_hook = slow_look;
 	}
 }
