@@ -87,17 +87,17 @@ static bool asleep(struct agent *a, unsigned b, uint64_t *sleeps)
 			since = 0;
 		} else if (*sleeps != UINT64_MAX) {
 			if (qi.sleeps > *sleeps)
-				break;
+				goto yes;
 		} else if (!since || qi.sleeps != at) {
 			since = now_ns();
 			at = qi.sleeps;
 		} else if (now_ns() - since >= 1000000) {
-			break;
+			goto yes;
 		}
 		usleep(20);
 	} while (now_ns() < end);
-	if (now_ns() >= end)
-		return false;
+	return false;
+yes:
 	*sleeps = qi.sleeps;
 	return true;
 }
