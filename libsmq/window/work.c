@@ -76,15 +76,6 @@ static int process_alive(struct smq_window *w, uint64_t tag, uint64_t boot,
 	return hb;
 }
 
-/* A tag read, then its process looked up: a process that closed and
- * exited in between looks dead.  Its close cleared the word before it
- * exited, so a process found dead died holding the word only if the word
- * still names it. */
-static bool still(const uint64_t *word, uint64_t tag)
-{
-	return __atomic_load_n(word, __ATOMIC_ACQUIRE) == tag;
-}
-
 struct board_work {
 	int alive, activity;
 	int64_t age_ms;
@@ -106,8 +97,11 @@ static void judge_board(struct smq_window *w, unsigned b, struct board_work *bw)
 			continue;
 		TEST_HOOK(SMQ_HOOK_JUDGE);
 		int a = process_alive(w, tag, LOAD(&h->boot), hb);
+		/* a process that closed and exited since we read its tag
+		 * looks dead too; its close cleared the tag before it exited,
+		 * so it died holding the slot only if the tag is still there */
 		if (a == 0) {
-			if (still(&h->tag, tag))
+			if (LOAD_ACQ(&h->tag) == tag)
 				bw->dead_handles++;
 			continue;
 		}
@@ -229,7 +223,8 @@ look:
 	} else if (LOAD(&ri->owner_boot) == w->boot) {
 		TEST_HOOK(SMQ_HOOK_JUDGE);
 		alive = smq_tag_alive(owner);
-		if (!alive && !again && !still(&rx->owner, owner)) {
+		/* closed since we read it (see judge_board) */
+		if (!alive && !again && LOAD_ACQ(&rx->owner) != owner) {
 			again = true;  /* it closed: the word says what now */
 			goto look;
 		}
