@@ -296,8 +296,11 @@ def pairs(base):
                 assert r["smq"] > 0 and r["baseline"] > 0 and r["state_ns"] > 0, r
                 states[state].append(r["state_ns"])
             want = statistics.median([r["smq"] / r["baseline"] for r in c["runs"]])
-            assert math.isclose(c["ratio"], want, rel_tol=1e-4), (c["ratio"], want)
-            assert math.isclose(c["smq"], statistics.median([r["smq"] for r in c["runs"]]), rel_tol=1e-4), c
+            # as printed: the ratio to 6 decimals, each figure to 3 (a
+            # loaded machine makes ratios of 0.001 and rates of a few MB/s)
+            slack = max(5e-4 / min(r["smq"], r["baseline"]) for r in c["runs"])
+            assert math.isclose(c["ratio"], want, rel_tol=1e-4 + 2 * slack, abs_tol=5e-7), (c["ratio"], want)
+            assert math.isclose(c["smq"], statistics.median([r["smq"] for r in c["runs"]]), rel_tol=1e-4, abs_tol=1e-3), c
             judged = n >= 3 and c["target"] is not None
             assert (c["holds"] is not None) == judged, c
             if judged:
