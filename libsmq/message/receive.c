@@ -223,7 +223,7 @@ static int sleep_on_bells(struct smq_queue *const *qs, unsigned n,
 	TEST_HOOK(SMQ_HOOK_ARM);
 	for (unsigned i = 0; i < n; i++)
 		arm_publish(qs[i]);
-	smq_dekker_wait(order);
+	smq_dekker(order);
 	for (unsigned i = 0; i < n; i++)
 		can_sleep &= arm_read(qs[i]);
 	smq_consume(order);
@@ -405,7 +405,7 @@ static int take(struct smq_queue *q, unsigned s, unsigned n, uint64_t bytes,
 	}
 	/* our bottom before the sender's request: it stores the request, then
 	 * reads our bottom across the bus */
-	smq_dekker_go(w->map.order);
+	smq_dekker(w->map.order);
 	uint64_t want = LOAD(&q->asks[s].space_wait);
 	if (want && want == (uint64_t)q->space_rung[s] + 1) {
 		struct smq_bell_addr a;

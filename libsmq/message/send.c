@@ -53,7 +53,7 @@ static bool arm_room(struct smq_queue *q, uint32_t seen)
 		     sizeof(q->bell));
 	smq_publish(w->map.order);
 	FAR_STORE(q->ask, struct smq_lane_ask, space_wait, (uint64_t)seen + 1);
-	smq_dekker_wait(w->map.order);
+	smq_dekker(w->map.order);
 	uint64_t b = FAR_LOAD_WORD(w, SMQ_FAR_ROOM, bottom, uint64_t);
 	uint32_t kinds = FAR_LOAD(w, SMQ_FAR_ROOM, info, struct smq_rx_info,
 				  ring_kinds);
@@ -331,7 +331,7 @@ static inline void publish(struct smq_queue *q, uint64_t seq, unsigned n,
 	STORE(&q->out->bytes, LOAD(&q->out->bytes) + bytes);
 	/* our top before the receiver's sleep word: it stores that word, then
 	 * reads our top across the bus (smq(7), Sleeping and waking) */
-	smq_dekker_go(w->map.order);
+	smq_dekker(w->map.order);
 	ring_receiver(q);
 	if ((seq - 1) / HEARTBEAT_EVERY != (seq + n - 1) / HEARTBEAT_EVERY)
 		smq_beat(w);

@@ -29,14 +29,7 @@ struct smq_order {
 	bool light;
 	bool coherent;  /* C11 fences are the ones: the hot path inlines them
 			   (smq_publish and friends) instead of calling */
-	bool asym;      /* the message path's Dekker pairs: the waiting side
-			   pays (smq_dekker_wait), the other goes on with a
-			   compiler barrier (smq_dekker_go) */
 };
-/* membarrier(2)'s expedited barrier on every CPU that runs a registered
- * process (a full barrier of our own if it cannot be sent) */
-void smq_heavy_barrier(void);
-bool smq_heavy_barrier_known(void);
 
 /* The hot path's fences: inline where the memory is coherent, through
  * the table where it is a device's.  A full barrier on x86-64 is a locked
@@ -73,23 +66,16 @@ static inline void smq_full(const struct smq_order *o)
 		o->full();
 }
 /* A Dekker pair of the message path: each side stores its word, then
- * loads the other's.  The side about to wait (a receiver arming its sleep,
- * a sender arming its wait for room) calls smq_dekker_wait, the other
- * (every send, every take) smq_dekker_go. */
-static inline void smq_dekker_go(const struct smq_order *o)
-{
-	if (o->asym)
-		__asm__ __volatile__("" ::: "memory");
-	else
-		smq_full(o);
-}
-static inline void smq_dekker_wait(const struct smq_order *o)
+ * loads the other's (a receiver arming its sleep against a send, a sender
+ * arming its wait for room against a take).  Both sides pay a full
+ * barrier.  membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) sent by the side
+ * about to wait cannot stand in for the other side's: Linux leaves out a
+ * CPU where a thread of a registered process exited, until that CPU runs
+ * another process (exit_mm() clears the CPU's membarrier state, and the
+ * switch back to the same process from the lazy mm does not set it). */
+static inline void smq_dekker(const struct smq_order *o)
 {
 	smq_full(o);
-	/* for every process of this kernel that leans on it, whatever our
-	 * own table (a file window may be another process's shm window) */
-	if (o->coherent && smq_heavy_barrier_known())
-		smq_heavy_barrier();
 }
 static inline void smq_mark(const struct smq_order *o)
 {
@@ -106,8 +92,6 @@ extern const struct smq_order smq_order_c11;
 /* ...and marks set with a compiler barrier: memory only processes of this
  * kernel can map (shm:, split:), where membarrier(2) reaches them all. */
 extern const struct smq_order smq_order_local;
-/* ...and the message path's Dekker pairs paid by the side that waits */
-extern const struct smq_order smq_order_local_asym;
 /* Device memory: a BAR mapped uncached or write-combining. */
 extern const struct smq_order smq_order_device;
 /* The order for a transport of this kernel's memory: smq_order_local when
