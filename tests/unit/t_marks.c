@@ -8,11 +8,12 @@
  * barrier on every CPU (membarrier).
  *
  * The message path's two Dekker pairs are the same litmus: a send or a
- * take (smq_dekker_go) against a side about to wait (smq_dekker_wait),
- * with the barriers the shm transport uses.  They are run where a thread
- * of ours has just exited on the call's CPU: Linux then leaves that CPU
- * out of membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) until it runs another
- * process, so a pair that leans on that barrier is caught here.
+ * take against a side about to wait, each side with smq_dekker() of the
+ * shm transport's table.  They are run where a thread of ours has just
+ * exited on the call's CPU: Linux then leaves that CPU out of
+ * membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) until it runs another
+ * process, so a pair that leans on that barrier for one side (as smq's
+ * did) is caught here.
  *
  * Every call queues stores to cold lines before its mark, as a send's
  * payload does, so that the mark waits in the store buffer: a barrier that
