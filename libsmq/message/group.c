@@ -87,10 +87,13 @@ int smq_group_open(struct smq_window *w, const char *name, enum smq_role role,
 		return -EINVAL;
 	if (!w->valid)
 		return -SMQ_EUNFORMATTED;
+	int err = smq_stale(w);
+	if (err)
+		return err;
 	unsigned count = smq_group_count(w);
 	for (unsigned i = 0; i < count; i++) {
-		if (smq_group_get(w, i, &info))
-			break;
+		if ((err = smq_group_get(w, i, &info)))
+			return smq_stale(w) ? -ESTALE : err;
 		if (strncmp(info.name, name, sizeof(info.name)))
 			continue;
 		for (unsigned k = 0; k < info.count; k++)

@@ -307,21 +307,36 @@ static const struct smq_group_head *group_table(struct smq_window *w)
 	return at ? smq_snapshot_at(w, at, w->lay.tables_extra) : NULL;
 }
 
+/* The table is read where the handle's layout put it, which a new format
+ * may since have filled with anything: every count and index read is
+ * bounded as validation bounds it, so a stale handle reads garbage at
+ * worst, never past the table (the caller then says -ESTALE). */
 int smq_group_get(struct smq_window *w, unsigned index,
 		     struct smq_group_info *info)
 {
 	const struct smq_group_head *h = group_table(w);
 
 	memset(info, 0, sizeof(*info));
-	if (!h || index >= LOAD(&h->groups))
+	if (!h)
 		return -ENOENT;
+	uint32_t groups = LOAD(&h->groups), members = LOAD(&h->members);
+	if (index >= groups)
+		return -ENOENT;
+	if (groups > SMQ_MAX_GROUPS ||
+	    smq_group_bytes(groups, members) > w->lay.tables_extra)
+		return -SMQ_ECORRUPT;
 	const struct smq_group_desc *d = (const void *)(h + 1);
-	const uint32_t *member = (const uint32_t *)(d + LOAD(&h->groups));
+	const uint32_t *member = (const uint32_t *)(d + groups);
+	uint32_t first = LOAD(&d[index].first), count = LOAD(&d[index].count);
+	if (count > SMQ_GROUP_MAX_MEMBERS || first > members ||
+	    count > members - first)
+		return -SMQ_ECORRUPT;
 	memcpy(info->name, d[index].name, sizeof(d->name));
+	info->name[sizeof(info->name) - 1] = '\0';
 	info->index = index;
-	info->count = LOAD(&d[index].count);
-	for (uint32_t k = 0; k < info->count; k++)
-		info->queues[k] = LOAD(&member[LOAD(&d[index].first) + k]);
+	info->count = count;
+	for (uint32_t k = 0; k < count; k++)
+		info->queues[k] = LOAD(&member[first + k]);
 	return 0;
 }
 
@@ -332,7 +347,9 @@ static int group_fill(struct smq_window *w, unsigned index, unsigned unused,
 	if (!w->valid)
 		return -SMQ_EUNFORMATTED;
 	int err = smq_group_get(w, index, info);
-	return err ? err : smq_stale(w);
+	/* read, then the notice: a table a new format overwrote is stale */
+	int stale = smq_stale(w);
+	return stale ? stale : err;
 }
 
 int smq_group_info(struct smq_window *w, unsigned index,
@@ -350,5 +367,6 @@ int smq_group_info(struct smq_window *w, unsigned index,
 unsigned smq_group_count(struct smq_window *w)
 {
 	const struct smq_group_head *h = w->valid ? group_table(w) : NULL;
-	return h ? LOAD(&h->groups) : 0;
+	uint32_t groups = h ? LOAD(&h->groups) : 0;
+	return groups <= SMQ_MAX_GROUPS ? groups : 0;  /* a stale table */
 }

@@ -167,6 +167,42 @@ static void turns(struct smq_window *w)
 	OK(smq_group_close(g));
 }
 
+/* A window formatted again under another board's handle, with many more
+ * queues and no groups: where the handle's layout kept the group table
+ * now lies the new queue table.  Its group calls say -ESTALE; they never
+ * trust a count read there (262 queues put a diagnostic queue's
+ * descriptor on the old table's count of groups). */
+static void stale_table(void)
+{
+	static uint16_t receivers[262];
+	static const uint32_t two[] = { 0, 1 };
+	static const struct smq_group_def gd[] = { { "g", two, 2 } };
+	struct smq_shape many = { { 2, 262, 8, 64, receivers }, NULL, 0,
+				  NULL, 0 };
+	struct smq_shape few = { { 2, 2, 8, 64, receivers }, NULL, 0, gd, 1 };
+	char spec2[128];
+	struct smq_window *w0, *w1;
+	struct smq_group_info gi;
+	struct smq_group *g = NULL;
+
+	snprintf(spec2, sizeof(spec2), "shm:%s", test_name("stale"));
+	OK(smq_open(spec2, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE,
+		    &w0));
+	/* sized for the larger geometry first */
+	OK(smq_init_shape(w0, &many, sizeof(many)));
+	OK(smq_init_shape(w0, &few, sizeof(few)));
+	OK(smq_open(spec2, 1, 0, &w1));
+	OK(smq_group_info(w1, 0, &gi, sizeof(gi)));
+	CHECK(!strcmp(gi.name, "g") && gi.count == 2);
+	OK(smq_init_shape(w0, &many, sizeof(many)));
+	EXPECT(smq_group_info(w1, 0, &gi, sizeof(gi)), -ESTALE);
+	CHECK(gi.count <= SMQ_GROUP_MAX_MEMBERS);
+	EXPECT(smq_group_open(w1, "g", SMQ_SENDER, 0, &g), -ESTALE);
+	CHECK(g == NULL);
+	OK(smq_close(w1));
+	OK(smq_close(w0));
+}
+
 /* A sender of board b that keeps queue q full, until killed. */
 struct flood { unsigned board, queue; };
 static int flooder(void *arg)
@@ -349,5 +385,6 @@ int main(void)
 	flood(w);
 	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
+	stale_table();
 	return 0;
 }
