@@ -236,9 +236,16 @@ int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
 			continue;
 		if (queue)
 			*queue = g->q[m]->index;
+		if (err == -EMSGSIZE) {
+			/* it stays queued, and peeked in its queue as
+			 * smq_receive() leaves it: the member keeps the
+			 * turn, and a peek its hold */
+			g->peeked = m;
+			g->cursor = (unsigned)m;
+			return err;
+		}
 		g->peeked = -1;
-		if (err != -EMSGSIZE)
-			pass_turn(g, (unsigned)m);
+		pass_turn(g, (unsigned)m);
 		return err;
 	}
 }

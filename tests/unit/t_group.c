@@ -167,6 +167,61 @@ static void turns(struct smq_window *w)
 	OK(smq_group_close(g));
 }
 
+/* A message too long for the buffer stays queued and its member keeps
+ * the turn: the next receive with room gets it, even when the member
+ * whose turn came first has a message by then; and a receive too small
+ * after a peek leaves the peek held until its commit. */
+static void too_small(struct smq_window *w)
+{
+	static const char big[] = "a message too long for 4 bytes";
+	struct smq_queue *tx0, *tx1, *tx3;
+	struct smq_group *g;
+	char buf[64];
+	const void *data;
+	size_t len;
+	unsigned q;
+
+	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx0));
+	OK(smq_queue_open(w, 1, SMQ_SENDER, 0, &tx1));
+	OK(smq_queue_open(w, 3, SMQ_SENDER, 0, &tx3));
+	OK(smq_group_open(w, "all", SMQ_RECEIVER, 0, &g));
+	/* a message of the last member: the turn is member 0's */
+	OK(smq_send(tx3, "x", 1, 0));
+	OK(smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL, &q));
+	CHECK(q == 3);
+	OK(smq_send(tx3, big, sizeof(big), 0));
+	EXPECT(smq_group_receive(g, buf, 4, 0, &len, NULL, &q), -EMSGSIZE);
+	CHECK(q == 3 && len == sizeof(big));
+	OK(smq_send(tx0, "m0", 2, 0));
+	OK(smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL, &q));
+	if (q != 3 || len != sizeof(big) || memcmp(buf, big, len))
+		FAIL("after -EMSGSIZE the next receive took queue %u's "
+		     "message, not queue 3's", q);
+	OK(smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL, &q));
+	CHECK(q == 0 && len == 2);
+	/* the turn is member 1's; a peek holds queue 3's message */
+	OK(smq_send(tx3, big, sizeof(big), 0));
+	OK(smq_group_peek(g, 0, &data, &len, NULL, &q));
+	CHECK(q == 3 && len == sizeof(big));
+	OK(smq_send(tx1, "m1", 2, 0));
+	EXPECT(smq_group_receive(g, buf, 4, 0, &len, NULL, &q), -EMSGSIZE);
+	CHECK(q == 3);
+	/* still held: the commit takes it, as smq_commit() after an
+	 * smq_receive() too small does */
+	OK(smq_group_commit(g));
+	struct smq_queue_info qi;
+	OK(smq_queue_info(w, 3, &qi, sizeof(qi)));
+	CHECK(qi.queued == 0);
+	OK(smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL, &q));
+	CHECK(q == 1 && len == 2);
+	EXPECT(smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL, &q),
+	       -EAGAIN);
+	OK(smq_queue_close(tx0));
+	OK(smq_queue_close(tx1));
+	OK(smq_queue_close(tx3));
+	OK(smq_group_close(g));
+}
+
 /* A window formatted again under another board's handle, with many more
  * queues and no groups: where the handle's layout kept the group table
  * now lies the new queue table.  Its group calls say -ESTALE; they never
@@ -381,6 +436,7 @@ int main(void)
 	definitions(w);
 	send_all(w);
 	turns(w);
+	too_small(w);
 	asleep(w);
 	flood(w);
 	OK(smq_validate(w, NULL, 0));
