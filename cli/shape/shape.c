@@ -162,11 +162,16 @@ static bool set_group(struct shape_opts *s, const char *value,
 		return false;
 	}
 	for (const char *p = eq + 1; *p;) {
-		char num[16], label[64];
+		char num[32], label[64];
 		size_t k = strcspn(p, ",");
 		uint32_t q;
-		snprintf(num, sizeof(num), "%.*s", (int)(k < 15 ? k : 15), p);
 		snprintf(label, sizeof(label), "%s %s queue", shown, name);
+		if (k >= sizeof(num) || (p[k] == ',' && !p[k + 1])) {
+			snprintf(why, n, "%s: '%s' is not a list of queue "
+				 "numbers (QUEUE,QUEUE...)", shown, value);
+			return false;
+		}
+		snprintf(num, sizeof(num), "%.*s", (int)k, p);
 		if (!value_u32(label, num, 0, SMQ_MAX_QUEUES - 1, &q, why, n))
 			return false;
 		for (uint32_t i = 0; i < count; i++)

@@ -80,6 +80,14 @@ check_fail 2 "queue 9 does not exist: 5 queues" smq init -n 2 --queues 5 --group
 check_fail 2 "queue 1 is in group x twice" smq init -n 2 --queues 5 --group x=1,1
 check_fail 2 "is not a group name" smq init -n 2 --queues 5 --group "a b=1"
 check_fail 2 "group x is given once already" smq init -n 2 --queues 5 --group x=1 --group x=2
+check_fail 2 "'x=1,' is not a list of queue numbers" smq init -n 2 --queues 5 --group x=1,
+check_fail 2 "is not a list of queue numbers" smq init -n 2 --queues 5 \
+	--group x=000000000000000000000000000000004
+# a long way of writing a number is that number, not its first digits
+"$S" -w "file:$T/w4" init -n 2 --queues 5 --group x=0000000000000003 >/dev/null &&
+	"$S" -w "file:$T/w4" dump >"$T/dump4.txt" && grep -q "^x  *3$" "$T/dump4.txt" &&
+	ok "init --group x=0000000000000003: queue 3" ||
+	failed "init --group x=0000000000000003: $(sed -n '/groups:/,$p' "$T/dump4.txt")"
 
 # a description file's group lines, and --keep holding the groups to it
 cat >"$T/shape.conf" <<EOF
@@ -107,4 +115,4 @@ printf 'boards 2\nqueues 5\ngroup a=1\ngroup a=2\n' >"$T/bad.conf"
 check_fail 1 "bad.conf:4: group: group a is given on an earlier line" \
 	"$S" -w "file:$T/w3" init --from "$T/bad.conf"
 
-finish 18
+finish 21
