@@ -25,6 +25,13 @@ for page in man/*.[0-9]; do
 done
 case_end "every page renders without a groff warning"
 
+# ...and no request run into the text before it ("an error..TP"), which
+# groff prints as words without a warning
+case_begin
+grep -nE '[^ \\]\.(TP|PP|SH|SS|IP|RS|RE|BR|RB|IR|RI|BI|IB|EX|EE|nf|fi)( |$)' \
+	man/*.[0-9] >"$tmp/glued" && { failed "requests inside text:"; cat "$tmp/glued"; }
+case_end "no request is glued to the text before it"
+
 # 2. The names: the header's functions, and the library's exports if it
 # was built.
 grep -oE '\bsmq_[a-z0-9_]+\(' include/smq.h | tr -d '(' | sort -u >"$tmp/declared"
@@ -135,4 +142,4 @@ done
 
 n=$(wc -l <"$tmp/header")
 any_failed || echo "$n prototypes match smq.h; $(wc -l <"$tmp/pages") man3 names render"
-finish 6
+finish 7
