@@ -194,12 +194,14 @@ static void leave_all(struct smq_queue *const *qs, unsigned n)
 		smq_queue_leave(qs[i]);
 }
 
-static int enter_all(struct smq_queue *const *qs, unsigned n)
+/* Sets every mark, or none: on an error, *which is the queue's place. */
+static int enter_all(struct smq_queue *const *qs, unsigned n, unsigned *which)
 {
 	for (unsigned i = 0; i < n; i++) {
 		int err = smq_queue_enter(qs[i]);
 		if (err) {
 			leave_all(qs, i);
+			*which = i;
 			return err;
 		}
 	}
@@ -207,9 +209,10 @@ static int enter_all(struct smq_queue *const *qs, unsigned n)
 }
 
 /* Sleeps on the doorbell of n queues of this board, with their marks
- * down; returns with them down. */
+ * down; returns with them down.  A fault names its queue's place in
+ * *which. */
 static int sleep_on_bells(struct smq_queue *const *qs, unsigned n,
-			  const struct timespec *deadline)
+			  const struct timespec *deadline, unsigned *which)
 {
 	uint32_t seen[SMQ_GROUP_MAX_MEMBERS];
 	const struct smq_order *order = qs[0]->w->map.order;
@@ -218,7 +221,7 @@ static int sleep_on_bells(struct smq_queue *const *qs, unsigned n,
 
 	for (unsigned i = 0; i < n; i++)
 		seen[i] = LOAD(&qs[i]->bell_word->doorbell);
-	if ((err = enter_all(qs, n)))
+	if ((err = enter_all(qs, n, which)))
 		return err;
 	TEST_HOOK(SMQ_HOOK_ARM);
 	for (unsigned i = 0; i < n; i++)
@@ -230,9 +233,11 @@ static int sleep_on_bells(struct smq_queue *const *qs, unsigned n,
 	TEST_HOOK(SMQ_HOOK_ARMED);
 	/* the look after arming: a message that landed between our last
 	 * look and the arming rang no doorbell (the sender saw us awake) */
-	for (unsigned i = 0; i < n && !found && !err; i++)
-		if (ready_lane(qs[i]) >= 0 || (err = bad_lane(qs[i], false)))
+	for (unsigned i = 0; i < n && !found; i++)
+		if (ready_lane(qs[i]) >= 0 || (err = bad_lane(qs[i], false))) {
 			found = true;
+			*which = i;
+		}
 	if (!found) {
 		for (unsigned i = 0; i < n; i++) {
 			STORE(&qs[i]->rx->sleeps, LOAD(&qs[i]->rx->sleeps) + 1);
@@ -241,7 +246,7 @@ static int sleep_on_bells(struct smq_queue *const *qs, unsigned n,
 		leave_all(qs, n);
 		werr = smq_wait_bells(qs, n, can_sleep, seen, deadline);
 		/* a re-init may have happened while we slept: write nothing */
-		if ((err = enter_all(qs, n)))
+		if ((err = enter_all(qs, n, which)))
 			return err;
 		for (unsigned i = 0; i < n; i++)
 			if (LOAD(&qs[i]->bell_word->doorbell) != seen[i])
@@ -322,7 +327,8 @@ int smq_wait_any(struct smq_queue *const *qs, unsigned n, int timeout_ms,
 		}
 		if (q->flags & SMQ_POLL || now < spin_until)
 			continue;
-		err = sleep_on_bells(qs, n, timeout_ms >= 0 ? &deadline : NULL);
+		err = sleep_on_bells(qs, n, timeout_ms >= 0 ? &deadline : NULL,
+				     which);
 		if (err && err != -ETIMEDOUT) {
 			s = err;
 			goto out;

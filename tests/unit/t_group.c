@@ -3,6 +3,7 @@
  * receive from any member with rotating fairness, under a flood; and a
  * receive-any that sleeps on one doorbell and wakes on a send to any
  * member. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/resource.h>
@@ -428,6 +429,38 @@ static void asleep(struct smq_window *w)
 	close(pipefd[0]);
 }
 
+/* A group receiver asleep on its members when one of them is cleared:
+ * the fault it wakes to names that member, not none. */
+struct faulted { struct smq_group *g; int err; unsigned queue; };
+static void *receive_asleep(void *arg)
+{
+	struct faulted *f = arg;
+	char buf[64];
+	size_t len;
+
+	f->queue = 99;
+	f->err = smq_group_receive(f->g, buf, sizeof(buf), 5000, &len, NULL,
+				   &f->queue);
+	return NULL;
+}
+
+static void fault_named(struct smq_window *w)
+{
+	struct faulted f = { 0 };
+	pthread_t t;
+
+	OK(smq_group_open(w, "all", SMQ_RECEIVER, SMQ_SLEEP, &f.g));
+	CHECK(pthread_create(&t, NULL, receive_asleep, &f) == 0);
+	usleep(200 * 1000);  /* asleep: nothing is sent */
+	OK(smq_clear(w, 2));
+	CHECK(pthread_join(t, NULL) == 0);
+	if (f.err != -ESTALE || f.queue != 2)
+		FAIL("a member cleared under a sleeping group receive: %d "
+		     "(%s), queue %u; want -ESTALE naming queue 2", f.err,
+		     smq_strerror(f.err), f.queue);
+	OK(smq_group_close(f.g));
+}
+
 int main(void)
 {
 	spec = test_window();
@@ -439,6 +472,7 @@ int main(void)
 	too_small(w);
 	asleep(w);
 	flood(w);
+	fault_named(w);
 	OK(smq_validate(w, NULL, 0));
 	OK(smq_close(w));
 	stale_table();
