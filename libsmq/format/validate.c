@@ -550,10 +550,15 @@ static int check_lane(const struct smq_view *v, const struct smq_layout *l,
 		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
 			     lay_lane_out(l, s, q), shadow, top + entries,
 			     AT_MOST);
-	/* what the sender believes is in flight can not exceed the ring */
-	if (shadow > fcb && shadow - fcb > entries)
+	/* in flight: a ring at most past the receiver's bottom, whose copy
+	 * lags it by a take (of a burst: up to a ring) */
+	if (shadow > bottom && shadow - bottom > entries)
 		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
-			     lay_lane_out(l, s, q), shadow, fcb + entries,
+			     lay_lane_out(l, s, q), shadow, bottom + entries,
+			     AT_MOST);
+	if (shadow > fcb && shadow - fcb > 2ull * entries)
+		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
+			     lay_lane_out(l, s, q), shadow, fcb + 2ull * entries,
 			     AT_MOST);
 	/* The entry at bottom counts as queued when it carries its signature,
 	 * even with top not yet there. */

@@ -48,12 +48,16 @@ static inline bool smq_lane_sane(uint64_t bottom, uint64_t top,
 	return top <= bottom ? bottom - top <= entries : top - bottom <= entries;
 }
 /* ...as the sender sees it, in its copy of bottom: that lags the
- * receiver's own by one take at most (the receiver stores its own first;
- * one that dies between the two leaves it so until the next one opens). */
+ * receiver's own by one take at most, of a message or of a burst's, so by
+ * up to a ring (the receiver stores its own first; one that dies between
+ * the two leaves it so until the next one opens), while another sender of
+ * the board that waited for room read the receiver's own and filled the
+ * ring from it: top up to two rings ahead of the copy. */
 static inline bool smq_lane_copy_sane(uint64_t copy, uint64_t top,
 				      uint32_t entries)
 {
-	return smq_lane_sane(copy, top, entries + 1);
+	return top <= copy ? copy - top <= entries
+			   : top - copy <= 2ull * entries;
 }
 
 /* bell.c: waiting: a doorbell when every ringer can reach ours, else a nap.

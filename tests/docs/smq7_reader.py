@@ -729,9 +729,12 @@ class Reader:
                 if shadow - top > entries:
                     raise Fault(cor, "lane.sender_top", lay.lane_out(s, q),
                                 shadow, (top + entries) & M64, AT_MOST)
-                if shadow > fcb and shadow - fcb > entries:
+                if shadow > bottom and shadow - bottom > entries:
                     raise Fault(cor, "lane.sender_top", lay.lane_out(s, q),
-                                shadow, (fcb + entries) & M64, AT_MOST)
+                                shadow, (bottom + entries) & M64, AT_MOST)
+                if shadow > fcb and shadow - fcb > 2 * entries:
+                    raise Fault(cor, "lane.sender_top", lay.lane_out(s, q),
+                                shadow, (fcb + 2 * entries) & M64, AT_MOST)
                 end = top                                       # 25
                 if bottom >= top:
                     e = self.rd(lay.entry(q, s, bottom), 16)

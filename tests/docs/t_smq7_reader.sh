@@ -365,6 +365,9 @@ corrupt "24: lane.sender_top more than a ring ahead" lane.sender_top \
 	"put(L.lane_out(0, 2), 8, 40)"
 corrupt "24: a sender past a full ring" lane.sender_top \
 	"put(L.lane_out(1, 3), 8, 17)"
+corrupt "24: a sender more than two rings past the copy of bottom" \
+	lane.sender_top "put(L.bottoms(3) + 8, 8, 17); \
+	put(L.lane_in(3, 1), 8, 33); put(L.lane_out(1, 3), 8, 33)"
 corrupt "25: entry.signature" entry.signature \
 	"put(L.entry(2, 1, 1) + 8, 8, 1)"
 corrupt "25: entry.size" entry.size "put(L.entry(3, 1, 10), 4, 101)"

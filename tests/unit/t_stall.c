@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include "testint.h"
@@ -233,9 +234,11 @@ static int held_receiver(void *p)
 	return 0;
 }
 
-/* Held inside its take by the hook (at hold_at), mark up. */
+/* Held inside its take by the hook (at hold_at), mark up; a take of one
+ * message, or of a burst of hook_burst. */
 static struct shared *hook_sh;
 static enum smq_hook hold_at = SMQ_HOOK_COMMIT;
+static unsigned hook_burst = 1;
 static void hold_here(enum smq_hook where)
 {
 	if (where != hold_at || atomic_load(&hook_sh->held))
@@ -257,14 +260,32 @@ static int hooked_receiver(void *p)
 	OK(smq_queue_open(w, j->queue, SMQ_RECEIVER, SMQ_POLL, &q));
 	hook_sh = j->sh;
 	smq_test_hook = hold_here;
-	int err = smq_receive(q, buf, sizeof(buf) - 1, &n, NULL, 5000);
+	int err;
+	if (hook_burst > 1) {
+		char more[8][64];
+		struct iovec v[8];
+		size_t lens[8];
+		CHECK(hook_burst <= 8);
+		for (unsigned i = 0; i < hook_burst; i++)
+			v[i] = (struct iovec){ more[i], sizeof(more[i]) - 1 };
+		err = smq_receive_burst(q, v, hook_burst, 5000, lens, NULL);
+		if (err > 0) {
+			atomic_fetch_add(&j->sh->got, err);
+			more[0][lens[0]] = 0;
+			snprintf(j->sh->text, sizeof(j->sh->text), "%s",
+				 more[0]);
+			err = err == (int)hook_burst ? 0 : -EIO;
+		}
+	} else {
+		err = smq_receive(q, buf, sizeof(buf) - 1, &n, NULL, 5000);
+		if (!err) {
+			buf[n] = 0;
+			atomic_fetch_add(&j->sh->got, 1);
+			snprintf(j->sh->text, sizeof(j->sh->text), "%s", buf);
+		}
+	}
 	smq_test_hook = NULL;
 	atomic_store(&j->sh->result, err);
-	if (!err) {
-		buf[n] = 0;
-		atomic_fetch_add(&j->sh->got, 1);
-		snprintf(j->sh->text, sizeof(j->sh->text), "%s", buf);
-	}
 	atomic_store(&j->sh->returned, 1);
 	smq_queue_close(q);
 	smq_close(w);
@@ -585,12 +606,14 @@ static void receiver_looking(enum smq_hook where, bool peek, unsigned queue,
 }
 
 /* A receiver held between its two writes of a bottom: its own, then the
- * sender's copy.  Reading the receiver's own across the bus (arming a wait
- * for room), the sender sees one more free entry than its copy says, and
- * uses it.  Its copy, read next, is behind what it has seen: not damage.
+ * sender's copy, after a take of one message or of a burst of k.  Reading
+ * the receiver's own across the bus (arming a wait for room), the sender
+ * sees k more free entries than its copy says, and uses them.  The copy
+ * is then behind the sender's top by a ring and k: not damage, to this
+ * handle, to another of the board, to one opened now, or to validation.
  * The full lane is -EAGAIN, never a corrupt window, and every message
  * arrives once, in order. */
-static void sender_beside_half_take(void)
+static void sender_beside_half_take(unsigned k)
 {
 	const char *spec = test_window();
 	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
@@ -612,24 +635,33 @@ static void sender_beside_half_take(void)
 	}
 	EXPECT(err, -EAGAIN);
 	CHECK(sent == G.entries);
+	struct smq_queue *other;  /* another sending handle of the board */
+	OK(smq_queue_open(ws, 1, SMQ_SENDER, 0, &other));
 	hold_at = SMQ_HOOK_COMMIT_FAR;
+	hook_burst = k;
 	pid_t pid = test_fork(hooked_receiver, &j);
 	wait_for(&sh->held, "the receiver held between its bottoms");
-	/* room for one: the receiver's own bottom says so */
-	snprintf(text, sizeof(text), "m%u", sent);
-	OK(smq_send(q, text, strlen(text), 2000));
-	sent++;
-	/* and no more, yet the lane is sound: to this handle, to one opened
-	 * now (that knows only the copy), and to a validation */
+	/* room for k: the receiver's own bottom says so */
+	for (unsigned i = 0; i < k; i++, sent++) {
+		snprintf(text, sizeof(text), "m%u", sent);
+		OK(smq_send(q, text, strlen(text), 2000));
+	}
+	/* and no more, yet the lane is sound: to this handle, to another
+	 * that knows only the copy, to one opened now, and to a
+	 * validation */
 	EXPECT(smq_send(q, "over", 4, 0), -EAGAIN);
 	EXPECT(smq_send(q, "over", 4, 50), -ETIMEDOUT);
+	EXPECT(smq_send(other, "over", 4, 0), -EAGAIN);
 	struct smq_queue *q2;
 	OK(smq_queue_open(ws, 1, SMQ_SENDER, 0, &q2));
 	EXPECT(smq_send(q2, "over", 4, 0), -EAGAIN);
 	OK(smq_queue_close(q2));
+	OK(smq_validate(w, NULL, 0));
 	atomic_store(&sh->release, 1);
 	test_wait_ok(pid, "half-take receiver");
 	hold_at = SMQ_HOOK_COMMIT;
+	hook_burst = 1;
+	OK(smq_queue_close(other));
 	OK(smq_validate(w, NULL, 0));
 	/* the held take got m0; take_all the rest, after it */
 	if (atomic_load(&sh->result) || atomic_load(&sh->got) != (int)sent ||
@@ -637,9 +669,9 @@ static void sender_beside_half_take(void)
 		FAIL("half take: result %d, %d of %u messages, first '%s'",
 		     atomic_load(&sh->result), atomic_load(&sh->got), sent,
 		     sh->text);
-	printf("a sender beside a receiver between its two bottom writes: "
-	       "the entry it freed used, the full lane -EAGAIN, all %u "
-	       "messages taken, m0 first\n", sent);
+	printf("a sender beside a receiver between its two bottom writes "
+	       "(a take of %u): the entries it freed used, the full lane "
+	       "-EAGAIN, all %u messages taken, m0 first\n", k, sent);
 	OK(smq_queue_close(q));
 	OK(smq_close(ws));
 	OK(smq_close(w));
@@ -987,7 +1019,8 @@ int main(void)
 		       "the geometry and the queue table, init of more queues");
 	attach_after_growth();
 	one_maintenance();
-	sender_beside_half_take();
+	sender_beside_half_take(1);
+	sender_beside_half_take(4);
 	light_marks();
 	if (!uffd) {
 		printf("the page-fault holds need userfaultfd\n");
