@@ -10,6 +10,10 @@
 
 #define DEFAULT_SPIN_NS 20000
 
+/* Receiver handles of this process that share their window's mark (the
+ * control block was full): they have no slot that names their queue. */
+static unsigned slotless_receivers;
+
 static void free_queue(struct smq_queue *q)
 {
 	struct smq_window *w = q->w;
@@ -18,6 +22,8 @@ static void free_queue(struct smq_queue *q)
 		w->map.tp->bell_close(&w->map, &q->bell);
 	if (!q->slot_shared)
 		smq_slot_release(w, q->slot);
+	else if (q->role == SMQ_RECEIVER)
+		__atomic_fetch_sub(&slotless_receivers, 1, __ATOMIC_RELAXED);
 	free(q->lane_board);
 	free(q->fcs);
 	free(q->wakes);
@@ -131,12 +137,37 @@ static int open_sender(struct smq_queue *q)
 	return 0;
 }
 
+/* Whether another receiver handle of this process, on any of its window
+ * handles, holds queue q's index: its handle slot names the queue and the
+ * role, in our board's control block, where no format moves it.  With a
+ * handle that has no slot of its own open, any claim of ours may be its. */
+static bool receiver_of_ours(const struct smq_queue *q)
+{
+	const struct smq_window *w = q->w;
+
+	if (__atomic_load_n(&slotless_receivers, __ATOMIC_RELAXED))
+		return true;
+	for (unsigned i = 0; i < SMQ_SLOTS; i++) {
+		const struct smq_handle_slot *s = &w->ctl->slot[i];
+		if (s != q->slot && LOAD(&s->tag) == w->tag &&
+		    LOAD_ACQ(&s->kind) == SMQ_SLOT_QUEUE &&
+		    LOAD(&s->queue) == q->index &&
+		    LOAD(&s->role) == SMQ_RECEIVER)
+			return true;
+	}
+	return false;
+}
+
 /* One receiver per queue.  The claim of a process that is gone (exited,
  * its pid reused, or from before this host's last boot) is taken over.
  * The receivers of a queue are processes of its receiving board, so of
  * this host: the tag alone says whether one lives (it hashes the boot,
  * so a tag of an earlier boot is dead here); owner_boot, written after
- * the claim, is for observers of other hosts, not for this check. */
+ * the claim, is for observers of other hosts, not for this check.  Our
+ * own claim with no receiver handle of ours open is taken over too: a
+ * handle closed while its window was stale (an init or clear under way)
+ * could not give it back, and the maintenance may then have failed and
+ * left the window as it was. */
 static int claim_receiver(struct smq_queue *q)
 {
 	struct smq_window *w = q->w;
@@ -145,7 +176,8 @@ static int claim_receiver(struct smq_queue *q)
 	while (!__atomic_compare_exchange_n(&q->rx->owner, &owner, w->tag,
 					    false, __ATOMIC_ACQ_REL,
 					    __ATOMIC_ACQUIRE)) {
-		if (owner == w->tag || smq_tag_alive(owner))
+		if (owner == w->tag ? receiver_of_ours(q)
+				    : smq_tag_alive(owner))
 			return -EBUSY;
 	}
 	q->owner_tag = w->tag;
@@ -289,6 +321,9 @@ int smq_queue_open_bell(struct smq_window *w, unsigned index,
 	if (!(q->slot = smq_slot_claim(w, SMQ_SLOT_QUEUE, index, role))) {
 		q->slot = w->slot;
 		q->slot_shared = true;
+		if (role == SMQ_RECEIVER)
+			__atomic_fetch_add(&slotless_receivers, 1,
+					   __ATOMIC_RELAXED);
 	}
 	if (bell) {
 		q->bell = *bell;

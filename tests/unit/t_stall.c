@@ -403,6 +403,17 @@ static void sender_held(int kind, int queue, const char *what)
 }
 
 /* A sender held longer than the handshake lasts: named, window as it was. */
+/* An init of G_OTHER, run beside the test: its result. */
+struct init_job { struct smq_window *w; _Atomic int result, done; };
+static void *init_beside(void *p)
+{
+	struct init_job *ij = p;
+
+	atomic_store(&ij->result, smq_init(ij->w, &G_OTHER, sizeof(G_OTHER)));
+	atomic_store(&ij->done, 1);
+	return NULL;
+}
+
 static void sender_held_too_long(void)
 {
 	const char *spec = test_window();
@@ -418,11 +429,33 @@ static void sender_held_too_long(void)
 
 	pid_t pid = test_fork(held_sender, &j);
 	wait_for(&sh->held, "the sender held");
+	/* a receiver of queue 0 in this process, on a window handle of its
+	 * own */
+	struct smq_window *wr;
+	struct smq_queue *rq;
+	OK(smq_open(spec, 0, 0, &wr));
+	OK(smq_queue_open(wr, 0, SMQ_RECEIVER, 0, &rq));
 	OK(smq_window_info(w, &before, sizeof(before)));
 	uint8_t *snap = test_snapshot(spec, &len);
 	OK(smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, HANDSHAKE_MS));
 	uint64_t t0 = now_ms();
-	EXPECT(smq_init(w, &G_OTHER, sizeof(G_OTHER)), -SMQ_EHELD);
+	struct init_job ij = { w, 0, 0 };
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, init_beside, &ij) == 0);
+	/* the receiver meets the handshake and does what smq_receive(3)
+	 * says: closes both handles (stale, its close cannot give its claim
+	 * back) to open them again */
+	char buf[64];
+	size_t n;
+	int err;
+	while ((err = smq_receive(rq, buf, sizeof(buf), &n, NULL, 0)) ==
+	       -EAGAIN && !atomic_load(&ij.done))
+		nap_ms(1);
+	EXPECT(err, -ESTALE);
+	OK(smq_queue_close(rq));
+	OK(smq_close(wr));
+	CHECK(pthread_join(th, NULL) == 0);
+	EXPECT(atomic_load(&ij.result), -SMQ_EHELD);
 	uint64_t took = now_ms() - t0;
 	OK(smq_holdout(w, &ho, sizeof(ho)));
 	if (ho.board != 1 || ho.pid != (uint32_t)pid || !ho.same_host)
@@ -438,6 +471,15 @@ static void sender_held_too_long(void)
 	test_same_except(snap, len, spec, "a handshake that failed",
 			 offsetof(struct smq_sb, maint_owner), SMQ_BOARD_TABLE);
 	free(snap);
+	/* the window as it was: the receiver opens its queue again (its old
+	 * claim, of no open handle, is its own to take back), and a second
+	 * receiver of the process is still refused */
+	OK(smq_open(spec, 0, 0, &wr));
+	OK(smq_queue_open(wr, 0, SMQ_RECEIVER, 0, &rq));
+	struct smq_queue *twice;
+	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &twice), -EBUSY);
+	OK(smq_queue_close(rq));
+	OK(smq_close(wr));
 	/* the held send goes on in the layout it began in */
 	atomic_store(&sh->release, 1);
 	test_wait_ok(pid, "held sender");
