@@ -41,7 +41,7 @@ static const struct argp_option session_options[] = {
 	{ "burst", OPT_BURST, "N", 0,
 	  "Send and receive up to N messages per call (smq_send_burst, "
 	  "smq_receive_burst), 1 to 256; pingpong bounces N messages each way "
-	  "per round trip", 0 },
+	  "per round trip, at most the queues' entries", 0 },
 	{ "verify", OPT_VERIFY, NULL, 0,
 	  "The sender makes every byte of each message and the receiver "
 	  "checks every byte, the work of an application (default: the size "

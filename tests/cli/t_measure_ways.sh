@@ -96,6 +96,16 @@ for args in "bench --zero-copy --burst 4" "pingpong --burst 0" "bench --burst 25
 	else failed "$args: exit $rc"; sed 's/^/    /' "$T/err"; fi
 done
 
+# a bounced burst larger than the diagnostic queues' ring of 16: named, exit 1
+if "$S" --window "$plain" pingpong --count 10 --burst 17 >"$T/out" 2>"$T/err"; then
+	failed "pingpong --burst 17: succeeded"
+else
+	rc=$?
+	[ $rc = 1 ] && grep -q "the queues hold 16 messages; a burst bounced must fit" "$T/err" &&
+		ok "pingpong --burst 17: the ring of 16 named, exit 1" ||
+		{ failed "pingpong --burst 17: exit $rc"; sed 's/^/    /' "$T/err"; }
+fi
+
 # A payload changed after the sender made it: the sender is held at its
 # first loan's submit (the payload written, not yet published), one byte
 # of it is flipped in the window file, and the receiver must refuse it.
@@ -156,4 +166,4 @@ done
 # 21, and the 4 flipped payloads where the hooked smqctl is built
 flipped=0
 [ -x "$hooked" ] && flipped=4
-finish $((21 + flipped))
+finish $((22 + flipped))
