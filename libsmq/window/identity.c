@@ -52,18 +52,19 @@ uint64_t smq_boot_hash(void)
 }
 
 /* Field 22 of /proc/PID/stat (or /proc/PID/task/TID/stat): start time in
- * clock ticks after boot.  0 if the process is gone; -1 for a zombie. */
-static int64_t start_time(const char *path)
+ * clock ticks after boot, and in *state field 3 (R, S, Z...).  0 if it
+ * cannot be read. */
+static int64_t start_time(const char *path, char *state)
 {
 	char buf[1024];
 
+	*state = 0;
 	if (read_small(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	const char *p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
 		return 0;
-	if (p[2] == 'Z' || p[2] == 'X')
-		return -1;
+	*state = p[2];
 	/* fields after the name: state is field 3, starttime field 22 */
 	p += 2;
 	for (int field = 3; field < 22; field++) {
@@ -83,7 +84,9 @@ static uint64_t make_tag(uint32_t id, int64_t start)
 
 uint64_t smq_tag_self(void)
 {
-	return make_tag((uint32_t)getpid(), start_time("/proc/self/stat"));
+	char state;
+	return make_tag((uint32_t)getpid(), start_time("/proc/self/stat",
+						       &state));
 }
 
 uint64_t smq_tag_thread(void)
@@ -91,28 +94,46 @@ uint64_t smq_tag_thread(void)
 	char path[64];
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 
+	char state;
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	return make_tag((uint32_t)tid, start_time(path));
+	return make_tag((uint32_t)tid, start_time(path, &state));
 }
 
-/* /proc/ID/stat answers for a thread id too. */
+/* A process whose first thread has exited shows as a zombie while its
+ * other threads run: alive if /proc/ID/status counts more than one. */
+static bool threads_left(uint32_t id)
+{
+	char path[64], buf[4096];
+
+	snprintf(path, sizeof(path), "/proc/%u/status", id);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return false;
+	const char *p = strstr(buf, "\nThreads:");
+	return p && strtol(p + 9, NULL, 10) > 1;
+}
+
+/* /proc/ID/stat answers for a thread id too.  What cannot be told is
+ * alive: a live process judged dead would lose its calls and claims to
+ * the next one, a dead one judged alive only makes maintenance wait. */
 int smq_tag_alive(uint64_t tag)
 {
-	char path[64];
+	char path[64], state;
 	uint32_t id = smq_tag_pid(tag);
 
 	/* 0 and what does not fit a pid_t would make kill() signal groups */
 	if (id == 0 || id > 0x3fffffff)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%u/stat", id);
-	int64_t start = start_time(path);
-	if (start == 0) {
-		/* no /proc: only whether some process has that id */
-		if (access("/proc/self/stat", F_OK) == 0)
+	int64_t start = start_time(path, &state);
+	if (start > 0) {
+		if (make_tag(id, start) != tag || state == 'X')
 			return 0;
-		return !(kill((pid_t)id, 0) < 0 && errno == ESRCH);
+		return state != 'Z' || threads_left(id);
 	}
-	return start > 0 && make_tag(id, start) == tag;
+	/* unread: no process has that id, or /proc is absent or hides it
+	 * from us (hidepid, a process of another user): some process has
+	 * that id if we may signal it or are refused */
+	return !(kill((pid_t)id, 0) < 0 && errno == ESRCH);
 }
 
 uint64_t smq_now_ns(void)

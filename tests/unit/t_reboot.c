@@ -4,7 +4,11 @@
  * or once reused: the claims carry the boot and the process's start.  A
  * live claim is still honoured.  Also: a board of another boot's marks
  * do not stop a clear on this host once that board is gone from it. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include "testint.h"
 #include "testlib.h"
 
@@ -13,6 +17,79 @@
 static uint64_t stale_tag(uint32_t id, uint64_t salt)
 {
 	return (uint64_t)id << 32 | (uint32_t)(0x9e3779b9u ^ salt);
+}
+
+/* A process whose first thread has exited (its /proc stat says zombie)
+ * while another receives: alive, its claim honoured. */
+struct leader { const char *spec; _Atomic int claimed, release; };
+
+static void *receiving_thread(void *p)
+{
+	struct leader *ld = p;
+	struct smq_window *w;
+	struct smq_queue *q;
+
+	OK(smq_open(ld->spec, 0, 0, &w));
+	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &q));
+	atomic_store(&ld->claimed, 1);
+	while (!atomic_load(&ld->release))
+		usleep(1000);
+	OK(smq_queue_close(q));
+	OK(smq_close(w));
+	return NULL;
+}
+
+static int leader_exits(void *p)
+{
+	pthread_t t;
+
+	CHECK(pthread_create(&t, NULL, receiving_thread, p) == 0);
+	pthread_exit(NULL);  /* the process goes on in its other thread */
+}
+
+static void zombie_leader(const char *spec, struct smq_window *w0)
+{
+	struct leader *ld = mmap(NULL, sizeof(*ld), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct smq_queue *rx;
+	struct smq_queue_info qi;
+	char path[64], stat[512] = "";
+
+	CHECK(ld != MAP_FAILED);
+	ld->spec = spec;
+	pid_t pid = test_fork(leader_exits, ld);
+	while (!atomic_load(&ld->claimed))
+		usleep(1000);
+	/* wait until the first thread shows as a zombie */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 2000; i++) {
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (!fgets(stat, sizeof(stat), f))
+				stat[0] = 0;
+			fclose(f);
+		}
+		const char *e = strrchr(stat, ')');
+		if (e && e[1] == ' ' && e[2] == 'Z')
+			break;
+		usleep(1000);
+	}
+	const char *e = strrchr(stat, ')');
+	CHECK(e && e[2] == 'Z');
+	EXPECT(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx), -EBUSY);
+	OK(smq_queue_info(w0, 0, &qi, sizeof(qi)));
+	if (qi.receiver_pid != (uint32_t)pid || qi.receiver_alive != 1)
+		FAIL("a receiver whose first thread exited: pid %u alive %d",
+		     qi.receiver_pid, qi.receiver_alive);
+	atomic_store(&ld->release, 1);
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	      WEXITSTATUS(st) == 0);
+	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
+	OK(smq_queue_close(rx));
+	printf("a receiver whose first thread exited while another receives: "
+	       "alive, its claim honoured\n");
+	munmap(ld, sizeof(*ld));
 }
 
 int main(void)
@@ -84,6 +161,7 @@ int main(void)
 	CHECK(LOAD(&c1->slot[5].busy) == 0);
 	printf("a mark left busy by a process that is gone: not waited for\n");
 	OK(smq_validate(w0, NULL, 0));
+	zombie_leader(spec, w0);
 	OK(smq_close(w1));
 	OK(smq_close(w0));
 	return 0;
