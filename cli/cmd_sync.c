@@ -393,7 +393,11 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 				"to format %s\n", ctx->board, window_spec(ctx));
 			said = true;
 		}
-		usleep((useconds_t)o->interval_ms * 1000);
+		/* never past the deadline: a timeout is kept to within a look */
+		int64_t nap = o->interval_ms;
+		if (deadline >= 0 && deadline - now_ms() < nap)
+			nap = deadline - now_ms() > 0 ? deadline - now_ms() : 1;
+		usleep((useconds_t)nap * 1000);
 	}
 	return timed_out(ctx, o, err, pending);
 }

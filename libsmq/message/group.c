@@ -119,15 +119,6 @@ int smq_group_member(struct smq_group *g, unsigned member)
 	return (int)g->q[member]->index;
 }
 
-static int ms_left(const struct timespec *deadline)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	int64_t ms = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
-		     (deadline->tv_nsec - now.tv_nsec) / 1000000;
-	return ms > 0 ? (int)ms : 0;
-}
-
 /* Every member in *pending first without waiting, then those that were
  * full, each with what is left of the caller's time: a stopped receiver
  * costs the others nothing.  A member that took the message leaves
@@ -160,7 +151,7 @@ int smq_group_send(struct smq_group *g, const void *data, size_t len,
 	for (unsigned i = 0; i < g->n && timeout_ms != 0; i++) {
 		if (!(full >> i & 1))
 			continue;
-		int left = timeout_ms > 0 ? ms_left(&deadline)
+		int left = timeout_ms > 0 ? smq_ms_left(&deadline)
 					  : SMQ_WAIT_FOREVER;
 		int err = smq_send(g->q[i], data, len, left);
 		if (!err)
@@ -201,7 +192,7 @@ static int next_member(struct smq_group *g, int timeout_ms, unsigned *queue)
 		int m = ready_member(g);
 		if (m >= 0)
 			return m;
-		int left = timeout_ms > 0 ? ms_left(&deadline) : timeout_ms;
+		int left = timeout_ms > 0 ? smq_ms_left(&deadline) : timeout_ms;
 		if (timeout_ms > 0 && !left)
 			return -ETIMEDOUT;
 		int s = smq_wait_any(g->q, g->n, left, &which);

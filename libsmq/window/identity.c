@@ -150,6 +150,15 @@ uint64_t smq_realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int smq_ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ms = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
+		     (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (ms < INT32_MAX ? (int)ms : INT32_MAX) : 0;
+}
+
 /* An absolute CLOCK_MONOTONIC deadline timeout_ms from now. */
 void smq_deadline(struct timespec *ts, int timeout_ms)
 {

@@ -18,6 +18,8 @@ uint64_t smq_now_ns(void);
 uint64_t smq_realtime_ns(void);
 void smq_deadline(struct timespec *ts, int timeout_ms);
 bool smq_past(const struct timespec *deadline);
+/* Whole milliseconds left until deadline, 0 once it has passed. */
+int smq_ms_left(const struct timespec *deadline);
 void smq_sleep_ms(int ms);
 
 #endif

@@ -240,6 +240,14 @@ static int withdraw(struct smq_window *w)
  * its in-flight mark's slot (in our control block, which no geometry
  * moves): board 0 waits for any busy mark, whatever generation it was
  * set under, so another thread's call on this handle stays covered. */
+/* A pause between looks: poll_ms, but never past the deadline (NULL:
+ * none), so that a timeout is kept to within a look. */
+static void nap(int poll_ms, const struct timespec *deadline)
+{
+	int left = deadline ? smq_ms_left(deadline) : poll_ms;
+	smq_sleep_ms(left < poll_ms ? (left > 0 ? left : 1) : poll_ms);
+}
+
 static int await_new_generation(struct smq_window *w, int timeout_ms,
 				const struct timespec *deadline, int poll_ms)
 {
@@ -265,7 +273,7 @@ static int await_new_generation(struct smq_window *w, int timeout_ms,
 		}
 		if (timeout_ms >= 0 && smq_past(deadline))
 			return -ETIMEDOUT;
-		smq_sleep_ms(poll_ms);
+		nap(poll_ms, timeout_ms >= 0 ? deadline : NULL);
 	}
 }
 
@@ -308,7 +316,7 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 			return 0;
 		if (timeout_ms >= 0 && smq_past(&deadline))
 			break;
-		smq_sleep_ms(poll_ms);
+		nap(poll_ms, timeout_ms >= 0 ? &deadline : NULL);
 	}
 	if (pending) {
 		*pending = w->board == 0 ? missing : missing_boards(w);

@@ -517,6 +517,20 @@ want_err "boards 1 and 2"
 [ $(($(date +%s) - start)) -le $((3 * slow)) ] || no "took more than $((3 * slow)) s"
 verdict "sync --timeout 0.3 on board 0, 3 boards, none came: names boards 1 and 2"
 
+# a look every 10 s keeps the timeout all the same: board 0 waiting for
+# boards, board 1 for board 0 to format, board 1 for board 0 to declare
+for args in "-w file:$W3 sync" "-w file:$T/none -b 1 sync" "-w file:$W3 -b 1 sync"; do
+	start=$(date +%s%N)
+	# shellcheck disable=SC2086
+	run $args --timeout 1 --interval 10s
+	took=$((($(date +%s%N) - start) / 1000000))
+	want_rc 1
+	want_err "timed out"
+	[ $took -le $((1800 * slow)) ] ||
+		no "took $took ms, the timeout 1 s, a look every 10 s"
+	verdict "$args --timeout 1 --interval 10s: timed out within the timeout, not a look later"
+done
+
 bg_smqctl "$T/b1" -w "file:$W3" -b 1 sync --timeout $((2 * slow))
 b1=$bgpid
 waitfor '"$S" -w "file:$W3" dump 2>/dev/null | grep -Eq "^1 +initialized +attached +1 +$b1 "' ||
@@ -779,4 +793,4 @@ done
 
 echo "$rows bad invocations"
 # 170 checks, the shm window's 2 and the 2 permission rows where they run
-finish $((170 + shm_cases + perm_rows))
+finish $((173 + shm_cases + perm_rows))
