@@ -81,7 +81,10 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	v.cur = &v.snaps[0];
 	v.next = &v.snaps[1];
 	ev_watch_open(&v.events, window_spec(ctx), o.interval_ms);
-	if (open_window(ctx, 0, &v.w))
+	/* a monitor: it claims no board and writes nothing (a read-write
+	 * open would take down the board's dead handles, which are what an
+	 * observer looks for) */
+	if (open_window(ctx, SMQ_OPEN_READONLY, &v.w))
 		return 1;
 	catch_signals();
 	reset_totals(&v);

@@ -198,6 +198,12 @@ int take_frame(struct viewer *v)
 			err = guarded_snap(v->w, s);
 		}
 	}
+	/* a monitor's handle follows a re-init by itself: a new generation
+	 * is another window all the same */
+	if (!err && !fresh && v->have_frame &&
+	    (s->wi.generation != v->cur->wi.generation ||
+	     s->wi.format_time_ns != v->cur->wi.format_time_ns))
+		fresh = true;
 	if (!err)
 		err = ensure_rows(v, s->nqueues);
 	if (err) {

@@ -156,6 +156,21 @@ check "receiver killed: queue 3's receiver dead, board 1 dead, at once" \
 	       grep -qE "^ +1 absent +dead +$2 " "$1"' sh "$T/screen" "$killed"
 check "receiver killed: the totals count 0 receivers, 1 dead" \
 	grep -q '; 0 receivers, 0 asleep, 1 dead$' "$T/screen"
+# a monitor writes nothing: a dead receiver of the board top names (0, by
+# default) stays dead to its next look, and the window is left as it was
+bg_start "$S" -w "$RW" recv -q 2 --timeout 30 >/dev/null 2>&1
+rcv0=$pid
+check "board 0's receiver: queue 2 asleep (pid $rcv0)" \
+	waitfor 3 'once && grep -qE "^ +2 0 +asleep +\[" "$T/screen"'
+kill -9 "$rcv0"
+wait_pid 10 "$rcv0" "board 0's receiver, killed"
+cp "$T/rw" "$T/rw.before"
+once
+once
+check "top of board 0 twice: its dead receiver still dead, the window unwritten" \
+	sh -c 'grep -qE "^ +2 0 +dead +\[" "$1" &&
+	       grep -qE "^ +0 absent +dead +$2 " "$1" && cmp -s "$3" "$4"' \
+	sh "$T/screen" "$rcv0" "$T/rw" "$T/rw.before"
 
 # ---- the live view needs a terminal ----
 # tmux gives each pane a pseudo-terminal.  Where none can be opened (no
@@ -333,4 +348,4 @@ check "removed window: the alternate screen is left" \
 # 63, and the JSON check where there is python3
 json_check=0
 command -v python3 >/dev/null 2>&1 && python3 -c '' 2>/dev/null && json_check=1
-finish $((63 + json_check))
+finish $((65 + json_check))
