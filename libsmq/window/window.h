@@ -42,6 +42,7 @@ struct smq_observation {
 	uint64_t looked_ns;     /* when we last looked */
 	uint64_t generation;    /* of the window, when seen */
 	bool moving;            /* since_ns is when it moved, not a first look */
+	uint64_t most;          /* the greatest count seen under generation */
 };
 
 struct smq_window {

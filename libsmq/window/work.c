@@ -22,7 +22,8 @@ void smq_observe(struct smq_observation *o, uint64_t count, uint64_t key,
 	uint64_t now = smq_now_ns();
 
 	if (!o->looked_ns || o->generation != key) {
-		*o = (struct smq_observation){ count, now, now, key, false };
+		*o = (struct smq_observation){ count, now, now, key, false,
+					       count };
 		*age_ms = -1;
 		*alive = -1;
 		return;
@@ -32,7 +33,8 @@ void smq_observe(struct smq_observation *o, uint64_t count, uint64_t key,
 		bool recent = now - o->looked_ns <= timeout;
 		*age_ms = recent ? (int64_t)((now - o->looked_ns) / 1000000) : -1;
 		*alive = recent ? 1 : -1;
-		*o = (struct smq_observation){ count, now, now, key, recent };
+		*o = (struct smq_observation){ count, now, now, key, recent,
+					       count > o->most ? count : o->most };
 		return;
 	}
 	o->looked_ns = now;
@@ -154,6 +156,12 @@ static int board_info(struct smq_window *w, unsigned board,
 	info->host[sizeof(info->host) - 1] = 0;
 	info->announces = LOAD(&s->announces);
 	judge_board(w, board, &bw);
+	/* The count, as the board's processes store it, can step back: two
+	 * of them each count a beat in the board's memory, then store it in
+	 * this slot, and the first may store last.  What this handle shows
+	 * never goes back within a generation (a counter to Prometheus). */
+	if (w->obs[board].most > info->heartbeat)
+		info->heartbeat = w->obs[board].most;
 	info->alive = bw.alive;
 	info->heartbeat_age_ms = bw.age_ms;
 	info->activity = bw.activity;

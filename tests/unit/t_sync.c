@@ -963,9 +963,40 @@ static int run(void *p)
 	exit(0);
 }
 
+/* Two processes of a board each count a beat and store it in the board's
+ * slot; the one that counted first may store last.  What a handle shows
+ * never goes back within a generation (Prometheus takes a counter that
+ * does for a reset); a new format starts it again. */
+static void part_heartbeat_monotonic(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 2, 1, 8, 64), *mon;
+	struct smq_board_info bi;
+
+	OK(smq_open(spec, 0, SMQ_OPEN_READONLY, &mon));
+	struct smq_board_slot *s = at(w, lay_slot(1));
+	STORE(&s->heartbeat, 100);
+	OK(smq_board_info(mon, 1, &bi, sizeof(bi)));
+	CHECK(bi.heartbeat == 100);
+	STORE(&s->heartbeat, 90);
+	OK(smq_board_info(mon, 1, &bi, sizeof(bi)));
+	if (bi.heartbeat != 100)
+		FAIL("a heartbeat stored out of order went back to %llu",
+		     (unsigned long long)bi.heartbeat);
+	STORE(&s->heartbeat, 120);
+	OK(smq_board_info(mon, 1, &bi, sizeof(bi)));
+	CHECK(bi.heartbeat == 120);
+	OK(smq_clear(w, -1));
+	OK(smq_board_info(mon, 1, &bi, sizeof(bi)));
+	CHECK(bi.heartbeat == 0);
+	OK(smq_close(mon));
+	OK(smq_close(w));
+}
+
 int main(void)
 {
 	static const struct part parts[] = {
+		{ "a heartbeat never goes back", part_heartbeat_monotonic },
 		{ "random startup of 8 boards", part_random_start },
 		{ "synchronize timeout", part_timeout },
 		{ "one announcer per board", part_one_announcer },
