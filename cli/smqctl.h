@@ -61,6 +61,11 @@ int open_error(struct ctx *ctx, int err);
 /* Explains err from an operation on the window named spec. */
 int window_error(struct ctx *ctx, const char *what, int err);
 int check_queue(struct smq_window *w, unsigned queue);
+/* common/bus.c: fn(arg) with SIGBUS (a window truncated or a device gone
+ * under the mapping) made its error, -SMQ_ETOOSMALL; bus_catch() from a
+ * SIGBUS handler jumps back there while a guarded call runs. */
+int bus_guarded(int (*fn)(void *), void *arg);
+void bus_catch(void);
 const char *human_bytes(uint64_t n, char buf[32]);
 /* s with control characters and bytes over 0x7e shown as \xNN: text a
  * window holds (host names) never drives the terminal. */

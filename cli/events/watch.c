@@ -375,10 +375,21 @@ static int step(struct ev_watch *ew,
 	return em.rc;
 }
 
+static int guarded_look(void *p)
+{
+	struct ev_watch *ew = p;
+	return take_look(ew, ew->cur);
+}
+
 int ev_watch_step(struct ev_watch *ew,
 		  int (*fn)(const struct event *e, void *arg), void *arg)
 {
-	ew->err = take_look(ew, ew->cur);
+	ew->err = bus_guarded(guarded_look, ew);
+	if (ew->err == -SMQ_ETOOSMALL && ew->w) {
+		/* cut short by a bus error: a fresh attach next time */
+		smq_close(ew->w);
+		ew->w = NULL;
+	}
 	return step(ew, fn, arg);
 }
 

@@ -64,8 +64,9 @@ static int read_boards(struct metrics_src *m)
 
 /* One reading, consistent: the generation is the same before and after
  * (an init or clear between the two changes the layout under us). */
-static int read_once(struct metrics_src *m)
+static int read_once(void *p)
 {
+	struct metrics_src *m = p;
 	struct smq_window_info after;
 	int err = smq_window_info(m->w, &m->wi, sizeof(m->wi));
 
@@ -109,7 +110,7 @@ int metrics_read(struct metrics_src *m)
 			nap_ms(BUSY_RETRY_MS);
 			continue;
 		}
-		err = read_once(m);
+		err = bus_guarded(read_once, m);
 		if (!err)
 			break;
 		/* removed (another window of that name may be there now),

@@ -1,16 +1,11 @@
 /* smqctl top: the signals that end the process restore the terminal;
  * SIGBUS during a reading is an error of that reading. */
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <curses.h>
 #include "top.h"
 
 volatile sig_atomic_t screen_on;
-/* A window truncated under the mapping raises SIGBUS on the next read:
- * while a reading is guarded, that is an error of the reading. */
-static sigjmp_buf bus_jump;
-static volatile sig_atomic_t bus_armed;
 
 void screen_end(void)
 {
@@ -22,10 +17,8 @@ void screen_end(void)
 
 static void on_signal(int sig)
 {
-	if (sig == SIGBUS && bus_armed) {
-		bus_armed = 0;
-		siglongjmp(bus_jump, 1);
-	}
+	if (sig == SIGBUS)
+		bus_catch();  /* a guarded reading: its error */
 	/* endwin is not async-signal-safe, but the process ends here: a
 	 * terminal left in raw mode is the worse outcome (htop does the
 	 * same). */
@@ -54,14 +47,16 @@ void catch_signals(void)
 	atexit(screen_end);
 }
 
+struct snap_call { struct smq_window *w; struct snap *s; };
+
+static int snap_call(void *p)
+{
+	struct snap_call *c = p;
+	return read_snap(c->w, c->s);
+}
+
 int guarded_snap(struct smq_window *w, struct snap *s)
 {
-	int err;
-
-	if (sigsetjmp(bus_jump, 1))
-		return -SMQ_ETOOSMALL;
-	bus_armed = 1;
-	err = read_snap(w, s);
-	bus_armed = 0;
-	return err;
+	struct snap_call c = { w, s };
+	return bus_guarded(snap_call, &c);
 }

@@ -246,6 +246,12 @@ if $H compare dump2.json m5; then
 else
 	failed "(7) the new window"
 fi
+# a window truncated under the server's mapping: a bus error at its next
+# reading, which is that reading's failure, not the server's end
+truncate -s 8192 w
+scrape "$mport" m6 && $H only-up m6 0 && kill -0 "$lpid" 2>/dev/null &&
+	ok "(7) a window truncated under --listen: smq_up 0, the server runs on" ||
+	failed "(7) after truncation: $(head -n 5 m6 2>/dev/null) $(tail -n 3 listen.err)"
 stop "$lpid"
 [ "$rc" = 0 ] && ok "SIGTERM ends --listen: exit 0" || failed "--listen: exit $rc"
 
@@ -286,4 +292,4 @@ fi
 
 # 28 (5 of them the hostile clients'), and those that what is installed
 # lets run
-finish $((28 + some))
+finish $((29 + some))
