@@ -31,17 +31,25 @@ static void json_key(struct json *j, const char *key)
 	}
 }
 
+/* A string: quote, backslash and control characters escaped; a byte that
+ * is not UTF-8 (a host name in a window holds any bytes) becomes U+FFFD,
+ * since JSON text is UTF-8. */
 static void json_escaped(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+
 	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
+	while (*p) {
+		size_t n = utf8_len(p);
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else if (n)
+			fwrite(p, 1, n, f);
 		else
-			fputc(c, f);
+			fputs("\\ufffd", f);
+		p += n ? n : 1;
 	}
 	fputc('"', f);
 }

@@ -46,23 +46,6 @@ void mbuf_free(struct mbuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* The length of the UTF-8 sequence at s (1 to 4), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned c = s[0];
-	size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2
-		   : c >= 0xe0 && c <= 0xef ? 3
-		   : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) ||
-	    (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
-		return 0;  /* overlong, a surrogate, or past U+10FFFF */
-	return n;
-}
-
 /* A label value: backslash, double quote and newline escaped, as the
  * format wants; a byte that is not UTF-8 (a window holds any bytes)
  * becomes U+FFFD, since a label value must be UTF-8. */

@@ -119,4 +119,25 @@ else
 	failed "JSON keys of dump, top --once, check and smqctl(1)"
 	sed 's/^/    /' "$T/err"
 fi
-finish 1
+
+# JSON is UTF-8, a window holds any bytes: a board's host name (its slot,
+# smq(7): the board table at 266240, 128 bytes a slot, the name at +64)
+# of "caf" and a byte 0xe9 that starts no UTF-8 sequence, then "\u00e9"
+# written right
+python3 -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(266240 + 128 + 64); f.write(b"caf\xe9-h\xc3\xa9\0")' "$W" ||
+	die "cannot write the host name"
+smq --json dump >"$T/host.json"
+smq --json top --once --interval 0.1 >"$T/host-top.json"
+if python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    d = json.loads(open(f, "rb").read())
+    hosts = [b["host"] for b in d["board_table"]]
+    assert "caf\ufffd-h\u00e9" in hosts, (f, hosts)' "$T/host.json" "$T/host-top.json" 2>"$T/err"; then
+	ok "dump and top --json of a host name that is not UTF-8: valid JSON, U+FFFD for the byte"
+else
+	failed "a host name that is not UTF-8"
+	sed 's/^/    /' "$T/err"
+fi
+finish 2
