@@ -811,14 +811,23 @@ int smq_clear(struct smq_window *w, int queue)
 		STORE_REL(&sb->maint_owner, 0);
 		goto out;
 	}
+	bool finishing = false;
 	if (whole)
 		err = clear_all(w, &l);
 	else if (left && left - 1 != (unsigned)queue && left - 1 < l.queues &&
 		 (err = clear_one(w, &l, left - 1)))
-		;
+		finishing = true;
 	else
 		err = clear_one(w, &l, (unsigned)queue);
-	maint_unlock(w);
+	if (finishing) {
+		/* the clear a dead one left is still unfinished: its phase
+		 * and queue stay, for the next clear to finish (its epoch is
+		 * back to what it found, 0); only the lock goes back */
+		w->map.order->publish();
+		STORE_REL(&sb->maint_owner, 0);
+	} else {
+		maint_unlock(w);
+	}
 out:
 	smq_layout_free(&l);
 	return err;

@@ -982,6 +982,86 @@ static void attach_after_growth(void)
 	munmap(sh, sizeof(*sh));
 }
 
+/* Holds a loan on queue 0 as board 1 (its mark up) until released. */
+static int loan_holder(void *p)
+{
+	struct job *j = p;
+	struct smq_window *w;
+	struct smq_queue *q;
+	void *data;
+
+	OK(smq_open(j->spec, 1, 0, &w));
+	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &q));
+	OK(smq_loan(q, 4, 0, &data));
+	atomic_store(&j->sh->held, 1);
+	wait_for(&j->sh->release, "the test's release");
+	smq_loan_abort(q);
+	smq_queue_close(q);
+	smq_close(w);
+	return 0;
+}
+
+static int clear_queue_0(void *p)
+{
+	struct job *j = p;
+	struct smq_window *w;
+
+	OK(smq_open(j->spec, 0, SMQ_OPEN_FORCE, &w));
+	OK(smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, 30000));
+	atomic_store(&j->sh->returned, 1);
+	smq_clear(w, 0);  /* killed in its handshake */
+	return 1;
+}
+
+/* A clear of queue 0 killed in its handshake leaves its phase (and the
+ * queue's epoch 0): the next clear finishes it.  One of queue 1 that
+ * cannot (a call on queue 0 outlasts the handshake) must leave that
+ * phase as it found it, not take it down with its own: else queue 0
+ * keeps its epoch 0 with nothing to say a clear is unfinished, a window
+ * validation calls corrupt and no clear of another queue repairs. */
+static void unfinished_clear_kept(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, G.boards, G.queues, G.entries,
+					 G.entry_size), *wf;
+	struct shared *sh = shared_new();
+	struct job j = { spec, 1, 0, NULL, sh };
+	struct smq_window_info wi;
+
+	pid_t holder = test_fork(loan_holder, &j);
+	wait_for(&sh->held, "the loan held");
+	pid_t clearer = test_fork(clear_queue_0, &j);
+	wait_for(&sh->returned, "the clearer ready");
+	nap_ms(200);
+	kill(clearer, SIGKILL);
+	waitpid(clearer, NULL, 0);
+	OK(smq_window_info(w, &wi, sizeof(wi)));
+	CHECK(wi.maint_phase != 0 && wi.maint_alive == 0);
+	EXPECT(smq_validate(w, NULL, 0), -SMQ_EINCOMPLETE);
+	OK(smq_open(spec, 0, SMQ_OPEN_FORCE, &wf));
+	OK(smq_set_timeout(wf, SMQ_TIMEOUT_HANDSHAKE, HANDSHAKE_MS));
+	EXPECT(smq_clear(wf, 1), -SMQ_EHELD);
+	OK(smq_window_info(w, &wi, sizeof(wi)));
+	if (wi.maint_phase == 0)
+		FAIL("a clear of queue 1 that failed took down the phase of "
+		     "queue 0's unfinished clear");
+	EXPECT(smq_validate(w, NULL, 0), -SMQ_EINCOMPLETE);
+	atomic_store(&sh->release, 1);
+	test_wait_ok(holder, "loan holder");
+	/* the next clear of queue 1 finishes queue 0's first */
+	OK(smq_clear(wf, 1));
+	OK(smq_validate(w, NULL, 0));
+	send_text(spec, 1, 0, "after");
+	char first[64];
+	if (drain(spec, 0, 0, first) != 1 || strcmp(first, "after"))
+		FAIL("queue 0 after its clear was finished: '%s'", first);
+	printf("a clear of queue 1 that failed beside queue 0's unfinished "
+	       "one: that one's phase kept, finished by the next clear\n");
+	OK(smq_close(wf));
+	OK(smq_close(w));
+	munmap(sh, sizeof(*sh));
+}
+
 static void one_maintenance(void)
 {
 	const char *spec = test_window();
@@ -1061,6 +1141,7 @@ int main(void)
 		       "the geometry and the queue table, init of more queues");
 	attach_after_growth();
 	one_maintenance();
+	unfinished_clear_kept();
 	sender_beside_half_take(1);
 	sender_beside_half_take(4);
 	light_marks();
