@@ -72,6 +72,8 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		return 1;
 	}
 	smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, o.timeout_ms);
+	struct smq_window_info before;
+	smq_window_info(w, &before, sizeof(before));
 	err = smq_clear(w, o.q.queue);
 	if (err == -SMQ_EATWORK && at_work_unknown(w, o.q.queue))
 		err = smq_clear(w, o.q.queue);
@@ -83,22 +85,33 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		smq_close(w);
 		return rc;
 	}
+	/* a clear of every queue left unfinished is finished first, and
+	 * that clears every queue under a new generation */
+	int queue = o.q.queue;
+	bool finished_all = queue >= 0 && wi.generation != before.generation;
+	if (finished_all)
+		queue = -1;
 	struct smq_queue_info qi = { 0 };
-	if (o.q.queue >= 0)
-		smq_queue_info(w, (unsigned)o.q.queue, &qi, sizeof(qi));
+	if (queue >= 0)
+		smq_queue_info(w, (unsigned)queue, &qi, sizeof(qi));
 	smq_close(w);
 	if (ctx->json) {
 		struct json j;
 		json_open(&j, stdout);
 		json_begin(&j, NULL, '{');
 		json_str(&j, "window", wi.name);
-		json_i64(&j, "queue", o.q.queue);
+		json_i64(&j, "queue", queue);
 		json_u64(&j, "generation", wi.generation);
-		if (o.q.queue >= 0)
+		if (queue >= 0)
 			json_u64(&j, "epoch", qi.epoch);
 		json_end(&j, '}');
 		json_close(&j);
-	} else if (o.q.queue < 0)
+	} else if (finished_all)
+		printf("cleared every queue of %s: generation %" PRIu64 " (a "
+		       "clear of every queue left unfinished was finished "
+		       "first, queue %d with the others)\n", wi.name,
+		       wi.generation, o.q.queue);
+	else if (queue < 0)
 		printf("cleared every queue of %s: generation %" PRIu64 "\n",
 		       wi.name, wi.generation);
 	else

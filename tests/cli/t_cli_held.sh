@@ -216,4 +216,21 @@ if held recv commit -w "$W" -b 1 recv -q 1 --count 1 --timeout 30; then
 		"$(generation)" "$((g + 1))"
 fi
 
-finish 41
+# ---- (e) a clear of every queue killed after telling the boards ----
+# The next clear, of one queue, must finish it (every queue, a new
+# generation) and say so, not that it cleared that queue alone.
+g=$(generation)
+if held clear maint_told -w "$W" clear; then
+	kill -9 "$pid"
+	wait_pid 20 "$pid" "the clear, killed"
+	run -w "$W" clear -q 1
+	check "clear -q 1 after a clear of every queue was killed: says every queue, generation $((g + 1))" \
+		sh -c '[ "$1" -eq 0 ] && grep -q "^cleared every queue of .*: generation $2 " "$3" &&
+		       grep -q "left unfinished" "$3" && [ "$4" = "$2" ]' \
+		sh "$rc" "$((g + 1))" "$T/out" "$(generation)"
+	run -w "$W" --json clear -q 1
+	check "...and once finished, clear -q 1 --json says queue 1 again" \
+		grep -q '"queue": 1' "$T/out"
+fi
+
+finish 43
