@@ -104,6 +104,14 @@ static int announce(struct smq_window *w, bool claim)
 						   struct smq_board_slot,
 						   announces) + 1);
 			FAR_STORE(s, struct smq_board_slot, announcer, w->tag);
+		} else if (state == SMQ_BOARD_INITIALIZED && holder &&
+			   holder != w->tag && !announcer_alive(w, s, holder)) {
+			/* announced again, without the role, in the place of
+			 * an announcer that is gone */
+			FAR_STORE(s, struct smq_board_slot, announces,
+				  FAR_LOAD(w, SMQ_FAR_STARTUP, s,
+					   struct smq_board_slot, announces) + 1);
+			FAR_STORE(s, struct smq_board_slot, announcer, 0);
 		}
 		smq_beat(w);
 		return 0;
@@ -143,9 +151,27 @@ static int announce_claiming(struct smq_window *w)
 	return err;
 }
 
+/* An announced board's announcer (a sync of it, not yet ready) that died:
+ * the board is not there, whatever process of it attaches since, until
+ * one announces it again.  One of another host is judged by the board's
+ * heartbeat instead. */
+static bool announcer_died(struct smq_window *w, struct smq_far s)
+{
+	uint64_t holder = FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
+				   announcer);
+
+	return holder &&
+	       FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, state) ==
+		       SMQ_BOARD_INITIALIZED &&
+	       FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, boot) ==
+		       w->boot &&
+	       !smq_tag_alive(holder);
+}
+
 /* Boards that have not announced themselves under this generation, or
- * whose processes died since, or that this handle cannot judge yet
- * (another host, its heartbeat not seen long enough). */
+ * whose processes died since (its announcer among them), or that this
+ * handle cannot judge yet (another host, its heartbeat not seen long
+ * enough). */
 static uint64_t missing_boards(struct smq_window *w)
 {
 	uint64_t pending = 0;
@@ -154,7 +180,7 @@ static uint64_t missing_boards(struct smq_window *w)
 		struct smq_far s = slot_far(w, b);
 		int activity;
 		if (FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
-			     state) == SMQ_BOARD_ABSENT ||
+			     state) == SMQ_BOARD_ABSENT || announcer_died(w, s) ||
 		    FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
 			     generation) != w->generation ||
 		    (activity = smq_board_activity(w, b)) == SMQ_ACTIVITY_DEAD ||

@@ -377,6 +377,20 @@ static void part_killed_announcer(void)
 	if (pending != 2)
 		FAIL("board 0 counted board 1, whose announcer was killed "
 		     "(pending 0x%llx)", (unsigned long long)pending);
+	/* another process of board 1 attaches and beats, announcing
+	 * nothing: its attach lets the dead handle go, and board 1 is still
+	 * not there */
+	struct smq_window *w1;
+	OK(smq_open(spec, 1, 0, &w1));
+	OK(smq_heartbeat(w1));
+	OK(smq_close(w1));
+	OK(smq_board_info(w, 1, &bi, sizeof(bi)));
+	CHECK(bi.dead_handles == 0);
+	EXPECT(smq_synchronize(w, 0, 100, 2, &pending), -ETIMEDOUT);
+	if (pending != 2)
+		FAIL("board 0 counted board 1, whose announcer was killed, once "
+		     "another process of it attached (pending 0x%llx)",
+		     (unsigned long long)pending);
 	pid_t p1 = test_fork(board_sync, &a1);
 	OK(smq_synchronize(w, 0, 5000, 2, &pending));
 	test_wait_ok(p1, "board 1 in its place");
