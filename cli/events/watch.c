@@ -265,30 +265,34 @@ static int track(struct ev_watch *ew, unsigned queues)
 }
 
 /* Everything that changed from p (NULL: the first look, or one of an
- * older generation) to c.  After a format (formatted) the board table
- * started empty: what it holds now all happened since. */
+ * older generation) to c.  After a format (formatted) the tables started
+ * empty and the system formatted: what they hold now all happened since,
+ * compared with that. */
 static void compare(struct ev_watch *ew, struct emit *em,
 		    const struct ev_look *p, const struct ev_look *c,
 		    bool formatted)
 {
 	static const struct smq_board_info empty;
+	static const struct smq_queue_info fresh;
 
 	if (p && !p->wi.maint_phase && c->wi.maint_phase) {
 		struct event e = ev(EV_MAINTENANCE, 0, -1);
 		e.pid = c->wi.maint_pid;
 		emit(em, e);
 	}
-	if (p && p->wi.system_state != SMQ_SYS_READY &&
-	    c->wi.system_state == SMQ_SYS_READY)
+	uint32_t was = p ? p->wi.system_state
+		       : formatted ? SMQ_SYS_FORMATTED : SMQ_SYS_READY;
+	if (was != SMQ_SYS_READY && c->wi.system_state == SMQ_SYS_READY)
 		emit(em, ev(EV_SYSTEM_READY, -1, -1));
 	for (unsigned b = 0; b < c->nboards; b++)
 		board_events(em, b, p && b < p->nboards ? &p->boards[b]
 			     : formatted ? &empty : NULL, &c->boards[b]);
 	for (unsigned q = 0; q < c->nqueues; q++) {
 		const struct smq_queue_info *pq =
-			p && q < p->nqueues ? &p->queues[q] : NULL;
+			p && q < p->nqueues ? &p->queues[q]
+			: formatted ? &fresh : NULL;
 		const struct smq_queue_info *cq = &c->queues[q];
-		if (pq && pq->epoch != cq->epoch) {
+		if (pq && pq != &fresh && pq->epoch != cq->epoch) {
 			struct event e = ev(EV_QUEUE_CLEARED, (int)cq->receiver,
 					    (int)q);
 			e.from = pq->epoch;
@@ -353,8 +357,11 @@ static int step(struct ev_watch *ew,
 		ew->said_unreadable = false;
 		if (track(ew, c->nqueues))
 			return -ENOMEM;
+		/* a window removed and made again starts at generation 1
+		 * again: its format time tells it from the one before */
 		bool same = !first && p->ok &&
-			    p->wi.generation == c->wi.generation;
+			    p->wi.generation == c->wi.generation &&
+			    p->wi.format_time_ns == c->wi.format_time_ns;
 		if (!first && p->ok && !same) {
 			struct event e = ev(EV_GENERATION, -1, -1);
 			e.from = p->wi.generation;
