@@ -138,6 +138,13 @@ static bool snap_unknown(const struct snap *s)
 	return false;
 }
 
+static void totals_from_here(struct viewer *v)
+{
+	reset_totals(v);
+	v->tot.since_mono_ns = v->cur->mono_ns;
+	v->tot.since_real_ns = v->cur->real_ns;
+}
+
 int run_once(struct viewer *v)
 {
 	uint64_t first = 0;
@@ -150,11 +157,8 @@ int run_once(struct viewer *v)
 		if (rc < 0)
 			return top_fail(v, rc);
 		if (rc || !v->show_rates) {
-			if (!rc) {  /* a base: the totals count from here */
-				reset_totals(v);
-				v->tot.since_mono_ns = v->cur->mono_ns;
-				v->tot.since_real_ns = v->cur->real_ns;
-			}
+			if (!rc)  /* a base: the totals count from here */
+				totals_from_here(v);
 			sleep_ms(rc ? RETRY_MS : v->interval_ms);
 			continue;
 		}
@@ -162,6 +166,9 @@ int run_once(struct viewer *v)
 			first = v->next->mono_ns;
 		if (snap_unknown(v->cur) &&
 		    v->cur->mono_ns - first < LIVENESS_LOOK_MS * NS_PER_MS) {
+			/* another interval: the totals are of the last one,
+			 * the one the rates are of */
+			totals_from_here(v);
 			tries--;
 			sleep_ms(v->interval_ms);
 			continue;
