@@ -261,11 +261,6 @@ static int withdraw(struct smq_window *w)
 	return ready;
 }
 
-/* The handle attached under an earlier start's generation: wait until
- * board 0 formats the window anew, then attach to that.  The handle keeps
- * its in-flight mark's slot (in our control block, which no geometry
- * moves): board 0 waits for any busy mark, whatever generation it was
- * set under, so another thread's call on this handle stays covered. */
 /* A pause between looks: poll_ms, but never past the deadline (NULL:
  * none), so that a timeout is kept to within a look. */
 static void nap(int poll_ms, const struct timespec *deadline)
@@ -274,6 +269,11 @@ static void nap(int poll_ms, const struct timespec *deadline)
 	smq_sleep_ms(left < poll_ms ? (left > 0 ? left : 1) : poll_ms);
 }
 
+/* The handle attached under an earlier start's generation: wait until
+ * board 0 formats the window anew, then attach to that.  The handle keeps
+ * its in-flight mark's slot (in our control block, which no geometry
+ * moves): board 0 waits for any busy mark, whatever generation it was
+ * set under, so another thread's call on this handle stays covered. */
 static int await_new_generation(struct smq_window *w, int timeout_ms,
 				const struct timespec *deadline, int poll_ms)
 {
