@@ -57,6 +57,9 @@ enum smq_hook {
 					   a handle's or a receiver's tag
 					   read, its process not yet looked
 					   up; no mark */
+	SMQ_HOOK_MAINT_LOCKING,         /* an init of a window it cannot
+					   trust: the lock word read, not
+					   yet taken */
 };
 #include <stdint.h>
 /* A fault of the view smqctl check tests (scratch.c): where the reads or

@@ -55,7 +55,14 @@ static int maint_lock(struct smq_window *w, bool trusted)
 		cur = LOAD(&sb->maint_owner);
 		if (cur && LOAD(&sb->maint_boot) == w->boot && smq_tag_alive(cur))
 			goto busy;  /* a live one, perhaps another handle of ours */
-		STORE(&sb->maint_owner, w->tag);
+		TEST_HOOK(SMQ_HOOK_MAINT_LOCKING);
+		/* taken from what was read, or not at all: another init that
+		 * took it meanwhile (two at once on a new window) is not
+		 * formatted over */
+		if (!__atomic_compare_exchange_n(&sb->maint_owner, &cur, w->tag,
+						 false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			goto busy;
 	} else {
 		while (!__atomic_compare_exchange_n(&sb->maint_owner, &cur,
 						    w->tag, false,

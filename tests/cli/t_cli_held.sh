@@ -233,4 +233,26 @@ if held clear maint_told -w "$W" clear; then
 		grep -q '"queue": 1' "$T/out"
 fi
 
-finish 43
+# ---- (f) two inits at once on a new window ----
+# The first has read the lock word (free) and not yet taken it; the second
+# takes it and holds it.  The first must then find it taken, not take it
+# over and format beside the second.
+W2=shm:$SHM-two
+if held first maint_locking -w "$W2" init --boards 2; then
+	first=$pid
+	if held second maint_locked -w "$W2" init --boards 2; then
+		second=$pid
+		pid=$first
+		release first
+		check "two inits on a new window: the one that read the lock free is refused (pid $second holds it)" \
+			sh -c '[ "$1" -eq 1 ] && grep -q "another init or clear runs on .* (pid $2" "$3"' \
+			sh "$rc" "$second" "$T/first.err"
+		pid=$second
+		release second
+		check "...and the other formats the window: exit 0, dump exits 0" \
+			sh -c '[ "$1" -eq 0 ] && "$2" -w "$3" dump >/dev/null' \
+			sh "$rc" "$S" "$W2"
+	fi
+fi
+
+finish 45

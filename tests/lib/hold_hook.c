@@ -41,6 +41,7 @@ static const struct {
 	{ "sleep", SMQ_HOOK_SLEEP },
 	{ "rung", SMQ_HOOK_RUNG },
 	{ "slept_out", SMQ_HOOK_SLEPT_OUT },
+	{ "maint_locking", SMQ_HOOK_MAINT_LOCKING },
 };
 
 static enum smq_hook hold_at;
