@@ -1032,7 +1032,14 @@ static void unfinished_clear_kept(void)
 	wait_for(&sh->held, "the loan held");
 	pid_t clearer = test_fork(clear_queue_0, &j);
 	wait_for(&sh->returned, "the clearer ready");
-	nap_ms(200);
+	/* killed once it has told the queue's boards (its phase is up) */
+	for (int i = 0; i < 10000; i++) {
+		OK(smq_window_info(w, &wi, sizeof(wi)));
+		if (wi.maint_phase)
+			break;
+		nap_ms(1);
+	}
+	nap_ms(50);  /* in its handshake, waiting for the loan */
 	kill(clearer, SIGKILL);
 	waitpid(clearer, NULL, 0);
 	OK(smq_window_info(w, &wi, sizeof(wi)));
