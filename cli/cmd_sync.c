@@ -394,9 +394,9 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 			said = true;
 		}
 		/* never past the deadline: a timeout is kept to within a look */
-		int64_t nap = o->interval_ms;
-		if (deadline >= 0 && deadline - now_ms() < nap)
-			nap = deadline - now_ms() > 0 ? deadline - now_ms() : 1;
+		int64_t nap = o->interval_ms, left = deadline - now_ms();
+		if (deadline >= 0 && left < nap)
+			nap = left > 0 ? left : 1;
 		usleep((useconds_t)nap * 1000);
 	}
 	return timed_out(ctx, o, err, pending);
