@@ -60,6 +60,9 @@ enum smq_hook {
 	SMQ_HOOK_MAINT_LOCKING,         /* an init of a window it cannot
 					   trust: the lock word read, not
 					   yet taken */
+	SMQ_HOOK_TOP_STORED,            /* a send or burst: its top stored
+					   in lane_out, not yet in lane_in;
+					   lock held, mark up */
 };
 #include <stdint.h>
 /* A fault of the view smqctl check tests (scratch.c): where the reads or

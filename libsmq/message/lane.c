@@ -7,13 +7,16 @@
 
 /* A sender that died after signing entries from seq on (one, or a
  * burst's) but before storing top left whole entries that the receiver
- * takes (or has taken): carry on after them, never write over them.
- * Their signatures can only be there if that send wrote them.  Reads
- * across the bus: only when a sender opens or takes the lane over from a
- * dead one, never per message. */
+ * takes (or has taken): carry on after them, never write over them, and
+ * count them as sent.  Their signatures can only be there if that send
+ * wrote them.  One that died between its two stores of top left the
+ * receiver's copy behind: it is stored again.  Called with the lane lock
+ * held (no send of ours is between the two stores).  Reads across the
+ * bus: only when a sender opens or takes the lane over from a dead one,
+ * never per message. */
 void smq_lane_recover(struct smq_queue *q)
 {
-	uint64_t top = LOAD(&q->out->top), seq = top;
+	uint64_t top = LOAD(&q->out->top), seq = top, bytes = 0;
 
 	for (; seq - top < q->entries; seq++) {
 		struct smq_far e = smq_far_offset(q->ring,
@@ -22,11 +25,17 @@ void smq_lane_recover(struct smq_queue *q)
 			     signature) !=
 		    smq_signature(q->epoch, q->index, q->w->board, seq))
 			break;
+		smq_consume(q->w->map.order);
+		uint32_t size = FAR_LOAD(q->w, SMQ_FAR_TAKEOVER, e,
+					 struct smq_entry, size);
+		bytes += size <= q->entry_size ? size : 0;
 	}
 	if (seq != top) {
 		STORE_REL(&q->out->top, seq);
-		FAR_STORE_REL(q->in, struct smq_lane_in, top, seq);
+		STORE(&q->out->messages, LOAD(&q->out->messages) + (seq - top));
+		STORE(&q->out->bytes, LOAD(&q->out->bytes) + bytes);
 	}
+	FAR_STORE_REL(q->in, struct smq_lane_in, top, seq);
 }
 
 /* The lane lock serialises the senders of one board; it lives in that

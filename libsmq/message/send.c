@@ -208,10 +208,15 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 		if (q->bottom_seen > seq && q->bottom_seen - seq <= q->entries) {
 			/* A sender died between its signatures and its top,
 			 * and the receiver took those entries: carry on after
-			 * them. */
-			seq = q->bottom_seen;
-			STORE_REL(&q->out->top, seq);
-			FAR_STORE_REL(q->in, struct smq_lane_in, top, seq);
+			 * them, counted as sent. */
+			smq_lane_recover(q);
+			seq = LOAD(&q->out->top);
+			if (seq < q->bottom_seen) {
+				seq = q->bottom_seen;
+				STORE_REL(&q->out->top, seq);
+				FAR_STORE_REL(q->in, struct smq_lane_in, top,
+					      seq);
+			}
 			continue;
 		}
 		if (!smq_lane_copy_sane(q->bottom_seen, seq, q->entries))
@@ -326,6 +331,7 @@ static inline void publish(struct smq_queue *q, uint64_t seq, unsigned n,
 	TEST_HOOK(SMQ_HOOK_SIGNED);
 	/* ours first: the published top never runs ahead of it */
 	STORE(&q->out->top, seq + n);
+	TEST_HOOK(SMQ_HOOK_TOP_STORED);
 	FAR_STORE(q->in, struct smq_lane_in, top, seq + n);
 	STORE(&q->out->messages, LOAD(&q->out->messages) + n);
 	STORE(&q->out->bytes, LOAD(&q->out->bytes) + bytes);

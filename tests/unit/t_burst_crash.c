@@ -5,7 +5,10 @@
  * them and then looks at every lane (as it does once a second) finds
  * nothing wrong; a sender killed there leaves its 3 messages to be
  * received once each, in order, before the next sender's, whether the
- * receiver took them before the next sender opened or not. */
+ * receiver took them before the next sender opened or not, and counted
+ * as sent.  A sender killed between its two stores of top (its own, then
+ * the receiver's copy) leaves the copy behind until the next sender
+ * opens, which stores it again. */
 #include <signal.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -42,23 +45,56 @@ static void take_at_hook(enum smq_hook where)
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
 }
 
+static enum smq_hook die_at;
+
 static void die_at_hook(enum smq_hook where)
 {
-	if (where == SMQ_HOOK_SIGNED)
+	if (where == die_at)
 		raise(SIGKILL);
 }
 
+/* Sends a burst of 3 and is killed at the hook arg names. */
 static int dying_sender(void *arg)
 {
 	struct smq_window *w;
 	struct smq_queue *tx;
 
-	(void)arg;
+	die_at = *(const enum smq_hook *)arg;
 	OK(smq_open(spec, 1, 0, &w));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 	smq_test_hook = die_at_hook;
 	burst_of_3(tx);
 	return 1;  /* not reached */
+}
+
+static void kill_sender_at(enum smq_hook where)
+{
+	int st;
+	pid_t pid = test_fork(dying_sender, &where);
+
+	CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st));
+}
+
+/* The lane's counts as smq_lane_info() reads them. */
+static struct smq_lane_info lane(struct smq_window *w)
+{
+	struct smq_lane_info li;
+
+	OK(smq_lane_info(w, 0, 1, &li, sizeof(li)));
+	return li;
+}
+
+/* Every message the receiver took was counted as sent, once. */
+static void sent_is_received(struct smq_window *w)
+{
+	struct smq_lane_info li = lane(w);
+	struct smq_queue_info qi;
+
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
+	if (li.messages != qi.received)
+		FAIL("lane_out.messages %llu, rx.messages %llu",
+		     (unsigned long long)li.messages,
+		     (unsigned long long)qi.received);
 }
 
 static void expect(const char *want)
@@ -95,9 +131,7 @@ int main(void)
 	       "fault\n");
 
 	/* 2. the sender killed after signing, nothing taken yet */
-	pid_t pid = test_fork(dying_sender, NULL);
-	int st;
-	CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st));
+	kill_sender_at(SMQ_HOOK_SIGNED);
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "next", 4, 0));
 	expect("m0");
@@ -105,12 +139,12 @@ int main(void)
 	expect("m2");
 	expect("next");
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
+	sent_is_received(w0);
 	OK(smq_queue_close(tx));
 
 	/* 3. the sender killed after signing, all taken before the next
 	 * sender opens */
-	pid = test_fork(dying_sender, NULL);
-	CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st));
+	kill_sender_at(SMQ_HOOK_SIGNED);
 	expect("m0");
 	expect("m1");
 	expect("m2");
@@ -119,9 +153,28 @@ int main(void)
 	expect("later");
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
 	OK(smq_validate(w0, NULL, 0));
+	sent_is_received(w0);
 	printf("burst_crash: a sender killed with 3 entries signed and no "
 	       "top: each received once, in order, taken before or after the "
-	       "next sender opened\n");
+	       "next sender opened, and counted as sent\n");
+	OK(smq_queue_close(tx));
+
+	/* 4. the sender killed between its two stores of top */
+	uint64_t top = lane(w0).top;
+	kill_sender_at(SMQ_HOOK_TOP_STORED);
+	CHECK(lane(w0).top == top);  /* the receiver's copy is behind */
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	if (lane(w0).top != top + 3)
+		FAIL("lane_in.top %llu after the next sender opened, expected "
+		     "%llu", (unsigned long long)lane(w0).top,
+		     (unsigned long long)top + 3);
+	expect("m0");
+	expect("m1");
+	expect("m2");
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
+	OK(smq_validate(w0, NULL, 0));
+	printf("burst_crash: a sender killed between its two stores of top: "
+	       "the next sender to open stores the receiver's copy again\n");
 	OK(smq_queue_close(tx));
 	OK(smq_queue_close(rx));
 	OK(smq_close(w1));
