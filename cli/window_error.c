@@ -173,8 +173,11 @@ int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
 		fprintf(stderr, "smqctl: %s: board %u (pid %u%s%s) did not leave a "
 			"call it began ", what, h.board, h.pid,
 			host[0] ? " on " : "", host);
-		if (queue >= 0)
-			fprintf(stderr, "on queue %d within ", queue);
+		/* the queue of the call itself: it may not be the one asked
+		 * for (a clear of one queue finishes another's first) */
+		if (h.queue >= 0 || queue >= 0)
+			fprintf(stderr, "on queue %d within ",
+				h.queue >= 0 ? h.queue : queue);
 		else
 			fprintf(stderr, "under the old generation within ");
 		print_duration(stderr, timeout_ms);

@@ -254,6 +254,10 @@ struct smq_holdout {
 	int same_host;           /* pid is of this host */
 	char host[64];           /* the board's host name, if known; always
 				    NUL-terminated */
+	/* since 1.1 */
+	int queue;               /* -SMQ_EHELD: the queue of the call that
+				    held on, -1 a window handle's (on any
+				    queue); else -1 */
 };
 int smq_holdout(struct smq_window *w, struct smq_holdout *h, size_t size);
 

@@ -27,11 +27,13 @@ static struct smq_far ctl_far(struct smq_window *w, unsigned b)
 
 /* ---- the maintenance lock: one board-0 process at a time ---- */
 
+/* queue: of the call that held on, -1 none or a window handle's */
 static void holdout_from(struct smq_window *w, unsigned board, uint64_t tag,
-			 bool same_host)
+			 bool same_host, int queue)
 {
 	memset(&w->holdout, 0, sizeof(w->holdout));
 	w->holdout.board = board;
+	w->holdout.queue = queue;
 	w->holdout.pid = smq_tag_pid(tag);
 	w->holdout.same_host = same_host;
 	const struct smq_board_slot *s =
@@ -80,7 +82,7 @@ static int maint_lock(struct smq_window *w, bool trusted)
 	w->map.order->full();
 	return 0;
 busy:
-	holdout_from(w, 0, cur, LOAD(&sb->maint_boot) == w->boot);
+	holdout_from(w, 0, cur, LOAD(&sb->maint_boot) == w->boot, -1);
 	return -EALREADY;
 }
 
@@ -222,7 +224,7 @@ static bool covers(struct smq_window *w, struct smq_far s, int only)
  * here; one of another host can only be waited for (a stopped process
  * looks just like a dead one from afar). */
 static bool find_busy(struct smq_window *w, int only, unsigned *board,
-		      uint64_t *tag, bool *same_host)
+		      uint64_t *tag, bool *same_host, int *queue)
 {
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
 		if (!ctl_mapped(w, b))
@@ -246,6 +248,12 @@ static bool find_busy(struct smq_window *w, int only, unsigned *board,
 			*board = b;
 			*tag = t;
 			*same_host = here;
+			uint32_t qi = FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
+					       struct smq_handle_slot, queue);
+			*queue = FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
+					  struct smq_handle_slot, kind) ==
+					 SMQ_SLOT_QUEUE &&
+				 qi < w->lay.queues ? (int)qi : -1;
 			return true;
 		}
 	}
@@ -293,13 +301,14 @@ static int handshake(struct smq_window *w, int only)
 	unsigned board;
 	uint64_t tag;
 	bool here;
+	int queue;
 
 	settle_marks(w);
 	if (w->handshake_ms >= 0)
 		smq_deadline(&deadline, w->handshake_ms);
-	while (find_busy(w, only, &board, &tag, &here)) {
+	while (find_busy(w, only, &board, &tag, &here, &queue)) {
 		if (w->handshake_ms >= 0 && smq_past(&deadline)) {
-			holdout_from(w, board, tag, here);
+			holdout_from(w, board, tag, here, queue);
 			return -SMQ_EHELD;
 		}
 		smq_sleep_ms(1);
@@ -789,7 +798,7 @@ int smq_clear(struct smq_window *w, int queue)
 		if (err != -EBUSY)
 			return err;
 		/* an init under way: say whose, as the lock would */
-		holdout_from(w, 0, LOAD(&sb_of(w)->maint_owner), true);
+		holdout_from(w, 0, LOAD(&sb_of(w)->maint_owner), true, -1);
 		return -EALREADY;
 	}
 	if (queue >= (int)l.queues) {

@@ -92,6 +92,7 @@ static int announce(struct smq_window *w, bool claim)
 				w->holdout.board = w->board;
 				w->holdout.pid = smq_tag_pid(holder);
 				w->holdout.same_host = 1;
+				w->holdout.queue = -1;
 				memcpy(w->holdout.host, w->host,
 				       sizeof(w->holdout.host) - 1);
 				return -EBUSY;

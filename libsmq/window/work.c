@@ -355,6 +355,7 @@ static int found_worker(const struct smq_worker *wk, void *arg)
 	h->pid = wk->pid;
 	h->same_host = wk->same_host;
 	memcpy(h->host, wk->host, sizeof(h->host));
+	h->queue = wk->queue == SMQ_NO_QUEUE ? -1 : (int)wk->queue;
 	return -SMQ_EATWORK;
 }
 

@@ -189,14 +189,14 @@ if held recv commit -w "$W" -b 1 recv -q 1 --count 1 --timeout 30; then
 		run -w "$W" "$cmd" --force --timeout 1
 		check "$cmd --force --timeout 1 beside a held take: exit 1, names board 1 pid $pid" \
 			refused 1 "$cmd: board 1 (pid $pid on "
-		check "...says it did not let go within 1 s and nothing changed" \
-			said "did not leave a call it began under the old generation within 1 s; nothing was changed"
+		check "...says its call on queue 1 did not let go within 1 s and nothing changed" \
+			said "did not leave a call it began on queue 1 within 1 s; nothing was changed"
 	done
 	run -w "$W" clear -q 1 --force --timeout 1
 	check "clear -q 1 --force --timeout 1 beside a held take: exit 1, names board 1 pid $pid" \
 		refused 1 "clear: board 1 (pid $pid on "
-	check "...says it did not let go within 1 s and nothing changed" \
-		said "did not leave a call it began" "within 1 s; nothing was changed"
+	check "...says its call on queue 1 did not let go within 1 s and nothing changed" \
+		said "did not leave a call it began on queue 1 within 1 s; nothing was changed"
 	check "the window as it was: generation $g" [ "$(generation)" = "$g" ]
 	check "...queue 1's epoch as it was ($e1)" [ "$(epoch 1)" = "$e1" ]
 	"$S" -w "$W" --json dump -q 0 >"$T/out" 2>"$T/err"

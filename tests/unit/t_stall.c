@@ -1048,6 +1048,13 @@ static void unfinished_clear_kept(void)
 	OK(smq_open(spec, 0, SMQ_OPEN_FORCE, &wf));
 	OK(smq_set_timeout(wf, SMQ_TIMEOUT_HANDSHAKE, HANDSHAKE_MS));
 	EXPECT(smq_clear(wf, 1), -SMQ_EHELD);
+	/* who held on: the loan's holder, on queue 0 (not queue 1, the one
+	 * asked for) */
+	struct smq_holdout h;
+	OK(smq_holdout(wf, &h, sizeof(h)));
+	if (h.board != 1 || h.pid != (uint32_t)holder || h.queue != 0)
+		FAIL("holdout board %u pid %u queue %d, expected board 1 pid %d "
+		     "queue 0", h.board, h.pid, h.queue, (int)holder);
 	OK(smq_window_info(w, &wi, sizeof(wi)));
 	if (wi.maint_phase == 0)
 		FAIL("a clear of queue 1 that failed took down the phase of "
