@@ -559,15 +559,25 @@ uint32_t smq_entry_check_join(uint32_t size, uint64_t signature,
 /* A word a receiver can tell from any stale one: it changes with the
  * generation, the queue, the lane and the sequence (control words signed
  * with a changing bit pattern, as the SCI message-passing layer does).
- * Inline: the message path computes one per message on each side. */
-static inline uint64_t smq_signature(uint64_t gen, unsigned q, unsigned s,
-				     uint64_t seq)
+ * Inline: the message path computes one per message on each side, from a
+ * lane's key (its generation, queue and board), computed once a call. */
+static inline uint64_t smq_signature_key(uint64_t gen, unsigned q, unsigned s)
 {
-	uint64_t z = seq + gen * 0x9e3779b97f4a7c15ull +
-		     (((uint64_t)q << 8 | s) * 0xd1b54a32d192ed03ull);
+	return gen * 0x9e3779b97f4a7c15ull +
+	       (((uint64_t)q << 8 | s) * 0xd1b54a32d192ed03ull);
+}
+/* ...of sequence seq of the lane with that key */
+static inline uint64_t smq_signature_at(uint64_t key, uint64_t seq)
+{
+	uint64_t z = seq + key;
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+static inline uint64_t smq_signature(uint64_t gen, unsigned q, unsigned s,
+				     uint64_t seq)
+{
+	return smq_signature_at(smq_signature_key(gen, q, s), seq);
 }
 static inline uint64_t smq_notice_check(uint64_t gen, unsigned board)
 {

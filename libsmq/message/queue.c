@@ -34,17 +34,6 @@ static void free_queue(struct smq_queue *q)
 	free(q);
 }
 
-/* The receiver's view of lane k at sequence bottom: where the next entry
- * is and the signature it will carry once written (keyed by the lane's
- * board). */
-void smq_lane_expect(struct smq_queue *q, unsigned k, uint64_t bottom)
-{
-	q->heads[k] = (const void *)(q->rings + ((uint64_t)k * q->entries +
-				     (bottom & (q->entries - 1))) * q->stride);
-	q->expect[k] = smq_signature(q->epoch, q->index, q->lane_board[k],
-				     bottom);
-}
-
 static uint32_t ring_kinds(struct smq_window *w)
 {
 	return w->map.tp->ring_kinds ? w->map.tp->ring_kinds(&w->map) : 0;

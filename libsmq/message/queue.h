@@ -11,7 +11,17 @@
 #define NAP_NS 50000         /* a waiter nobody can ring looks this often */
 
 /* queue.c */
-void smq_lane_expect(struct smq_queue *q, unsigned s, uint64_t bottom);
+/* The receiver's view of lane k at sequence bottom: where the next entry
+ * is and the signature it will carry once written (keyed by the lane's
+ * board).  Inline: every take sets it. */
+static inline void smq_lane_expect(struct smq_queue *q, unsigned k,
+				   uint64_t bottom)
+{
+	q->heads[k] = (const void *)(q->rings + ((uint64_t)k * q->entries +
+				     (bottom & (q->entries - 1))) * q->stride);
+	q->expect[k] = smq_signature(q->epoch, q->index, q->lane_board[k],
+				     bottom);
+}
 /* receive.c */
 /* Waits until one of n queues of this board has a message (a group's
  * share one doorbell): its lane, the queue's position in *which */

@@ -521,27 +521,45 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 	return take(q, (unsigned)s, 1, size, false);
 }
 
-/* The entry after the k'th of lane s's head, if it is there, whole and
- * fits buf: copied (checked) out, its size returned; else -1 and nothing
- * said (the next call meets it alone and says what it is). */
-static int64_t burst_next(struct smq_queue *q, unsigned s, uint64_t seq,
-			  void *buf, size_t cap)
+/* Lane s as a burst reads it: its ring, shape and signature key, read
+ * from the handle once (every copy out may alias the handle for the
+ * compiler). */
+struct lane_r {
+	const uint8_t *ring;
+	uint64_t stride, mask, key;
+	uint32_t entry_size;
+	bool checksum;
+	const struct smq_order *order;
+};
+
+static inline struct lane_r lane_r(const struct smq_queue *q, unsigned s)
 {
-	const struct smq_entry *e = (const void *)(q->rings +
-		((uint64_t)s * q->entries + (seq & (q->entries - 1))) *
-		q->stride);
-	uint64_t sig = smq_signature(q->epoch, q->index, q->lane_board[s],
-				     seq);
+	return (struct lane_r){
+		q->rings + (uint64_t)s * q->entries * q->stride, q->stride,
+		q->entries - 1,
+		smq_signature_key(q->epoch, q->index, q->lane_board[s]),
+		q->entry_size, q->checksum, q->w->map.order };
+}
+
+/* Entry seq of the lane, if it is there, whole and fits buf: copied
+ * (checked) out, its size returned; else -1 and nothing said (a receive
+ * that meets it first says what it is). */
+static inline int64_t burst_next(const struct lane_r *l, uint64_t seq,
+				 void *buf, size_t cap)
+{
+	const struct smq_entry *e = (const void *)(l->ring +
+						   (seq & l->mask) * l->stride);
+	uint64_t sig = smq_signature_at(l->key, seq);
 
 	if (LOAD(&e->signature) != sig)
 		return -1;
-	smq_consume(q->w->map.order);
+	smq_consume(l->order);
 	uint32_t size = LOAD(&e->size), check = LOAD(&e->check);
-	if (size > q->entry_size || size > cap || (check && !q->checksum))
+	if (size > l->entry_size || size > cap || (check && !l->checksum))
 		return -1;
 	const uint8_t *payload = (const uint8_t *)e + SMQ_ENTRY_HEADER;
 	SMQ_TOUCH(payload, size, 0);
-	if (q->checksum) {
+	if (l->checksum) {
 		if (smq_entry_check(size, sig, buf, payload, size) != check)
 			return -1;
 	} else if (size) {
@@ -550,26 +568,74 @@ static int64_t burst_next(struct smq_queue *q, unsigned s, uint64_t seq,
 	return size;
 }
 
+/* Copies out the entries of lane s from its bottom on while each is
+ * there, whole and fits its buffer, up to most; their sizes in lens and
+ * their sum in *bytes.  How many: 0 when the first is not (a receive of
+ * it alone says why).  Takes nothing. */
+static unsigned burst_copy(struct smq_queue *q, unsigned s, unsigned most,
+			   const struct iovec *bufs, size_t *lens,
+			   uint64_t *bytes)
+{
+	struct lane_r l = lane_r(q, s);
+	uint64_t bottom = LOAD(&q->bottoms[s]), sum = 0;
+	unsigned k = 0;
+
+	if (most > ahead(q))  /* the take before fetched the first ones */
+		prefetch_entries(q, s, bottom + ahead(q), most - ahead(q));
+	for (; k < most; k++) {
+		int64_t got = burst_next(&l, bottom + k, bufs[k].iov_base,
+					 bufs[k].iov_len);
+		if (got < 0)
+			break;
+		lens[k] = (size_t)got;
+		sum += (uint64_t)got;
+	}
+	*bytes = sum;
+	return k;
+}
+
 /* Up to n messages of the lane whose turn it is, taken with one update of
  * bottom: the first waited for as smq_receive() waits, the others only if
  * they are there.  A sending board's messages come in its order; the turn
- * then passes to the next board. */
+ * then passes to the next board.  The lane's entries are copied out in one
+ * pass; a first entry that is not whole or does not fit is met as
+ * smq_receive() meets it, to say what it is. */
 int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
 		      int timeout_ms, size_t *lens, unsigned *senders)
 {
 	size_t len;
-	unsigned sender;
+	unsigned sender, which;
 	int err;
+	bool bad = false;
 
 	if (!q || q->role != SMQ_RECEIVER || !n || !bufs || !lens)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++)
-		if (bufs[i].iov_len && !bufs[i].iov_base)
-			return -EINVAL;
-	/* the first as one receive, but left on the ring */
+		bad |= bufs[i].iov_len && !bufs[i].iov_base;
+	if (bad)
+		return -EINVAL;
+	int s = q->peeked >= 0 ? q->peeked : ready_lane(q);
+	if (s < 0 && (s = smq_wait_any(&q, 1, timeout_ms, &which)) < 0)
+		return s;
+	smq_consume(q->w->map.order);
+	TEST_HOOK(SMQ_HOOK_PEEK);
+	/* What a stale handle copies out (its signatures may match too, its
+	 * bounds are its own) is never handed over: the take's mark reads
+	 * the notice, and the call fails with -ESTALE. */
+	uint64_t bytes;
+	unsigned most = n < q->entries ? n : q->entries;
+	unsigned k = burst_copy(q, (unsigned)s, most, bufs, lens, &bytes);
+	if (k) {
+		for (unsigned i = 0; senders && i < k; i++)
+			senders[i] = q->lane_board[s];
+		if ((err = take(q, (unsigned)s, k, bytes, false)))
+			return err;
+		return (int)k;
+	}
+	/* the first, as one receive, to say what it is */
 	const struct smq_entry *e;
 	uint32_t size, check;
-	int s = next_message(q, timeout_ms, &e, &size, &check);
+	s = next_message(q, timeout_ms, &e, &size, &check);
 	if (s == -SMQ_EPAYLOAD) {
 		err = refuse(q, (unsigned)q->peeked,
 			     LOAD(&q->heads[q->peeked]->size), &len, &sender);
@@ -587,32 +653,18 @@ int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
 		return -EMSGSIZE;  /* it stays queued */
 	const uint8_t *payload = (const uint8_t *)e + SMQ_ENTRY_HEADER;
 	SMQ_TOUCH(payload, size, 0);
-	if (q->checksum) {
-		if (smq_entry_check(size, q->expect[s], bufs[0].iov_base, payload,
-				    size) != check) {
-			err = refuse(q, (unsigned)s, size, &len, &sender);
-			lens[0] = len;
-			return err;
-		}
-	} else if (size) {
-		smq_copy(bufs[0].iov_base, payload, size);
-	}
-	uint64_t bottom = LOAD(&q->bottoms[s]), bytes = size;
-	unsigned k = 1, most = n < q->entries ? n : q->entries;
-	if (most > ahead(q))  /* the take before fetched the first ones */
-		prefetch_entries(q, (unsigned)s, bottom + ahead(q),
-				 most - ahead(q));
-	for (; k < most; k++) {
-		int64_t got = burst_next(q, (unsigned)s, bottom + k,
-					 bufs[k].iov_base, bufs[k].iov_len);
-		if (got < 0)
-			break;
-		lens[k] = (size_t)got;
-		if (senders)
-			senders[k] = q->lane_board[s];
-		bytes += (uint64_t)got;
-	}
-	if ((err = take(q, (unsigned)s, k, bytes, false)))
+	if (q->checksum &&
+	    smq_entry_check(size, q->expect[s], bufs[0].iov_base, payload,
+			    size) != check) {
+		err = refuse(q, (unsigned)s, size, &len, &sender);
+		lens[0] = len;
 		return err;
-	return (int)k;
+	}
+	/* refused by the copy above, whole and fitting here: it changed
+	 * meanwhile (damage); taken as smq_receive() takes it */
+	if (size && !q->checksum)
+		smq_copy(bufs[0].iov_base, payload, size);
+	if ((err = take(q, (unsigned)s, 1, size, false)))
+		return err;
+	return 1;
 }

@@ -294,19 +294,40 @@ static inline struct smq_far entry_at(const struct smq_queue *q, uint64_t seq)
 	return smq_far_offset(q->ring, (seq & (q->entries - 1)) * q->stride);
 }
 
+/* Our lane as a call writes it: the ring, its shape and our signature
+ * key, read from the handle once, since every store into an entry may
+ * alias the handle for the compiler. */
+struct lane_w {
+	uint8_t *ring;
+	uint64_t stride, mask, key;
+	bool checksum;
+};
+
+static inline struct lane_w lane_w(const struct smq_queue *q)
+{
+	return (struct lane_w){ q->ring.far_, q->stride, q->entries - 1,
+				smq_signature_key(q->epoch, q->index,
+						  q->w->board),
+				q->checksum };
+}
+
+static inline struct smq_far entry_of(const struct lane_w *l, uint64_t seq)
+{
+	return (struct smq_far){ l->ring + (seq & l->mask) * l->stride };
+}
+
 /* Entry seq's payload and header (not its signature).  The check is summed
  * from the caller's buffer as it is copied: the window is never read back
  * across the bus. */
-static inline void write_entry(struct smq_queue *q, uint64_t seq,
+static inline void write_entry(const struct lane_w *l, uint64_t seq,
 			       const void *data, size_t len)
 {
-	struct smq_far e = entry_at(q, seq);
+	struct smq_far e = entry_of(l, seq);
 	uint32_t check = 0;
 
-	if (q->checksum)
+	if (l->checksum)
 		check = smq_far_copy_entry(e, SMQ_ENTRY_HEADER, data, len,
-					   smq_signature(q->epoch, q->index,
-							 q->w->board, seq));
+					   smq_signature_at(l->key, seq));
 	else if (len)
 		smq_far_copy(e, SMQ_ENTRY_HEADER, data, len);
 	FAR_STORE(e, struct smq_entry, size, (uint32_t)len);
@@ -318,16 +339,17 @@ static inline void write_entry(struct smq_queue *q, uint64_t seq,
  * next, so that a receiver that sees a signature (or top) sees a whole
  * entry, even through a write-combining mapping.  One fence and one store
  * of top for the lot. */
-static inline void publish(struct smq_queue *q, uint64_t seq, unsigned n,
-			   uint64_t bytes)
+static inline void publish(struct smq_queue *q, const struct lane_w *l,
+			   uint64_t seq, unsigned n, uint64_t bytes)
 {
 	struct smq_window *w = q->w;
+	const struct smq_order *order = w->map.order;
 
-	smq_publish(w->map.order);
+	smq_publish(order);
 	for (unsigned i = 0; i < n; i++)
-		FAR_STORE(entry_at(q, seq + i), struct smq_entry, signature,
-			  smq_signature(q->epoch, q->index, w->board, seq + i));
-	smq_publish(w->map.order);
+		FAR_STORE(entry_of(l, seq + i), struct smq_entry, signature,
+			  smq_signature_at(l->key, seq + i));
+	smq_publish(order);
 	TEST_HOOK(SMQ_HOOK_SIGNED);
 	/* ours first: the published top never runs ahead of it */
 	STORE(&q->out->top, seq + n);
@@ -337,7 +359,7 @@ static inline void publish(struct smq_queue *q, uint64_t seq, unsigned n,
 	STORE(&q->out->bytes, LOAD(&q->out->bytes) + bytes);
 	/* our top before the receiver's sleep word: it stores that word, then
 	 * reads our top across the bus (smq(7), Sleeping and waking) */
-	smq_dekker(w->map.order);
+	smq_dekker(order);
 	ring_receiver(q);
 	if ((seq - 1) / HEARTBEAT_EVERY != (seq + n - 1) / HEARTBEAT_EVERY)
 		smq_beat(w);
@@ -362,8 +384,9 @@ int smq_send(struct smq_queue *q, const void *data, size_t len, int timeout_ms)
 		return -EINVAL;
 	if ((err = send_check(q, len)) || (err = send_begin(q, timeout_ms, &seq)))
 		return err;
-	write_entry(q, seq, data, len);
-	publish(q, seq, 1, len);
+	struct lane_w l = lane_w(q);
+	write_entry(&l, seq, data, len);
+	publish(q, &l, seq, 1, len);
 	send_end(q);
 	return 0;
 }
@@ -404,11 +427,12 @@ int smq_send_burst(struct smq_queue *q, const struct iovec *msgs, unsigned n,
 	if ((err = send_begin(q, timeout_ms, &seq)))
 		return err;
 	unsigned k = room_for(q, seq, n);
+	struct lane_w l = lane_w(q);
 	for (unsigned i = 0; i < k; i++) {
-		write_entry(q, seq + i, msgs[i].iov_base, msgs[i].iov_len);
+		write_entry(&l, seq + i, msgs[i].iov_base, msgs[i].iov_len);
 		bytes += msgs[i].iov_len;
 	}
-	publish(q, seq, k, bytes);
+	publish(q, &l, seq, k, bytes);
 	send_end(q);
 	return (int)k;
 }
@@ -478,7 +502,8 @@ int smq_loan_submit(struct smq_queue *q, size_t len)
 	FAR_STORE(e, struct smq_entry, size, (uint32_t)len);
 	FAR_STORE(e, struct smq_entry, check, check);
 	TEST_HOOK(SMQ_HOOK_LOAN_SUBMIT);
-	publish(q, seq, 1, len);
+	struct lane_w l = lane_w(q);
+	publish(q, &l, seq, 1, len);
 	q->loaned = false;
 	send_end(q);
 	return 0;
