@@ -185,7 +185,8 @@ struct way_bufs {
 	uint8_t *mem;
 	size_t each;            /* bytes apart, at least a control message */
 	unsigned n;
-	struct iovec *iov;
+	struct iovec *iov;      /* a burst to send */
+	struct iovec *in;       /* the n buffers a burst is received into */
 	size_t *lens;
 };
 int way_bufs_get(struct way_bufs *b, const struct how *h, size_t size);
