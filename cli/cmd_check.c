@@ -167,6 +167,16 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	o.timeout_ms = 30000;
 	o.watch_ms = 1000;
 	parse_cmd(&argp, argc, argv, &ps, ctx);
+	/* a board the window does not have is a bad option, not a check that
+	 * fails: said before any agent attaches */
+	struct smq_window *w;
+	if (!smq_open(window_spec(ctx), 0, SMQ_OPEN_READONLY | SMQ_OPEN_RAW,
+		      &w)) {
+		int bad = check_board(ctx, w);
+		smq_close(w);
+		if (bad)
+			return 1;
+	}
 	memset(&cr, 0, sizeof(cr));
 	cr.ctx = ctx;
 	cr.o = &o;

@@ -86,6 +86,10 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	 * observer looks for) */
 	if (open_window(ctx, SMQ_OPEN_READONLY, &v.w))
 		return 1;
+	if (check_board(ctx, v.w)) {
+		smq_close(v.w);
+		return 1;
+	}
 	catch_signals();
 	reset_totals(&v);
 	int rc = o.once ? run_once(&v) : run_live(&v);

@@ -61,6 +61,9 @@ int open_error(struct ctx *ctx, int err);
 /* Explains err from an operation on the window named spec. */
 int window_error(struct ctx *ctx, const char *what, int err);
 int check_queue(struct smq_window *w, unsigned queue);
+/* A valid window without the board ctx names: said, 1 (a window that
+ * cannot be read is left to the caller); else 0. */
+int check_board(struct ctx *ctx, struct smq_window *w);
 /* common/bus.c: fn(arg) with SIGBUS (a window truncated or a device gone
  * under the mapping) made its error, -SMQ_ETOOSMALL; bus_catch() from a
  * SIGBUS handler jumps back there while a guarded call runs. */

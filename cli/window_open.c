@@ -9,6 +9,16 @@ int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w)
 	return err ? open_error(ctx, err) : 0;
 }
 
+int check_board(struct ctx *ctx, struct smq_window *w)
+{
+	struct smq_window_info wi;
+
+	if (!smq_window_info(w, &wi, sizeof(wi)) &&
+	    ctx->board >= wi.geometry.boards)
+		return open_error(ctx, -EINVAL);
+	return 0;
+}
+
 int check_queue(struct smq_window *w, unsigned queue)
 {
 	struct smq_window_info wi;

@@ -237,11 +237,17 @@ int agent_serve_pair(struct agent *a, unsigned partner, int mode,
 int agent_serve(struct agent *a)
 {
 	struct wire_msg m;
+	uint64_t idle_end = now_ns() + (uint64_t)a->timeout_ms * 1000000ull;
 
 	for (;;) {
-		int err = agent_wait(a, 0, -1, &m, a->timeout_ms);
+		/* a slice at a time, so that a stop (measure_interrupted:
+		 * -EINTR) is seen within one */
+		int err = agent_wait(a, 0, -1, &m, SERVE_SLICE_MS);
+		if (err == -ETIMEDOUT && now_ns() < idle_end)
+			continue;
 		if (err)
 			return err;
+		idle_end = now_ns() + (uint64_t)a->timeout_ms * 1000000ull;
 		if (m.h.op == OP_QUIT)
 			return 0;
 		if ((err = handle(a, &m)) && err != -ETIMEDOUT)

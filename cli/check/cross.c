@@ -55,12 +55,21 @@ static int plan(struct cross *x, char *why, size_t n)
 	return 0;
 }
 
+/* An agent the coordinator stops: it leaves its wait and closes its
+ * handles (killed, it would leave them dead, and its board shown dead). */
+static void stop_agent(int sig)
+{
+	(void)sig;
+	measure_interrupted = 1;
+}
+
 static void agent_child(struct cross *x, unsigned b, uint64_t id)
 {
 	struct agent a;
 	char why[300];
 
 	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, stop_agent);
 	if (agent_open(&a, x->cr->ctx, b, CHILD_TIMEOUT_MS, why, sizeof(why))) {
 		fprintf(stderr, "smqctl: check: %s\n", why);
 		_exit(1);
@@ -92,11 +101,17 @@ static void reap_agents(struct cross *x)
 	struct wire_msg m;
 
 	for (unsigned b = 0; b < x->boards; b++) {
-		if (b == x->self || !x->ready[b])
+		if (b == x->self || !x->ready[b] || !x->me.w)
 			continue;
 		wire_init(&x->me, &m, OP_QUIT);
 		agent_send(&x->me, b, &m, 1000);
 	}
+	/* one that was not told (it never answered, or we could not tell
+	 * it) is stopped by a signal, and closes its handles; killed only
+	 * if it does not leave even then */
+	for (unsigned b = 0; b < x->boards; b++)
+		if (x->child[b] && (!x->ready[b] || !x->me.w))
+			kill(x->child[b], SIGTERM);
 	for (unsigned b = 0; b < x->boards; b++) {
 		int st;
 		if (!x->child[b])

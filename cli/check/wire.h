@@ -115,7 +115,9 @@ int agent_wait(struct agent *a, int op, int from, struct wire_msg *m,
 int agent_open(struct agent *a, struct ctx *ctx, unsigned self,
 	       int timeout_ms, char *why, size_t n);
 void agent_close(struct agent *a);
-/* Serves the coordinator until QUIT (or its timeout): 0 or -errno. */
+/* Serves the coordinator until QUIT (or its timeout, idle), or until
+ * measure_interrupted (-EINTR, seen within SERVE_SLICE_MS): 0 or -errno. */
+#define SERVE_SLICE_MS 100
 int agent_serve(struct agent *a);
 /* What the coordinator asks, done here: the handlers agent_serve runs. */
 int agent_serve_pair(struct agent *a, unsigned partner, int mode,

@@ -105,6 +105,28 @@ run strict --skip pci,cross --strict
 check_exit "strict" 1
 "$S" -b 1 recv --queue 4 -T 0 >/dev/null || failed "recv of the diagnostic message"
 
+# ---- check's agents leave no handle dead, even when its own part cannot
+# open (a message left in board 0's diagnostic queue): they are stopped,
+# not killed; a board the window does not have is a bad option ----
+"$S" send --queue 3 "left over" || failed "send to diagnostic queue 3"
+run leftover --skip pci
+"$S" --json dump >"$T/leftover.json" 2>/dev/null
+if python3 - "$T/leftover.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+dead = [b for b in d["board_table"] if b["activity"] == "dead"]
+sys.exit(1 if dead else 0)
+EOF
+then ok "check with its own part refused: no board left with dead handles"
+else failed "check left dead handles: $(grep -c '"activity": *"dead"' "$T/leftover.json") boards dead"
+fi
+"$S" recv --queue 3 -T 0 >/dev/null || failed "recv of the message left in queue 3"
+run noboard -b 5 --skip pci
+check_exit noboard 1
+grep -q "board 5 does not exist: the window has 3 boards" "$T/noboard.err" &&
+	ok "check -b 5: board 5 does not exist, said" ||
+	failed "check -b 5 did not say board 5 does not exist: $(cat "$T/noboard.err")"
+
 # ---- a dead board, and a receiver killed with its queue then filled ----
 bg_start "$S" -b 1 recv --queue 1 -T 60s >/dev/null 2>&1; rp=$pid
 # has_receiver: queue 1's receiver has opened it

@@ -81,6 +81,11 @@ smq init --boards 2 --queues 4 --senders 2:0 >/dev/null &&
 
 # ---- --once: text and JSON, and top writes nothing ----
 cp "$W" "$T/w.before"
+smq -b 5 top --once --interval 0.1 >"$T/once" 2>"$T/once.err"
+rc=$?
+check "top -b 5 on a window of 2 boards: exit 1, board 5 does not exist" \
+	sh -c '[ "$1" -eq 1 ] && grep -q "board 5 does not exist: the window has 2 boards" "$2"' \
+	sh "$rc" "$T/once.err"
 smq top --once --interval 0.1 >"$T/once" 2>"$T/once.err"
 rc=$?
 cp "$T/once" "$T/screen"
