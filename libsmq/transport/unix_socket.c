@@ -36,11 +36,13 @@ int smq_unix_probe(const struct sockaddr_un *a, int type, bool *stale)
 	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	/* EPROTOTYPE: a socket of another kind is bound there, so alive (a
+	 * vfio broker's beside an ivshmem server's): left alone */
 	if (connect(fd, (const struct sockaddr *)a, sizeof(*a)) == 0 ||
-	    errno == EAGAIN)
+	    errno == EAGAIN || errno == EPROTOTYPE)
 		err = -EADDRINUSE;
-	else if (errno == ECONNREFUSED || errno == EPROTOTYPE)
-		*stale = true;  /* nobody listens, or a socket of another kind */
+	else if (errno == ECONNREFUSED)
+		*stale = true;  /* nobody listens */
 	else
 		err = -errno;
 	close(fd);

@@ -214,6 +214,21 @@ want_err "another server is listening on $sock"
 [ ! -e "/dev/shm/$M-2" ] || no "the refused server created its memory"
 verdict "[exit 1] a socket a live server holds is refused, and left alone"
 stop TERM
+# a live socket of another kind (a vfio broker's is SOCK_SEQPACKET)
+bg_start python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1]); s.listen(4); time.sleep(60)' "$sock"
+lpid=$pid
+wait_for 10 "a SOCK_SEQPACKET listener on $sock" test -S "$sock"
+ino=$(stat -c %i "$sock")
+bg_start "$S" -w "shm:$M-2" server --socket "$sock" >"$T/out" 2>"$T/err" </dev/null
+wait_pid 10 "$pid" "the server beside a live SOCK_SEQPACKET listener"
+want_rc 1
+want_err "another server is listening on $sock"
+[ "$(stat -c %i "$sock" 2>/dev/null)" = "$ino" ] || no "the live listener's socket was replaced"
+kill "$lpid" 2>/dev/null; wait_pid 10 "$lpid" "the SOCK_SEQPACKET listener"
+rm -f "$sock"
+verdict "[exit 1] a socket a live server of another kind holds is refused, and left alone"
 python3 -c 'import socket, sys
 socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$sock"
 [ -S "$sock" ] || no "could not make a stale socket"
