@@ -63,6 +63,9 @@ enum smq_hook {
 	SMQ_HOOK_TOP_STORED,            /* a send or burst: its top stored
 					   in lane_out, not yet in lane_in;
 					   lock held, mark up */
+	SMQ_HOOK_COUNTED,               /* a send or burst: its signatures
+					   and counts stored, its top not
+					   yet; lock held, mark up */
 };
 #include <stdint.h>
 /* A fault of the view smqctl check tests (scratch.c): where the reads or

@@ -9,15 +9,22 @@
  * burst's) but before storing top left whole entries that the receiver
  * takes (or has taken): carry on after them, never write over them, and
  * count them as sent.  Their signatures can only be there if that send
- * wrote them.  One that died between its two stores of top left the
- * receiver's copy behind: it is stored again.  Called with the lane lock
- * held (no send of ours is between the two stores).  Reads across the
- * bus: only when a sender opens or takes the lane over from a dead one,
- * never per message. */
+ * wrote them.  A send counts its messages before it stores top, and
+ * lane_out.messages moves with top: entries below it are counted already
+ * (the sender died between its counts and its top).  One that died
+ * between its two stores of top left the receiver's copy behind: it is
+ * stored again.  Called with the lane lock held (no send of ours is
+ * between its stores).  Reads across the bus: only when a sender opens
+ * or takes the lane over from a dead one, never per message. */
 void smq_lane_recover(struct smq_queue *q)
 {
 	uint64_t top = LOAD(&q->out->top), seq = top, bytes = 0;
+	uint64_t counted = LOAD(&q->out->messages);
 
+	/* counted past top by at most a ring: else not trusted (damage),
+	 * and what is found is counted */
+	if (counted < top || counted - top > q->entries)
+		counted = top;
 	for (; seq - top < q->entries; seq++) {
 		struct smq_far e = smq_far_offset(q->ring,
 			(seq & (q->entries - 1)) * q->stride);
@@ -25,6 +32,8 @@ void smq_lane_recover(struct smq_queue *q)
 			     signature) !=
 		    smq_signature(q->epoch, q->index, q->w->board, seq))
 			break;
+		if (seq < counted)
+			continue;
 		smq_consume(q->w->map.order);
 		uint32_t size = FAR_LOAD(q->w, SMQ_FAR_TAKEOVER, e,
 					 struct smq_entry, size);
@@ -32,8 +41,10 @@ void smq_lane_recover(struct smq_queue *q)
 	}
 	if (seq != top) {
 		STORE_REL(&q->out->top, seq);
-		STORE(&q->out->messages, LOAD(&q->out->messages) + (seq - top));
-		STORE(&q->out->bytes, LOAD(&q->out->bytes) + bytes);
+		if (seq > counted) {
+			STORE(&q->out->messages, seq);  /* with top again */
+			STORE(&q->out->bytes, LOAD(&q->out->bytes) + bytes);
+		}
 	}
 	FAR_STORE_REL(q->in, struct smq_lane_in, top, seq);
 }

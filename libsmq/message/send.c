@@ -212,6 +212,11 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 			smq_lane_recover(q);
 			seq = LOAD(&q->out->top);
 			if (seq < q->bottom_seen) {
+				/* their signatures are gone (damage): counted
+				 * all the same, messages moving with top */
+				uint64_t m = LOAD(&q->out->messages);
+				STORE(&q->out->messages,
+				      m + (q->bottom_seen - seq));
 				seq = q->bottom_seen;
 				STORE_REL(&q->out->top, seq);
 				FAR_STORE_REL(q->in, struct smq_lane_in, top,
@@ -351,12 +356,16 @@ static inline void publish(struct smq_queue *q, const struct lane_w *l,
 			  smq_signature_at(l->key, seq + i));
 	smq_publish(order);
 	TEST_HOOK(SMQ_HOOK_SIGNED);
+	/* counted before top: messages moves with top, so that what a
+	 * sender that died between the two counted is not counted again by
+	 * the recovery (lane.c) */
+	STORE(&q->out->messages, LOAD(&q->out->messages) + n);
+	STORE(&q->out->bytes, LOAD(&q->out->bytes) + bytes);
+	TEST_HOOK(SMQ_HOOK_COUNTED);
 	/* ours first: the published top never runs ahead of it */
 	STORE(&q->out->top, seq + n);
 	TEST_HOOK(SMQ_HOOK_TOP_STORED);
 	FAR_STORE(q->in, struct smq_lane_in, top, seq + n);
-	STORE(&q->out->messages, LOAD(&q->out->messages) + n);
-	STORE(&q->out->bytes, LOAD(&q->out->bytes) + bytes);
 	/* our top before the receiver's sleep word: it stores that word, then
 	 * reads our top across the bus (smq(7), Sleeping and waking) */
 	smq_dekker(order);

@@ -386,6 +386,7 @@ int smq_check_at_work(struct smq_window *w, const struct smq_layout *l,
 		unsigned b = l->receiver[q];
 		memset(&w->holdout, 0, sizeof(w->holdout));
 		w->holdout.board = b;
+		w->holdout.queue = (int)q;
 		w->holdout.pid = qi.receiver_pid;
 		w->holdout.same_host = LOAD(&ri->owner_boot) == w->boot;
 		memcpy(w->holdout.host, board_slot(w, b)->host,

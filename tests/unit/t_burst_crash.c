@@ -91,10 +91,12 @@ static void sent_is_received(struct smq_window *w)
 	struct smq_queue_info qi;
 
 	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
-	if (li.messages != qi.received)
-		FAIL("lane_out.messages %llu, rx.messages %llu",
-		     (unsigned long long)li.messages,
-		     (unsigned long long)qi.received);
+	if (li.messages != qi.received || li.bytes != qi.bytes_received)
+		FAIL("lane_out.messages %llu bytes %llu, rx.messages %llu "
+		     "bytes %llu", (unsigned long long)li.messages,
+		     (unsigned long long)li.bytes,
+		     (unsigned long long)qi.received,
+		     (unsigned long long)qi.bytes_received);
 }
 
 static void expect(const char *want)
@@ -173,8 +175,23 @@ int main(void)
 	expect("m2");
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
 	OK(smq_validate(w0, NULL, 0));
+	sent_is_received(w0);
 	printf("burst_crash: a sender killed between its two stores of top: "
-	       "the next sender to open stores the receiver's copy again\n");
+	       "the next sender to open stores the receiver's copy again; "
+	       "counted once\n");
+	OK(smq_queue_close(tx));
+
+	/* 5. killed with its burst counted but top not stored: recovered,
+	 * not counted twice */
+	kill_sender_at(SMQ_HOOK_COUNTED);
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	expect("m0");
+	expect("m1");
+	expect("m2");
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
+	sent_is_received(w0);
+	printf("burst_crash: a sender killed between its counts and its top: "
+	       "its messages received once, counted once\n");
 	OK(smq_queue_close(tx));
 	OK(smq_queue_close(rx));
 	OK(smq_close(w1));
