@@ -23,6 +23,9 @@
 #include "client.h"
 
 
+#define IVC_OWED 16   /* rings owed at once; more are dropped (a nap wakes
+			 their receivers) */
+
 struct ivc_peer {
 	unsigned id;
 	unsigned n;
@@ -42,6 +45,10 @@ struct ivc {
 	pthread_rwlock_t lock;
 	struct ivc_peer *peers;    /* sorted by ID */
 	unsigned npeers, peers_cap;
+	/* rings owed to vectors not known yet (ivc_ring_learn), under the
+	 * write lock */
+	struct { unsigned peer, vector; } owed[IVC_OWED];
+	unsigned nowed;
 	unsigned char buf[8];      /* a message read in part */
 	unsigned got;
 	int pending_fd;
@@ -200,6 +207,25 @@ static void remove_peer(struct ivc *c, struct ivc_peer *p)
 	c->npeers--;
 }
 
+/* The rings owed to vector of peer (~0u: any of its vectors) are paid:
+ * rung through fd, or dropped (fd -1).  Under the write lock. */
+static void settle_owed(struct ivc *c, unsigned peer, unsigned vector, int fd)
+{
+	static const uint64_t one = 1;
+
+	for (unsigned i = 0; i < c->nowed;) {
+		if (c->owed[i].peer != peer ||
+		    (vector != ~0u && c->owed[i].vector != vector)) {
+			i++;
+			continue;
+		}
+		if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
+			/* a full counter is a ring pending all the same */
+		}
+		c->owed[i] = c->owed[--c->nowed];
+	}
+}
+
 /* One message after the memory: a peer's vector, a peer leaving, or one
  * of our own vectors.  Takes fd.  1: it was one of our vectors. */
 static int take_msg(struct ivc *c, int64_t value, int fd)
@@ -224,6 +250,7 @@ static int take_msg(struct ivc *c, int64_t value, int fd)
 	}
 	struct ivc_peer *p = find_peer(c, id);
 	if (fd < 0) {
+		settle_owed(c, id, ~0u, -1);  /* it left: nobody to ring */
 		if (p)
 			remove_peer(c, p);
 		return 0;     /* a peer we never saw: nothing to forget */
@@ -232,10 +259,13 @@ static int take_msg(struct ivc *c, int64_t value, int fd)
 		close(fd);
 		return -ENOMEM;
 	}
-	if (p->n < c->cap)
-		p->fd[p->n++] = fd;
-	else
+	if (p->n < c->cap) {
+		p->fd[p->n] = fd;
+		settle_owed(c, id, p->n, fd);
+		p->n++;
+	} else {
 		close(fd);
+	}
 	return 0;
 }
 
@@ -454,6 +484,45 @@ int ivc_ring(struct ivc *c, unsigned peer, unsigned vector)
 		err = -errno;
 	pthread_rwlock_unlock(&c->lock);
 	return err;
+}
+
+int ivc_ring_learn(struct ivc *c, unsigned peer, unsigned vector,
+		   int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+	bool closed = false;
+	int err;
+
+	for (;;) {
+		err = ivc_ring(c, peer, vector);
+		if ((err != -ENOENT && err != -ENXIO) || closed)
+			return err;
+		/* what a server said before it closed counts: one more ring
+		 * after the read that found it closed */
+		int took = ivc_update(c);
+		if (took < 0) {
+			closed = true;
+			continue;
+		}
+		int64_t left = end - now_ms();
+		if (left <= 0)
+			break;
+		if (took > 0)
+			continue;
+		struct pollfd pfd = { c->sock, POLLIN, 0 };
+		poll(&pfd, 1, (int)left);
+	}
+	/* owed: rung when its eventfd comes (a server gone sends none) */
+	pthread_rwlock_wrlock(&c->lock);
+	bool owe = !c->gone && vector < IVSHMEM_MAX_VECTORS &&
+		   c->nowed < IVC_OWED;
+	if (owe) {
+		c->owed[c->nowed].peer = peer;
+		c->owed[c->nowed].vector = vector;
+		c->nowed++;
+	}
+	pthread_rwlock_unlock(&c->lock);
+	return owe ? 1 : err;
 }
 
 static struct timespec *time_left(const struct timespec *deadline,

@@ -77,6 +77,15 @@ int ivc_gone(const struct ivc *c);
  * such peer as of the last ivc_update(); -ENXIO: the peer has no such
  * vector. */
 int ivc_ring(struct ivc *c, unsigned peer, unsigned vector);
+/* The same for a peer that may have joined since the last ivc_update():
+ * its eventfd is learnt from the server's messages, read for up to
+ * timeout_ms (a client that only rings reads them only here, and the
+ * server may hold them back while our socket is full).  One still unknown
+ * then is owed: rung as soon as an ivc_update() (or an ivc_wait(), which
+ * takes the notifications) brings it, unless the peer leaves first.
+ * 0 rung, 1 owed, or ivc_ring()'s other errors. */
+int ivc_ring_learn(struct ivc *c, unsigned peer, unsigned vector,
+		   int timeout_ms);
 
 /* Waits until vector is rung, or deadline (CLOCK_MONOTONIC, absolute;
  * NULL: forever) passes: 0 rung, -ETIMEDOUT, -ENXIO (no such vector).  A

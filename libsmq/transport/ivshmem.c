@@ -19,6 +19,10 @@
 #include "common.h"
 #include "ivshmem/client.h"
 
+/* How long a ring waits for the server to say how to reach a peer that
+ * joined since we last read its messages (the sender holds its lane) */
+#define LEARN_MS 100
+
 struct ivshmem {
 	struct ivc *c;
 	struct smq_vector_pool vectors;
@@ -121,12 +125,10 @@ static void ivshmem_ring(struct smq_map *m, const struct smq_bell_addr *a,
 		return;
 	}
 	__atomic_store_n((uint32_t *)word.far_, value, __ATOMIC_SEQ_CST);
-	/* a peer that joined since we last looked: learn its eventfds (even
-	 * from a server that then closed: what came before stays good) */
-	if (ivc_ring(iv->c, a->peer, a->vector) == -ENOENT) {
-		ivc_update(iv->c);
-		ivc_ring(iv->c, a->peer, a->vector);
-	}
+	/* a peer that joined since we last looked: its eventfds learnt from
+	 * the server (even one that then closed: what came before stays
+	 * good), waited for a while, else the ring owed until they come */
+	ivc_ring_learn(iv->c, a->peer, a->vector, LEARN_MS);
 }
 
 static int ivshmem_wait(struct smq_map *m, const struct smq_bell_addr *a,
