@@ -45,6 +45,32 @@ uint32_t arg_u32(struct argp_state *st, const char *opt, const char *arg,
 	return v;
 }
 
+unsigned arg_mode(struct argp_state *st, const char *arg)
+{
+	unsigned long v = 0;
+	size_t n = strspn(arg, "01234567");
+
+	if (n && !arg[n] && n <= 8) {
+		for (size_t i = 0; i < n; i++)
+			v = v * 8 + (unsigned long)(arg[i] - '0');
+	}
+	if (!n || arg[n] || n > 8 || v < 1 || v > 07777)
+		argp_error(st, "--mode needs octal permission bits such as "
+			   "0600 or 0660, not '%s'", arg);
+	return (unsigned)v;
+}
+
+/* Decimal digits with at most one point among them: what strtod reads
+ * of a duration, but no sign, space, hexadecimal or exponent. */
+static size_t decimal_len(const char *s)
+{
+	size_t i = strspn(s, "0123456789"), frac = 0;
+
+	if (s[i] == '.')
+		frac = strspn(s + i + 1, "0123456789") + 1;
+	return i + frac > 1 || (i + frac == 1 && s[0] != '.') ? i + frac : 0;
+}
+
 int arg_duration(struct argp_state *st, const char *opt, const char *arg)
 {
 	char *end;
@@ -52,9 +78,13 @@ int arg_duration(struct argp_state *st, const char *opt, const char *arg)
 
 	if (!strcmp(arg, "inf") || !strcmp(arg, "forever") || !strcmp(arg, "-1"))
 		return SMQ_WAIT_FOREVER;
+	if (arg[0] == '-' && decimal_len(arg + 1))
+		argp_error(st, "%s %s is out of range: 0 to 24 days, or inf", opt,
+			   arg);
+	size_t n = decimal_len(arg);
 	errno = 0;
 	v = strtod(arg, &end);
-	if (end == arg || errno || isnan(v))
+	if (!n || end != arg + n || errno || isnan(v))
 		argp_error(st, "%s needs a duration such as 2, 0.5, 200ms, 3s, 1m "
 			   "or inf, not '%s'", opt, arg);
 	if (!strcmp(end, "ms"))

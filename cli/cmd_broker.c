@@ -36,7 +36,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		o->socket = arg_socket_path(st, arg);
 		break;
 	case 'm':
-		o->mode = arg_socket_mode(st, arg);
+		o->mode = arg_mode(st, arg);
 		break;
 	case ARGP_KEY_END:
 		if (!o->socket)

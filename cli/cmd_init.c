@@ -71,16 +71,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case OPT_TIMEOUT:
 		o->timeout_ms = arg_duration(st, "--timeout", arg);
 		break;
-	case 'm': {
-		char *end;
-		errno = 0;
-		long v = strtol(arg, &end, 8);
-		if (end == arg || *end || errno || v < 0 || v > 07777)
-			argp_error(st, "--mode needs octal permission bits such as "
-				   "0600 or 0660, not '%s'", arg);
-		o->mode = (int)v;
+	case 'm':
+		o->mode = (int)arg_mode(st, arg);
 		break;
-	}
 	default:
 		return no_operands(key, arg, st);
 	}

@@ -69,7 +69,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 				     SMQ_SERVER_MAX_VECTORS);
 		break;
 	case 'm':
-		o->mode = arg_socket_mode(st, arg);
+		o->mode = arg_mode(st, arg);
 		break;
 	case ARGP_KEY_END:
 		if (!o->socket)

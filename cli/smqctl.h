@@ -40,6 +40,10 @@ bool value_size(const char *opt, const char *arg, uint64_t min, uint64_t max,
 		uint64_t *out, char *why, size_t n);
 /* "1.5", "30s", "200ms", "2m", "inf": milliseconds, or SMQ_WAIT_FOREVER */
 int arg_duration(struct argp_state *st, const char *opt, const char *arg);
+/* --mode OCTAL (init, server, broker): 1 to 4 octal digits after any
+ * leading zeros, from 1 to 07777 (no sign, no space, not 0: bits nobody
+ * can use) */
+unsigned arg_mode(struct argp_state *st, const char *arg);
 /* arg_size.c, the one size parser: a number of bytes with an optional
  * binary suffix K, M or G (KiB, MiB, GiB too), from min to max; anything
  * else is a usage error through argp that names the option. */

@@ -37,11 +37,9 @@ error_t no_operands(int key, char *arg, struct argp_state *st);
  * help). */
 int finish(int rc);
 
-/* socket_option.c: --socket PATH and --mode OCTAL of the commands that
- * listen on a UNIX socket (server, broker).  A path that is empty or too
- * long for a socket, or bits that are not octal from 1 to 07777, are a
- * usage error through argp. */
+/* socket_option.c: --socket PATH of the commands that listen on a UNIX
+ * socket (server, broker).  A path that is empty or too long for a
+ * socket is a usage error through argp. */
 const char *arg_socket_path(struct argp_state *st, const char *arg);
-unsigned arg_socket_mode(struct argp_state *st, const char *arg);
 
 #endif

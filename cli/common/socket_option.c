@@ -20,14 +20,3 @@ const char *arg_socket_path(struct argp_state *st, const char *arg)
 			   MAX_SOCKET_PATH);
 	return arg;
 }
-
-unsigned arg_socket_mode(struct argp_state *st, const char *arg)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(arg, &end, 8);
-	if (end == arg || *end || errno || v <= 0 || v > 07777)
-		argp_error(st, "--mode needs octal permission bits such as "
-			   "0600 or 0660, not '%s'", arg);
-	return (unsigned)v;
-}

@@ -76,9 +76,12 @@ static void two_ints(struct argp_state *st, const char *opt, const char *arg,
 {
 	char *end;
 	for (int i = 0; i < 2; i++) {
+		/* digits, and a minus for -1: no space, no plus */
+		const char *digits = arg + (*arg == '-');
 		errno = 0;
 		long v = strtol(arg, &end, 10);
-		if (end == arg || errno || v < min || v > max ||
+		if (end == arg || *digits < '0' || *digits > '9' || errno ||
+		    v < min || v > max ||
 		    (i == 0 && *end != ',') || (i == 1 && *end))
 			argp_error(st, "%s needs two numbers A,B from %d to %d, "
 				   "not '%s'", opt, min, max, arg);

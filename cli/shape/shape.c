@@ -56,8 +56,11 @@ static bool board_mask(const char *shown, const char *list, uint64_t *mask,
 		size_t len = comma ? (size_t)(comma - b) : strlen(b);
 		char num[32];
 		uint32_t v;
-		if (len >= sizeof(num))
-			len = sizeof(num) - 1;
+		if (len >= sizeof(num)) {
+			snprintf(why, n, "%s %.*s... is not a board number",
+				 name, 20, b);
+			return false;
+		}
 		memcpy(num, b, len);
 		num[len] = 0;
 		if (!value_u32(name, num, 0, SMQ_MAX_BOARDS - 1, &v, why, n))
@@ -236,7 +239,8 @@ bool shape_set(struct shape_opts *s, enum shape_key key, const char *value,
 		s->g.entries = v;
 		break;
 	case SHAPE_ENTRY_SIZE:
-		if (!value_size(shown, value, 0, SMQ_MAX_ENTRY_SIZE, &size, why,
+		/* init refuses a window of empty messages only */
+		if (!value_size(shown, value, 1, SMQ_MAX_ENTRY_SIZE, &size, why,
 				n))
 			return false;
 		s->g.entry_size = (uint32_t)size;

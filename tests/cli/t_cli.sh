@@ -646,6 +646,21 @@ row 2 "--timeout needs a duration" - "$W" sync --timeout abc
 row 2 "unknown unit" - "$W" sync --timeout 5x
 row 2 "--interval must be more than 0" - "$W" sync --interval 0
 row 2 "--timeout -5 is out of range" - "$W" send --timeout -5 x
+# decimal seconds or a number with ms, s or m: no hexadecimal, exponent,
+# sign or space that strtod would take
+row 2 "--timeout needs a duration" - "$W" recv --timeout 0x1p4
+row 2 "--timeout needs a duration" - "$W" recv --timeout 1e1ms
+row 2 "--timeout needs a duration" - "$W" recv --timeout " 5"
+row 2 "--timeout needs a duration" - "$W" recv --timeout +5
+row 2 "--entry-size 0 is out of range: 1 to 16M" - "$W" init --entry-size 0
+row 2 "is not a board number" - "$W" init --boards 4 --senders "1:00000000000000000000000000000001"
+row 2 "is not a board number" - "$W" init --boards 4 --senders "1:2,0000000000000000000000000000000JUNK"
+# octal bits from 1 to 07777, one rule for init, server and broker
+row 2 "--mode needs octal permission bits" - "$W" init --keep --mode -0
+row 2 "--mode needs octal permission bits" - "$W" init --keep --mode " +0640"
+row 2 "--mode needs octal permission bits" - "$W" init --keep --mode 0
+row 2 "--mode needs octal permission bits" - "$W" server --socket "$T/s" --mode +600
+row 2 "--cpu needs two numbers" - "$W" bench --cpu " 0,+1"
 # -T is --timeout in every command that waits, init and clear too
 row 2 "--timeout needs a duration" - "$W" init -T abc
 row 2 "--timeout needs a duration" - "$W" clear -T abc
