@@ -61,17 +61,7 @@ static const struct argp argp = {
 
 static void json_string(const char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
+	json_quote(stdout, s);
 }
 
 static void print_listening(const struct ctx *ctx, const char *socket,

@@ -74,6 +74,7 @@ static int read_all(FILE *f, size_t limit, char **buf, size_t *len)
 
 	if (!p)
 		return -ENOMEM;
+	errno = 0;
 	while (n < cap) {
 		size_t got = fread(p + n, 1, cap - n, f);
 		if (!got)
@@ -81,8 +82,9 @@ static int read_all(FILE *f, size_t limit, char **buf, size_t *len)
 		n += got;
 	}
 	if (ferror(f)) {
+		int e = errno ? errno : EIO;  /* read(2)'s: EISDIR, ... */
 		free(p);
-		return -EIO;
+		return -e;
 	}
 	*buf = p;
 	*len = n;
@@ -211,7 +213,10 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	}
 	if (err) {
 		smq_close(w);
-		return say_error("cannot read the message: %s", strerror(-err));
+		return say_error("cannot read the message%s%s: %s",
+				 o.file && strcmp(o.file, "-") ? " from " : "",
+				 o.file && strcmp(o.file, "-") ? o.file : "",
+				 strerror(-err));
 	}
 	if (len > wi.geometry.entry_size) {
 		free(data);

@@ -34,7 +34,7 @@ static void json_key(struct json *j, const char *key)
 /* A string: quote, backslash and control characters escaped; a byte that
  * is not UTF-8 (a host name in a window holds any bytes) becomes U+FFFD,
  * since JSON text is UTF-8. */
-static void json_escaped(FILE *f, const char *s)
+void json_quote(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
@@ -75,7 +75,7 @@ void json_end(struct json *j, char brace)
 void json_str(struct json *j, const char *key, const char *val)
 {
 	json_key(j, key);
-	json_escaped(j->f, val);
+	json_quote(j->f, val);
 }
 
 void json_u64(struct json *j, const char *key, uint64_t val)

@@ -134,6 +134,9 @@ void json_open_line(struct json *j, FILE *f);
 void json_begin(struct json *j, const char *key, char brace);
 void json_end(struct json *j, char brace);
 void json_str(struct json *j, const char *key, const char *val);
+/* s as a JSON string on f, quoted and escaped; a byte that is not UTF-8
+ * becomes U+FFFD */
+void json_quote(FILE *f, const char *s);
 void json_u64(struct json *j, const char *key, uint64_t val);
 void json_i64(struct json *j, const char *key, int64_t val);
 void json_bool(struct json *j, const char *key, bool val);

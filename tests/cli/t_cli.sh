@@ -728,6 +728,7 @@ row 1 "larger than the entry size 16" - "$W2" -w "file:$W2" send -q 1 1234567890
 printf '12345678901234567' >"$T/big"
 row 1 "larger than the entry size 16" - "$W2" -w "file:$W2" send -q 1 --file "$T/big"
 row 1 "cannot read $T/nosuchfile" - "$W2" -w "file:$W2" send -q 1 --file "$T/nosuchfile"
+row 1 "cannot read the message from $T: Is a directory" - "$W2" -w "file:$W2" send -q 1 --file "$T"
 # A send refused on a full queue writes one thing: it counts the refusal
 # (full_refusals of the queue's lane of board 0; smq(7)), one byte here.
 "$S" -w "file:$W2" --json -v dump >"$T/full.before"

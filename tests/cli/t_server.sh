@@ -183,6 +183,16 @@ for line in open(sys.argv[1]): json.loads(line)' "$T/out" 2>"$T/json.err" ||
 stop INT
 want_no_socket
 verdict "--json: one object a line; SIGINT: exit 0, socket removed"
+# a socket path that is not UTF-8: JSON text all the same (U+FFFD)
+bsock=$(printf '%s/s\377' "$T")
+start --json -w "shm:$M" server --socket "$bsock" --vectors 2
+python3 -c 'import json, sys
+for line in open(sys.argv[1], "rb").read().decode("utf-8").splitlines():
+    json.loads(line)' "$T/out" 2>"$T/json.err" ||
+	no "not UTF-8 JSON lines: $(tail -n 1 "$T/json.err")"
+grep -q 's\\ufffd' "$T/out" || no "the byte 0xff is not U+FFFD: $(head -n 1 "$T/out")"
+stop INT
+verdict "--json: a socket path that is not UTF-8 is shown with U+FFFD"
 
 echo "== systemd"
 cat >"$T/notify.py" <<'EOF'
