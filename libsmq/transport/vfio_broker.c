@@ -33,6 +33,8 @@ struct client {
 
 struct smq_broker {
 	int listen_fd, epoll_fd;
+	int reserve_fd;         /* given up to refuse a client when out of
+				   descriptors (-1: none held) */
 	char *socket_path;
 	dev_t sock_dev;         /* the socket we made, to remove only it */
 	ino_t sock_ino;
@@ -46,6 +48,8 @@ struct smq_broker {
 	unsigned nclients;
 	struct smq_broker_event ev[2 * BATCH];
 	unsigned nev;
+	bool deaf;              /* the listening socket out of the epoll set
+				   (no descriptor to refuse a client with) */
 };
 
 /* "pci:BDF" or "pci:BDF/BAR": the device and the BAR (-1: the one its
@@ -170,7 +174,10 @@ int smq_broker_open(const struct smq_broker_config *config, size_t size,
 	if (!(b = calloc(1, sizeof(*b))))
 		return -ENOMEM;
 	b->listen_fd = b->epoll_fd = -1;
+	b->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (!(b->socket_path = strdup(c.socket_path))) {
+		if (b->reserve_fd >= 0)
+			close(b->reserve_fd);
 		free(b);
 		return -ENOMEM;
 	}
@@ -205,6 +212,34 @@ static void push(struct smq_broker *b, int type, const struct client *c,
 			err };
 }
 
+/* Out of descriptors: the connection is taken with the one kept for
+ * that and refused (said as a client dropped with the error), rather than
+ * left to keep the listening socket ready for ever: a busy loop that
+ * would never return to the caller. */
+static void refuse_for_fds(struct smq_broker *b, int err)
+{
+	struct client c = { .pid = -1 };
+
+	if (b->reserve_fd < 0 &&
+	    (b->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		/* nothing to give up: stop listening until a client leaves */
+		epoll_ctl(b->epoll_fd, EPOLL_CTL_DEL, b->listen_fd, NULL);
+		b->deaf = true;
+		return;
+	}
+	close(b->reserve_fd);
+	int fd = accept4(b->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+			c.pid = cred.pid;
+		close(fd);
+		push(b, SMQ_CLIENT_DETACHED, &c, err);
+	}
+	b->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 static void accept_client(struct smq_broker *b)
 {
 	struct ucred cred;
@@ -214,8 +249,11 @@ static void accept_client(struct smq_broker *b)
 	 * dropped, never waited for */
 	int fd = accept4(b->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-	if (fd < 0)
-		return;   /* EAGAIN, or out of descriptors: it may retry */
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE)
+			refuse_for_fds(b, -errno);
+		return;   /* EAGAIN, ECONNABORTED: nothing to take */
+	}
 	struct broker_msg m = { BROKER_MAGIC, BK_HELLO, BROKER_VERSION, 0, 0,
 				b->vectors, b->bar, "" };
 	snprintf(m.bdf, sizeof(m.bdf), "%s", smq_vfio_bdf(b->v));
@@ -247,6 +285,11 @@ static void drop_client(struct smq_broker *b, struct client *c, int err)
 	b->used &= ~c->vecs;
 	epoll_ctl(b->epoll_fd, EPOLL_CTL_DEL, c->sock, NULL);
 	close(c->sock);
+	if (b->deaf) {  /* a descriptor free again: listen again */
+		struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };
+		b->deaf = epoll_ctl(b->epoll_fd, EPOLL_CTL_ADD, b->listen_fd,
+				    &e) < 0;
+	}
 	for (struct client **p = &b->clients; *p; p = &(*p)->next)
 		if (*p == c) {
 			*p = c->next;
@@ -368,6 +411,8 @@ int smq_broker_close(struct smq_broker *b)
 	}
 	if (b->epoll_fd >= 0)
 		close(b->epoll_fd);
+	if (b->reserve_fd >= 0)
+		close(b->reserve_fd);
 	if (b->db)
 		smq_doorbell_close(b->db);
 	smq_vfio_close(b->v);
