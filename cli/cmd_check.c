@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check/check.h"
+#include "probe.h"
 
 enum { OPT_ONLY = 0x100, OPT_SKIP, OPT_STRICT, OPT_PEER, OPT_DEVICE,
        OPT_SYSFS, OPT_WATCH };
@@ -110,11 +111,39 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--timeout must be more than 0 and "
 				   "finite");
 		break;
-	case OPT_DEVICE:
-		if (!*arg)
-			argp_error(st, "--device needs a device");
+	case OPT_DEVICE: {
+		/* [[domain:]bus:]slot[.func][/BAR]: checked here, as probe's
+		 * -s is, so that a typo is not a device absent */
+		char dev[64], *end = NULL;
+		const char *slash = strchr(arg, '/');
+		size_t len = slash ? (size_t)(slash - arg) : strlen(arg);
+		struct probe_filter f = { .slot = dev };
+		long bar = 0;
+		bool ok = len && len < sizeof(dev);
+		if (ok) {
+			memcpy(dev, arg, len);
+			dev[len] = 0;
+			ok = !probe_filter_check(&f);
+		}
+		if (ok && slash) {
+			bar = strtol(slash + 1, &end, 10);
+			ok = end != slash + 1 && !*end && bar >= 0 && bar <= 5;
+		}
+		if (!ok)
+			argp_error(st, "--device '%s' is not a device: "
+				   "[[domain:]bus:]slot[.func] in hex, then "
+				   "/BAR (0 to 5) if wished", arg);
 		o->device = arg;
 		break;
+	}
+	case ARGP_KEY_END: {
+		bool any = false;
+		for (int i = 0; i < CK_COUNT; i++)
+			any |= o->selected[i];
+		if (!any)
+			argp_error(st, "--only and --skip leave no check to run");
+		return no_operands(key, arg, st);
+	}
 	case 'F':
 		if (!*arg)
 			argp_error(st, "--dump needs a file");

@@ -87,7 +87,8 @@ grep -q "^PASS  format" "$T/only.out" && failed "--only receivers ran format" ||
 run skip --skip window,cross
 grep -qE '^(PASS|WARN|FAIL|SKIP)  (format|map) ' "$T/skip.out" &&
 	failed "--skip window,cross ran one of them" || ok "--skip window,cross"
-for bad_args in "--only nosuch" "--skip format,nosuch" "--timeout 0" "--timeout inf" "operand"; do
+for bad_args in "--only nosuch" "--skip format,nosuch" "--timeout 0" "--timeout inf" "operand" \
+	"--only format --skip format" "--only pci --device garbage" "--only pci --device 00:03.0/9"; do
 	run usage $bad_args
 	check_exit "check $bad_args" 2
 done
