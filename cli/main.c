@@ -193,6 +193,8 @@ static error_t top_parse(int key, char *arg, struct argp_state *st)
 		if (c)
 			list_options(c->argp);
 		list_options(&common_argp);
+		/* argp's own: every command's, and the program's version */
+		printf("--help\n--usage\n%s", c ? "" : "--version\n");
 		exit(finish(0));
 	}
 	case OPT_LIST_ARGS: {

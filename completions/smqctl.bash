@@ -158,7 +158,7 @@ _smqctl()
 
 	if [[ -z $cmd ]]; then
 		if [[ $cur == -* ]]; then
-			mapfile -t COMPREPLY < <(compgen -W "$("$bin" --list-opts=help 2>/dev/null) --help --version" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "$("$bin" --list-opts=help 2>/dev/null)" -- "$cur")
 		else
 			mapfile -t COMPREPLY < <(compgen -W "$("$bin" --list-cmds 2>/dev/null)" -- "$cur")
 		fi

@@ -256,8 +256,8 @@ EOF
 	done
 	same "(c) bash: smqctl -w W --board 1 dump --<TAB> gives the options of dump" \
 		"$(cat "$tmp/opts.dump")" "$(bcomp -w W --board 1 dump --)"
-	same "(c) bash: smqctl --<TAB> gives the common options, --help and --version" \
-		"$(sorted "$(printf '%s\n--help\n--version' "$common")")" "$(sorted "$(bcomp --)")"
+	same "(c) bash: smqctl --<TAB> gives the common options (--help and --usage among them) and --version" \
+		"$(sorted "$(printf '%s\n--version' "$common")")" "$(sorted "$(bcomp --)")"
 	same "(c) bash: smqctl help <TAB> gives the commands, help too" \
 		"$cmds" "$(bcomp help '')"
 	got=$(bcomp --window '')
@@ -350,8 +350,8 @@ EOF
 		same "(d) zsh: smqctl $c --<TAB> gives smqctl --list-opts=$c" \
 			"$(sort "$tmp/opts.$c")" "$(sorted "$(zcomp "$c" --)")"
 	done
-	same "(d) zsh: smqctl --<TAB> gives the common options, --help and --version" \
-		"$(sorted "$(printf '%s\n--help\n--version' "$common")")" "$(sorted "$(zcomp --)")"
+	same "(d) zsh: smqctl --<TAB> gives the common options (--help and --usage among them) and --version" \
+		"$(sorted "$(printf '%s\n--version' "$common")")" "$(sorted "$(zcomp --)")"
 	same "(d) zsh: smqctl help <TAB> gives the commands, help too" \
 		"$(sorted "$cmds")" "$(sorted "$(zcomp help '')")"
 	got=$(zcomp --window '')
