@@ -5,6 +5,29 @@
 #include <sched.h>
 #include "queue.h"
 
+/* Whether the receiver's copy of our top is behind it because a sender
+ * died between its two stores: the entries between carry their
+ * signatures (taken or not, an entry keeps its signature until the next
+ * lap writes it).  A copy behind over entries that do not is damage, not
+ * ours to publish. */
+static bool copy_behind(struct smq_queue *q, uint64_t top)
+{
+	uint64_t in = FAR_LOAD(q->w, SMQ_FAR_TAKEOVER, q->in,
+			       struct smq_lane_in, top);
+
+	if (in >= top || top - in > q->entries)
+		return false;
+	for (uint64_t seq = in; seq < top; seq++) {
+		struct smq_far e = smq_far_offset(q->ring,
+			(seq & (q->entries - 1)) * q->stride);
+		if (FAR_LOAD(q->w, SMQ_FAR_TAKEOVER, e, struct smq_entry,
+			     signature) !=
+		    smq_signature(q->epoch, q->index, q->w->board, seq))
+			return false;
+	}
+	return true;
+}
+
 /* A sender that died after signing entries from seq on (one, or a
  * burst's) but before storing top left whole entries that the receiver
  * takes (or has taken): carry on after them, never write over them, and
@@ -13,9 +36,10 @@
  * lane_out.messages moves with top: entries below it are counted already
  * (the sender died between its counts and its top).  One that died
  * between its two stores of top left the receiver's copy behind: it is
- * stored again.  Called with the lane lock held (no send of ours is
- * between its stores).  Reads across the bus: only when a sender opens
- * or takes the lane over from a dead one, never per message. */
+ * stored again, if the entries between carry their signatures.  Called
+ * with the lane lock held (no send of ours is between its stores).
+ * Reads across the bus: only when a sender opens or takes the lane over
+ * from a dead one, never per message. */
 void smq_lane_recover(struct smq_queue *q)
 {
 	uint64_t top = LOAD(&q->out->top), seq = top, bytes = 0;
@@ -45,8 +69,10 @@ void smq_lane_recover(struct smq_queue *q)
 			STORE(&q->out->messages, seq);  /* with top again */
 			STORE(&q->out->bytes, LOAD(&q->out->bytes) + bytes);
 		}
+		FAR_STORE_REL(q->in, struct smq_lane_in, top, seq);
+	} else if (copy_behind(q, top)) {
+		FAR_STORE_REL(q->in, struct smq_lane_in, top, top);
 	}
-	FAR_STORE_REL(q->in, struct smq_lane_in, top, seq);
 }
 
 /* The lane lock serialises the senders of one board; it lives in that
