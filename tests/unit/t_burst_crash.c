@@ -99,6 +99,16 @@ static void sent_is_received(struct smq_window *w)
 		     (unsigned long long)qi.bytes_received);
 }
 
+/* Nothing left in the queue, and all of it counted as sent. */
+static void drained(struct smq_window *w)
+{
+	char buf[16];
+	size_t n;
+
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
+	sent_is_received(w);
+}
+
 static void expect(const char *want)
 {
 	char buf[16];
@@ -109,12 +119,18 @@ static void expect(const char *want)
 		FAIL("received '%.*s', expected '%s'", (int)n, buf, want);
 }
 
+/* The three messages of burst_of_3, in order. */
+static void expect_burst(void)
+{
+	expect("m0");
+	expect("m1");
+	expect("m2");
+}
+
 int main(void)
 {
 	struct smq_window *w0, *w1;
 	struct smq_queue *tx;
-	char buf[16];
-	size_t n;
 
 	spec = test_window();
 	w0 = test_init(spec, 2, 1, 8, 16);
@@ -136,26 +152,20 @@ int main(void)
 	kill_sender_at(SMQ_HOOK_SIGNED);
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "next", 4, 0));
-	expect("m0");
-	expect("m1");
-	expect("m2");
+	expect_burst();
 	expect("next");
-	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
-	sent_is_received(w0);
+	drained(w0);
 	OK(smq_queue_close(tx));
 
 	/* 3. the sender killed after signing, all taken before the next
 	 * sender opens */
 	kill_sender_at(SMQ_HOOK_SIGNED);
-	expect("m0");
-	expect("m1");
-	expect("m2");
+	expect_burst();
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "later", 5, 0));
 	expect("later");
-	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
 	OK(smq_validate(w0, NULL, 0));
-	sent_is_received(w0);
+	drained(w0);
 	printf("burst_crash: a sender killed with 3 entries signed and no "
 	       "top: each received once, in order, taken before or after the "
 	       "next sender opened, and counted as sent\n");
@@ -170,12 +180,9 @@ int main(void)
 		FAIL("lane_in.top %llu after the next sender opened, expected "
 		     "%llu", (unsigned long long)lane(w0).top,
 		     (unsigned long long)top + 3);
-	expect("m0");
-	expect("m1");
-	expect("m2");
-	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
+	expect_burst();
 	OK(smq_validate(w0, NULL, 0));
-	sent_is_received(w0);
+	drained(w0);
 	printf("burst_crash: a sender killed between its two stores of top: "
 	       "the next sender to open stores the receiver's copy again; "
 	       "counted once\n");
@@ -185,11 +192,8 @@ int main(void)
 	 * not counted twice */
 	kill_sender_at(SMQ_HOOK_COUNTED);
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
-	expect("m0");
-	expect("m1");
-	expect("m2");
-	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
-	sent_is_received(w0);
+	expect_burst();
+	drained(w0);
 	printf("burst_crash: a sender killed between its counts and its top: "
 	       "its messages received once, counted once\n");
 	OK(smq_queue_close(tx));
