@@ -70,6 +70,12 @@ struct session {
 				       filled through smq_loan_write */
 	int timeout_ms;             /* for a peer that stopped answering */
 	struct ctx *ctx;
+	struct loan_way {           /* how our loans are written (ways.c) */
+		bool stream;        /* by streaming stores */
+		unsigned since;     /* loans since the other way was tried */
+		unsigned every;     /* ...and how many between two tries */
+		double cost;        /* ns per byte of the way in use, recent */
+	} loan_way;
 };
 
 /* Options both commands take. */

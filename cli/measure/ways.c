@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 #include "session.h"
 
 /* ---- the payload ---- */
@@ -52,6 +55,37 @@ static void pattern_at(uint8_t *dst, size_t off, size_t n, uint64_t seq)
 		memcpy(dst + i, &w, 8);
 	if (i < n)
 		memcpy(dst + i, &w, n - i);
+}
+
+/* Message seq's pattern written into a loan, size bytes at dst: by
+ * ordinary stores, or (stream, x86-64) its whole lines by streaming
+ * stores, which write a line without reading it first; the line the
+ * header shares and a last partial line take ordinary stores. */
+static void pattern_stream(uint8_t *dst, size_t size, uint64_t seq,
+			   bool stream)
+{
+	size_t i = 0;
+#if defined(__x86_64__)
+	size_t head = (size_t)(-(uintptr_t)dst & 63);
+	if (stream && head < size) {
+		size_t end = head + ((size - head) & ~(size_t)63);
+		words2 a, b, step;
+
+		pattern_at(dst, 0, head, seq);
+		pattern_four(seq, head / 8, &a, &b, &step);
+		for (i = head; i < end; i += 32, a += step, b += step) {
+			_mm_stream_si128((__m128i *)(dst + i), (__m128i)a);
+			_mm_stream_si128((__m128i *)(dst + i + 16), (__m128i)b);
+		}
+		/* before the submit's stores, which order only ordinary
+		 * ones */
+		_mm_sfence();
+	}
+#else
+	(void)stream;
+#endif
+	if (i < size)
+		pattern_at(dst + i, i, size - i, seq);
 }
 
 void payload_fill(void *dst, size_t size, uint64_t seq, bool verify)
@@ -130,6 +164,52 @@ void way_bufs_put(struct way_bufs *b)
 
 /* ---- sending ---- */
 
+/* Which way to write a loan of size bytes.  Which is quicker depends on
+ * where the receiver's cache is: an ordinary store to a line the receiver
+ * read last fetches that line from the receiver's cache first, cheap when
+ * the two CPUs share a cache and several times a streaming store's cost
+ * when they do not (or when the hypervisor moves one).  So a large loan
+ * is timed, and every so often written the other way, one message: the
+ * quicker way is kept, and the tries grow rarer while they lose.  A small
+ * message stays in the cache and is written by ordinary stores. */
+#define STREAM_FROM 1024
+#define TRY_FIRST 16
+#define TRY_MOST 1024
+static bool loan_streams(const struct loan_way *lw, bool *trial)
+{
+#if defined(__x86_64__)
+	*trial = lw->cost > 0 && lw->since >= lw->every;
+	return lw->stream != *trial;
+#else
+	(void)lw;
+	*trial = false;
+	return false;
+#endif
+}
+
+/* ...and what loan took ns for size bytes, written that way, teaches */
+static void loan_learn(struct loan_way *lw, size_t size, bool trial,
+		       uint64_t ns)
+{
+	double c = (double)ns / (double)size;
+
+	if (!trial) {
+		lw->cost = lw->cost > 0 ? lw->cost + (c - lw->cost) / 8 : c;
+		if (!lw->every)
+			lw->every = TRY_FIRST;
+		lw->since++;
+		return;
+	}
+	lw->since = 0;
+	if (c < 0.9 * lw->cost) {
+		lw->stream = !lw->stream;
+		lw->cost = c;
+		lw->every = TRY_FIRST;
+	} else if (lw->every < TRY_MOST) {
+		lw->every *= 2;
+	}
+}
+
 /* One message written in place.  On a window with checksums the bytes go
  * through smq_loan_write, which sums them as it copies: made a piece at a
  * time in a buffer that stays in the cache. */
@@ -143,17 +223,26 @@ static int loan_send(struct session *s, size_t size, uint64_t seq)
 	if ((err = smq_loan(s->tx, size, s->timeout_ms, &p)))
 		return err;
 	if (!s->checksum) {
-		payload_fill(p, size, seq, true);
-	} else {
-		for (size_t off = 0; off < size && !err; off += PIECE) {
-			size_t n = size - off < PIECE ? size - off : PIECE;
-			pattern_at(piece, off, n, seq);
-			err = smq_loan_write(s->tx, off, piece, n);
+		if (size < STREAM_FROM) {
+			pattern_at(p, 0, size, seq);
+			return smq_loan_submit(s->tx, size);
 		}
-		if (err) {
-			smq_loan_abort(s->tx);
+		bool trial, stream = loan_streams(&s->loan_way, &trial);
+		uint64_t t0 = now_ns();
+		pattern_stream(p, size, seq, stream);
+		if ((err = smq_loan_submit(s->tx, size)))
 			return err;
-		}
+		loan_learn(&s->loan_way, size, trial, now_ns() - t0);
+		return 0;
+	}
+	for (size_t off = 0; off < size && !err; off += PIECE) {
+		size_t n = size - off < PIECE ? size - off : PIECE;
+		pattern_at(piece, off, n, seq);
+		err = smq_loan_write(s->tx, off, piece, n);
+	}
+	if (err) {
+		smq_loan_abort(s->tx);
+		return err;
 	}
 	return smq_loan_submit(s->tx, size);
 }
