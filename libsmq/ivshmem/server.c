@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 #include "format/abi.h"
@@ -55,6 +56,7 @@ int smq_server_open(const struct smq_server_config *config, size_t size,
 	if (!s)
 		return -ENOMEM;
 	s->listen_fd = s->epoll_fd = s->mem_fd = s->reserve_fd = -1;
+	s->retry_fd = -1;
 	s->vectors = c->vectors;
 	if (!(s->socket_path = strdup(c->socket_path))) {
 		free(s);
@@ -63,7 +65,14 @@ int smq_server_open(const struct smq_server_config *config, size_t size,
 	if ((err = smq_srv_open_memory(s, c->memory, c->size)))
 		goto fail;
 	if ((s->epoll_fd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
-	    (s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+	    (s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ||
+	    (s->retry_fd = timerfd_create(CLOCK_MONOTONIC,
+					  TFD_NONBLOCK | TFD_CLOEXEC)) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	struct epoll_event r = { .events = EPOLLIN, .data.ptr = &s->retry_fd };
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->retry_fd, &r) < 0) {
 		err = -errno;
 		goto fail;
 	}
@@ -143,6 +152,10 @@ static int server_next(struct smq_server *s, int timeout_ms,
 			struct peer *p = e[i].data.ptr;
 			if (!p) {
 				newcomer = true;
+				continue;
+			}
+			if (e[i].data.ptr == &s->retry_fd) {
+				smq_srv_retry(s);
 				continue;
 			}
 			if (p->dead)
@@ -234,6 +247,8 @@ int smq_server_close(struct smq_server *s)
 		close(s->epoll_fd);
 	if (s->reserve_fd >= 0)
 		close(s->reserve_fd);
+	if (s->retry_fd >= 0)
+		close(s->retry_fd);
 	free(s->socket_path);
 	free(s);
 	return err;

@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #include "server.h"
 #include "transport/common.h"
@@ -78,21 +79,71 @@ static bool make_room(struct peer *p, unsigned n)
 	return true;
 }
 
-static void drop_msg(struct outmsg *m)
+static void vecs_put(struct vecs *v)
 {
-	if (m->kind == OUT_OWNED && m->fd >= 0)
-		close(m->fd);
+	if (!v || --v->refs)
+		return;
+	for (unsigned i = 0; i < SMQ_SERVER_MAX_VECTORS; i++)
+		if (v->efd[i] >= 0)
+			close(v->efd[i]);
+	free(v);
 }
 
-/* Sends what can go now, in order; the rest waits for EPOLLOUT. */
+static void drop_msg(struct outmsg *m)
+{
+	if (m->kind == OUT_RUN)
+		vecs_put(m->of);
+}
+
+/* The kernel refused a send for the descriptors we have in flight, sent
+ * and not yet received, which it bounds by our limit of open files
+ * unless we may exceed it: a client's, or several clients', that do not
+ * read.  No event says when they have read, so the send goes again at
+ * the retry timer; meanwhile p waits, as a full socket does. */
+static void refs_wait(struct smq_server *s, struct peer *p)
+{
+	struct itimerspec it = { { 0, 0 }, { 0, RETRY_MS * 1000000L } };
+
+	p->refs_wait = true;
+	if (s->retry_armed)
+		return;
+	if (timerfd_settime(s->retry_fd, 0, &it, NULL) < 0)
+		mark_dead(p, -errno);
+	else
+		s->retry_armed = true;
+}
+
+void smq_srv_retry(struct smq_server *s)
+{
+	uint64_t n;
+
+	if (read(s->retry_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	s->retry_armed = false;
+	for (unsigned i = 0; i < s->nslots; i++) {
+		struct peer *p = s->slot[i];
+		if (p && p->refs_wait && !p->dead) {
+			p->refs_wait = false;
+			if (!p->want_out)
+				smq_srv_peer_flush(s, p);
+		}
+	}
+}
+
+/* Sends what can go now, in order; the rest waits for EPOLLOUT, or for
+ * the retry timer. */
 void smq_srv_peer_flush(struct smq_server *s, struct peer *p)
 {
-	while (p->qlen && !p->dead) {
+	while (p->qlen && !p->dead && !p->refs_wait) {
 		struct outmsg *m = at(p, 0);
 		int fd = m->kind == OUT_RUN ? m->of->efd[m->next] : m->fd;
 		int err = send_msg(p->sock, m->value, fd);
 		if (err == -EAGAIN) {
 			set_want_out(s, p, true);
+			return;
+		}
+		if (err == -ETOOMANYREFS) {
+			refs_wait(s, p);
 			return;
 		}
 		if (err) {
@@ -105,7 +156,7 @@ void smq_srv_peer_flush(struct smq_server *s, struct peer *p)
 		p->qhead = (p->qhead + 1) % p->qcap;
 		p->qlen--;
 	}
-	if (!p->dead)
+	if (!p->dead && !p->refs_wait)
 		set_want_out(s, p, false);
 }
 
@@ -116,7 +167,7 @@ static void peer_send(struct smq_server *s, struct peer *p, int64_t value,
 	if (p->dead || !make_room(p, 1))
 		return;
 	*at(p, p->qlen++) = (struct outmsg){ OUT_MSG, value, fd, NULL, 0 };
-	if (!p->want_out)
+	if (!p->want_out && !p->refs_wait)
 		smq_srv_peer_flush(s, p);
 }
 
@@ -126,8 +177,9 @@ static void peer_send_run(struct smq_server *s, struct peer *p,
 {
 	if (p->dead || !make_room(p, 1))
 		return;
-	*at(p, p->qlen++) = (struct outmsg){ OUT_RUN, o->id, -1, o, 0 };
-	if (!p->want_out)
+	o->vecs->refs++;
+	*at(p, p->qlen++) = (struct outmsg){ OUT_RUN, o->id, -1, o->vecs, 0 };
+	if (!p->want_out && !p->refs_wait)
 		smq_srv_peer_flush(s, p);
 }
 
@@ -135,32 +187,21 @@ static void peer_send_run(struct smq_server *s, struct peer *p,
  * dropped, and p is never told of o at all: a join and a departure
  * cancel out, so what a client that does not read costs stays bounded by
  * the peers connected.  A run begun (only the first in the queue can be)
- * goes on with duplicates of the vectors left, then the removal, as for
- * every peer p was told of. */
+ * goes on, with o's eventfds that it keeps open, then the removal, as for
+ * every peer p was told of: nothing here takes a descriptor, so a server
+ * at its limit of open files drops no client for it. */
 static void forget_peer(struct smq_server *s, struct peer *p, struct peer *o)
 {
 	for (unsigned i = 0; i < p->qlen; i++) {
 		struct outmsg *m = at(p, i);
-		if (m->kind != OUT_RUN || m->of != o)
+		if (m->kind != OUT_RUN || m->of != o->vecs)
 			continue;
 		if (m->next == 0 || p->dead) {
+			drop_msg(m);
 			for (unsigned j = i; j + 1 < p->qlen; j++)
 				*at(p, j) = *at(p, j + 1);
 			p->qlen--;
 			return;   /* never told: no removal */
-		}
-		/* i == 0: the rest of the run, as messages of our own */
-		unsigned left = s->vectors - m->next, first = m->next;
-		if (!make_room(p, left - 1))
-			return;
-		p->qhead = (p->qhead + p->qcap - (left - 1)) % p->qcap;
-		p->qlen += left - 1;
-		for (unsigned v = 0; v < left; v++) {
-			int dup_fd = fcntl(o->efd[first + v], F_DUPFD_CLOEXEC, 3);
-			if (dup_fd < 0)
-				mark_dead(p, -errno);
-			*at(p, v) = (struct outmsg){ OUT_OWNED, o->id, dup_fd,
-						    NULL, 0 };
 		}
 		break;
 	}
@@ -172,9 +213,7 @@ void smq_srv_peer_free(struct peer *p)
 	for (unsigned i = 0; i < p->qlen; i++)
 		drop_msg(at(p, i));
 	free(p->q);
-	for (unsigned v = 0; v < SMQ_SERVER_MAX_VECTORS; v++)
-		if (p->efd[v] >= 0)
-			close(p->efd[v]);
+	vecs_put(p->vecs);
 	if (p->sock >= 0)
 		close(p->sock);
 	free(p);
@@ -303,10 +342,15 @@ int smq_srv_accept_client(struct smq_server *s)
 		goto refuse;
 	}
 	p->sock = -1;
+	if (!(p->vecs = malloc(sizeof(*p->vecs)))) {
+		err = -ENOMEM;
+		goto refuse;
+	}
+	p->vecs->refs = 1;
 	for (unsigned v = 0; v < SMQ_SERVER_MAX_VECTORS; v++)
-		p->efd[v] = -1;
+		p->vecs->efd[v] = -1;
 	for (unsigned v = 0; v < s->vectors; v++)
-		if ((p->efd[v] = eventfd(0, EFD_CLOEXEC)) < 0) {
+		if ((p->vecs->efd[v] = eventfd(0, EFD_CLOEXEC)) < 0) {
 			err = -errno;
 			goto refuse;
 		}

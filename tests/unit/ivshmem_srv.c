@@ -6,14 +6,18 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <linux/capability.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include "testlib.h"
 #include "ivshmem_srv.h"
 
 char srv_dir[64];
+int srv_nofile;
 
 int count_fds(void)
 {
@@ -61,6 +65,16 @@ static void serve(struct smq_server_config c, int events, int stop)
 	struct record r = { 0 };
 	struct smq_server *s;
 	int before = count_fds();
+
+	if (srv_nofile > 0) {
+		struct rlimit rl = { (rlim_t)srv_nofile, (rlim_t)srv_nofile };
+		struct __user_cap_header_struct h = {
+			_LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct none[2] = { { 0, 0, 0 } };
+		if (setrlimit(RLIMIT_NOFILE, &rl) ||
+		    syscall(SYS_capset, &h, none))
+			_exit(9);
+	}
 
 	r.status = smq_server_open(&c, sizeof(c), &s);
 	write_record(events, &r);

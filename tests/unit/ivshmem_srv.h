@@ -31,6 +31,10 @@ void srv_setup(void);
 int count_fds(void);
 void deadline_in(struct timespec *ts, int ms);
 void sleep_ms(int ms);
+/* When > 0, the next server started runs with this limit of open files
+ * (soft and hard) and no capabilities: as a user's server, whose
+ * descriptors in flight to clients the kernel bounds by that limit. */
+extern int srv_nofile;
 /* Starts a server on srv_dir/name; returns smq_server_open()'s result. */
 int start_server(struct srv *sv, const char *name, const char *memory,
 		 uint64_t size, unsigned vectors);

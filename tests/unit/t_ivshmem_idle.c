@@ -4,6 +4,11 @@
  *    are never dropped and cost the server no descriptor per message:
  *    a peer that joins and leaves while a client's socket is full is
  *    never told to it; one that reads late gets a picture that is right;
+ *  - several that do not read may hold more descriptors in flight than
+ *    a user's server may have open (the kernel then refuses its sends):
+ *    they are kept, and a newcomer waits for its setup;
+ *  - a peer that leaves while such a client is partway through its
+ *    vectors, with the server out of descriptors, drops no one;
  *  - a client asleep in ivc_wait() reads the server's socket in the same
  *    wait: it tracks peers with no call of its own, and a server that
  *    stops ends the wait at once (-ENOTCONN);
@@ -12,6 +17,11 @@
 #include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
+#include <endian.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include "testint.h"
 #include "testlib.h"
 #include "ivshmem_srv.h"
@@ -145,9 +155,11 @@ static void slow_readers(void)
 		int n = fds_of(sv.pid);
 		most = n > most ? n : most;
 	}
-	/* 2 connected, each a socket and 2 eventfds, and 1 duplicate each
-	 * for an announcement begun; the churning one came and went */
-	if (most > base + 3 + 2)
+	/* 2 connected, each a socket and 2 eventfds; the churning one (a
+	 * socket and 2 eventfds); and for each of the 2 that do not read,
+	 * the 2 eventfds of a peer that left while it was partway through
+	 * them, kept open until it has them all */
+	if (most > base + 3 + 2 * 2)
 		FAIL("the server held %d descriptors with %d of its own and "
 		     "2 peers that do not read: it keeps one per message", most,
 		     base);
@@ -186,6 +198,186 @@ static void slow_readers(void)
 	stop_server(&sv);
 }
 
+/* A user's server (no capabilities) may have no more descriptors in
+ * flight, sent and not yet received, than its limit of open files: past
+ * it the kernel refuses a send with one (ETOOMANYREFS) until a client
+ * reads or leaves.  Clients that do not read reach that together; they
+ * are kept, and a newcomer waits for its setup instead of being dropped:
+ * it gets it once those clients leave. */
+struct joiner {
+	const char *path;
+	struct ivc *c;
+	int err;
+};
+
+static void *join_late(void *arg)
+{
+	struct joiner *j = arg;
+
+	j->err = ivc_connect(&j->c, j->path, 4);
+	return NULL;
+}
+
+static void in_flight_limit(void)
+{
+	enum { STALLED = 4 };
+	struct srv sv;
+	int st[STALLED];
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	pthread_t t;
+
+	/* 4 stalled clients of 4 vectors are sent 4 * (1 + 4 * 4) = 68
+	 * descriptors; the server itself holds about 30 */
+	srv_nofile = 40;
+	OK(start_server(&sv, "inflight", NULL, 4096, 4));
+	srv_nofile = 0;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sv.path);
+	for (int i = 0; i < STALLED; i++) {
+		st[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CHECK(st[i] >= 0);
+		CHECK(connect(st[i], (struct sockaddr *)&a, sizeof(a)) == 0);
+		expect_event(&sv, SMQ_PEER_JOINED, (unsigned)i, 0);
+	}
+	no_event(&sv, 300);   /* none dropped */
+	struct joiner j = { sv.path, NULL, 1 };
+	CHECK(pthread_create(&t, NULL, join_late, &j) == 0);
+	expect_event(&sv, SMQ_PEER_JOINED, STALLED, 0);
+	sleep_ms(200);
+	CHECK(j.err == 1);   /* still waiting for its setup */
+	for (int i = 0; i < STALLED - 1; i++) {
+		close(st[i]);
+		expect_event(&sv, SMQ_PEER_LEFT, (unsigned)i, 0);
+	}
+	CHECK(pthread_join(t, NULL) == 0);
+	OK(j.err);
+	CHECK(ivc_id(j.c) == STALLED);
+	until_peer(j.c, STALLED - 1, 1);
+	for (unsigned i = 0; i < STALLED - 1; i++)
+		until_peer(j.c, i, 0);
+	no_event(&sv, 100);
+	printf("%d clients that did not read past the server's limit of "
+	       "descriptors in flight were kept; a newcomer got its setup "
+	       "when 3 of them left\n", STALLED);
+	close(st[STALLED - 1]);
+	expect_event(&sv, SMQ_PEER_LEFT, STALLED - 1, 0);
+	ivc_close(j.c);
+	expect_event(&sv, SMQ_PEER_LEFT, STALLED, 0);
+	stop_server(&sv);
+}
+
+/* The lowest descriptor number free in process pid. */
+static int lowest_free_fd(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	static bool used[4096];
+
+	memset(used, 0, sizeof(used));
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		FAIL("no %s", path);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && atoi(e->d_name) < 4096)
+			used[atoi(e->d_name)] = true;
+	closedir(d);
+	int n = 0;
+	while (n < 4096 && used[n])
+		n++;
+	return n;
+}
+
+/* One message a raw client reads: the value, and its descriptor or -1. */
+static int64_t raw_msg(int sock, int *fd)
+{
+	int64_t v;
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec io = { &v, sizeof(v) };
+	struct msghdr mh = { .msg_iov = &io, .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+
+	if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(v))
+		FAIL("a raw client: short message");
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	*fd = -1;
+	if (c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(fd, CMSG_DATA(c), sizeof(*fd));
+	return (int64_t)le64toh((uint64_t)v);
+}
+
+/* A peer leaves while a client that does not read is in the middle of
+ * being told of it (its socket filled partway through the peer's
+ * vectors), and the server has no descriptor left to open: the client is
+ * kept, and when it reads it gets the rest of the peer's vectors, then
+ * the peer's removal. */
+static void departure_at_limit(void)
+{
+	enum { V = 8, MOST = 200 };
+	struct srv sv;
+	int sock[MOST], n = 0, x = -1;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int inq = 0;
+
+	OK(start_server(&sv, "limit", NULL, 4096, V));
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sv.path);
+	/* the client (ID 0), then peers until its socket is full partway
+	 * through one's vectors: that one is x */
+	for (; n < MOST && x < 0; n++) {
+		sock[n] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CHECK(sock[n] >= 0);
+		CHECK(connect(sock[n], (struct sockaddr *)&a, sizeof(a)) == 0);
+		expect_event(&sv, SMQ_PEER_JOINED, (unsigned)n, 0);
+		CHECK(ioctl(sock[0], FIONREAD, &inq) == 0);
+		int got = inq / 8, all = 3 + V * (n + 1);
+		if (got < all) {
+			if ((got - 3) % V == 0)
+				FAIL("the client's socket filled between two "
+				     "peers' vectors (%d messages): the test "
+				     "needs another V", got);
+			x = n;
+		}
+	}
+	if (x < 0)
+		FAIL("%d peers did not fill a client's socket", MOST);
+	/* not one descriptor more for the server; then x leaves */
+	struct rlimit keep, none;
+	CHECK(prlimit(sv.pid, RLIMIT_NOFILE, NULL, &keep) == 0);
+	none.rlim_cur = (rlim_t)lowest_free_fd(sv.pid);
+	none.rlim_max = keep.rlim_max;
+	CHECK(prlimit(sv.pid, RLIMIT_NOFILE, &none, NULL) == 0);
+	close(sock[x]);
+	expect_event(&sv, SMQ_PEER_LEFT, (unsigned)x, 0);
+	no_event(&sv, 200);   /* the client was not dropped */
+	CHECK(prlimit(sv.pid, RLIMIT_NOFILE, &keep, NULL) == 0);
+	/* the client reads: all of x's vectors, each with its eventfd, then
+	 * x's removal */
+	int vec_x = 0, fd;
+	bool removed = false;
+	for (int i = 0; i < 100000 && !removed; i++) {
+		int64_t v = raw_msg(sock[0], &fd);
+		if (fd >= 0)
+			close(fd);
+		if (v == x && fd >= 0)
+			vec_x++;
+		else if (v == x)
+			removed = true;
+	}
+	CHECK(removed);
+	if (vec_x != V)
+		FAIL("the client got %d of the %d vectors of the peer that "
+		     "left", vec_x, V);
+	printf("a peer left while the server had no descriptor free and a "
+	       "client was partway through its vectors: the client was "
+	       "kept, and got all %d, then the removal\n", V);
+	for (int i = 0; i < n; i++)
+		if (i != x) {
+			close(sock[i]);
+			expect_event(&sv, SMQ_PEER_LEFT, (unsigned)i, 0);
+		}
+	stop_server(&sv);
+}
+
 int main(void)
 {
 	int fds;
@@ -193,6 +385,8 @@ int main(void)
 	srv_setup();
 	fds = count_fds();
 	slow_readers();
+	in_flight_limit();
+	departure_at_limit();
 	sleepers();
 	ring_after_server_gone();
 	if (count_fds() != fds)
