@@ -81,6 +81,8 @@ struct broker {
 	struct smq_vfio *v;
 	struct smq_doorbell *db;        /* NULL: memory only, waiters nap */
 	pthread_mutex_t lock;           /* one request at a time */
+	unsigned late;                  /* answers owed to requests that
+					   timed out: they may still come */
 	int vec_fd[BROKER_MAX_VECTORS]; /* taken from the broker: -1 not */
 };
 
@@ -178,6 +180,31 @@ static void broker_close(struct smq_map *m)
 	m->priv = NULL;
 }
 
+/* The answers to requests that timed out, under the lock, before a new
+ * request: each would be read as the new one's answer, and every answer
+ * after it one behind.  A vector one gives is no one's: it goes back. */
+static int take_late(struct broker *bk)
+{
+	struct broker_msg r, give = { BROKER_MAGIC, BK_GIVE, BROKER_VERSION,
+				      0, 0, 0, 0, "" };
+	int fd, n;
+
+	while (bk->late) {
+		n = broker_recv(bk->sock, &r, &fd, BROKER_TIMEOUT_MS);
+		if (n <= 0)
+			return n == 0 ? -ENOTCONN : n;
+		bk->late--;
+		if (fd >= 0)
+			close(fd);
+		if (r.magic == BROKER_MAGIC && r.type == BK_VECTOR &&
+		    !r.error) {
+			give.vector = r.vector;
+			broker_send(bk->sock, &give, -1);
+		}
+	}
+	return 0;
+}
+
 /* A vector of our own from the broker, for one waiter. */
 static int broker_bell_open(struct smq_map *m, struct smq_bell_addr *a)
 {
@@ -189,9 +216,14 @@ static int broker_bell_open(struct smq_map *m, struct smq_bell_addr *a)
 	if (!bk->db)
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&bk->lock);
-	n = broker_send(bk->sock, &req, -1);
+	n = take_late(bk);
 	if (!n)
+		n = broker_send(bk->sock, &req, -1);
+	if (!n) {
 		n = broker_recv(bk->sock, &r, &fd, BROKER_TIMEOUT_MS);
+		if (n == -ETIMEDOUT)
+			bk->late++;
+	}
 	pthread_mutex_unlock(&bk->lock);
 	if (n <= 0)
 		return n == 0 ? -ENOTCONN : n;

@@ -1,0 +1,85 @@
+/* The broker transport's request for a vector (BK_TAKE) answered after
+ * the client gave up waiting: the late answer must not be taken for the
+ * answer to the next request, which would hand the caller another
+ * caller's vector and leave every answer after it one behind.  The
+ * client owes itself the late answer: the next request takes it first
+ * and gives its vector back (BK_GIVE), then asks.  The broker here is
+ * the test, at the other end of a socket pair; the transport is
+ * included whole, around a doorbell that only answers its ID. */
+#define BROKER_TIMEOUT_MS 300
+#include "transport/broker.c"
+#include <sys/eventfd.h>
+#include "testlib.h"
+
+/* The broker's side: the next message the client sent. */
+static struct broker_msg client_said(int sock)
+{
+	struct broker_msg m;
+	int fd;
+
+	if (broker_recv(sock, &m, &fd, 2000) != (int)sizeof(m))
+		FAIL("the client sent nothing");
+	CHECK(fd < 0 && m.magic == BROKER_MAGIC);
+	return m;
+}
+
+static void answer(int sock, unsigned vector)
+{
+	struct broker_msg r = { BROKER_MAGIC, BK_VECTOR, BROKER_VERSION, 0,
+				vector, 0, 0, "" };
+	int efd = eventfd(0, EFD_CLOEXEC);
+
+	CHECK(efd >= 0);
+	OK(broker_send(sock, &r, efd));
+	close(efd);
+}
+
+int main(void)
+{
+	static uint64_t fake_doorbell[16];  /* its ID, 0, is all that is read */
+	struct broker bk = { .sock = -1 };
+	struct smq_map m = { .priv = &bk };
+	struct smq_bell_addr a;
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+	bk.sock = sv[0];
+	bk.db = (struct smq_doorbell *)fake_doorbell;
+	for (unsigned v = 0; v < BROKER_MAX_VECTORS; v++)
+		bk.vec_fd[v] = -1;
+	pthread_mutex_init(&bk.lock, NULL);
+
+	/* no answer in time */
+	EXPECT(broker_bell_open(&m, &a), -ETIMEDOUT);
+	CHECK(client_said(sv[1]).type == BK_TAKE);
+	/* the answer comes late (vector 3); the next request's answer is
+	 * vector 5, sent before the request arrives, as a busy broker's
+	 * answers can be read together */
+	answer(sv[1], 3);
+	answer(sv[1], 5);
+	OK(broker_bell_open(&m, &a));
+	if (a.vector != 5)
+		FAIL("the second request took vector %u, the answer to the "
+		     "first, which had timed out; expected 5", a.vector);
+	CHECK(bk.vec_fd[5] >= 0 && bk.vec_fd[3] < 0);
+	/* the late vector went back to the broker, then came the request */
+	struct broker_msg g = client_said(sv[1]);
+	CHECK(g.type == BK_GIVE && g.vector == 3);
+	CHECK(client_said(sv[1]).type == BK_TAKE);
+	/* and the one after is answered in turn */
+	answer(sv[1], 7);
+	OK(broker_bell_open(&m, &a));
+	CHECK(a.vector == 7);
+	CHECK(client_said(sv[1]).type == BK_TAKE);
+	broker_bell_close(&m, &a);
+	CHECK(client_said(sv[1]).type == BK_GIVE);
+	printf("a vector answered after its request timed out went back to "
+	       "the broker; the next requests got their own answers\n");
+	for (unsigned v = 0; v < BROKER_MAX_VECTORS; v++)
+		if (bk.vec_fd[v] >= 0)
+			close(bk.vec_fd[v]);
+	close(sv[0]);
+	close(sv[1]);
+	pthread_mutex_destroy(&bk.lock);
+	return 0;
+}
