@@ -96,20 +96,12 @@ static const struct argp argp = {
 static int not_a_window(struct ctx *ctx, const struct smq_window_info *wi)
 {
 	char shown[80], size[32];
-	size_t n = wi->mapped_size < sizeof(wi->first_bytes)
-		   ? (size_t)wi->mapped_size : sizeof(wi->first_bytes);
-	char text[sizeof(wi->first_bytes) + 1];
 
-	memcpy(text, wi->first_bytes, n);
-	text[n] = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!text[i])
-			text[i] = '.';
 	return say_error("%s holds %s (%" PRIu64 " bytes) that is not an smq window "
 		     "(it begins \"%s\"): init will not overwrite it; name "
 		     "another window, or --force to format it anyway",
 		     window_spec(ctx), human_bytes(wi->mapped_size, size),
-		     wi->mapped_size, text_safe(text, shown, sizeof(shown)));
+		     wi->mapped_size, first_bytes_text(wi, shown, sizeof(shown)));
 }
 
 /* The window cannot grow to the shape: what it needs, what is there,
@@ -352,6 +344,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	if (o.dry_run) {
 		struct window_look l;
 		window_look(ctx, &l);
+		l.not_window &= !o.force;  /* --force formats it */
 		return print_layout(ctx, &o.shape, &l, &k);
 	}
 	if (k.same)

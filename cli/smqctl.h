@@ -77,6 +77,10 @@ const char *human_bytes(uint64_t n, char buf[32]);
 /* s with control characters and bytes over 0x7e shown as \xNN: text a
  * window holds (host names) never drives the terminal. */
 const char *text_safe(const char *s, char *buf, size_t n);
+/* A window's first bytes as found (smq_window_info), printable. */
+struct smq_window_info;
+const char *first_bytes_text(const struct smq_window_info *wi, char *buf,
+			     size_t n);
 /* The length of the UTF-8 sequence at s (1 to 4), or 0 if it is not one:
  * JSON and Prometheus text must be UTF-8, a window holds any bytes. */
 size_t utf8_len(const unsigned char *s);

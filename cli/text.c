@@ -1,6 +1,7 @@
 /* Text for people: sizes in words, and text from a window made safe to
  * print. */
 #include <inttypes.h>
+#include <string.h>
 #include "smqctl.h"
 
 const char *human_bytes(uint64_t n, char buf[32])
@@ -50,4 +51,19 @@ const char *text_safe(const char *s, char *buf, size_t n)
 	}
 	buf[len] = 0;
 	return buf;
+}
+
+const char *first_bytes_text(const struct smq_window_info *wi, char *buf,
+			     size_t n)
+{
+	size_t k = wi->mapped_size < sizeof(wi->first_bytes)
+		   ? (size_t)wi->mapped_size : sizeof(wi->first_bytes);
+	char text[sizeof(wi->first_bytes) + 1];
+
+	memcpy(text, wi->first_bytes, k);
+	text[k] = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!text[i])
+			text[i] = '.';
+	return text_safe(text, buf, n);
 }

@@ -446,6 +446,9 @@ struct smq_window_info {
 				    object to what the layout needs */
 	uint32_t groups;         /* groups the window names (feature groups):
 				    smq_group_info() 0 to groups - 1 */
+	uint32_t not_window;     /* 1: the object holds data that is not an
+				    smq window, which smq_init() refuses
+				    (-SMQ_ENOTWINDOW) unless forced */
 };
 
 struct smq_bell_info {

@@ -87,6 +87,14 @@ static bool print_window(struct ctx *ctx, const struct shape_opts *s,
 		       smq_strerror(l->open_err));
 		return true;
 	}
+	if (l->not_window) {
+		printf("window %s holds %s (%" PRIu64 " bytes) that is not an "
+		       "smq window (it begins \"%s\"): init would refuse it; "
+		       "--force formats it anyway\n", window_spec(ctx),
+		       human_bytes(l->mapped_size, size), l->mapped_size,
+		       l->begins);
+		return false;
+	}
 	if (!l->fixed_size) {
 		printf("window %s holds %s (%" PRIu64 " bytes); init grows it "
 		       "to the layout if it is smaller\n", window_spec(ctx),
@@ -146,6 +154,7 @@ static void print_json(struct ctx *ctx, const struct shape_opts *s,
 	json_bool(&j, "exists", l->exists);
 	json_u64(&j, "mapped_size", l->mapped_size);
 	json_u64(&j, "fixed_size", l->fixed_size);
+	json_bool(&j, "not_window", l->not_window);
 	json_bool(&j, "fits", fits);
 	if (k->asked) {
 		json_bool(&j, "keep", k->same);
@@ -169,7 +178,7 @@ int print_layout(struct ctx *ctx, const struct shape_opts *s,
 		return say_error("a window of %u boards, %u queues, %u entries "
 				 "of %u bytes is too large", s->g.boards,
 				 s->g.queues, s->g.entries, s->g.entry_size);
-	fits = !l->fixed_size || p.total <= l->fixed_size;
+	fits = !l->not_window && (!l->fixed_size || p.total <= l->fixed_size);
 	if (ctx->json) {
 		print_json(ctx, s, &p, l, k, fits);
 		return fits ? 0 : 1;

@@ -21,6 +21,8 @@ void window_look(struct ctx *ctx, struct window_look *l)
 	smq_window_info(w, &wi, sizeof(wi));
 	l->mapped_size = wi.mapped_size;
 	l->fixed_size = wi.fixed_size;
+	l->not_window = wi.not_window;
+	first_bytes_text(&wi, l->begins, sizeof(l->begins));
 	smq_close(w);
 }
 

@@ -91,6 +91,8 @@ struct window_look {
 				   cannot be read */
 	uint64_t mapped_size;
 	uint64_t fixed_size;    /* 0: init grows it */
+	bool not_window;        /* it holds other data: init refuses it */
+	char begins[80];        /* ...and its first bytes, printable */
 };
 void window_look(struct ctx *ctx, struct window_look *l);
 

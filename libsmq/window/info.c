@@ -19,6 +19,7 @@ static int window_info(struct smq_window *w, struct smq_window_info *info)
 	info->board = w->readonly ? SMQ_NO_BOARD : w->board;
 	info->mapped_size = w->map.size;
 	info->fixed_size = w->map.fixed_size;
+	info->not_window = w->map.user_data && smq_foreign_data(w);
 	const uint8_t *first = smq_map_at(&w->map, 0, 1);
 	if (first)
 		memcpy(info->first_bytes, first,

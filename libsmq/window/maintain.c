@@ -395,7 +395,7 @@ static void publish(struct smq_window *w, uint64_t gen)
 /* Data that is not a window: neither our magic, nor a superblock of ours
  * whose magic was zeroed (by an init that was stopped) or damaged, nor a
  * first page all zero. */
-static bool foreign_data(struct smq_window *w)
+bool smq_foreign_data(struct smq_window *w)
 {
 	const uint8_t *p = smq_map_at(&w->map, 0, 8);
 	const struct smq_sb *sb = smq_map_at(&w->map, 0, SMQ_SB_SIZE);
@@ -631,7 +631,7 @@ int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
 		return -EINVAL;
 	if ((err = smq_layout_of_shape(&lay, &sh)))
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
-	if (w->map.user_data && !w->map.force && foreign_data(w)) {
+	if (w->map.user_data && !w->map.force && smq_foreign_data(w)) {
 		smq_layout_free(&lay);
 		return -SMQ_ENOTWINDOW;
 	}

@@ -341,6 +341,9 @@ int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
 /* Whether the process holding the maintenance lock runs: 1 yes, 0 no, -1
  * unknown (another boot: another host, or before a reboot). */
 int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb);
+/* The object holds data that is not a window, which init refuses
+ * (-SMQ_ENOTWINDOW) unless forced: maintain.c. */
+bool smq_foreign_data(struct smq_window *w);
 /* err, a fault found with no mark up, if it is the window's; else -ESTALE
  * (a maintenance finished since gen was read), -EBUSY (one runs) or
  * -SMQ_EINCOMPLETE (one whose process died or is elsewhere). */

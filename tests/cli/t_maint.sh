@@ -37,6 +37,20 @@ rc=$?
 check "init on a text file: exit 1" [ $rc -eq 1 ]
 check "init on a text file: says what it found" grep -q 'holds .* not an smq window (it begins "a line of text 1' "$T/err"
 check "init on a text file: its bytes unchanged" [ "$(cksum <"$T/precious.txt")" = "$sum" ]
+"$S" -w "file:$T/precious.txt" init --dry-run >"$T/out" 2>"$T/err"
+rc=$?
+check "init --dry-run on a text file: exit 1, says init would refuse it" \
+	sh -c '[ $0 -eq 1 ] && grep -q "holds .* not an smq window (it begins \"a line of text 1.*init would refuse it" "$1" &&
+		! grep -q "grows" "$1"' $rc "$T/out"
+"$S" -w "file:$T/precious.txt" --json init --dry-run >"$T/out" 2>"$T/err"
+rc=$?
+check "init --dry-run --json on a text file: exit 1, not_window true, fits false" \
+	sh -c '[ $0 -eq 1 ] && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d[\"not_window\"] is True and d[\"fits\"] is False))" "$1"' $rc "$T/out"
+"$S" -w "file:$T/precious.txt" init --dry-run --force >"$T/out" 2>"$T/err"
+rc=$?
+check "init --dry-run --force on a text file: exit 0, init grows it" \
+	sh -c '[ $0 -eq 0 ] && grep -q "init grows it" "$1"' $rc "$T/out"
+check "init --dry-run on a text file: its bytes unchanged" [ "$(cksum <"$T/precious.txt")" = "$sum" ]
 ln -s "$T/precious.txt" "$T/link"
 "$S" -w "file:$T/link" init >"$T/out" 2>"$T/err"
 rc=$?
