@@ -327,7 +327,23 @@ static void test_remove(const char *spec)
 	snprintf(name, sizeof(name), "file:%s", path);
 	EXPECT(smq_remove(name), -SMQ_ENOTWINDOW);
 	CHECK(stat(path, &st) == 0);
+	/* ...which smq_window_info() says without formatting it, as init
+	 * would judge it; and not of a window */
+	struct smq_window_info wi;
+	OK(smq_open(name, 0, SMQ_OPEN_READONLY | SMQ_OPEN_RAW, &w));
+	smq_window_info(w, &wi, sizeof(wi));
+	CHECK(wi.not_window == 1);
+	OK(smq_close(w));
+	EXPECT(smq_open(name, 0, 0, &w), -SMQ_EMAGIC);
+	CHECK(stat(path, &st) == 0 && st.st_size == 16);
 	unlink(path);
+	snprintf(name, sizeof(name), "file:%s", test_path("formatted"));
+	w = test_init(name, 2, 2, 4, 64);
+	OK(smq_close(w));
+	OK(smq_open(name, 0, SMQ_OPEN_READONLY | SMQ_OPEN_RAW, &w));
+	OK(smq_window_info(w, &wi, sizeof(wi)));
+	CHECK(wi.not_window == 0);
+	OK(smq_close(w));
 
 	/* every region of a split window */
 	snprintf(name, sizeof(name), "split:%s", test_name("split"));
