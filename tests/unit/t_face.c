@@ -337,7 +337,7 @@ static void test_remove(const char *spec)
 	EXPECT(smq_open(name, 0, 0, &w), -SMQ_EMAGIC);
 	CHECK(stat(path, &st) == 0 && st.st_size == 16);
 	unlink(path);
-	snprintf(name, sizeof(name), "file:%s", test_path("formatted"));
+	snprintf(name, sizeof(name), "file:%s/formatted", test_dir());
 	w = test_init(name, 2, 2, 4, 64);
 	OK(smq_close(w));
 	OK(smq_open(name, 0, SMQ_OPEN_READONLY | SMQ_OPEN_RAW, &w));
