@@ -69,8 +69,10 @@ int broker_recv(int sock, struct broker_msg *m, int *fd, int timeout_ms)
 			}
 	if (n == 0)
 		return 0;
-	if (n != (ssize_t)sizeof(*m) || (mh.msg_flags & MSG_CTRUNC))
+	if (n != (ssize_t)sizeof(*m))
 		return -EPROTO;
+	if (mh.msg_flags & MSG_CTRUNC)
+		return -EMFILE;
 	return (int)n;
 }
 
@@ -180,27 +182,37 @@ static void broker_close(struct smq_map *m)
 	m->priv = NULL;
 }
 
+/* An answer to BK_TAKE read and not kept (late, or its descriptor lost):
+ * its vector is no one's and goes back, since the broker's vectors are
+ * one pool for all its clients. */
+static void give_back(struct broker *bk, const struct broker_msg *r, int fd)
+{
+	struct broker_msg give = { BROKER_MAGIC, BK_GIVE, BROKER_VERSION, 0,
+				   r->vector, 0, 0, "" };
+
+	if (fd >= 0)
+		close(fd);
+	if (r->magic == BROKER_MAGIC && r->type == BK_VECTOR && !r->error &&
+	    r->vector < BROKER_MAX_VECTORS)
+		broker_send(bk->sock, &give, -1);
+}
+
 /* The answers to requests that timed out, under the lock, before a new
  * request: each would be read as the new one's answer, and every answer
- * after it one behind.  A vector one gives is no one's: it goes back. */
+ * after it one behind. */
 static int take_late(struct broker *bk)
 {
-	struct broker_msg r, give = { BROKER_MAGIC, BK_GIVE, BROKER_VERSION,
-				      0, 0, 0, 0, "" };
+	struct broker_msg r;
 	int fd, n;
 
 	while (bk->late) {
 		n = broker_recv(bk->sock, &r, &fd, BROKER_TIMEOUT_MS);
+		if (n == -EMFILE)
+			n = (int)sizeof(r);   /* read, its descriptor lost */
 		if (n <= 0)
 			return n == 0 ? -ENOTCONN : n;
 		bk->late--;
-		if (fd >= 0)
-			close(fd);
-		if (r.magic == BROKER_MAGIC && r.type == BK_VECTOR &&
-		    !r.error) {
-			give.vector = r.vector;
-			broker_send(bk->sock, &give, -1);
-		}
+		give_back(bk, &r, fd);
 	}
 	return 0;
 }
@@ -223,6 +235,8 @@ static int broker_bell_open(struct smq_map *m, struct smq_bell_addr *a)
 		n = broker_recv(bk->sock, &r, &fd, BROKER_TIMEOUT_MS);
 		if (n == -ETIMEDOUT)
 			bk->late++;
+		else if (n == -EMFILE)
+			give_back(bk, &r, fd);
 	}
 	pthread_mutex_unlock(&bk->lock);
 	if (n <= 0)

@@ -42,7 +42,8 @@ int broker_send(int sock, const struct broker_msg *m, int fd);
 /* One message into *m and its descriptor into *fd (-1: none), without
  * waiting longer than timeout_ms (-1: no limit; 0: -EAGAIN if none):
  * its size, 0 at the end of the connection, or -errno (-EPROTO: a
- * message of another size, or descriptors lost). */
+ * message of another size; -EMFILE: the message, in *m, whose
+ * descriptors were lost, as a receiver out of descriptors loses them). */
 int broker_recv(int sock, struct broker_msg *m, int *fd, int timeout_ms);
 
 #endif

@@ -316,7 +316,9 @@ static void serve_client(struct smq_broker *b, struct client *c)
 	}
 	if (n < 0 || m.magic != BROKER_MAGIC ||
 	    (m.type != BK_TAKE && m.type != BK_GIVE)) {
-		drop_client(b, c, n < 0 ? (int)n : -EPROTO);
+		/* descriptors lost: the client sent some, which it never
+		 * does */
+		drop_client(b, c, n < 0 && n != -EMFILE ? (int)n : -EPROTO);
 		return;
 	}
 	if (m.type == BK_GIVE) {

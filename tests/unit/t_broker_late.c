@@ -5,10 +5,13 @@
  * client owes itself the late answer: the next request takes it first
  * and gives its vector back (BK_GIVE), then asks.  The broker here is
  * the test, at the other end of a socket pair; the transport is
- * included whole, around a doorbell that only answers its ID. */
+ * included whole, around a doorbell that only answers its ID.  An answer
+ * whose descriptor the client, out of them, could not receive (late or
+ * not) gives its vector back too. */
 #define BROKER_TIMEOUT_MS 300
 #include "transport/broker.c"
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include "testlib.h"
 
 /* The broker's side: the next message the client sent. */
@@ -32,6 +35,17 @@ static void answer(int sock, unsigned vector)
 	CHECK(efd >= 0);
 	OK(broker_send(sock, &r, efd));
 	close(efd);
+}
+
+/* The lowest descriptor number free here: a soft limit of open files
+ * at it leaves none to receive. */
+static int lowest_free_fd(void)
+{
+	int fd = dup(0);
+
+	CHECK(fd >= 0);
+	close(fd);
+	return fd;
 }
 
 int main(void)
@@ -70,6 +84,43 @@ int main(void)
 	answer(sv[1], 7);
 	OK(broker_bell_open(&m, &a));
 	CHECK(a.vector == 7);
+	CHECK(client_said(sv[1]).type == BK_TAKE);
+	broker_bell_close(&m, &a);
+	CHECK(client_said(sv[1]).type == BK_GIVE);
+
+	/* the client out of descriptors when an answer comes: its
+	 * descriptor is lost, and its vector goes back to the broker (the
+	 * broker's vectors are one pool for all its clients) */
+	struct rlimit keep, none;
+	CHECK(getrlimit(RLIMIT_NOFILE, &keep) == 0);
+	none = keep;
+	none.rlim_cur = (rlim_t)lowest_free_fd();
+	answer(sv[1], 9);
+	CHECK(setrlimit(RLIMIT_NOFILE, &none) == 0);
+	EXPECT(broker_bell_open(&m, &a), -EMFILE);
+	CHECK(setrlimit(RLIMIT_NOFILE, &keep) == 0);
+	CHECK(client_said(sv[1]).type == BK_TAKE);
+	g = client_said(sv[1]);
+	CHECK(g.type == BK_GIVE && g.vector == 9);
+	/* ...and so does a late one's, read as the next request begins */
+	EXPECT(broker_bell_open(&m, &a), -ETIMEDOUT);
+	CHECK(client_said(sv[1]).type == BK_TAKE);
+	answer(sv[1], 11);
+	answer(sv[1], 12);
+	none.rlim_cur = (rlim_t)lowest_free_fd();
+	CHECK(setrlimit(RLIMIT_NOFILE, &none) == 0);
+	EXPECT(broker_bell_open(&m, &a), -EMFILE);
+	CHECK(setrlimit(RLIMIT_NOFILE, &keep) == 0);
+	g = client_said(sv[1]);
+	CHECK(g.type == BK_GIVE && g.vector == 11);
+	CHECK(client_said(sv[1]).type == BK_TAKE);
+	g = client_said(sv[1]);
+	CHECK(g.type == BK_GIVE && g.vector == 12);
+	CHECK(bk.late == 0);
+	/* nothing owed: the next request gets its own answer at once */
+	answer(sv[1], 13);
+	OK(broker_bell_open(&m, &a));
+	CHECK(a.vector == 13);
 	CHECK(client_said(sv[1]).type == BK_TAKE);
 	broker_bell_close(&m, &a);
 	CHECK(client_said(sv[1]).type == BK_GIVE);
