@@ -138,7 +138,9 @@ static int split_open(struct smq_map *m, const char *arg, unsigned flags)
 	/* Until the layout is known: the superblock, board 0's control block,
 	 * and the tables, which follow them in object 0. */
 	m->size = sp->size[0];
-	add_segment(m, 0, 0, SMQ_SB_SIZE, 0);
+	/* (all of a smaller object: init judges what it holds) */
+	add_segment(m, 0, 0, sp->size[0] < SMQ_SB_SIZE ? sp->size[0]
+						       : SMQ_SB_SIZE, 0);
 	add_segment(m, 0, lay_ctl(0), SMQ_CTL_SIZE, SMQ_SB_SIZE);
 	if (sp->size[0] > SMQ_SB_SIZE + SMQ_CTL_SIZE)
 		add_segment(m, 0, SMQ_BOARD_TABLE,

@@ -337,6 +337,24 @@ static void test_remove(const char *spec)
 	EXPECT(smq_open(name, 0, 0, &w), -SMQ_EMAGIC);
 	CHECK(stat(path, &st) == 0 && st.st_size == 16);
 	unlink(path);
+	/* a split window's first object smaller than a page is judged on
+	 * what it holds: text is not a window, zeros are (its first bytes
+	 * as found) */
+	const char *small = test_name("small");
+	snprintf(path, sizeof(path), "/dev/shm/%s.0", small);
+	snprintf(name, sizeof(name), "split:%s", small);
+	for (int zero = 0; zero < 2; zero++) {
+		f = fopen(path, "w");
+		CHECK(f && (zero ? fwrite("\0\0\0\0", 1, 4, f) == 4
+				 : fputs("the user's data\n", f) >= 0) &&
+		      !fclose(f));
+		OK(smq_open(name, 0, SMQ_OPEN_READONLY | SMQ_OPEN_RAW, &w));
+		smq_window_info(w, &wi, sizeof(wi));
+		CHECK(wi.not_window == !zero);
+		CHECK(zero || !memcmp(wi.first_bytes, "the user's data\n", 16));
+		OK(smq_close(w));
+	}
+	unlink(path);
 	snprintf(name, sizeof(name), "file:%s/formatted", test_dir());
 	w = test_init(name, 2, 2, 4, 64);
 	OK(smq_close(w));
