@@ -344,7 +344,10 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	if (o.dry_run) {
 		struct window_look l;
 		window_look(ctx, &l);
-		l.not_window &= !o.force;  /* --force formats it */
+		if (o.force) {   /* it formats them */
+			l.not_window = false;
+			l.refuse_err = 0;
+		}
 		return print_layout(ctx, &o.shape, &l, &k);
 	}
 	if (k.same)

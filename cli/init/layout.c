@@ -82,10 +82,9 @@ static bool print_window(struct ctx *ctx, const struct shape_opts *s,
 		return true;
 	}
 	if (!l->exists) {
-		printf("window %s cannot be looked at (%s): whether it fits is "
-		       "not known\n", window_spec(ctx),
-		       smq_strerror(l->open_err));
-		return true;
+		printf("window %s cannot be opened (%s): init would refuse it "
+		       "too\n", window_spec(ctx), smq_strerror(l->open_err));
+		return false;
 	}
 	if (l->not_window) {
 		printf("window %s holds %s (%" PRIu64 " bytes) that is not an "
@@ -93,6 +92,14 @@ static bool print_window(struct ctx *ctx, const struct shape_opts *s,
 		       "--force formats it anyway\n", window_spec(ctx),
 		       human_bytes(l->mapped_size, size), l->mapped_size,
 		       l->begins);
+		return false;
+	}
+	if (l->refuse_err) {
+		printf("window %s holds an smq window this smqctl does not "
+		       "read: init would refuse it; --force formats it anyway "
+		       "(why, below)\n", window_spec(ctx));
+		fflush(stdout);
+		fault_error(ctx, l->refuse_err, &l->fault);
 		return false;
 	}
 	if (!l->fixed_size) {
@@ -178,14 +185,19 @@ int print_layout(struct ctx *ctx, const struct shape_opts *s,
 		return say_error("a window of %u boards, %u queues, %u entries "
 				 "of %u bytes is too large", s->g.boards,
 				 s->g.queues, s->g.entries, s->g.entry_size);
-	fits = !l->not_window && (!l->fixed_size || p.total <= l->fixed_size);
+	fits = l->exists && !l->not_window && !l->refuse_err &&
+	       (!l->fixed_size || p.total <= l->fixed_size);
+	if (!l->exists && l->open_err == -ENOENT)
+		fits = true;   /* init creates it */
 	if (ctx->json) {
 		print_json(ctx, s, &p, l, k, fits);
 		return fits ? 0 : 1;
 	}
 	print_parts(s, &p, ctx->verbose);
 	fits = print_window(ctx, s, l, p.total);
-	if (k->asked && k->same)
+	if (k->asked && !fits)
+		;   /* init would not get as far as keeping it */
+	else if (k->asked && k->same)
 		printf("--keep: the window holds this shape: init keeps "
 		       "generation %" PRIu64 "\n", k->generation);
 	else if (k->asked)

@@ -93,6 +93,10 @@ struct window_look {
 	uint64_t fixed_size;    /* 0: init grows it */
 	bool not_window;        /* it holds other data: init refuses it */
 	char begins[80];        /* ...and its first bytes, printable */
+	int refuse_err;         /* a window of another format version or
+				   with a feature unknown here, which init
+				   refuses: -SMQ_EVERSION, -SMQ_EFEATURE */
+	struct smq_fault fault; /* ...where */
 };
 void window_look(struct ctx *ctx, struct window_look *l);
 

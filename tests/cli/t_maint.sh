@@ -51,6 +51,28 @@ rc=$?
 check "init --dry-run --force on a text file: exit 0, init grows it" \
 	sh -c '[ $0 -eq 0 ] && grep -q "init grows it" "$1"' $rc "$T/out"
 check "init --dry-run on a text file: its bytes unchanged" [ "$(cksum <"$T/precious.txt")" = "$sum" ]
+"$S" -w "file:$T/precious.txt" init --dry-run --keep >"$T/out" 2>"$T/err"
+check "init --dry-run --keep on a text file: no word of keeping or formatting it" \
+	sh -c '! grep -q "^--keep" "$0" && grep -q "init would refuse it" "$0"' "$T/out"
+# a window of a format version this smqctl does not read: the dry run
+# refuses it as init does, and says why
+"$S" -w "file:$T/v7" init >/dev/null 2>&1 &&
+	printf '\007\000\000\000' | dd of="$T/v7" bs=1 seek=8 conv=notrunc 2>/dev/null
+"$S" -w "file:$T/v7" init --dry-run >"$T/out" 2>"$T/err"
+rc=$?
+check "init --dry-run on a window of format version 7: exit 1, refused, and why" \
+	sh -c '[ $0 -eq 1 ] && grep -q "init would refuse it" "$1" &&
+		grep -q "has format version 7; this smqctl reads version" "$2"' $rc "$T/out" "$T/err"
+"$S" -w "file:$T/v7" init >/dev/null 2>&1
+check "init on it: refused too (exit 1)" [ $? -eq 1 ]
+"$S" -w "file:$T/v7" init --dry-run --force >"$T/out" 2>"$T/err"
+check "init --dry-run --force on it: exit 0" [ $? -eq 0 ]
+# what init cannot open, the dry run cannot either: exit 1
+ln -s "$T/precious.txt" "$T/dry-link"
+"$S" -w "file:$T/dry-link" init --dry-run >"$T/out" 2>"$T/err"
+rc=$?
+check "init --dry-run through a symlink: exit 1, init would refuse it" \
+	sh -c '[ $0 -eq 1 ] && grep -q "cannot be opened (.*symbolic link): init would refuse it" "$1"' $rc "$T/out"
 ln -s "$T/precious.txt" "$T/link"
 "$S" -w "file:$T/link" init >"$T/out" 2>"$T/err"
 rc=$?
