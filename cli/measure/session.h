@@ -75,6 +75,8 @@ struct session {
 		unsigned since;     /* loans since the other way was tried */
 		unsigned every;     /* ...and how many between two tries */
 		double cost;        /* ns per byte of the way in use, recent */
+		size_t size;        /* ...of loans of this size: another
+				       starts over */
 	} loan_way;
 };
 

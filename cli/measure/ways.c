@@ -227,6 +227,8 @@ static int loan_send(struct session *s, size_t size, uint64_t seq)
 			pattern_at(p, 0, size, seq);
 			return smq_loan_submit(s->tx, size);
 		}
+		if (s->loan_way.size != size)
+			s->loan_way = (struct loan_way){ .size = size };
 		bool trial, stream = loan_streams(&s->loan_way, &trial);
 		uint64_t t0 = now_ns();
 		pattern_stream(p, size, seq, stream);
