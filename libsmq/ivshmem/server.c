@@ -175,6 +175,9 @@ static int server_next(struct smq_server *s, int timeout_ms,
 		 * rather than spin on a listening socket that stays ready */
 		if (err && !s->evlen)
 			return err;
+		/* rounds that report nothing end at the deadline too */
+		if (!s->evlen && deadline >= 0 && now_ms() >= deadline)
+			return -ETIMEDOUT;
 	}
 }
 

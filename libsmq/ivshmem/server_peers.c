@@ -143,6 +143,9 @@ void smq_srv_peer_flush(struct smq_server *s, struct peer *p)
 			return;
 		}
 		if (err == -ETOOMANYREFS) {
+			/* the timer sends again, not EPOLLOUT: the socket has
+			 * room, and EPOLLOUT would fire at once, for ever */
+			set_want_out(s, p, false);
 			refs_wait(s, p);
 			return;
 		}

@@ -6,11 +6,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <linux/capability.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <time.h>
 #include "testlib.h"
@@ -18,6 +17,26 @@
 
 char srv_dir[64];
 int srv_nofile;
+
+/* A server of srv_nofile's: SIGUSR1 lowers its soft limit of open files
+ * to SRV_LOW_NOFILE, SIGUSR2 gives it back (srv_limit()); in the
+ * handler, so that a server busy in a call takes it too. */
+static void limit_signal(int sig)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = sig == SIGUSR1 ? SRV_LOW_NOFILE : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+void srv_limit(struct srv *sv, bool low)
+{
+	if (kill(sv->pid, low ? SIGUSR1 : SIGUSR2))
+		FAIL("kill");
+	sleep_ms(50);
+}
 
 int count_fds(void)
 {
@@ -67,12 +86,18 @@ static void serve(struct smq_server_config c, int events, int stop)
 	int before = count_fds();
 
 	if (srv_nofile > 0) {
-		struct rlimit rl = { (rlim_t)srv_nofile, (rlim_t)srv_nofile };
-		struct __user_cap_header_struct h = {
-			_LINUX_CAPABILITY_VERSION_3, 0 };
-		struct __user_cap_data_struct none[2] = { { 0, 0, 0 } };
-		if (setrlimit(RLIMIT_NOFILE, &rl) ||
-		    syscall(SYS_capset, &h, none))
+		struct sigaction sa = { .sa_handler = limit_signal };
+		if (sigaction(SIGUSR1, &sa, NULL) ||
+		    sigaction(SIGUSR2, &sa, NULL))
+			_exit(9);
+		/* a user of its own, whom no other process charges with
+		 * descriptors in flight; the socket's directory its own */
+		uid_t u = (uid_t)(2000000000 + getpid() % 100000);
+		rlim_t n = (rlim_t)(count_fds() + srv_nofile);
+		struct rlimit rl = { n, n };
+		if (setrlimit(RLIMIT_NOFILE, &rl) || chown(srv_dir, u, u) ||
+		    setgroups(0, NULL) || setresgid(u, u, u) ||
+		    setresuid(u, u, u))
 			_exit(9);
 	}
 

@@ -3,6 +3,7 @@
 #ifndef SMQ_TEST_IVSHMEM_SRV_H
 #define SMQ_TEST_IVSHMEM_SRV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -31,10 +32,16 @@ void srv_setup(void);
 int count_fds(void);
 void deadline_in(struct timespec *ts, int ms);
 void sleep_ms(int ms);
-/* When > 0, the next server started runs with this limit of open files
- * (soft and hard) and no capabilities: as a user's server, whose
+/* When > 0, the next server started may open this many descriptors more
+ * than it inherits (its limit of open files, soft and hard), and runs as
+ * a user of its own, without capabilities: a user's server, whose
  * descriptors in flight to clients the kernel bounds by that limit. */
 extern int srv_nofile;
+/* Such a server's soft limit lowered to SRV_LOW_NOFILE (low), or given
+ * back: a signal it takes even in a call (another user's process's
+ * limits are not ours to set without CAP_SYS_RESOURCE). */
+#define SRV_LOW_NOFILE 64
+void srv_limit(struct srv *sv, bool low);
 /* Starts a server on srv_dir/name; returns smq_server_open()'s result. */
 int start_server(struct srv *sv, const char *name, const char *memory,
 		 uint64_t size, unsigned vectors);

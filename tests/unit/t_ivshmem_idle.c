@@ -204,6 +204,7 @@ static void slow_readers(void)
  * reads or leaves.  Clients that do not read reach that together; they
  * are kept, and a newcomer waits for its setup instead of being dropped:
  * it gets it once those clients leave. */
+#define INFLIGHT_V 8
 struct joiner {
 	const char *path;
 	struct ivc *c;
@@ -214,7 +215,7 @@ static void *join_late(void *arg)
 {
 	struct joiner *j = arg;
 
-	j->err = ivc_connect(&j->c, j->path, 4);
+	j->err = ivc_connect(&j->c, j->path, INFLIGHT_V);
 	return NULL;
 }
 
@@ -226,10 +227,10 @@ static void in_flight_limit(void)
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	pthread_t t;
 
-	/* 4 stalled clients of 4 vectors are sent 4 * (1 + 4 * 4) = 68
-	 * descriptors; the server itself holds about 30 */
-	srv_nofile = 40;
-	OK(start_server(&sv, "inflight", NULL, 4096, 4));
+	/* 4 stalled clients of 8 vectors are sent 4 * (1 + 4 * 8) = 132
+	 * descriptors; the server opens 5 of its own and 9 a client, 50 */
+	srv_nofile = 60;
+	OK(start_server(&sv, "inflight", NULL, 4096, INFLIGHT_V));
 	srv_nofile = 0;
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sv.path);
 	for (int i = 0; i < STALLED; i++) {
@@ -311,9 +312,24 @@ static int64_t raw_msg(int sock, int *fd)
  * vectors), and the server has no descriptor left to open: the client is
  * kept, and when it reads it gets the rest of the peer's vectors, then
  * the peer's removal. */
+static bool departure_with(unsigned V);
+
 static void departure_at_limit(void)
 {
-	enum { V = 8, MOST = 200 };
+	/* where the socket fills is the kernel's: between two peers' vectors
+	 * for one count of vectors, partway for the next */
+	static const unsigned vs[] = { 8, 7, 5 };
+	for (unsigned i = 0; i < sizeof(vs) / sizeof(vs[0]); i++)
+		if (departure_with(vs[i]))
+			return;
+	FAIL("the client's socket filled between two peers' vectors with "
+	     "8, 7 and 5 vectors");
+}
+
+/* false: the socket filled between two peers' vectors, try another V */
+static bool departure_with(unsigned V)
+{
+	enum { MOST = 200 };
 	struct srv sv;
 	int sock[MOST], n = 0, x = -1;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -329,12 +345,17 @@ static void departure_at_limit(void)
 		CHECK(connect(sock[n], (struct sockaddr *)&a, sizeof(a)) == 0);
 		expect_event(&sv, SMQ_PEER_JOINED, (unsigned)n, 0);
 		CHECK(ioctl(sock[0], FIONREAD, &inq) == 0);
-		int got = inq / 8, all = 3 + V * (n + 1);
+		int got = inq / 8, all = 3 + (int)V * (n + 1);
 		if (got < all) {
-			if ((got - 3) % V == 0)
-				FAIL("the client's socket filled between two "
-				     "peers' vectors (%d messages): the test "
-				     "needs another V", got);
+			if ((got - 3) % (int)V == 0) {
+				for (int i = 0; i <= n; i++) {
+					close(sock[i]);
+					expect_event(&sv, SMQ_PEER_LEFT,
+						     (unsigned)i, 0);
+				}
+				stop_server(&sv);
+				return false;
+			}
 			x = n;
 		}
 	}
@@ -376,6 +397,107 @@ static void departure_at_limit(void)
 			expect_event(&sv, SMQ_PEER_LEFT, (unsigned)i, 0);
 		}
 	stop_server(&sv);
+	return true;
+}
+
+/* CPU time process pid has used, in ms. */
+static double cpu_ms_of(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long ut, st;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f))
+		FAIL("no %s", path);
+	fclose(f);
+	/* after the name, which ends at the last ')': fields 3 on */
+	char *p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%lu %lu", &ut, &st) != 2)
+		FAIL("cannot read %s", path);
+	return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* All a raw client has been sent so far; how many. */
+static int raw_drain(int sock)
+{
+	int n = 0, fd;
+	struct pollfd pf = { sock, POLLIN, 0 };
+
+	while (poll(&pf, 1, 0) == 1 && (pf.revents & POLLIN)) {
+		raw_msg(sock, &fd);
+		if (fd >= 0)
+			close(fd);
+		n++;
+	}
+	return n;
+}
+
+/* A client whose socket filled reads, and the kernel refuses the next
+ * send for the descriptors in flight: the send waits for the retry
+ * timer, not for the socket to have room, which it has; the server does
+ * not spin meanwhile, and the client gets the rest once the descriptors
+ * in flight are fewer. */
+static void refused_with_room(void)
+{
+	enum { V = 64, MOST = 16 };
+	struct srv sv;
+	int b, peer[MOST], n = 0, inq = 0;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+
+	srv_nofile = 2000;
+	OK(start_server(&sv, "room", NULL, 4096, V));
+	srv_nofile = 0;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sv.path);
+	b = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(b >= 0 && connect(b, (struct sockaddr *)&a, sizeof(a)) == 0);
+	expect_event(&sv, SMQ_PEER_JOINED, 0, 0);
+	/* peers that do not read join until b's socket is full */
+	for (; n < MOST; n++) {
+		peer[n] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CHECK(peer[n] >= 0);
+		CHECK(connect(peer[n], (struct sockaddr *)&a, sizeof(a)) == 0);
+		expect_event(&sv, SMQ_PEER_JOINED, (unsigned)n + 1, 0);
+		CHECK(ioctl(b, FIONREAD, &inq) == 0);
+		if (inq / 8 < 3 + V * (n + 2)) {
+			n++;
+			break;
+		}
+	}
+	int all = 3 + V * (n + 1);
+	if (inq / 8 >= all)
+		FAIL("%d peers did not fill a client's socket", n);
+	/* the peers' unread descriptors in flight past the server's limit
+	 * now; then b reads, and its socket has room */
+	srv_limit(&sv, true);
+	double cpu0 = cpu_ms_of(sv.pid);
+	int got = raw_drain(b);
+	sleep_ms(1000);
+	double spent = cpu_ms_of(sv.pid) - cpu0;
+	if (spent > 300)
+		FAIL("the server used %.0f ms of CPU in 1 s with nothing to do "
+		     "but wait for its descriptors in flight to fall", spent);
+	CHECK(got + raw_drain(b) < all);   /* the rest waits */
+	/* the limit back: the rest comes, at the retry timer */
+	srv_limit(&sv, false);
+	for (int i = 0; i < 500 && got < all; i++) {
+		got += raw_drain(b);
+		sleep_ms(10);
+	}
+	if (got != all)
+		FAIL("the client got %d of its %d messages", got, all);
+	no_event(&sv, 100);
+	printf("a send refused for descriptors in flight to a client whose "
+	       "socket had room waited %.0f ms of CPU in 1 s, then went\n",
+	       spent);
+	close(b);
+	expect_event(&sv, SMQ_PEER_LEFT, 0, 0);
+	for (int i = 0; i < n; i++) {
+		close(peer[i]);
+		expect_event(&sv, SMQ_PEER_LEFT, (unsigned)i + 1, 0);
+	}
+	stop_server(&sv);
 }
 
 int main(void)
@@ -387,6 +509,7 @@ int main(void)
 	slow_readers();
 	in_flight_limit();
 	departure_at_limit();
+	refused_with_room();
 	sleepers();
 	ring_after_server_gone();
 	if (count_fds() != fds)
