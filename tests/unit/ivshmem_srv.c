@@ -95,9 +95,10 @@ static void serve(struct smq_server_config c, int events, int stop)
 		uid_t u = (uid_t)(2000000000 + getpid() % 100000);
 		rlim_t n = (rlim_t)(count_fds() + srv_nofile);
 		struct rlimit rl = { n, n };
-		if (setrlimit(RLIMIT_NOFILE, &rl) || chown(srv_dir, u, u) ||
-		    setgroups(0, NULL) || setresgid(u, u, u) ||
-		    setresuid(u, u, u))
+		if (setrlimit(RLIMIT_NOFILE, &rl) ||
+		    (geteuid() == 0 &&   /* else ours: the best there is */
+		     (chown(srv_dir, u, u) || setgroups(0, NULL) ||
+		      setresgid(u, u, u) || setresuid(u, u, u))))
 			_exit(9);
 	}
 
