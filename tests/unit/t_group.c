@@ -374,9 +374,16 @@ static int sleeper(void *arg)
 	(void)arg;
 	OK(smq_open(spec, 0, 0, &w));
 	OK(smq_group_open(w, "all", SMQ_RECEIVER, 0, &g));
+	/* the CPU of the receive alone: not the attach, nor what a
+	 * sanitizer does at exit */
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	OK(smq_group_receive(g, buf, sizeof(buf), 10000, &len, NULL, &q));
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
 	CHECK(q == 3 && len == 5 && !memcmp(buf, "wake!", 5));
-	printf("%llu\n", (unsigned long long)now_ms());
+	printf("%llu %.6f\n", (unsigned long long)now_ms(),
+	       (double)(c1.tv_sec - c0.tv_sec) +
+	       (double)(c1.tv_nsec - c0.tv_nsec) / 1e9);
 	fflush(stdout);
 	OK(smq_group_close(g));
 	OK(smq_close(w));
@@ -413,14 +420,14 @@ static void asleep(struct smq_window *w)
 	CHECK(n > 0);
 	CHECK(wait4(pid, &status, 0, &ru) == pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	uint64_t woke = strtoull(line, NULL, 10);
-	double cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-		     (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-	printf("group: asleep 2 s on 4 queues: %.1f ms of CPU; woken %llu ms "
-	       "after the send to the last member\n", cpu * 1000,
-	       (unsigned long long)(woke - sent));
-	/* under 2% of the 2 s asleep (attach and open included) */
-	CHECK(cpu < 0.04);
+	char *end;
+	uint64_t woke = strtoull(line, &end, 10);
+	double cpu = strtod(end, NULL);
+	printf("group: asleep 2 s on 4 queues: %.1f ms of CPU in the receive; "
+	       "woken %llu ms after the send to the last member\n",
+	       cpu * 1000, (unsigned long long)(woke - sent));
+	/* under 2% of the 2 s asleep */
+	CHECK(cpu > 0 && cpu < 0.04);
 	/* the doorbell, not the heartbeat slice (1 s), woke it */
 	CHECK(woke - sent < 500);
 	OK(smq_lane_info(w, 3, 0, &(struct smq_lane_info){ 0 },

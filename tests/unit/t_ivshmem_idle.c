@@ -385,7 +385,7 @@ static bool departure_with(unsigned V)
 			removed = true;
 	}
 	CHECK(removed);
-	if (vec_x != V)
+	if (vec_x != (int)V)
 		FAIL("the client got %d of the %d vectors of the peer that "
 		     "left", vec_x, V);
 	printf("a peer left while the server had no descriptor free and a "
