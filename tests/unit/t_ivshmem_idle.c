@@ -9,6 +9,8 @@
  *    they are kept, and a newcomer waits for its setup;
  *  - a peer that leaves while such a client is partway through its
  *    vectors, with the server out of descriptors, drops no one;
+ *  - a send refused for descriptors in flight to a client whose socket
+ *    has room waits for the retry timer without spinning;
  *  - a client asleep in ivc_wait() reads the server's socket in the same
  *    wait: it tracks peers with no call of its own, and a server that
  *    stops ends the wait at once (-ENOTCONN);
