@@ -133,7 +133,7 @@ static int pick_entries(struct ctx *ctx, struct shape_opts *s)
 	uint64_t bytes;
 	char words[160], a[32], b[32];
 
-	window_look(ctx, &l);
+	window_look(ctx, &l, false);
 	if (!l.fixed_size)
 		return say_error("init --fit: window %s %s: it grows to what "
 				 "the layout needs, so there is no size to "
@@ -343,7 +343,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		keep_look(ctx, &o.shape, &k);
 	if (o.dry_run) {
 		struct window_look l;
-		window_look(ctx, &l);
+		window_look(ctx, &l, true);
 		if (o.force) {   /* it formats them */
 			l.not_window = false;
 			l.refuse_err = 0;

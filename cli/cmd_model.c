@@ -336,7 +336,7 @@ static void find_room(struct ctx *ctx, const struct link_src *src,
 	memset(r, 0, sizeof(*r));
 	if (ctx->window) {
 		struct window_look l;
-		window_look(ctx, &l);
+		window_look(ctx, &l, false);
 		snprintf(r->where, sizeof(r->where), "window %s",
 			 window_spec(ctx));
 		r->size = l.fixed_size;

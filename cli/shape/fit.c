@@ -6,7 +6,7 @@
 #include <string.h>
 #include "shape.h"
 
-void window_look(struct ctx *ctx, struct window_look *l)
+void window_look(struct ctx *ctx, struct window_look *l, bool judge)
 {
 	struct smq_window *w;
 	struct smq_window_info wi;
@@ -23,7 +23,7 @@ void window_look(struct ctx *ctx, struct window_look *l)
 	l->fixed_size = wi.fixed_size;
 	l->not_window = wi.not_window;
 	first_bytes_text(&wi, l->begins, sizeof(l->begins));
-	if (!l->not_window) {
+	if (judge && !l->not_window) {
 		int err = smq_validate(w, &l->fault, sizeof(l->fault));
 		if (err == -SMQ_EVERSION || err == -SMQ_EFEATURE)
 			l->refuse_err = err;

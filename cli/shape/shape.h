@@ -98,7 +98,9 @@ struct window_look {
 				   refuses: -SMQ_EVERSION, -SMQ_EFEATURE */
 	struct smq_fault fault; /* ...where */
 };
-void window_look(struct ctx *ctx, struct window_look *l);
+/* judge: also whether init would refuse what it holds (refuse_err),
+ * which reads the whole window */
+void window_look(struct ctx *ctx, struct window_look *l, bool judge);
 
 /* What fits in have bytes when s does not. */
 struct shape_fit {
