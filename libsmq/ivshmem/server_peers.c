@@ -124,8 +124,7 @@ void smq_srv_retry(struct smq_server *s)
 		struct peer *p = s->slot[i];
 		if (p && p->refs_wait && !p->dead) {
 			p->refs_wait = false;
-			if (!p->want_out)
-				smq_srv_peer_flush(s, p);
+			smq_srv_peer_flush(s, p);
 		}
 	}
 }

@@ -37,6 +37,27 @@ static void answer(int sock, unsigned vector)
 	close(efd);
 }
 
+/* The broker's side: the client gave vector v back. */
+static void gave_back(int sock, unsigned v)
+{
+	struct broker_msg g = client_said(sock);
+
+	CHECK(g.type == BK_GIVE && g.vector == v);
+}
+
+/* A request answered in turn with vector v, then the vector given back. */
+static void take_in_turn(struct smq_map *m, int sock, unsigned v)
+{
+	struct smq_bell_addr a;
+
+	answer(sock, v);
+	OK(broker_bell_open(m, &a));
+	CHECK(a.vector == v);
+	CHECK(client_said(sock).type == BK_TAKE);
+	broker_bell_close(m, &a);
+	gave_back(sock, v);
+}
+
 /* The lowest descriptor number free here: a soft limit of open files
  * at it leaves none to receive. */
 static int lowest_free_fd(void)
@@ -77,16 +98,10 @@ int main(void)
 		     "first, which had timed out; expected 5", a.vector);
 	CHECK(bk.vec_fd[5] >= 0 && bk.vec_fd[3] < 0);
 	/* the late vector went back to the broker, then came the request */
-	struct broker_msg g = client_said(sv[1]);
-	CHECK(g.type == BK_GIVE && g.vector == 3);
+	gave_back(sv[1], 3);
 	CHECK(client_said(sv[1]).type == BK_TAKE);
 	/* and the one after is answered in turn */
-	answer(sv[1], 7);
-	OK(broker_bell_open(&m, &a));
-	CHECK(a.vector == 7);
-	CHECK(client_said(sv[1]).type == BK_TAKE);
-	broker_bell_close(&m, &a);
-	CHECK(client_said(sv[1]).type == BK_GIVE);
+	take_in_turn(&m, sv[1], 7);
 
 	/* the client out of descriptors when an answer comes: its
 	 * descriptor is lost, and its vector goes back to the broker (the
@@ -100,8 +115,7 @@ int main(void)
 	EXPECT(broker_bell_open(&m, &a), -EMFILE);
 	CHECK(setrlimit(RLIMIT_NOFILE, &keep) == 0);
 	CHECK(client_said(sv[1]).type == BK_TAKE);
-	g = client_said(sv[1]);
-	CHECK(g.type == BK_GIVE && g.vector == 9);
+	gave_back(sv[1], 9);
 	/* ...and so does a late one's, read as the next request begins */
 	EXPECT(broker_bell_open(&m, &a), -ETIMEDOUT);
 	CHECK(client_said(sv[1]).type == BK_TAKE);
@@ -111,19 +125,12 @@ int main(void)
 	CHECK(setrlimit(RLIMIT_NOFILE, &none) == 0);
 	EXPECT(broker_bell_open(&m, &a), -EMFILE);
 	CHECK(setrlimit(RLIMIT_NOFILE, &keep) == 0);
-	g = client_said(sv[1]);
-	CHECK(g.type == BK_GIVE && g.vector == 11);
+	gave_back(sv[1], 11);
 	CHECK(client_said(sv[1]).type == BK_TAKE);
-	g = client_said(sv[1]);
-	CHECK(g.type == BK_GIVE && g.vector == 12);
+	gave_back(sv[1], 12);
 	CHECK(bk.late == 0);
 	/* nothing owed: the next request gets its own answer at once */
-	answer(sv[1], 13);
-	OK(broker_bell_open(&m, &a));
-	CHECK(a.vector == 13);
-	CHECK(client_said(sv[1]).type == BK_TAKE);
-	broker_bell_close(&m, &a);
-	CHECK(client_said(sv[1]).type == BK_GIVE);
+	take_in_turn(&m, sv[1], 13);
 	printf("a vector answered after its request timed out went back to "
 	       "the broker; the next requests got their own answers\n");
 	for (unsigned v = 0; v < BROKER_MAX_VECTORS; v++)
