@@ -100,6 +100,16 @@ int arg_duration(struct argp_state *st, const char *opt, const char *arg)
 	return (int)ceil(v);
 }
 
+int arg_stall(struct argp_state *st, const char *arg)
+{
+	int ms = arg_duration(st, "--stall", arg);
+
+	if (!ms)
+		argp_error(st, "--stall needs a time greater than 0, or inf, not "
+			   "'%s'", arg);
+	return ms;
+}
+
 void print_duration(FILE *f, int ms)
 {
 	if (ms < 0)

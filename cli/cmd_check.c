@@ -31,6 +31,10 @@ static const struct argp_option options[] = {
 	{ "sysfs", OPT_SYSFS, "DIR", 0,
 	  "Read AER counts, drivers, IOMMU groups and BARs under DIR, not "
 	  "/sys (a recorded tree)", 0 },
+	STALL_OPTION("A queue that holds messages whose bottom does not move "
+		     "for TIME is stalled, whatever its receiver's state "
+		     "says (default 5s): queues that hold messages are "
+		     "watched that long"),
 	{ "watch", OPT_WATCH, "TIME", 0,
 	  "Watch the AER counts at least this long: one that grows meanwhile "
 	  "is counting now (default 1s)", 0 },
@@ -154,6 +158,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		if (o->watch_ms < 0)
 			argp_error(st, "--watch must be finite");
 		break;
+	case OPT_STALL:
+		o->stall_ms = arg_stall(st, arg);
+		break;
 	case OPT_SYSFS:
 		if (!*arg)
 			argp_error(st, "--sysfs needs a directory");
@@ -172,7 +179,8 @@ static const struct argp argp = {
 	"Each check ends PASS, WARN, FAIL or SKIP (with the reason), with a "
 	"line of evidence and, for a WARN or FAIL, what to do next.  The "
 	"window: its format, generation, boards and their heartbeats, "
-	"receivers, queues full behind a dead receiver, diagnostic queues.  "
+	"receivers, queues full behind a dead receiver, queues stalled "
+	"(holding messages that nobody takes), diagnostic queues.  "
 	"The PCI path (a window on a PCI device): links trained below what "
 	"both ends support, AER errors standing or counting up, MPS and MRRS, "
 	"the BAR against the window, IOMMU group and driver.  Between boards: "
@@ -195,6 +203,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		o.selected[i] = true;
 	o.timeout_ms = 30000;
 	o.watch_ms = 1000;
+	o.stall_ms = SMQ_STALL_DEFAULT_MS;
 	parse_cmd(&argp, argc, argv, &ps, ctx);
 	/* a board the window does not have is a bad option, not a check that
 	 * fails: said before any agent attaches */

@@ -10,6 +10,14 @@
 
 struct dump_opts {
 	struct queue_opt q;     /* --queue; -1: every queue */
+	int stall_ms;           /* --stall; 0: not given */
+};
+
+static const struct argp_option options[] = {
+	STALL_OPTION("Watch each queue that holds messages for up to TIME and "
+		     "mark it stalled if its bottom does not move meanwhile "
+		     "(default: one look, no stall judged)"),
+	{ 0 }
 };
 
 static error_t parse(int key, char *arg, struct argp_state *st)
@@ -20,6 +28,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case ARGP_KEY_INIT:
 		st->child_inputs[0] = &o->q;
 		break;
+	case OPT_STALL:
+		o->stall_ms = arg_stall(st, arg);
+		break;
 	default:
 		return no_operands(key, arg, st);
 	}
@@ -27,43 +38,22 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 }
 
 static const struct argp argp = {
-	NULL, parse, NULL,
+	options, parse, NULL,
 	"Show the window: superblock, boards (state, what their processes "
 	"do, generation, heartbeat, how long since this command saw it move, "
 	"doorbell) and queues (receiving board and its receiver: waiting, "
 	"asleep, away, dead or none; the fullest lane, counters), the "
 	"diagnostic queues apart.  A board or receiver of another host is "
-	"judged by its heartbeat, watched for up to 5 s.  With -v, every "
+	"judged by its heartbeat, watched for up to 5 s; a receiver stopped by "
+	"a signal or a debugger is said to be; with --stall, a queue that "
+	"holds messages is watched until its bottom moves or it is stalled.  "
+	"With -v, every "
 	"sending board's lane too, and who holds handles.  "
 	"Exit 1, naming the field, its offset and what was expected, whenever "
 	"the window is corrupted or another command would refuse it (an init "
 	"or clear that did not finish).",
 	queue_children, NULL, NULL
 };
-
-/* Board infos; a board or receiver of another host is watched until its
- * heartbeat moves or the timeout passes without a move (the library's
- * judgement needs two looks that far apart: only this host's clock
- * measures). */
-static void read_boards(struct smq_window *w, unsigned boards,
-			unsigned queues, struct smq_board_info *bi)
-{
-	for (int waited = 0;; waited += 100) {
-		bool unknown = false;
-		for (unsigned b = 0; b < boards; b++) {
-			smq_board_info(w, b, &bi[b], sizeof(bi[b]));
-			unknown |= bi[b].activity == SMQ_ACTIVITY_UNKNOWN;
-		}
-		for (unsigned q = 0; q < queues; q++) {
-			struct smq_queue_info qi;
-			smq_queue_info(w, q, &qi, sizeof(qi));
-			unknown |= qi.receiver_state == SMQ_RECEIVER_UNKNOWN;
-		}
-		if (!unknown || waited >= LIVENESS_LOOK_MS)
-			return;
-		usleep(100000);
-	}
-}
 
 static void json_fault(struct json *j, int err, const struct smq_fault *f)
 {
@@ -140,6 +130,9 @@ static void json_queue(struct json *j, struct smq_window *w, unsigned q,
 	json_u64(j, "receiver_opens", qi.receiver_opens);
 	json_u64(j, "receiver_takeovers", qi.receiver_takeovers);
 	json_bool(j, "sleeping", qi.sleeping);
+	json_i64(j, "receiver_stopped", qi.receiver_stopped);
+	json_bool(j, "stalled", qi.stalled);
+	json_i64(j, "stalled_ms", qi.stalled_ms);
 	json_begin(j, "senders", '[');
 	for (unsigned s = 0; s < boards; s++)
 		if (qi.senders >> s & 1)
@@ -325,6 +318,23 @@ static const char *receiver_text(const struct smq_queue_info *qi)
 	return receiver_word(qi->receiver_state);
 }
 
+/* "  stalled 1.2s, receiver stopped": what is wrong with a queue that no
+ * column says, after its row */
+static const char *stuck_text(const struct smq_queue_info *qi, char *buf,
+			      size_t n)
+{
+	int len = 0;
+
+	buf[0] = 0;
+	if (qi->stalled)
+		len = snprintf(buf, n, "  stalled %.1fs",
+			       (double)qi->stalled_ms / 1000);
+	if (qi->receiver_stopped > 0 && len >= 0 && (size_t)len < n)
+		snprintf(buf + len, n - (size_t)len, "%sreceiver stopped",
+			 len ? ", " : "  ");
+	return buf;
+}
+
 static void text_queue(struct smq_window *w, unsigned q, unsigned boards,
 		       int verbose)
 {
@@ -336,9 +346,9 @@ static void text_queue(struct smq_window *w, unsigned q, unsigned boards,
 		 qi.capacity);
 	snprintf(rcv, sizeof(rcv), "%u %s", qi.receiver, receiver_text(&qi));
 	printf("%-5u  %-14s  %-11s  %8" PRIu64 "  %12" PRIu64 "  %12" PRIu64
-	       "  %12" PRIu64 "  %10" PRIu64 "  %10" PRIu64 "\n", q, rcv,
+	       "  %12" PRIu64 "  %10" PRIu64 "  %10" PRIu64 "%s\n", q, rcv,
 	       fill, qi.queued, qi.sent, qi.received, qi.bytes_received,
-	       qi.full_waits, qi.doorbells);
+	       qi.full_waits, qi.doorbells, stuck_text(&qi, set, sizeof(set)));
 	if (qi.corrupt)
 		printf("       %" PRIu64 " message%s failed %s checksum: "
 		       "refused, not delivered\n", qi.corrupt,
@@ -453,7 +463,9 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 	       "attached, at work (a queue open), dead (processes died "
 	       "without closing), unknown (another host, not seen long "
 	       "enough); HANDLES: open (+ left by the dead); RECEIVER: "
-	       "waiting, asleep, away (not waiting for one), dead, none; FILL: the "
+	       "waiting, asleep, away (not waiting for one), dead, none; after a "
+	       "row, stalled (it held messages with its bottom unmoved for "
+	       "--stall) and receiver stopped (a signal, a debugger); FILL: the "
 	       "fullest lane, what a sender meets; QUEUED: messages waiting "
 	       "in all lanes; MOVED: when this dump last saw the heartbeat "
 	       "move\n");
@@ -461,7 +473,7 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 
 static int run(int argc, char **argv, struct ctx *ctx)
 {
-	struct dump_opts o = { { -1, "Show only queue Q" } };
+	struct dump_opts o = { { -1, "Show only queue Q" }, 0 };
 	struct smq_board_info bi[SMQ_MAX_BOARDS];
 	struct smq_window *w;
 	struct smq_window_info wi;
@@ -496,8 +508,14 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		smq_close(w);
 		return 1;
 	}
-	read_boards(w, wi.geometry.boards,
-		    wi.geometry.queues + wi.diag_queues, bi);
+	if (o.stall_ms)
+		smq_set_timeout(w, SMQ_TIMEOUT_STALL, o.stall_ms);
+	/* the library judges another host by two looks, a queue by how
+	 * long it holds: watched until it can, a bounded while */
+	smq_watch(w, SMQ_WATCH_BOARDS | (o.stall_ms ? SMQ_WATCH_QUEUES : 0),
+		  SMQ_WAIT_FOREVER);
+	for (unsigned b = 0; b < wi.geometry.boards; b++)
+		smq_board_info(w, b, &bi[b], sizeof(bi[b]));
 	err = smq_validate(w, &f, sizeof(f));
 	if (ctx->json)
 		json_dump(w, &wi, bi, o.q.queue, ctx->verbose, err, &f);

@@ -16,6 +16,7 @@ enum { OPT_ONCE = 0x200 };
 
 struct top_opts {
 	int interval_ms;
+	int stall_ms;
 	bool once;
 	struct ctx *ctx;
 };
@@ -24,6 +25,9 @@ static const struct argp_option options[] = {
 	{ "interval", 'i', "TIME", 0,
 	  "Refresh every TIME, and measure rates over it (default 1s; e.g. "
 	  "0.5, 200ms, 2s)", 0 },
+	STALL_OPTION("Mark a queue STALLED when it holds messages whose "
+		     "bottom does not move for TIME (default 5s); with --once, "
+		     "queues that hold messages are watched up to TIME first"),
 	{ "once", OPT_ONCE, NULL, 0,
 	  "Print one plain-text frame, with rates over one interval, and exit "
 	  "(with --json, one JSON object)", 0 },
@@ -44,6 +48,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case OPT_ONCE:
 		o->once = true;
 		break;
+	case OPT_STALL:
+		o->stall_ms = arg_stall(st, arg);
+		break;
 	case ARGP_KEY_END:
 		if (o->ctx->json && !o->once)
 			argp_error(st, "--json needs --once (the live view is "
@@ -57,11 +64,14 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 
 static const struct argp argp = {
 	options, parse, NULL,
-	"Watch the window live: its state, boards and queues, with messages, "
-	"megabytes (10^6 bytes), doorbells and full-ring waits per second "
+	"Watch the window live: its state, boards and queues, with messages "
+	"sent and received, megabytes (10^6 bytes), doorbells and sends that "
+	"met a full ring (waited or refused) per second "
 	"measured over each refresh.  Keys: q quit, r reset the rates and "
 	"totals, s cycle the sort column (queue, msgs/s, MB/s, fill), p pause, "
-	"arrows, PgUp, PgDn, Home and End scroll the queues.  Below them, the "
+	"arrows, PgUp, PgDn, Home and End scroll the queues.  A queue that "
+	"holds messages its receiver does not take is marked STALLED, a "
+	"receiver stopped by a signal or a debugger too.  Below them, the "
 	"latest events (as smqctl events says them) and each queue's messages "
 	"a second over about the last minute.  Top only reads "
 	"the window, and attaches again by itself when the window is "
@@ -71,13 +81,14 @@ static const struct argp argp = {
 
 static int run(int argc, char **argv, struct ctx *ctx)
 {
-	struct top_opts o = { 1000, false, ctx };
+	struct top_opts o = { 1000, 0, false, ctx };
 	struct viewer v;
 
 	parse_cmd(&argp, argc, argv, &o, ctx);
 	memset(&v, 0, sizeof(v));
 	v.ctx = ctx;
 	v.interval_ms = o.interval_ms;
+	v.stall_ms = o.stall_ms;
 	v.cur = &v.snaps[0];
 	v.next = &v.snaps[1];
 	ev_watch_open(&v.events, window_spec(ctx), o.interval_ms);
@@ -90,6 +101,8 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		smq_close(v.w);
 		return 1;
 	}
+	if (o.stall_ms)
+		smq_set_timeout(v.w, SMQ_TIMEOUT_STALL, o.stall_ms);
 	catch_signals();
 	reset_totals(&v);
 	int rc = o.once ? run_once(&v) : run_live(&v);

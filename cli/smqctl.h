@@ -40,6 +40,12 @@ bool value_size(const char *opt, const char *arg, uint64_t min, uint64_t max,
 		uint64_t *out, char *why, size_t n);
 /* "1.5", "30s", "200ms", "2m", "inf": milliseconds, or SMQ_WAIT_FOREVER */
 int arg_duration(struct argp_state *st, const char *opt, const char *arg);
+/* --stall TIME, of the commands that judge whether a queue is stalled
+ * (smq_set_timeout(SMQ_TIMEOUT_STALL)): milliseconds, more than 0, or
+ * SMQ_WAIT_FOREVER (never stalled) */
+int arg_stall(struct argp_state *st, const char *arg);
+#define OPT_STALL 0x2f0
+#define STALL_OPTION(doc) { "stall", OPT_STALL, "TIME", 0, doc, 0 }
 /* --mode OCTAL (init, server, broker): 1 to 4 octal digits after any
  * leading zeros, from 1 to 07777 (no sign, no space, not 0: bits nobody
  * can use) */

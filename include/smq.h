@@ -23,7 +23,7 @@ extern "C" {
  * smq_version_check() says so at run time, SMQ_VERSION_AT_LEAST() at
  * compile time. */
 #define SMQ_VERSION_MAJOR 1
-#define SMQ_VERSION_MINOR 1
+#define SMQ_VERSION_MINOR 2
 #define SMQ_VERSION_PATCH 0
 #define SMQ_VERSION_AT_LEAST(major, minor) \
 	(SMQ_VERSION_MAJOR > (major) || \
@@ -215,6 +215,11 @@ int smq_remove(const char *spec);
 /* How long init and clear wait for every board to leave the calls it
  * began under the old generation (default 5000 ms; SMQ_WAIT_FOREVER). */
 #define SMQ_TIMEOUT_HANDSHAKE 1
+/* Since 1.2: how long a queue may hold messages with its bottom unmoved,
+ * as this handle sees it, before smq_queue_info() calls it stalled
+ * (default SMQ_STALL_DEFAULT_MS). */
+#define SMQ_TIMEOUT_STALL 2
+#define SMQ_STALL_DEFAULT_MS 5000
 int smq_set_timeout(struct smq_window *w, unsigned what, int timeout_ms);
 
 /* The system board (board 0) formats the window: every queue empty, a new
@@ -544,6 +549,19 @@ struct smq_queue_info {
 	uint64_t full_refusals;  /* all lanes' (smq_lane_info()) */
 	uint64_t corrupt;        /* messages that failed their check, taken
 				    off the ring (SMQ_EPAYLOAD); wraps */
+	/* since 1.2 */
+	int64_t stalled_ms;      /* how long this handle has seen the queue
+				    hold messages with its bottom unmoved, on
+				    this host's clock; 0 while it is empty or
+				    its receiver takes messages, and at the
+				    first look */
+	int stalled;             /* stalled_ms reached the handle's stall
+				    time (SMQ_TIMEOUT_STALL), whatever the
+				    receiver's state says */
+	int receiver_stopped;    /* 1: the receiver's process (of this host)
+				    is stopped, by a signal or a debugger; 0:
+				    it runs; -1: cannot be told (another host,
+				    or no receiver) */
 };
 
 /* Who is at work on the window: each handle open by a process not known
@@ -581,6 +599,18 @@ int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
  * board. */
 int smq_workers(struct smq_window *w, struct smq_worker *list, unsigned max,
 		size_t size);
+
+/* Since 1.2: looks at the window again and again, a tenth of a second
+ * apart, until this handle can judge what flags ask for: SMQ_WATCH_BOARDS,
+ * every board and receiver of another host (its heartbeat seen to move,
+ * or to stand still for SMQ_HEARTBEAT_TIMEOUT_MS); SMQ_WATCH_QUEUES, every
+ * queue that holds messages (seen to drain, or stalled).  The snapshots
+ * that follow say what it saw.  0 once everything asked is judged,
+ * -ETIMEDOUT when timeout_ms passed first (SMQ_WAIT_FOREVER: a little
+ * longer than the longest judgement asked for). */
+#define SMQ_WATCH_BOARDS 0x1
+#define SMQ_WATCH_QUEUES 0x2
+int smq_watch(struct smq_window *w, unsigned flags, int timeout_ms);
 
 /* Full validation: the format, the dynamic fields, and whether the window
  * is usable (an init or clear left unfinished, notices that disagree with

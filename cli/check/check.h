@@ -16,7 +16,8 @@ enum check_status { CHECK_PASS, CHECK_WARN, CHECK_FAIL, CHECK_SKIP };
 
 /* In the order they run and print. */
 enum check_id {
-	CK_FORMAT, CK_GENERATION, CK_BOARDS, CK_RECEIVERS, CK_FULL, CK_DIAG,
+	CK_FORMAT, CK_GENERATION, CK_BOARDS, CK_RECEIVERS, CK_FULL, CK_STALLED,
+	CK_DIAG,
 	CK_LINK, CK_AER, CK_PAYLOAD, CK_BAR, CK_VFIO,
 	CK_MAP, CK_DOORBELLS, CK_RAW, CK_QUEUES,
 	CK_COUNT
@@ -64,6 +65,7 @@ struct check_opts {
 	bool strict, peer_mode;
 	int timeout_ms;         /* waiting for other boards */
 	int watch_ms;           /* AER counts read at least this far apart */
+	int stall_ms;           /* --stall */
 	const char *device;     /* --device BDF[/BAR] */
 	const char *dump;       /* --dump FILE */
 	const char *sysfs;      /* --sysfs DIR */

@@ -18,6 +18,7 @@ const struct check_def check_defs[CK_COUNT] = {
 	[CK_BOARDS] = { "boards", "window" },
 	[CK_RECEIVERS] = { "receivers", "window" },
 	[CK_FULL] = { "full-queues", "window" },
+	[CK_STALLED] = { "stalled", "window" },
 	[CK_DIAG] = { "diag-queues", "window" },
 	[CK_LINK] = { "link", "pci" },
 	[CK_AER] = { "aer", "pci" },

@@ -122,28 +122,6 @@ static void check_generation(struct check_run *cr, struct smq_window *w,
 	}
 }
 
-/* Looks at every board; a board of another host whose heartbeat is not
- * judged yet is looked at again, a second apart, until the library judges
- * it: a count that moved between two looks within a heartbeat timeout
- * lives, one that stood still for that long is dead (work.c). */
-static void board_infos(struct smq_window *w, unsigned boards,
-			struct smq_board_info *bi)
-{
-	uint64_t end = now_ns() + LIVENESS_LOOK_MS * 1000000ull;
-
-	for (;;) {
-		bool again = false;
-		for (unsigned b = 0; b < boards; b++) {
-			smq_board_info(w, b, &bi[b], sizeof(bi[b]));
-			again |= bi[b].state != SMQ_BOARD_ABSENT &&
-				 bi[b].alive < 0;
-		}
-		if (!again || now_ns() > end)
-			return;
-		usleep(1000 * 1000);
-	}
-}
-
 static void check_board_list(struct check_run *cr, struct smq_window *w,
 			     unsigned boards)
 {
@@ -152,7 +130,8 @@ static void check_board_list(struct check_run *cr, struct smq_window *w,
 	int first_absent = -1, first_dead = -1;
 	char host[80];
 
-	board_infos(w, boards, bi);
+	for (unsigned b = 0; b < boards; b++)
+		smq_board_info(w, b, &bi[b], sizeof(bi[b]));
 	for (unsigned b = 0; b < boards; b++) {
 		if (bi[b].state == SMQ_BOARD_ABSENT && !absent++)
 			first_absent = (int)b;
@@ -194,9 +173,11 @@ static void check_board_list(struct check_run *cr, struct smq_window *w,
 }
 
 struct queue_tally {
-	unsigned dead, full_dead, diag_held, diag_busy;
+	unsigned dead, full_dead, diag_held, diag_busy, stalled, stopped;
+	unsigned orphaned;
 	int first_dead, first_full, first_diag;
-	struct smq_queue_info dead_qi, full_qi, diag_qi;
+	struct smq_queue_info dead_qi, full_qi, diag_qi, stalled_qi, stopped_qi;
+	struct smq_queue_info orphaned_qi;
 };
 
 static void tally_queue(struct queue_tally *t, const struct smq_queue_info *qi)
@@ -211,6 +192,15 @@ static void tally_queue(struct queue_tally *t, const struct smq_queue_info *qi)
 		}
 		return;
 	}
+	/* stalled with a receiver that lives (or may: another host) is the
+	 * fault no other check sees; with none, or a dead one, messages wait
+	 * for a receiver, as receivers and full-queues say */
+	if (qi->stalled && !nobody && !t->stalled++)
+		t->stalled_qi = *qi;
+	if (qi->stalled && nobody && !t->orphaned++)
+		t->orphaned_qi = *qi;
+	if (qi->receiver_stopped > 0 && !t->stopped++)
+		t->stopped_qi = *qi;
 	if (dead && !t->dead++) {
 		t->first_dead = (int)qi->index;
 		t->dead_qi = *qi;
@@ -222,12 +212,78 @@ static void tally_queue(struct queue_tally *t, const struct smq_queue_info *qi)
 	}
 }
 
+/* The receiver of a queue, for a sentence: "board 1's receiver (pid 7,
+ * stopped: a signal or a debugger)" */
+static const char *receiver_said(const struct smq_queue_info *qi, char *buf,
+				 size_t n)
+{
+	if (qi->receiver_state == SMQ_RECEIVER_NONE)
+		snprintf(buf, n, "no receiver (board %u receives it)",
+			 qi->receiver);
+	else
+		snprintf(buf, n, "board %u's receiver (pid %u, %s%s)",
+			 qi->receiver, qi->receiver_pid,
+			 receiver_word(qi->receiver_state),
+			 qi->receiver_stopped > 0
+			 ? ", stopped: a signal or a debugger" : "");
+	return buf;
+}
+
+/* Queues that hold messages nobody takes: the receiver may be alive and
+ * waiting by every word of the window, and still take nothing. */
+static void check_stalled(struct check_run *cr, const struct queue_tally *t)
+{
+	char who[160];
+
+	if (t->stalled) {
+		const struct smq_queue_info *q = &t->stalled_qi;
+		check_set(cr, CK_STALLED, CHECK_FAIL, "queue %u stalled: %" PRIu64
+			  " message%s wait%s, its bottom unmoved for %.1f s; %s%s",
+			  q->index, q->queued, q->queued == 1 ? "" : "s",
+			  q->queued == 1 ? "s" : "", (double)q->stalled_ms / 1000,
+			  receiver_said(q, who, sizeof(who)),
+			  t->stalled > 1 ? "; and others" : "");
+		if (q->receiver_stopped > 0)
+			check_next(cr, CK_STALLED, "let pid %u go on (kill -CONT "
+				   "%u, or the debugger holding it)",
+				   q->receiver_pid, q->receiver_pid);
+		else
+			check_next(cr, CK_STALLED, "see what pid %u does (it "
+				   "takes no message): its application may be "
+				   "stuck", q->receiver_pid);
+	} else if (t->orphaned) {
+		const struct smq_queue_info *q = &t->orphaned_qi;
+		check_set(cr, CK_STALLED, CHECK_WARN, "queue %u: %" PRIu64
+			  " message%s wait%s, %.1f s with its bottom unmoved, "
+			  "for %s%s", q->index, q->queued,
+			  q->queued == 1 ? "" : "s", q->queued == 1 ? "s" : "",
+			  (double)q->stalled_ms / 1000,
+			  q->receiver_state == SMQ_RECEIVER_DEAD
+			  ? "a receiver that died" : "a receiver that is not there",
+			  t->orphaned > 1 ? "; and others" : "");
+		check_next(cr, CK_STALLED, "start a receiver of queue %u on "
+			   "board %u", q->index, q->receiver);
+	} else if (t->stopped) {
+		const struct smq_queue_info *q = &t->stopped_qi;
+		check_set(cr, CK_STALLED, CHECK_WARN, "queue %u: %s; it will "
+			  "take no message until it goes on", q->index,
+			  receiver_said(q, who, sizeof(who)));
+		check_next(cr, CK_STALLED, "let pid %u go on (kill -CONT %u)",
+			   q->receiver_pid, q->receiver_pid);
+	} else {
+		check_set(cr, CK_STALLED, CHECK_PASS, "no queue holds messages "
+			  "that its receiver does not take");
+	}
+}
+
 static void check_queue_list(struct check_run *cr, struct smq_window *w,
 			     const struct smq_window_info *wi)
 {
-	struct queue_tally t = { 0, 0, 0, 0, -1, -1, -1, { 0 }, { 0 }, { 0 } };
+	struct queue_tally t;
 	unsigned all = wi->geometry.queues + wi->diag_queues;
 
+	memset(&t, 0, sizeof(t));
+	t.first_dead = t.first_full = t.first_diag = -1;
 	for (unsigned q = 0; q < all; q++) {
 		struct smq_queue_info qi;
 		smq_queue_info(w, q, &qi, sizeof(qi));
@@ -261,6 +317,7 @@ static void check_queue_list(struct check_run *cr, struct smq_window *w,
 		check_set(cr, CK_FULL, CHECK_PASS, "no queue is full behind a "
 			  "dead or missing receiver");
 	}
+	check_stalled(cr, &t);
 	if (t.diag_held) {
 		check_set(cr, CK_DIAG, CHECK_WARN, "diagnostic queue %d holds %"
 			  PRIu64 " message%s (board %u's)%s", t.first_diag,
@@ -307,6 +364,10 @@ void check_window(struct check_run *cr)
 		return;
 	}
 	check_generation(cr, w, &wi);
+	/* another host's boards by two looks, queues that hold messages by
+	 * how long: watched until judged, a bounded while */
+	smq_set_timeout(w, SMQ_TIMEOUT_STALL, cr->o->stall_ms);
+	smq_watch(w, SMQ_WATCH_BOARDS | SMQ_WATCH_QUEUES, SMQ_WAIT_FOREVER);
 	check_board_list(cr, w, wi.geometry.boards);
 	check_queue_list(cr, w, &wi);
 	smq_close(w);

@@ -11,9 +11,6 @@
  * times, before the reading says it is down. */
 #define BUSY_RETRY_MS 20
 #define READ_TRIES 10
-/* As dump: a heartbeat of another host seen once is watched until it
- * moves or the heartbeat timeout passes without a move. */
-#define LIVENESS_STEP_MS 100
 
 static void nap_ms(int ms)
 {
@@ -129,19 +126,11 @@ int metrics_read(struct metrics_src *m)
 
 void metrics_settle(struct metrics_src *m)
 {
-	for (int waited = 0; !m->err && waited < LIVENESS_LOOK_MS;
-	     waited += LIVENESS_STEP_MS) {
-		bool unknown = false;
-		for (unsigned b = 0; b < m->nboards; b++)
-			unknown |= m->boards[b].activity == SMQ_ACTIVITY_UNKNOWN;
-		for (unsigned q = 0; q < m->nqueues; q++)
-			unknown |= m->queues[q].receiver_state ==
-				   SMQ_RECEIVER_UNKNOWN;
-		if (!unknown)
-			return;
-		nap_ms(LIVENESS_STEP_MS);
-		metrics_read(m);
-	}
+	if (m->err || !m->w)
+		return;
+	/* the library watches until it can judge another host's boards */
+	smq_watch(m->w, SMQ_WATCH_BOARDS, SMQ_WAIT_FOREVER);
+	metrics_read(m);
 }
 
 void metrics_tell(struct metrics_src *m)

@@ -322,6 +322,26 @@ static void queue_families(struct mbuf *b, const struct metrics_src *m)
 				    receiver_word(r),
 				    m->queues[q].receiver_state == r);
 		}
+	family(b, "smq_queue_stalled_seconds", "gauge", "Seconds this "
+	       "process has seen the queue hold messages with its bottom "
+	       "unmoved, on its own clock: 0 while it is empty or its receiver "
+	       "takes messages (smq_queue_stalled_seconds > 60: queued but not "
+	       "draining), whatever the receiver's state says.");
+	for (unsigned q = 0; q < m->nqueues; q++) {
+		int64_t ms = m->queues[q].stalled_ms;
+		queue_sample(b, m, "smq_queue_stalled_seconds", q);
+		mbuf_printf(b, "} %" PRId64 ".%03d\n", ms / 1000,
+			    (int)(ms % 1000));
+	}
+	family(b, "smq_queue_receiver_stopped", "gauge", "1 if the queue's "
+	       "receiver is a process of this host stopped by a signal or a "
+	       "debugger, 0 if it runs; absent when that cannot be told (no "
+	       "receiver, another host).");
+	for (unsigned q = 0; q < m->nqueues; q++)
+		if (m->queues[q].receiver_stopped >= 0) {
+			queue_sample(b, m, "smq_queue_receiver_stopped", q);
+			mbuf_printf(b, "} %d\n", m->queues[q].receiver_stopped);
+		}
 	family(b, "smq_queue_receiver_alive", "gauge", "1 if a live receiver "
 	       "has the queue open, 0 if none has or it died; absent while "
 	       "that is not known yet (a receiver on another host).");

@@ -38,6 +38,8 @@ static int probe(struct viewer *v, const struct snap *s, bool *replaced)
 		     wi.format_time_ns != s->wi.format_time_ns)) {
 		smq_close(v->w);
 		v->w = w;
+		if (v->stall_ms)
+			smq_set_timeout(w, SMQ_TIMEOUT_STALL, v->stall_ms);
 		*replaced = true;
 		return 0;
 	}
@@ -59,22 +61,31 @@ static void compute_rates(struct viewer *v, const struct snap *a,
 #define DELTA(f) (y->f >= x->f ? y->f - x->f : 0)
 		uint64_t msgs = DELTA(sent), bytes = DELTA(bytes_sent);
 		uint64_t bells = DELTA(doorbells), waits = DELTA(full_waits);
-		t->received += DELTA(received);
+		uint64_t got = DELTA(received);
 		t->corrupt += DELTA(corrupt);
 #undef DELTA
+		/* 32-bit counts in the window: their difference modulo 2^32 */
+		uint64_t refused = (uint32_t)(y->full_refusals -
+					      x->full_refusals);
 		struct rate *r = &v->rates[q];
 		r->msgs = (double)msgs / secs;
 		r->bytes = (double)bytes / secs;
 		r->doorbells = (double)bells / secs;
 		r->full_waits = (double)waits / secs;
+		r->received = (double)got / secs;
+		r->refused = (double)refused / secs;
 		t->msgs += msgs;
 		t->bytes += bytes;
 		t->doorbells += bells;
 		t->full_waits += waits;
+		t->received += got;
+		t->refused += refused;
 		t->rate.msgs += r->msgs;
 		t->rate.bytes += r->bytes;
 		t->rate.doorbells += r->doorbells;
 		t->rate.full_waits += r->full_waits;
+		t->rate.received += r->received;
+		t->rate.refused += r->refused;
 	}
 }
 
@@ -194,6 +205,9 @@ int take_frame(struct viewer *v)
 		if (err)
 			v->trouble_open = true;
 		else {
+			if (v->stall_ms)
+				smq_set_timeout(v->w, SMQ_TIMEOUT_STALL,
+						v->stall_ms);
 			fresh = true;
 			err = guarded_snap(v->w, s);
 		}

@@ -91,15 +91,15 @@ void board_text(const struct snap *s, unsigned b, char *buf, size_t n)
  * the other half; 0: no terminal. */
 int bar_width(int cols)
 {
-	int w = (cols - 99) / 2;
+	int w = (cols - 109) / 2;
 	return cols <= 0 ? 20 : w < 8 ? 8 : w > 40 ? 40 : w;
 }
 
 void queue_head(int barw, char *buf, size_t n)
 {
-	snprintf(buf, n, "%5s %-4s %-8s %-*s %9s %9s %9s %8s %12s %12s",
+	snprintf(buf, n, "%5s %-4s %-8s %-*s %9s %9s %9s %9s %8s %12s %12s",
 		 "QUEUE", "RCVR", "RECEIVER", barw + 2 + 1 + 11, "FILL", "MSGS/S",
-		 "MB/S", "BELLS/S", "FULL/S", "SENT", "RECEIVED");
+		 "RECV/S", "MB/S", "BELLS/S", "FULL/S", "SENT", "RECEIVED");
 }
 
 void queue_text(const struct viewer *v, unsigned q, int barw, char *buf,
@@ -108,7 +108,8 @@ void queue_text(const struct viewer *v, unsigned q, int barw, char *buf,
 	const struct smq_queue_info *qi = &v->cur->queues[q];
 	const struct rate *r = &v->rates[q];
 	bool ok = v->show_rates;
-	char rcv[24], bar[48], fill[48], a[24], b[24], c[24], d[24];
+	char rcv[24], bar[48], fill[48], a[24], b[24], c[24], d[24], e[24];
+	char note[48] = "";
 	int full = 0;
 
 	/* diagnostic queues are marked: measurements run there */
@@ -126,13 +127,23 @@ void queue_text(const struct viewer *v, unsigned q, int barw, char *buf,
 	bar[barw + 2] = 0;
 	snprintf(fill, sizeof(fill), "%" PRIu64 "/%" PRIu64, qi->fill,
 		 qi->capacity);
-	snprintf(buf, n, "%5u %-4s %-8s %s %11s %9s %9s %9s %8s %12" PRIu64
-		 " %12" PRIu64, q, rcv,
+	/* what no column says: held with its bottom unmoved, or its
+	 * receiver stopped (a signal, a debugger) */
+	if (qi->stalled)
+		snprintf(note, sizeof(note), " STALLED %.0fs%s",
+			 (double)qi->stalled_ms / 1000,
+			 qi->receiver_stopped > 0 ? ", receiver stopped" : "");
+	else if (qi->receiver_stopped > 0)
+		snprintf(note, sizeof(note), " receiver stopped");
+	/* a send that met the lane full: it waited, or was refused */
+	snprintf(buf, n, "%5u %-4s %-8s %s %11s %9s %9s %9s %9s %8s %12" PRIu64
+		 " %12" PRIu64 "%s", q, rcv,
 		 qi->receiver_state == SMQ_RECEIVER_WAITING && qi->sleeping
 		 ? "asleep" : receiver_word(qi->receiver_state), bar, fill,
-		 fmt_rate(r->msgs, ok, a), fmt_mb(r->bytes, ok, b),
-		 fmt_rate(r->doorbells, ok, c), fmt_rate(r->full_waits, ok, d),
-		 qi->sent, qi->received);
+		 fmt_rate(r->msgs, ok, a), fmt_rate(r->received, ok, e),
+		 fmt_mb(r->bytes, ok, b), fmt_rate(r->doorbells, ok, c),
+		 fmt_rate(r->full_waits + r->refused, ok, d), qi->sent,
+		 qi->received, note);
 }
 
 void rates_text(const struct viewer *v, char *buf, size_t n)
@@ -140,22 +151,27 @@ void rates_text(const struct viewer *v, char *buf, size_t n)
 	const struct snap *s = v->cur;
 	const struct rate *r = &v->tot.rate;
 	bool ok = v->show_rates;
-	unsigned receivers = 0, sleeping = 0, dead = 0;
-	char a[24], b[24], c[24], d[24], e[32] = "";
+	unsigned receivers = 0, sleeping = 0, dead = 0, stalled = 0;
+	char a[24], b[24], c[24], d[24], f[24], g[24], e[32] = "", h[32] = "";
 
 	for (unsigned q = 0; q < s->nqueues; q++) {
 		int st = s->queues[q].receiver_state;
 		receivers += st == SMQ_RECEIVER_WAITING || st == SMQ_RECEIVER_AWAY;
 		sleeping += st == SMQ_RECEIVER_WAITING && s->queues[q].sleeping;
 		dead += st == SMQ_RECEIVER_DEAD;
+		stalled += s->queues[q].stalled != 0;
 	}
 	if (dead)
 		snprintf(e, sizeof(e), ", %u dead", dead);
-	snprintf(buf, n, "all queues: %s msgs/s, %s MB/s, %s doorbells/s, %s "
-		 "full waits/s; %u receivers, %u asleep%s",
-		 fmt_rate(r->msgs, ok, a), fmt_mb(r->bytes, ok, b),
-		 fmt_rate(r->doorbells, ok, c), fmt_rate(r->full_waits, ok, d),
-		 receivers, sleeping, e);
+	if (stalled)
+		snprintf(h, sizeof(h), ", %u STALLED", stalled);
+	snprintf(buf, n, "all queues: %s msgs/s sent, %s received, %s MB/s, %s "
+		 "doorbells/s, %s full waits/s, %s refused full/s; %u receivers, "
+		 "%u asleep%s%s",
+		 fmt_rate(r->msgs, ok, a), fmt_rate(r->received, ok, f),
+		 fmt_mb(r->bytes, ok, b), fmt_rate(r->doorbells, ok, c),
+		 fmt_rate(r->full_waits, ok, d), fmt_rate(r->refused, ok, g),
+		 receivers, sleeping, e, h);
 }
 
 void totals_text(const struct viewer *v, uint64_t now_mono, char *buf,
@@ -167,10 +183,10 @@ void totals_text(const struct viewer *v, uint64_t now_mono, char *buf,
 
 	int k = snprintf(buf, n, "since %s (%.1f s): %" PRIu64 " msgs, %s sent, %"
 			 PRIu64 " received, %" PRIu64 " doorbells, %" PRIu64
-			 " full waits",
+			 " full waits, %" PRIu64 " refused full",
 			 fmt_time(t->since_real_ns, "%H:%M:%S", when), secs,
 			 t->msgs, human_bytes(t->bytes, size), t->received,
-			 t->doorbells, t->full_waits);
+			 t->doorbells, t->full_waits, t->refused);
 	if (t->corrupt && k > 0 && (size_t)k < n)
 		snprintf(buf + k, n - (size_t)k, ", %" PRIu64 " CORRUPT "
 			 "(failed their checksum, refused)", t->corrupt);

@@ -70,12 +70,19 @@ static void once_json(const struct viewer *v, double secs)
 		json_u64(&j, "received", qi->received);
 		json_u64(&j, "bytes_received", qi->bytes_received);
 		json_u64(&j, "full_waits", qi->full_waits);
+		json_u64(&j, "full_refusals", qi->full_refusals);
 		json_u64(&j, "corrupt", qi->corrupt);
 		json_u64(&j, "doorbells", qi->doorbells);
+		json_u64(&j, "queued", qi->queued);
+		json_bool(&j, "stalled", qi->stalled);
+		json_i64(&j, "stalled_ms", qi->stalled_ms);
+		json_i64(&j, "receiver_stopped", qi->receiver_stopped);
 		json_rate(&j, "msgs_per_s", r->msgs);
+		json_rate(&j, "received_per_s", r->received);
 		json_rate(&j, "mb_per_s", r->bytes / 1e6);
 		json_rate(&j, "doorbells_per_s", r->doorbells);
 		json_rate(&j, "full_waits_per_s", r->full_waits);
+		json_rate(&j, "refusals_per_s", r->refused);
 		json_end(&j, '}');
 	}
 	json_end(&j, ']');
@@ -86,11 +93,14 @@ static void once_json(const struct viewer *v, double secs)
 	json_u64(&j, "received", t->received);
 	json_u64(&j, "doorbells", t->doorbells);
 	json_u64(&j, "full_waits", t->full_waits);
+	json_u64(&j, "full_refusals", t->refused);
 	json_u64(&j, "corrupt", t->corrupt);
 	json_rate(&j, "msgs_per_s", t->rate.msgs);
+	json_rate(&j, "received_per_s", t->rate.received);
 	json_rate(&j, "mb_per_s", t->rate.bytes / 1e6);
 	json_rate(&j, "doorbells_per_s", t->rate.doorbells);
 	json_rate(&j, "full_waits_per_s", t->rate.full_waits);
+	json_rate(&j, "refusals_per_s", t->rate.refused);
 	json_end(&j, '}');
 	json_end(&j, '}');
 	json_close(&j);
@@ -162,8 +172,17 @@ int run_once(struct viewer *v)
 			sleep_ms(rc ? RETRY_MS : v->interval_ms);
 			continue;
 		}
-		if (!first)
+		if (!first) {
 			first = v->next->mono_ns;
+			/* queues that hold messages, watched for --stall
+			 * (given) before the frame is shown */
+			if (v->stall_ms) {
+				smq_watch(v->w, SMQ_WATCH_QUEUES,
+					  SMQ_WAIT_FOREVER);
+				tries--;
+				continue;
+			}
+		}
 		if (snap_unknown(v->cur) &&
 		    v->cur->mono_ns - first < LIVENESS_LOOK_MS * NS_PER_MS) {
 			/* another interval: the totals are of the last one,

@@ -38,6 +38,8 @@ struct snap {
 
 struct rate {
 	double msgs, bytes, doorbells, full_waits;
+	double received;        /* messages taken by the receiver */
+	double refused;         /* sends refused at once on a full lane */
 };
 
 struct row {
@@ -46,7 +48,7 @@ struct row {
 };
 
 struct totals {
-	uint64_t msgs, bytes, received, doorbells, full_waits;
+	uint64_t msgs, bytes, received, doorbells, full_waits, refused;
 	uint64_t corrupt;  /* messages refused for their checksum */
 	uint64_t since_mono_ns, since_real_ns;
 	struct rate rate;  /* all queues, over the last interval */
@@ -60,6 +62,7 @@ struct recent_event {
 struct viewer {
 	struct ctx *ctx;
 	int interval_ms;
+	int stall_ms;            /* --stall; 0: the library's default */
 	struct smq_window *w;
 	struct snap snaps[2];
 	struct snap *cur, *next;

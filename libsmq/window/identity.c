@@ -136,6 +136,23 @@ int smq_tag_alive(uint64_t tag)
 	return !(kill((pid_t)id, 0) < 0 && errno == ESRCH);
 }
 
+/* Stopped by a signal (SIGSTOP, SIGTSTP) or held by a debugger: the
+ * kernel says 'T' or 't' for its first thread.  A process of another
+ * host, or one /proc does not show us, cannot be told: -1. */
+int smq_tag_stopped(uint64_t tag)
+{
+	char path[64], state;
+	uint32_t id = smq_tag_pid(tag);
+
+	if (id == 0 || id > 0x3fffffff)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%u/stat", id);
+	int64_t start = start_time(path, &state);
+	if (start <= 0 || make_tag(id, start) != tag)
+		return -1;
+	return state == 'T' || state == 't';
+}
+
 uint64_t smq_now_ns(void)
 {
 	struct timespec ts;

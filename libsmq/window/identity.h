@@ -14,6 +14,9 @@ static inline uint32_t smq_tag_pid(uint64_t tag) { return (uint32_t)(tag >> 32);
 /* 1: that process (or thread) of this host runs; 0: it does not (it
  * exited, its pid was reused, or it ran before this host's last boot). */
 int smq_tag_alive(uint64_t tag);
+/* 1: that process of this host is stopped (a signal, a debugger); 0: it
+ * runs; -1: it cannot be told (not of this host, gone, hidden). */
+int smq_tag_stopped(uint64_t tag);
 uint64_t smq_now_ns(void);
 uint64_t smq_realtime_ns(void);
 void smq_deadline(struct timespec *ts, int timeout_ms);

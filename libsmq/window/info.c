@@ -154,6 +154,7 @@ static int queue_info(struct smq_window *w, unsigned queue,
 		info->full_refusals += li.full_refusals;
 		info->doorbells += li.doorbells;
 	}
+	smq_judge_stall(w, l, queue, info);
 	return smq_stale(w);
 }
 

@@ -308,6 +308,7 @@ int smq_open(const char *spec, unsigned board, unsigned flags,
 	w->tag = smq_tag_self();
 	w->boot = smq_boot_hash();
 	w->handshake_ms = DEFAULT_HANDSHAKE_MS;
+	w->stall_ms = SMQ_STALL_DEFAULT_MS;
 	gethostname(w->host, sizeof(w->host) - 1);
 	err = smq_transport_open(&w->map, spec, flags);
 	if (err) {
@@ -348,10 +349,19 @@ int smq_set_mode(struct smq_window *w, unsigned mode)
 
 int smq_set_timeout(struct smq_window *w, unsigned what, int timeout_ms)
 {
-	if (!w || what != SMQ_TIMEOUT_HANDSHAKE || timeout_ms < -1)
+	if (!w || timeout_ms < -1)
 		return -EINVAL;
-	w->handshake_ms = timeout_ms;
-	return 0;
+	switch (what) {
+	case SMQ_TIMEOUT_HANDSHAKE:
+		w->handshake_ms = timeout_ms;
+		return 0;
+	case SMQ_TIMEOUT_STALL:
+		/* never stalled: a wait forever */
+		w->stall_ms = timeout_ms < 0 ? INT32_MAX : timeout_ms;
+		return 0;
+	default:
+		return -EINVAL;
+	}
 }
 
 int smq_holdout(struct smq_window *w, struct smq_holdout *h, size_t size)
@@ -370,7 +380,7 @@ int smq_close(struct smq_window *w)
 	if (w->ctl)
 		smq_slot_release(w, w->slot);
 	smq_layout_free(&w->lay);
-	free(w->rx_obs);
+	free(w->qobs);
 	w->map.tp->close(&w->map);
 	pthread_mutex_destroy(&w->follow_lock);
 	free(w);

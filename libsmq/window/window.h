@@ -45,6 +45,14 @@ struct smq_observation {
 	uint64_t most;          /* the greatest count seen under generation */
 };
 
+/* What this process saw of a queue: its receiver's heartbeat, and since
+ * when it has held messages with its bottom unmoved (0: it did not). */
+struct smq_queue_obs {
+	struct smq_observation beats;
+	uint64_t bottom, epoch;
+	uint64_t held_since_ns;
+};
+
 struct smq_window {
 	struct smq_map map;
 	unsigned board;         /* a monitor's is 0: it reads as board 0 */
@@ -65,8 +73,9 @@ struct smq_window {
 				   the snapshots of other threads */
 	struct smq_holdout holdout;
 	struct smq_observation obs[SMQ_MAX_BOARDS];
-	struct smq_observation *rx_obs; /* [rx_obs_n]: receivers' heartbeats */
-	unsigned rx_obs_n;
+	struct smq_queue_obs *qobs; /* [qobs_n]: what we saw of each queue */
+	unsigned qobs_n;
+	int stall_ms;           /* SMQ_TIMEOUT_STALL */
 	char host[64];
 #ifdef SMQ_COUNT_FAR
 	uint64_t far_loads[SMQ_FAR_WHYS];
@@ -363,6 +372,10 @@ void smq_observe(struct smq_observation *o, uint64_t count, uint64_t key,
 int smq_board_activity(struct smq_window *w, unsigned b);
 void smq_judge_receiver(struct smq_window *w, const struct smq_layout *l,
 			unsigned q, struct smq_queue_info *info);
+/* ...and whether the queue is stalled (info's bottom, queued and epoch
+ * filled) */
+void smq_judge_stall(struct smq_window *w, const struct smq_layout *l,
+		     unsigned q, struct smq_queue_info *info);
 /* init, clear: -SMQ_EATWORK if another process works on what they would
  * empty (queue only; all: -1), named in the holdout; l as the window is */
 int smq_check_at_work(struct smq_window *w, const struct smq_layout *l,

@@ -192,16 +192,16 @@ int smq_board_info(struct smq_window *w, unsigned board,
 
 /* ---- receivers ---- */
 
-static struct smq_observation *rx_observation(struct smq_window *w,
-					      const struct smq_layout *l,
-					      unsigned q)
+static struct smq_queue_obs *queue_observation(struct smq_window *w,
+					       const struct smq_layout *l,
+					       unsigned q)
 {
-	if (w->rx_obs_n != l->queues) {
-		free(w->rx_obs);
-		w->rx_obs = calloc(l->queues, sizeof(*w->rx_obs));
-		w->rx_obs_n = w->rx_obs ? l->queues : 0;
+	if (w->qobs_n != l->queues) {
+		free(w->qobs);
+		w->qobs = calloc(l->queues, sizeof(*w->qobs));
+		w->qobs_n = w->qobs ? l->queues : 0;
 	}
-	return w->rx_obs ? &w->rx_obs[q] : NULL;
+	return w->qobs ? &w->qobs[q] : NULL;
 }
 
 void smq_judge_receiver(struct smq_window *w, const struct smq_layout *l,
@@ -212,7 +212,8 @@ void smq_judge_receiver(struct smq_window *w, const struct smq_layout *l,
 		smq_snapshot_at(w, lay_rx_info(l, q), SMQ_LINE);
 	uint64_t owner;
 	bool waiting = LOAD(&ri->waiting), again = false;
-	struct smq_observation *o = rx_observation(w, l, q);
+	struct smq_queue_obs *qo = queue_observation(w, l, q);
+	struct smq_observation *o = qo ? &qo->beats : NULL;
 	int alive = -1, beating = -1;
 
 	info->receiver_beats = LOAD(&ri->beats);
@@ -254,6 +255,37 @@ look:
 				       : SMQ_RECEIVER_AWAY;
 	info->receiver_pid = smq_tag_pid(owner);
 	info->receiver_alive = !owner ? 0 : alive;
+	info->receiver_stopped = owner && alive > 0 &&
+				 LOAD(&ri->owner_boot) == w->boot
+				 ? smq_tag_stopped(owner) : -1;
+}
+
+/* A queue is stalled when this handle has seen it hold messages with its
+ * bottom unmoved for the stall time, on its own clock: whatever the
+ * receiver's state word says (a receiver stopped in its wait still says
+ * it waits), and whoever wrote that word (another host's clock is never
+ * read).  A queue first seen holding messages has been seen so for 0 ms. */
+void smq_judge_stall(struct smq_window *w, const struct smq_layout *l,
+		     unsigned q, struct smq_queue_info *info)
+{
+	struct smq_queue_obs *o = queue_observation(w, l, q);
+	uint64_t now = smq_now_ns();
+
+	info->stalled_ms = 0;
+	info->stalled = 0;
+	if (!o)
+		return;
+	if (!info->queued) {
+		o->held_since_ns = 0;
+	} else if (!o->held_since_ns || o->bottom != info->bottom ||
+		   o->epoch != info->epoch) {
+		o->held_since_ns = now;
+	} else {
+		info->stalled_ms = (int64_t)((now - o->held_since_ns) / 1000000);
+		info->stalled = info->stalled_ms >= w->stall_ms;
+	}
+	o->bottom = info->bottom;
+	o->epoch = info->epoch;
 }
 
 /* ---- workers ---- */
@@ -394,5 +426,85 @@ int smq_check_at_work(struct smq_window *w, const struct smq_layout *l,
 		err = -SMQ_EATWORK;
 	}
 	pthread_mutex_unlock(&w->follow_lock);
+	return err;
+}
+
+/* ---- watching until judged ---- */
+
+/* What a watch still waits for in one look: a board or receiver of
+ * another host seen once, a queue holding messages seen neither to drain
+ * (its bottom moved since the watch's first look) nor to stall. */
+static bool watch_open(struct smq_window *w, unsigned flags, uint64_t *first,
+		       unsigned nb, unsigned nq, bool first_look)
+{
+	bool open = false;
+
+	for (unsigned b = 0; b < nb; b++) {
+		struct smq_board_info bi;
+		smq_board_info(w, b, &bi, sizeof(bi));
+		if (flags & SMQ_WATCH_BOARDS)
+			open |= bi.state != SMQ_BOARD_ABSENT && bi.alive < 0;
+	}
+	for (unsigned q = 0; q < nq; q++) {
+		struct smq_queue_info qi;
+		smq_queue_info(w, q, &qi, sizeof(qi));
+		if (flags & SMQ_WATCH_BOARDS)
+			open |= qi.receiver_state == SMQ_RECEIVER_UNKNOWN;
+		if (first_look)
+			first[q] = qi.bottom;
+		if (flags & SMQ_WATCH_QUEUES)
+			open |= qi.queued && !qi.stalled && qi.bottom == first[q];
+	}
+	return open;
+}
+
+int smq_watch(struct smq_window *w, unsigned flags, int timeout_ms)
+{
+	struct smq_window_info wi;
+	struct timespec deadline;
+
+	if (!w || !flags || (flags & ~(SMQ_WATCH_BOARDS | SMQ_WATCH_QUEUES)) ||
+	    timeout_ms < -1)
+		return -EINVAL;
+	if (timeout_ms < 0) {
+		/* a look past the longest judgement asked for */
+		timeout_ms = flags & SMQ_WATCH_BOARDS
+			     ? SMQ_HEARTBEAT_TIMEOUT_MS + 100 : 0;
+		if ((flags & SMQ_WATCH_QUEUES) && w->stall_ms < INT32_MAX - 100 &&
+		    w->stall_ms + 100 > timeout_ms)
+			timeout_ms = w->stall_ms + 100;
+	}
+	smq_deadline(&deadline, timeout_ms);
+	uint64_t *first = NULL;
+	unsigned nb = 0, nq = 0;
+	int err = 0;
+	for (bool first_look = true;; first_look = false) {
+		err = smq_window_info(w, &wi, sizeof(wi));
+		if (err && err != -ESTALE)
+			break;
+		unsigned n = wi.geometry.queues + wi.diag_queues;
+		if (n != nq || wi.geometry.boards != nb) {
+			/* a new layout: what was first seen is of the old one */
+			free(first);
+			if (!(first = calloc(n ? n : 1, sizeof(*first)))) {
+				err = -ENOMEM;
+				break;
+			}
+			first_look = true;
+			nb = wi.geometry.boards;
+			nq = n;
+		}
+		if (!watch_open(w, flags, first, nb, nq, first_look)) {
+			err = 0;
+			break;
+		}
+		int left = smq_ms_left(&deadline);
+		if (!left) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		smq_sleep_ms(left < 100 ? left : 100);
+	}
+	free(first);
 	return err;
 }

@@ -56,23 +56,23 @@ wait_pid 20 $p2 "board 2's sync"
 cp "$T/w" "$T/before"
 run sound --skip pci,cross
 check_exit sound 0
-for c in format generation boards receivers full-queues diag-queues; do
+for c in format generation boards receivers full-queues stalled diag-queues; do
 	check_line sound PASS "$c" ""
 done
-last sound "^6 passed, 0 warned, 0 failed, 0 skipped: nothing to fix$"
+last sound "^7 passed, 0 warned, 0 failed, 0 skipped: nothing to fix$"
 cmp -s "$T/w" "$T/before" && ok "check wrote nothing to the window" ||
 	failed "the window changed under check"
 
 # --json: the same verdicts
 "$S" --json check -T 20s --skip pci,cross >"$T/sound.json"; rc=$?
 check_exit sound.json 0
-python3 - "$T/sound.json" <<'PY' && ok "--json: six checks, all pass, summary and exit" || failed "--json of a sound window"
+python3 - "$T/sound.json" <<'PY' && ok "--json: seven checks, all pass, summary and exit" || failed "--json of a sound window"
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = [c["name"] for c in d["checks"]]
-assert names == ["format", "generation", "boards", "receivers", "full-queues", "diag-queues"], names
+assert names == ["format", "generation", "boards", "receivers", "full-queues", "stalled", "diag-queues"], names
 assert all(c["status"] == "pass" and c["group"] == "window" and c["next"] is None for c in d["checks"])
-assert d["summary"] == {"pass": 6, "warn": 0, "fail": 0, "skip": 0, "first": None, "first_next": None}, d["summary"]
+assert d["summary"] == {"pass": 7, "warn": 0, "fail": 0, "skip": 0, "first": None, "first_next": None}, d["summary"]
 assert d["exit"] == 0 and d["boards"] == 3 and d["strict"] is False
 PY
 

@@ -47,14 +47,15 @@ row() {
 		grep -E "^ *$2 [0-9]+ " >"$T/row"
 }
 # col SESSION QUEUE N: the Nth column after the fill bar in the queue's
-# row (1 FILL, 2 MSGS/S, 3 MB/S, 4 BELLS/S, 5 FULL/S, 6 SENT, 7 RECEIVED),
+# row (1 FILL, 2 MSGS/S, 3 RECV/S, 4 MB/S, 5 BELLS/S, 6 FULL/S, 7 SENT,
+# 8 RECEIVED),
 # counted from the bar: the rate history after them, where the terminal
 # has room for it, is levels and blanks, not one field
 col() {
 	row "$1" "$2" && sed 's/^[^]]*\]//' "$T/row" | awk -v c="$3" '{ print $c }'
 }
 # sent_is SESSION QUEUE N: the SENT column of the queue's row is N
-sent_is() { [ "$(col "$1" "$2" 6)" = "$3" ]; }
+sent_is() { [ "$(col "$1" "$2" 7)" = "$3" ]; }
 # first_row SESSION: the queue of the first row of the table
 first_row() {
 	cap "$1"
@@ -97,7 +98,7 @@ check "top --once: the 2 diagnostic queues, marked" [ "$drows" -eq 2 ]
 nrows=$(sed -n '/^QUEUE /,/^$/p' "$T/once" | grep -cE '^ *[0-3] [01] +none +\[')
 check "top --once: no receiver on queues 0 to 3 (RECEIVER none)" [ "$nrows" -eq 4 ]
 check "top --once: the queue heading (QUEUE RCVR RECEIVER FILL ...)" \
-	grep -qE '^QUEUE RCVR RECEIVER FILL +MSGS/S +MB/S +BELLS/S +FULL/S +SENT +RECEIVED$' "$T/once"
+	grep -qE '^QUEUE RCVR RECEIVER FILL +MSGS/S +RECV/S +MB/S +BELLS/S +FULL/S +SENT +RECEIVED$' "$T/once"
 check "top --once: the board heading (BOARD STATE ACTIVITY PID HOST MOVED DOORBELL)" \
 	grep -qE '^BOARD STATE +ACTIVITY +PID +HOST +MOVED +DOORBELL$' "$T/once"
 # board 0's sends have exited (its pid is the last one's); board 1 never ran
@@ -238,7 +239,7 @@ tm new-session -d -s ptycheck -x 40 -y 10 "sleep 30" 2>"$T/pty.err" ||
 # "server exited unexpectedly")
 
 # ---- the live view: draws, counts, keys, resize, quit ----
-start live 120 40 -w "file:$W" top --interval 0.2
+start live 140 40 -w "file:$W" top --interval 0.2
 waitfor 3 'shows live "all queues:"'
 check "live: header with the window name and the queue heading" \
 	sh -c 'grep -q "file:$1 " "$2" && grep -q "^QUEUE " "$2"' sh "$W" "$T/screen"
@@ -259,7 +260,7 @@ msgs_none() { [ "$(col "$1" "$2" 2)" = 0.0 ]; }
 # history SESSION QUEUE: the levels of its rate history, blanks removed
 history() {
 	row "$1" "$2" && sed 's/^[^]]*\]//' "$T/row" |
-		awk '{ for (i = 8; i <= NF; i++) printf "%s", $i }'
+		awk '{ for (i = 9; i <= NF; i++) printf "%s", $i }'
 }
 check "live: queue 3 at 0 msgs/s" waitfor 2 'msgs_none live 3'
 for i in 1 2 3 4 5 6 7 8; do smq send -q 3 x; done
