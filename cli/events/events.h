@@ -33,6 +33,10 @@ enum ev_type {
 	EV_WINDOW_UNREADABLE,   /* removed, or cannot be attached */
 	EV_WINDOW_READABLE,
 	EV_LAGGED,              /* the watcher fell behind */
+	EV_QUEUE_STALLED,       /* held messages with its bottom unmoved */
+	EV_QUEUE_RESUMED,       /* ...and its bottom moved again */
+	EV_RECEIVER_STOPPED,    /* its process stopped (a signal, a debugger) */
+	EV_RECEIVER_CONTINUED,  /* ...and runs again */
 	EV_TYPES
 };
 
@@ -45,6 +49,8 @@ struct event {
 	uint64_t from, to;      /* generation or epoch; a lag's ms and the
 				   interval's */
 	int err;                /* EV_WINDOW_UNREADABLE: why */
+	bool holds;             /* not a change: a state that holds at the
+				   first look (ev_watch_holds) */
 	char why[256];          /* ...in words, the transport's cause
 				   (smq_explain()) */
 	char host[64];
@@ -68,15 +74,19 @@ struct ev_watch {
 	uint64_t *asleep_since; /* [queues] mono_ns a doorbell went unanswered
 				   from, 0 */
 	bool *unanswered;       /* [queues] said already for this episode */
+	bool *stalled;          /* [queues] said stalled */
+	bool *stopped;          /* [queues] its receiver said stopped */
 	unsigned cap;
 	int interval_ms;
+	int stall_ms;           /* the monitor's stall time; 0: default */
 	int err;                /* of the last look */
 	bool said_unreadable;
 };
 
 /* The name of an event (one word, as JSON gives it) and the event as a
- * sentence. */
+ * sentence; the type of a name (EV_TYPES: none). */
 const char *event_name(enum ev_type t);
+enum ev_type event_type(const char *name, size_t len);
 void event_text(const struct event *e, char *buf, size_t n);
 /* One JSON line (no newline). */
 void event_json(const struct event *e, struct json *j);
@@ -90,6 +100,11 @@ void ev_watch_close(struct ev_watch *ew);
  * or fn's first non-zero return. */
 int ev_watch_step(struct ev_watch *ew,
 		  int (*fn)(const struct event *e, void *arg), void *arg);
+/* After a step: calls fn for each event whose state holds in the look
+ * just taken (a board ready, a receiver attached, a queue full...), with
+ * holds set: what a wait for an event finds already true. */
+int ev_watch_holds(struct ev_watch *ew,
+		   int (*fn)(const struct event *e, void *arg), void *arg);
 /* The same with a look the caller took (top's frames): err its failure,
  * else the window, its boards and queues, and when it was taken. */
 int ev_watch_feed(struct ev_watch *ew, int err,

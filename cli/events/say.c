@@ -24,11 +24,23 @@ static const char *const names[EV_TYPES] = {
 	[EV_WINDOW_UNREADABLE] = "window_unreadable",
 	[EV_WINDOW_READABLE] = "window_readable",
 	[EV_LAGGED] = "lagged",
+	[EV_QUEUE_STALLED] = "queue_stalled",
+	[EV_QUEUE_RESUMED] = "queue_resumed",
+	[EV_RECEIVER_STOPPED] = "receiver_stopped",
+	[EV_RECEIVER_CONTINUED] = "receiver_continued",
 };
 
 const char *event_name(enum ev_type t)
 {
 	return t < EV_TYPES ? names[t] : "?";
+}
+
+enum ev_type event_type(const char *name, size_t len)
+{
+	for (int t = 0; t < EV_TYPES; t++)
+		if (strlen(names[t]) == len && !strncmp(names[t], name, len))
+			return (enum ev_type)t;
+	return EV_TYPES;
 }
 
 /* " (pid N on HOST)", or nothing without a pid */
@@ -96,7 +108,11 @@ void event_text(const struct event *e, char *buf, size_t n)
 			 e->board);
 		break;
 	case EV_BOARD_RESTARTED:
-		if (e->old_pid)
+		if (!e->pid)
+			snprintf(buf, n, "board %d back: what pid %u left when it "
+				 "died was taken down, the board is at rest",
+				 e->board, e->old_pid);
+		else if (e->old_pid)
 			snprintf(buf, n, "board %d back: a new process%s after "
 				 "pid %u died", e->board, w, e->old_pid);
 		else
@@ -116,15 +132,19 @@ void event_text(const struct event *e, char *buf, size_t n)
 				 e->count, e->count == 1 ? "" : "s");
 		break;
 	case EV_QUEUE_DRAINED:
-		snprintf(buf, n, "queue %d has room again", e->queue);
+		snprintf(buf, n, "queue %d has room%s", e->queue,
+			 e->holds ? "" : " again");
 		break;
 	case EV_RECEIVER_ATTACHED:
 		snprintf(buf, n, "queue %d: receiver attached%s%s%s", e->queue, t,
 			 w, e->to ? ", in the place of one that died" : "");
 		break;
 	case EV_RECEIVER_GONE:
-		snprintf(buf, n, "queue %d: receiver closed the queue%s", e->queue,
-			 w);
+		if (e->holds)
+			snprintf(buf, n, "queue %d: no receiver", e->queue);
+		else
+			snprintf(buf, n, "queue %d: receiver closed the queue%s%s",
+				 e->queue, t, w);
 		break;
 	case EV_RECEIVER_DEAD:
 		snprintf(buf, n, "queue %d: receiver died with the queue open%s",
@@ -154,9 +174,32 @@ void event_text(const struct event *e, char *buf, size_t n)
 			 "looks (interval %" PRIu64 " ms): what happened between "
 			 "them is counted, not timed", e->from, e->to);
 		break;
+	case EV_QUEUE_STALLED:
+		snprintf(buf, n, "queue %d stalled: %" PRIu64 " message%s held %.1f "
+			 "s with its bottom unmoved%s%s", e->queue, e->to,
+			 e->to == 1 ? "" : "s", (double)e->from / 1000,
+			 e->pid ? ", its receiver" : ", and no receiver", w);
+		break;
+	case EV_QUEUE_RESUMED:
+		snprintf(buf, n, "queue %d %s", e->queue, e->holds
+			 ? "not stalled" : "moves again: its messages are taken");
+		break;
+	case EV_RECEIVER_STOPPED:
+		snprintf(buf, n, "queue %d: receiver stopped by a signal or a "
+			 "debugger%s", e->queue, w);
+		break;
+	case EV_RECEIVER_CONTINUED:
+		snprintf(buf, n, "queue %d: receiver %s%s", e->queue,
+			 e->holds ? "runs" : "runs again", w);
+		break;
 	default:
 		snprintf(buf, n, "?");
 	}
+	size_t len = strlen(buf);
+	if (e->holds && len + 24 < n && e->type != EV_RECEIVER_GONE &&
+	    e->type != EV_QUEUE_RESUMED && e->type != EV_RECEIVER_CONTINUED &&
+	    e->type != EV_QUEUE_DRAINED)
+		snprintf(buf + len, n - len, " (so at the first look)");
 }
 
 void event_json(const struct event *e, struct json *j)
@@ -204,9 +247,15 @@ void event_json(const struct event *e, struct json *j)
 		json_u64(j, "gap_ms", e->from);
 		json_u64(j, "interval_ms", e->to);
 		break;
+	case EV_QUEUE_STALLED:
+		json_u64(j, "stalled_ms", e->from);
+		json_u64(j, "queued", e->to);
+		break;
 	default:
 		break;
 	}
+	if (e->holds)
+		json_bool(j, "holds", true);
 	event_text(e, text, sizeof(text));
 	json_str(j, "text", text);
 	json_end(j, '}');

@@ -43,6 +43,8 @@ void ev_watch_close(struct ev_watch *ew)
 	free(ew->full);
 	free(ew->asleep_since);
 	free(ew->unanswered);
+	free(ew->stalled);
+	free(ew->stopped);
 	memset(ew, 0, sizeof(*ew));
 }
 
@@ -66,9 +68,13 @@ static int take_look(struct ev_watch *ew, struct ev_look *l)
 	l->ok = false;
 	l->mono_ns = clock_ns(CLOCK_MONOTONIC);
 	l->real_ns = clock_ns(CLOCK_REALTIME);
-	if (!ew->w && (err = smq_open(ew->spec, 0, SMQ_OPEN_READONLY, &ew->w))) {
-		ew->w = NULL;
-		return err;
+	if (!ew->w) {
+		if ((err = smq_open(ew->spec, 0, SMQ_OPEN_READONLY, &ew->w))) {
+			ew->w = NULL;
+			return err;
+		}
+		if (ew->stall_ms)
+			smq_set_timeout(ew->w, SMQ_TIMEOUT_STALL, ew->stall_ms);
 	}
 	err = smq_window_info(ew->w, &l->wi, sizeof(l->wi));
 	if (err == -EIDRM) {  /* removed: attach afresh next time */
@@ -145,12 +151,14 @@ static void board_events(struct emit *em, unsigned b,
 		  p->activity == SMQ_ACTIVITY_WORKING) &&
 	    c->activity == SMQ_ACTIVITY_NONE)
 		emit(em, (e.type = EV_BOARD_GONE, e.pid = p->pid, e));
+	/* back from the dead: a process at it again, or what the dead left
+	 * taken down (a sync of the board does) and the board at rest */
 	if (p && p->activity == SMQ_ACTIVITY_DEAD &&
-	    (c->activity == SMQ_ACTIVITY_ATTACHED ||
-	     c->activity == SMQ_ACTIVITY_WORKING)) {
+	    c->activity != SMQ_ACTIVITY_DEAD &&
+	    c->activity != SMQ_ACTIVITY_UNKNOWN) {
 		e.type = EV_BOARD_RESTARTED;
-		e.pid = c->pid;
-		e.old_pid = p->pid != c->pid ? p->pid : 0;
+		e.pid = c->activity == SMQ_ACTIVITY_NONE ? 0 : c->pid;
+		e.old_pid = p->pid != e.pid ? p->pid : 0;
 		emit(em, e);
 	}
 }
@@ -181,6 +189,11 @@ static void receiver_events(struct emit *em, unsigned q,
 		emit(em, e);
 		e.count = 0;
 		e.to = 0;
+		/* ...and closed again before this look */
+		if (c->receiver_state == SMQ_RECEIVER_NONE)
+			emit(em, (e.type = EV_RECEIVER_GONE, e.pid = 0,
+				  e.count = opened, e));
+		e.count = 0;
 	}
 	if (c->receiver_state == SMQ_RECEIVER_DEAD &&
 	    (!p || p->receiver_state != SMQ_RECEIVER_DEAD || opened))
@@ -216,6 +229,30 @@ static void fill_events(struct ev_watch *ew, struct emit *em, unsigned q,
 	ew->full[q] = full;
 }
 
+/* A queue that held messages with its bottom unmoved for the stall time
+ * (the library's judgement), and its receiver stopped by a signal or a
+ * debugger; and both over. */
+static void stuck_events(struct ev_watch *ew, struct emit *em, unsigned q,
+			 const struct smq_queue_info *c)
+{
+	struct event e = ev(EV_QUEUE_STALLED, (int)c->receiver, (int)q);
+
+	e.pid = c->receiver_pid;
+	if (c->stalled && !ew->stalled[q]) {
+		e.from = (uint64_t)c->stalled_ms;
+		e.to = c->queued;
+		emit(em, e);
+	} else if (!c->stalled && ew->stalled[q]) {
+		emit(em, (e.type = EV_QUEUE_RESUMED, e));
+	}
+	ew->stalled[q] = c->stalled;
+	if (c->receiver_stopped > 0 && !ew->stopped[q])
+		emit(em, (e.type = EV_RECEIVER_STOPPED, e));
+	else if (!c->receiver_stopped && ew->stopped[q])
+		emit(em, (e.type = EV_RECEIVER_CONTINUED, e));
+	ew->stopped[q] = c->receiver_stopped > 0;
+}
+
 /* A receiver that sleeps on with messages queued for UNANSWERED_NS: its
  * doorbell was not answered (or never rung). */
 static void bell_events(struct ev_watch *ew, struct emit *em, unsigned q,
@@ -248,20 +285,46 @@ static int track(struct ev_watch *ew, unsigned queues)
 	bool *f = realloc(ew->full, queues * sizeof(*f));
 	uint64_t *a = f ? realloc(ew->asleep_since, queues * sizeof(*a)) : NULL;
 	bool *u = a ? realloc(ew->unanswered, queues * sizeof(*u)) : NULL;
+	bool *st = u ? realloc(ew->stalled, queues * sizeof(*st)) : NULL;
+	bool *sp = st ? realloc(ew->stopped, queues * sizeof(*sp)) : NULL;
 	if (f)
 		ew->full = f;
 	if (a)
 		ew->asleep_since = a;
 	if (u)
 		ew->unanswered = u;
-	if (!u)
+	if (st)
+		ew->stalled = st;
+	if (sp)
+		ew->stopped = sp;
+	if (!sp)
 		return -ENOMEM;
 	for (unsigned q = ew->cap; q < queues; q++) {
 		ew->full[q] = ew->unanswered[q] = false;
+		ew->stalled[q] = ew->stopped[q] = false;
 		ew->asleep_since[q] = 0;
 	}
 	ew->cap = queues;
 	return 0;
+}
+
+/* What a clear of queue q ended, said as plainly as its start was: a
+ * full queue has room, a receiver's claim (a dead one's too) is gone. */
+static void cleared_events(struct ev_watch *ew, struct emit *em, unsigned q,
+			   const struct smq_queue_info *p,
+			   const struct smq_queue_info *c)
+{
+	struct event e = ev(EV_QUEUE_DRAINED, (int)c->receiver, (int)q);
+
+	if (ew->full[q] && !(c->capacity && c->fill >= c->capacity))
+		emit(em, e);
+	ew->full[q] = false;
+	if (p->receiver_state != SMQ_RECEIVER_NONE &&
+	    c->receiver_state == SMQ_RECEIVER_NONE)
+		emit(em, (e.type = EV_RECEIVER_GONE, e.pid = p->receiver_pid, e));
+	if (ew->stalled[q] && !c->stalled)
+		emit(em, (e.type = EV_QUEUE_RESUMED, e.pid = 0, e));
+	ew->stalled[q] = false;
 }
 
 /* Everything that changed from p (NULL: the first look, or one of an
@@ -298,7 +361,7 @@ static void compare(struct ev_watch *ew, struct emit *em,
 			e.from = pq->epoch;
 			e.to = cq->epoch;
 			emit(em, e);
-			ew->full[q] = false;
+			cleared_events(ew, em, q, pq, cq);
 			pq = NULL;  /* a new queue: as if first seen */
 		}
 		receiver_events(em, q, pq, cq);
@@ -310,6 +373,7 @@ static void compare(struct ev_watch *ew, struct emit *em,
 			emit(em, e);
 		}
 		fill_events(ew, em, q, pq, cq);
+		stuck_events(ew, em, q, cq);
 		bell_events(ew, em, q, cq, c->mono_ns);
 	}
 }
@@ -368,6 +432,7 @@ static int step(struct ev_watch *ew,
 			e.to = c->wi.generation;
 			emit(&em, e);
 			memset(ew->full, 0, ew->cap * sizeof(*ew->full));
+			memset(ew->stalled, 0, ew->cap * sizeof(*ew->stalled));
 		}
 		compare(ew, &em, same ? p : NULL, c, !first && p->ok && !same);
 	}
@@ -379,6 +444,72 @@ static int step(struct ev_watch *ew,
 		ew->prev = c;
 		ew->cur = p;
 	}
+	return em.rc;
+}
+
+/* ---- what holds now ---- */
+
+static bool receiver_lives(int state)
+{
+	return state == SMQ_RECEIVER_WAITING || state == SMQ_RECEIVER_AWAY;
+}
+
+static void queue_holds(struct emit *em, unsigned q,
+			const struct smq_queue_info *qi)
+{
+	bool full = qi->capacity && qi->fill >= qi->capacity;
+	struct event e = ev(EV_QUEUE_FULL, (int)qi->receiver, (int)q);
+
+	e.pid = qi->receiver_pid;
+	e.holds = true;
+#define QHOLD(cond, t) do { if (cond) emit(em, (e.type = (t), e)); } while (0)
+	QHOLD(receiver_lives(qi->receiver_state), EV_RECEIVER_ATTACHED);
+	QHOLD(qi->receiver_state == SMQ_RECEIVER_NONE, EV_RECEIVER_GONE);
+	QHOLD(qi->receiver_state == SMQ_RECEIVER_DEAD, EV_RECEIVER_DEAD);
+	QHOLD(qi->receiver_stopped > 0, EV_RECEIVER_STOPPED);
+	QHOLD(!qi->receiver_stopped, EV_RECEIVER_CONTINUED);
+	e.from = qi->fill;
+	e.to = qi->capacity;
+	QHOLD(full, EV_QUEUE_FULL);
+	QHOLD(!full, EV_QUEUE_DRAINED);
+	e.from = (uint64_t)qi->stalled_ms;
+	e.to = qi->queued;
+	QHOLD(qi->stalled, EV_QUEUE_STALLED);
+	QHOLD(!qi->stalled, EV_QUEUE_RESUMED);
+#undef QHOLD
+}
+
+int ev_watch_holds(struct ev_watch *ew,
+		   int (*fn)(const struct event *e, void *arg), void *arg)
+{
+	const struct ev_look *l = ew->prev;
+	struct emit em = { fn, arg, l->real_ns, 0 };
+	struct event e;
+
+	if (!l->ok) {
+		e = ev(EV_WINDOW_UNREADABLE, -1, -1);
+		e.err = ew->err;
+		smq_explain(ew->spec, e.err, e.why, sizeof(e.why));
+		e.holds = true;
+		emit(&em, e);
+		return em.rc;
+	}
+#define HOLD(cond, type, b, q) do { if (cond) { e = ev(type, b, q); \
+		e.holds = true; emit(&em, e); } } while (0)
+	HOLD(true, EV_WINDOW_READABLE, -1, -1);
+	HOLD(l->wi.system_state == SMQ_SYS_READY, EV_SYSTEM_READY, -1, -1);
+	HOLD(l->wi.maint_phase, EV_MAINTENANCE, 0, -1);
+	for (unsigned i = 0; i < l->nboards; i++) {
+		const struct smq_board_info *bi = &l->boards[i];
+		int b = (int)i;
+		HOLD(bi->state != SMQ_BOARD_ABSENT, EV_BOARD_ANNOUNCED, b, -1);
+		HOLD(bi->state == SMQ_BOARD_READY, EV_BOARD_READY, b, -1);
+		HOLD(bi->activity == SMQ_ACTIVITY_DEAD, EV_BOARD_DEAD, b, -1);
+		HOLD(bi->activity == SMQ_ACTIVITY_NONE, EV_BOARD_GONE, b, -1);
+	}
+	for (unsigned i = 0; i < l->nqueues; i++)
+		queue_holds(&em, i, &l->queues[i]);
+#undef HOLD
 	return em.rc;
 }
 

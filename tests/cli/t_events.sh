@@ -37,9 +37,9 @@ step() { echo "== $*" >>"$T/steps"; settle; }
 
 "$S" init -n 3 --queues 3 --entries 4 >/dev/null || die "init"
 : >"$T/steps"
-bg "$S" events -i 50ms -T $EVT >"$T/ev.txt"
+bg "$S" events -i 50ms --stall 3s -T $EVT >"$T/ev.txt"
 EV_TXT=$!
-bg "$S" --json events -i 50ms -T $EVT >"$T/ev.json"
+bg "$S" --json events -i 50ms --stall 3s -T $EVT >"$T/ev.json"
 EV_JSON=$!
 sleep 0.3
 
@@ -81,9 +81,14 @@ for m in 1 2 3 4; do "$S" -b 2 send -q 1 -T 0 "m$m" || die "send m$m"; done
 seen queue_full ', "queue": 1' 'queue 1 full'
 seen doorbell_unanswered ', "queue": 1' 'queue 1: doorbell not answered'
 
-step "the receiver goes on: room again"
+step "its messages held for the stall time (3 s): stalled"
+seen queue_stalled ', "queue": 1' 'queue 1 stalled'
+
+step "the receiver goes on: room again, moving, running"
 kill -CONT $RX2
 seen queue_drained ', "queue": 1' 'queue 1 has room again'
+seen queue_resumed ', "queue": 1' 'queue 1 moves again'
+seen receiver_continued ', "queue": 1' 'queue 1: receiver runs again'
 
 step "a clear of queue 0 alone"
 "$S" clear -q 0 >/dev/null || die "clear -q 0"
@@ -144,7 +149,9 @@ wait_pid 10 $EV_JSON "the JSON watcher, sent SIGINT"; rj=$rc
 [ $rt = 0 ] && [ $rj = 0 ] || die "events exited $rt (text) and $rj (JSON) on SIGINT, not 0"
 
 # Each step's events, exactly; the steps in this order.
-PYTHONPATH=$ROOT/tests/lib tally python3 - "$T/ev.json" "$T/ev.txt" <<'PY' || die "the events, step by step"
+"$S" --json events --until window_readable -T 10 >"$T/holds.json" ||
+	die "events --until window_readable: exit $?"
+PYTHONPATH=$ROOT/tests/lib tally python3 - "$T/ev.json" "$T/ev.txt" "$T/holds.json" <<'PY' || die "the events, step by step"
 import json, re, sys
 steps = [
     [("board_announced", 1, None)],
@@ -158,8 +165,11 @@ steps = [
     [("receiver_attached", 1, 1)],
     [("receiver_dead", 1, 1), ("board_dead", 1, None)],
     [("board_restarted", 1, None), ("receiver_attached", 1, 1)],
-    [("queue_full", 1, 1), ("doorbell_unanswered", 1, 1)],
-    [("queue_drained", 1, 1)],
+    [("receiver_stopped", 1, 1), ("queue_full", 1, 1),
+     ("doorbell_unanswered", 1, 1)],
+    [("queue_stalled", 1, 1)],
+    [("queue_drained", 1, 1), ("queue_resumed", 1, 1),
+     ("receiver_continued", 1, 1)],
     [("queue_cleared", 0, 0)],
     [("receiver_gone", 1, 1), ("board_gone", 1, None)],
     [("generation", None, None)],
@@ -168,7 +178,8 @@ steps = [
     [("window_readable", None, None), ("generation", None, None)],
     [("generation", None, None)],
     [("receiver_attached", 1, 1)],
-    [("messages_corrupt", 1, 1)],
+    [("receiver_stopped", 1, 1), ("receiver_continued", 1, 1),
+     ("messages_corrupt", 1, 1)],
     [("receiver_gone", 1, 1), ("board_gone", 1, None)],
     [("lagged", None, None)],
 ]
@@ -235,7 +246,11 @@ words = [("board_announced", r"board (\d+) announced itself"),
          ("generation", r"window formatted anew"), ("lagged", r"events fell behind"),
          ("maintenance", r"an init or clear began"),
          ("window_unreadable", r"window cannot be read"),
-         ("window_readable", r"window can be read again")]
+         ("window_readable", r"window can be read again"),
+         ("receiver_stopped", r"queue (\d+): receiver stopped"),
+         ("receiver_continued", r"queue (\d+): receiver runs"),
+         ("queue_stalled", r"queue (\d+) stalled"),
+         ("queue_resumed", r"queue (\d+) (moves again|not stalled)")]
 text = []
 for line in open(sys.argv[2]):
     m = re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}  (.*)", line.rstrip("\n"))
@@ -247,7 +262,7 @@ for line in open(sys.argv[2]):
             n = int(w.group(1)) if w.groups() else None
             board = n if name.startswith("board_") else None
             queue = n if name.startswith(("queue", "receiver", "doorbell", "messages")) else None
-            if name.startswith(("receiver", "queue_full", "queue_drained", "doorbell", "messages")):
+            if name.startswith(("receiver", "queue_full", "queue_drained", "doorbell", "messages", "queue_stalled", "queue_resumed")):
                 board = 1  # the receiving board of queue 1
             if name == "queue_cleared":
                 board = 0
@@ -260,7 +275,9 @@ ok = check("text", text) and ok
 # was printed
 from json_keys import blocks
 keys = blocks("man/smqctl.1").get("events", set())
+# a wait for a state that holds says so (the key holds)
 printed = set(k for e in events for k in e)
+printed |= set(k for l in open(sys.argv[3]) for k in json.loads(l))
 if not keys:
     print("FAIL no events block of JSON keys in smqctl(1)"); ok = False
 elif printed - keys or keys - printed:
