@@ -508,8 +508,10 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		smq_close(w);
 		return 1;
 	}
-	if (o.stall_ms)
-		smq_set_timeout(w, SMQ_TIMEOUT_STALL, o.stall_ms);
+	/* without --stall, no stall is judged: a look is an instant, and
+	 * the watch of another host's boards is not a watch of queues */
+	smq_set_timeout(w, SMQ_TIMEOUT_STALL,
+			o.stall_ms ? o.stall_ms : SMQ_WAIT_FOREVER);
 	/* the library judges another host by two looks, a queue by how
 	 * long it holds: watched until it can, a bounded while */
 	smq_watch(w, SMQ_WATCH_BOARDS | (o.stall_ms ? SMQ_WATCH_QUEUES : 0),

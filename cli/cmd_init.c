@@ -11,20 +11,27 @@
 
 struct init_opts {
 	struct shape_opts shape;
-	bool force, dry_run, fit, keep;
+	bool force, dry_run, fit, keep, grow;
 	int mode;               /* permission bits, -1: leave as created */
 	int timeout_ms;         /* the handshake with the boards */
 };
 
 /* --force should be spelled out: long options only; -T is a timeout in
  * every command */
-enum { OPT_TIMEOUT = 'T', OPT_FORCE = 0x100, OPT_DRY_RUN, OPT_FIT, OPT_KEEP };
+enum { OPT_TIMEOUT = 'T', OPT_FORCE = 0x100, OPT_DRY_RUN, OPT_FIT, OPT_KEEP,
+       OPT_GROW };
 
 static const struct argp_option options[] = {
 	{ "dry-run", OPT_DRY_RUN, NULL, 0,
 	  "Print the layout (each part and its bytes, the diagnostic queues' "
-	  "share apart; with -v each board's region) and whether it fits the "
-	  "window, without writing or creating anything", 0 },
+	  "share apart; with -v each board's region), the window, and what "
+	  "init would do, decided as init decides (the same refusals, words "
+	  "and exit status; the messages it would empty), without writing or "
+	  "creating anything", 0 },
+	{ "grow", OPT_GROW, NULL, 0,
+	  "Grow a window object that had its size before smq first formatted "
+	  "it (a QEMU memory-backend file, truncate -s) to a larger shape: "
+	  "without it, init refuses, whatever --force says", 0 },
 	{ "fit", OPT_FIT, NULL, 0,
 	  "On a window of fixed size (a BAR, an object another program "
 	  "sized): the most entries, a power of two (at most --entries if "
@@ -68,6 +75,9 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case OPT_FORCE:
 		o->force = true;
 		break;
+	case OPT_GROW:
+		o->grow = true;
+		break;
 	case OPT_TIMEOUT:
 		o->timeout_ms = arg_duration(st, "--timeout", arg);
 		break;
@@ -89,7 +99,8 @@ static const struct argp argp = {
 	options, parse, NULL,
 	"Format the window as the system board (board 0): every queue empty, "
 	"a new generation.  Boards attached under the old generation get a "
-	"stale error on their next call.", children, NULL, NULL
+	"stale error on their next call.  It says how many messages it "
+	"emptied, and where.", children, NULL, NULL
 };
 
 /* What init found instead of a window: its size and first bytes. */
@@ -113,8 +124,9 @@ static int no_room(struct ctx *ctx, const struct shape_opts *s,
 	struct shape_fit f;
 
 	say_error("init: %s need %s (%" PRIu64 " bytes), but window %s holds "
-		  "%s (%" PRIu64 " bytes), which init cannot grow (a BAR, or "
-		  "an object another program sized); nothing was written",
+		  "%s (%" PRIu64 " bytes), which init does not grow (a BAR, "
+		  "or an object another program sized; --grow grows an object "
+		  "by name); nothing was written",
 		  shape_words(s, words, sizeof(words)), human_bytes(need, a),
 		  need, window_spec(ctx), human_bytes(have, b), have);
 	shape_fit(s, have, &f);
@@ -163,9 +175,13 @@ static void print_window(struct ctx *ctx, const struct init_opts *o,
 {
 	const struct shape_opts *s = &o->shape;
 	struct smq_window_info wi;
-	char size[32];
+	struct smq_emptied e;
+	char size[32], gone[400];
 
 	smq_window_info(w, &wi, sizeof(wi));
+	memset(&e, 0, sizeof(e));
+	if (!k->same)
+		smq_emptied(w, &e, sizeof(e));
 	bool checksum = wi.features_incompat & SMQ_FEATURE_CHECKSUM;
 	if (ctx->json) {
 		struct json j;
@@ -179,6 +195,10 @@ static void print_window(struct ctx *ctx, const struct init_opts *o,
 				SMQ_FEATURE_SCRATCH);
 		json_u64(&j, "window_size", wi.window_size);
 		json_u64(&j, "fixed_size", wi.fixed_size);
+		if (k->same)
+			json_null(&j, "emptied");
+		else
+			json_emptied(&j, &e);
 		json_end(&j, '}');
 		json_close(&j);
 	} else {
@@ -201,6 +221,9 @@ static void print_window(struct ctx *ctx, const struct init_opts *o,
 			printf(" of the %s it holds", human_bytes(wi.fixed_size,
 			       size));
 		printf("\n");
+		if (!k->same && e.known)
+			printf("  emptied %s\n", emptied_text(&e, gone,
+							   sizeof(gone)));
 		if (o->fit)
 			printf("  --fit: %u entries, the most that fit\n",
 			       wi.geometry.entries);
@@ -275,40 +298,77 @@ static int init_error(struct ctx *ctx, const struct init_opts *o,
 	return maint_error(ctx, w, "init", -1, err, o->timeout_ms);
 }
 
-static int format(struct ctx *ctx, const struct init_opts *o,
-		  const struct keep_look *k)
+/* The shape init makes, its bytes, and the window opened as init opens
+ * it (create: the real init; its dry run creates nothing).  0; or 1 said,
+ * with *w NULL; or, for a dry run of a window that does not exist yet,
+ * -ENOENT. */
+static int init_open(struct ctx *ctx, const struct init_opts *o,
+		     struct smq_shape *shape, uint64_t *bytes, bool create,
+		     struct smq_window **w)
 {
-	struct smq_shape shape = shape_of(&o->shape);
-	struct smq_window_info wi;
-	struct smq_window *w;
-	uint64_t bytes;
-	int err, rc;
-
-	if (smq_shape_size(&shape, sizeof(shape), &bytes))
+	*w = NULL;
+	*shape = shape_of(&o->shape);
+	if (o->grow)
+		shape->flags |= SMQ_SHAPE_GROW;
+	if (smq_shape_size(shape, sizeof(*shape), bytes))
 		return say_error("a window of %u boards, %u queues, %u entries "
 				 "of %u bytes is too large", o->shape.g.boards,
 				 o->shape.g.queues, o->shape.g.entries,
 				 o->shape.g.entry_size);
-	err = smq_open(window_spec(ctx), 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW |
-		       (o->force ? SMQ_OPEN_FORCE : 0), &w);
+	int err = smq_open(window_spec(ctx), 0, (create ? SMQ_OPEN_CREATE : 0) |
+			   SMQ_OPEN_RAW | (o->force ? SMQ_OPEN_FORCE : 0), w);
+	if (err == -ENOENT && !create)
+		return -ENOENT;
 	if (err)
 		return open_error(ctx, err);
+	smq_set_timeout(*w, SMQ_TIMEOUT_HANDSHAKE, o->timeout_ms);
+	return 0;
+}
+
+/* The decision init makes: 0, or why not (-ENOSPC: the window's fixed
+ * size).  dry: nothing is written (smq_init_dry_run()). */
+static int init_decide(const struct init_opts *o, struct smq_window *w,
+		       const struct smq_shape *shape, uint64_t bytes, bool dry)
+{
+	struct smq_window_info wi;
+
 	smq_window_info(w, &wi, sizeof(wi));
-	if (wi.fixed_size && bytes > wi.fixed_size) {
-		smq_close(w);
-		return no_room(ctx, &o->shape, bytes, wi.fixed_size);
-	}
-	smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, o->timeout_ms);
-	err = smq_init_shape(w, &shape, sizeof(shape));
-	/* processes of another host at work, not judged yet: judged after a
-	 * second look (a process only waiting in sync is not at work) */
-	if (err == -SMQ_EATWORK && at_work_unknown(w, -1))
-		err = smq_init_shape(w, &shape, sizeof(shape));
-	if (err) {
+	if (wi.fixed_size && bytes > wi.fixed_size && !o->grow)
+		return -ENOSPC;
+	return dry ? smq_init_dry_run(w, shape, sizeof(*shape))
+		   : smq_init_shape(w, shape, sizeof(*shape));
+}
+
+/* ...said as init says it, the real one and the dry run alike: 1. */
+static int init_refused(struct ctx *ctx, const struct init_opts *o,
+			struct smq_window *w, int err, uint64_t bytes,
+			const struct keep_look *k)
+{
+	struct smq_window_info wi;
+	int rc;
+
+	smq_window_info(w, &wi, sizeof(wi));
+	if (err == -ENOSPC && wi.fixed_size && bytes > wi.fixed_size)
+		rc = no_room(ctx, &o->shape, bytes, wi.fixed_size);
+	else
 		rc = init_error(ctx, o, w, err, bytes);
-		if (k->asked)
-			fprintf(stderr, "  (--keep did not keep it: %s)\n",
-				k->why);
+	if (k->asked)
+		fprintf(stderr, "  (--keep did not keep it: %s)\n", k->why);
+	return rc;
+}
+
+static int format(struct ctx *ctx, const struct init_opts *o,
+		  const struct keep_look *k)
+{
+	struct smq_shape shape;
+	struct smq_window *w;
+	uint64_t bytes;
+	int rc;
+
+	if ((rc = init_open(ctx, o, &shape, &bytes, true, &w)))
+		return rc;
+	if ((rc = init_decide(o, w, &shape, bytes, false))) {
+		rc = init_refused(ctx, o, w, rc, bytes, k);
 		smq_close(w);
 		return rc;
 	}
@@ -319,6 +379,36 @@ static int format(struct ctx *ctx, const struct init_opts *o,
 	print_window(ctx, o, w, k);
 	smq_close(w);
 	return 0;
+}
+
+/* --dry-run: the layout, the window, and init's decision as init makes
+ * it: the same refusal, words and exit status. */
+static int dry_run(struct ctx *ctx, const struct init_opts *o,
+		   const struct keep_look *k)
+{
+	struct init_verdict v;
+	struct smq_shape shape;
+	struct smq_window *w;
+	uint64_t bytes;
+
+	memset(&v, 0, sizeof(v));
+	int rc = init_open(ctx, o, &shape, &bytes, false, &w), err = 0;
+	if (rc > 0)
+		return rc;
+	if (w) {
+		v.exists = true;
+		smq_window_info(w, &v.wi, sizeof(v.wi));
+		/* a window that holds the shape is kept: nothing to decide */
+		if (!k->same)
+			err = init_decide(o, w, &shape, bytes, true);
+		smq_emptied(w, &v.emptied, sizeof(v.emptied));
+	}
+	v.refused = err != 0;
+	print_layout(ctx, &o->shape, &v, k);
+	rc = err ? init_refused(ctx, o, w, err, bytes, k) : 0;
+	if (w)
+		smq_close(w);
+	return rc;
 }
 
 static int run(int argc, char **argv, struct ctx *ctx)
@@ -341,15 +431,8 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	memset(&k, 0, sizeof(k));
 	if (o.keep)
 		keep_look(ctx, &o.shape, &k);
-	if (o.dry_run) {
-		struct window_look l;
-		window_look(ctx, &l, true);
-		if (o.force) {   /* it formats them */
-			l.not_window = false;
-			l.refuse_err = 0;
-		}
-		return print_layout(ctx, &o.shape, &l, &k);
-	}
+	if (o.dry_run)
+		return dry_run(ctx, &o, &k);
 	if (k.same)
 		return kept(ctx, &o, &k);
 	return format(ctx, &o, &k);

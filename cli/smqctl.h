@@ -116,9 +116,6 @@ int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
 /* The library judges liveness on another host by two looks this far
  * apart: a command that must know waits this long once. */
 #define LIVENESS_LOOK_MS (SMQ_HEARTBEAT_TIMEOUT_MS + 100)
-/* init and clear: -SMQ_EATWORK with only processes of another host not
- * judged yet: 1, after waiting for the second look (then try again). */
-int at_work_unknown(struct smq_window *w, int queue);
 /* Explains a fault smq_validate() found in the window; returns 1. */
 int fault_error(struct ctx *ctx, int err, const struct smq_fault *f);
 
@@ -151,6 +148,10 @@ void json_u64(struct json *j, const char *key, uint64_t val);
 void json_i64(struct json *j, const char *key, int64_t val);
 void json_bool(struct json *j, const char *key, bool val);
 void json_null(struct json *j, const char *key);
+/* common/emptied.c: what init or clear emptied (smq_emptied()): "260
+ * messages in 3 queues: queue 3: 256, ..." and the JSON key "emptied" */
+const char *emptied_text(const struct smq_emptied *e, char *buf, size_t n);
+void json_emptied(struct json *j, const struct smq_emptied *e);
 /* A number with decimals; not finite prints null. */
 void json_double(struct json *j, const char *key, double val, int decimals);
 void json_close(struct json *j);

@@ -107,20 +107,6 @@ static int workers_on(struct smq_window *w, int queue,
 	return k;
 }
 
-int at_work_unknown(struct smq_window *w, int queue)
-{
-	struct smq_worker list[32];
-	int n = workers_on(w, queue, list, 32);
-
-	for (int i = 0; i < n; i++)
-		if (list[i].alive > 0)
-			return 0;
-	if (!n)
-		return 0;
-	usleep(LIVENESS_LOOK_MS * 1000);
-	return 1;
-}
-
 /* Who is at work on what init or clear would empty: every process, its
  * board, host and what it has open. */
 static int at_work_error(struct smq_window *w, const char *what, int queue)

@@ -138,6 +138,10 @@ struct smq_shape {
  * sender computes from its own buffer and the receiver checks before it
  * hands the message over (smq(7), feature "checksum"). */
 #define SMQ_SHAPE_CHECKSUM 0x1u
+/* Since 1.2: init may grow a window object past the size it had before
+ * smq first formatted it (a QEMU memory-backend file, an object made with
+ * truncate -s): without it such a window keeps its size (-ENOSPC). */
+#define SMQ_SHAPE_GROW 0x4u
 /* Format features (smq_window_info().features_incompat): a window's bit
  * that a reader does not know makes it refuse the window. */
 #define SMQ_FEATURE_CHECKSUM 0x1u  /* entries carry a CRC-32C */
@@ -265,6 +269,38 @@ struct smq_holdout {
 				    queue); else -1 */
 };
 int smq_holdout(struct smq_window *w, struct smq_holdout *h, size_t size);
+
+/* Since 1.2: what the last smq_init_shape(), smq_clear() or dry run of
+ * either through w emptied (or would empty): the messages waiting in each
+ * queue at the moment it was emptied, counted after the handshake, when
+ * no call was in flight any more.  known is 0 when the window held nothing
+ * that could be counted (a new window, data that is not one, another
+ * format).  This struct never grows. */
+#define SMQ_EMPTIED_MOST 8
+struct smq_emptied_queue {
+	uint32_t queue;
+	uint32_t pad;
+	uint64_t messages;
+};
+struct smq_emptied {
+	int known;
+	uint32_t queues;         /* queues that held messages */
+	uint64_t messages;       /* in all */
+	uint32_t listed;         /* entries of most[] filled */
+	uint32_t pad;
+	struct smq_emptied_queue most[SMQ_EMPTIED_MOST]; /* the queues that
+				    held most, most first (ties: lower queue) */
+};
+int smq_emptied(struct smq_window *w, struct smq_emptied *e, size_t size);
+/* Since 1.2: the decision of smq_init_shape() and smq_clear(), made by the
+ * same code, with nothing written: 0 if it would go ahead (smq_emptied()
+ * then says what it would empty now), else the error it would return
+ * (smq_holdout() names who holds on).  What no look can tell in advance,
+ * whether every board leaves its calls within the handshake
+ * (-SMQ_EHELD), is not part of it. */
+int smq_init_dry_run(struct smq_window *w, const struct smq_shape *s,
+		     size_t size);
+int smq_clear_dry_run(struct smq_window *w, int queue);
 
 /* Startup: a board announces itself (the SimpleMessageQueue paper's
  * boardInitialized); every board then synchronises.  On board 0 this
@@ -454,6 +490,10 @@ struct smq_window_info {
 	uint32_t not_window;     /* 1: the object holds data that is not an
 				    smq window, which smq_init() refuses
 				    (-SMQ_ENOTWINDOW) unless forced */
+	/* since 1.2 */
+	uint32_t pad;
+	uint64_t emptied;        /* messages init and clear emptied, in all,
+				    since smq first formatted the window */
 };
 
 struct smq_bell_info {

@@ -17,10 +17,17 @@ struct keep_look {
 void keep_look(struct ctx *ctx, const struct shape_opts *s,
 	       struct keep_look *k);
 
-/* init --dry-run: the layout of s, part by part, and whether it fits the
- * window as it is; 0, or 1 when it does not fit (init would refuse). */
-int print_layout(struct ctx *ctx, const struct shape_opts *s,
-		 const struct window_look *l, const struct keep_look *k);
+/* init --dry-run: what init would find and do (it decides as init does,
+ * saying a refusal in init's words). */
+struct init_verdict {
+	bool exists;            /* the window object exists */
+	struct smq_window_info wi;
+	bool refused;           /* init would refuse (said on stderr) */
+	struct smq_emptied emptied; /* ...else what it would empty */
+};
+/* The layout of s, part by part, the window, and the verdict. */
+void print_layout(struct ctx *ctx, const struct shape_opts *s,
+		  const struct init_verdict *v, const struct keep_look *k);
 /* The keys init's JSON and --dry-run's share: the geometry, "checksum",
  * "receivers" and "senders". */
 void json_shape_keys(struct json *j, const struct shape_opts *s,

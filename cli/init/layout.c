@@ -70,67 +70,52 @@ static void print_parts(const struct shape_opts *s,
 	}
 }
 
-/* The window as it is, and whether the layout fits it. */
-static bool print_window(struct ctx *ctx, const struct shape_opts *s,
-			 const struct window_look *l, uint64_t total)
+/* The window as it is, and what init would do with it. */
+static void print_window(struct ctx *ctx, const struct init_verdict *v,
+			 const struct keep_look *k, uint64_t total)
 {
-	char size[32], spare[32];
+	const struct smq_window_info *wi = &v->wi;
+	char size[32], spare[32], shown[80], gone[400];
 
-	if (!l->exists && l->open_err == -ENOENT) {
+	if (!v->exists) {
 		printf("window %s does not exist yet: init creates it\n",
 		       window_spec(ctx));
-		return true;
+		return;
 	}
-	if (!l->exists) {
-		printf("window %s cannot be opened (%s): init would refuse it "
-		       "too\n", window_spec(ctx), smq_strerror(l->open_err));
-		return false;
-	}
-	if (l->not_window) {
+	if (wi->not_window)
 		printf("window %s holds %s (%" PRIu64 " bytes) that is not an "
-		       "smq window (it begins \"%s\"): init would refuse it; "
-		       "--force formats it anyway\n", window_spec(ctx),
-		       human_bytes(l->mapped_size, size), l->mapped_size,
-		       l->begins);
-		return false;
-	}
-	if (l->refuse_err) {
-		printf("window %s holds an smq window this smqctl does not "
-		       "read: init would refuse it; --force formats it anyway "
-		       "(why, below)\n", window_spec(ctx));
-		fflush(stdout);
-		fault_error(ctx, l->refuse_err, &l->fault);
-		return false;
-	}
-	if (!l->fixed_size) {
+		       "smq window (it begins \"%s\")\n", window_spec(ctx),
+		       human_bytes(wi->mapped_size, size), wi->mapped_size,
+		       first_bytes_text(wi, shown, sizeof(shown)));
+	else if (wi->fixed_size)
+		printf("window %s holds %s (%" PRIu64 " bytes), which init does "
+		       "not grow: the layout %s%s%s\n", window_spec(ctx),
+		       human_bytes(wi->fixed_size, size), wi->fixed_size,
+		       total <= wi->fixed_size ? "fits (" : "does not fit",
+		       total <= wi->fixed_size
+		       ? human_bytes(wi->fixed_size - total, spare) : "",
+		       total <= wi->fixed_size ? " to spare)" : "");
+	else
 		printf("window %s holds %s (%" PRIu64 " bytes); init grows it "
 		       "to the layout if it is smaller\n", window_spec(ctx),
-		       human_bytes(l->mapped_size, size), l->mapped_size);
-		return true;
-	}
-	bool fits = total <= l->fixed_size;
-	printf("window %s holds %s (%" PRIu64 " bytes), which init cannot "
-	       "grow: the layout %s", window_spec(ctx),
-	       human_bytes(l->fixed_size, size), l->fixed_size,
-	       fits ? "fits" : "does not fit");
-	if (fits)
-		printf(" (%s to spare)\n",
-		       human_bytes(l->fixed_size - total, spare));
+		       human_bytes(wi->mapped_size, size), wi->mapped_size);
+	if (v->refused)
+		printf("init would refuse it (why: below)\n");
+	else if (k->asked && k->same)
+		printf("--keep: the window holds this shape: init keeps "
+		       "generation %" PRIu64 "\n", k->generation);
 	else
-		printf("\n");
-	if (!fits) {
-		struct shape_fit f;
-		shape_fit(s, l->fixed_size, &f);
-		print_fit(stdout, "  ", s, &f);
-	}
-	return fits;
+		printf("init formats it%s%s%s and empties %s\n",
+		       k->asked ? " (--keep: " : "", k->asked ? k->why : "",
+		       k->asked ? ")" : "",
+		       emptied_text(&v->emptied, gone, sizeof(gone)));
 }
 
 static void print_json(struct ctx *ctx, const struct shape_opts *s,
 		       const struct smq_shape_parts *p,
-		       const struct window_look *l, const struct keep_look *k,
-		       bool fits)
+		       const struct init_verdict *v, const struct keep_look *k)
 {
+	const struct smq_window_info *wi = &v->wi;
 	struct json j;
 
 	json_open(&j, stdout);
@@ -158,11 +143,16 @@ static void print_json(struct ctx *ctx, const struct shape_opts *s,
 	for (unsigned b = 0; b < s->g.boards; b++)
 		json_u64(&j, NULL, p->region[b]);
 	json_end(&j, ']');
-	json_bool(&j, "exists", l->exists);
-	json_u64(&j, "mapped_size", l->mapped_size);
-	json_u64(&j, "fixed_size", l->fixed_size);
-	json_bool(&j, "not_window", l->not_window);
-	json_bool(&j, "fits", fits);
+	json_bool(&j, "exists", v->exists);
+	json_u64(&j, "mapped_size", wi->mapped_size);
+	json_u64(&j, "fixed_size", wi->fixed_size);
+	json_bool(&j, "not_window", wi->not_window);
+	json_bool(&j, "fits", !wi->fixed_size || p->total <= wi->fixed_size);
+	json_bool(&j, "refused", v->refused);
+	if (v->refused || (k->asked && k->same))
+		json_null(&j, "emptied");
+	else
+		json_emptied(&j, &v->emptied);
 	if (k->asked) {
 		json_bool(&j, "keep", k->same);
 		if (k->same)
@@ -174,34 +164,20 @@ static void print_json(struct ctx *ctx, const struct shape_opts *s,
 	json_close(&j);
 }
 
-int print_layout(struct ctx *ctx, const struct shape_opts *s,
-		 const struct window_look *l, const struct keep_look *k)
+void print_layout(struct ctx *ctx, const struct shape_opts *s,
+		  const struct init_verdict *v, const struct keep_look *k)
 {
 	struct smq_shape sh = shape_of(s);
 	struct smq_shape_parts p;
-	bool fits;
 
+	/* init_open() said it when the shape is too large */
 	if (smq_shape_parts(&sh, sizeof(sh), &p, sizeof(p)))
-		return say_error("a window of %u boards, %u queues, %u entries "
-				 "of %u bytes is too large", s->g.boards,
-				 s->g.queues, s->g.entries, s->g.entry_size);
-	fits = l->exists && !l->not_window && !l->refuse_err &&
-	       (!l->fixed_size || p.total <= l->fixed_size);
-	if (!l->exists && l->open_err == -ENOENT)
-		fits = true;   /* init creates it */
+		return;
 	if (ctx->json) {
-		print_json(ctx, s, &p, l, k, fits);
-		return fits ? 0 : 1;
+		print_json(ctx, s, &p, v, k);
+		return;
 	}
 	print_parts(s, &p, ctx->verbose);
-	fits = print_window(ctx, s, l, p.total);
-	if (k->asked && !fits)
-		;   /* init would not get as far as keeping it */
-	else if (k->asked && k->same)
-		printf("--keep: the window holds this shape: init keeps "
-		       "generation %" PRIu64 "\n", k->generation);
-	else if (k->asked)
-		printf("--keep: init formats the window: %s\n", k->why);
+	print_window(ctx, v, k, p.total);
 	printf("(a dry run: nothing was written)\n");
-	return fits ? 0 : 1;
 }

@@ -132,6 +132,12 @@ static void window_families(struct mbuf *b, const struct metrics_src *m)
 		    wi->format_time_ns % 1000000000u / 1000000u);
 	window_gauge(b, m, "smq_window_size_bytes", "Bytes of the window "
 		     "that its layout uses.", wi->window_size);
+	family(b, "smq_window_emptied_messages_total", "counter", "Messages "
+	       "that init and clear emptied from the queues (they were "
+	       "waiting, and were never delivered), since smq first formatted "
+	       "the window.");
+	sample(b, m, "smq_window_emptied_messages_total");
+	mbuf_printf(b, "} %" PRIu64 "\n", wi->emptied);
 }
 
 /* ---- the boards ---- */

@@ -168,7 +168,9 @@ int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 	    body_extra > MAX_WINDOW / SMQ_MAX_BOARDS ||
 	    tables_extra % SMQ_PAGE || body_extra % SMQ_PAGE)
 		return -SMQ_EGEOMETRY;
-	if (sh->flags & ~(SMQ_SHAPE_CHECKSUM | SMQ_SHAPE_SCRATCH))
+	/* SMQ_SHAPE_GROW is init's, not the layout's */
+	if (sh->flags & ~(SMQ_SHAPE_CHECKSUM | SMQ_SHAPE_SCRATCH |
+			  SMQ_SHAPE_GROW))
 		return -SMQ_EGEOMETRY;
 	/* the scratch area is the end of body_extra */
 	if ((sh->flags & SMQ_SHAPE_SCRATCH) && body_extra < SMQ_SCRATCH_SIZE)

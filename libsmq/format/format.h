@@ -104,7 +104,13 @@ struct smq_sb {
 	uint32_t pad1;
 	uint64_t format_time_ns; /* CLOCK_REALTIME, for people only */
 	uint64_t epoch_last;    /* the last queue epoch handed out */
-	uint8_t pad2[32];
+	uint64_t size_fixed;    /* bytes the window object held before smq
+				   first formatted it (another program sized
+				   it): init never grows it past them unless
+				   asked by name; 0: smq made it */
+	uint64_t emptied;       /* messages init and clear have emptied, in
+				   all, since smq first formatted the window */
+	uint8_t pad2[16];
 	/* line 2: maintenance (init, clear) */
 	uint64_t maint_owner;   /* tag of the board-0 process in init or clear */
 	uint64_t maint_boot;    /* its host's boot hash */

@@ -398,6 +398,15 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 		return fault(f, SMQ_ECORRUPT, "window_size", SB_AT(window_size),
 			     LOAD(&sb->window_size), l->size, EXPECTED);
 	}
+	/* a window formatted in an object of fixed size fits it (line 1,
+	 * read where it is: the copy holds the geometry's lines only) */
+	const struct smq_sb *live = sb_view(v);
+	uint64_t fixed = live ? LOAD(&live->size_fixed) : 0;
+	if (fixed && fixed < l->size) {
+		smq_layout_free(l);
+		return fault(f, SMQ_ECORRUPT, "size_fixed", SB_AT(size_fixed),
+			     fixed, l->size, SMQ_FAULT_AT_LEAST);
+	}
 	l->compat = LOAD(&sb->features_compat) &
 			     SMQ_FEATURES_COMPAT_KNOWN;
 	return 0;

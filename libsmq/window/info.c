@@ -18,7 +18,7 @@ static int window_info(struct smq_window *w, struct smq_window_info *info)
 	snprintf(info->name, sizeof(info->name), "%s", w->map.name);
 	info->board = w->readonly ? SMQ_NO_BOARD : w->board;
 	info->mapped_size = w->map.size;
-	info->fixed_size = w->map.fixed_size;
+	info->fixed_size = smq_fixed_size(w);
 	info->not_window = w->map.user_data && smq_foreign_data(w);
 	const uint8_t *first = smq_map_at(&w->map, 0, 1);
 	if (first)
@@ -55,6 +55,7 @@ static int window_info(struct smq_window *w, struct smq_window_info *info)
 		info->maint_alive = smq_maint_alive(w, sb);
 	}
 	info->format_time_ns = LOAD(&sb->format_time_ns);
+	info->emptied = LOAD(&sb->emptied);
 	info->groups = smq_group_count(w);
 	return smq_stale(w);
 }

@@ -1,4 +1,5 @@
-/* Maintenance: init and clear, by handshake (smq(7), GENERATIONS).
+/* Maintenance: what init (init.c) and clear (clear.c) share, the
+ * handshake above all (smq(7), GENERATIONS).
  *
  * Board 0 tells every board its handle is stale (the notice in its
  * control block), then reads every in-flight mark until none is up, and
@@ -13,14 +14,14 @@
  * is left as it was. */
 #include <stdlib.h>
 #include <string.h>
-#include "window.h"
+#include "maintain.h"
 
-static struct smq_sb *sb_of(struct smq_window *w)
+struct smq_sb *smq_maint_sb(struct smq_window *w)
 {
 	return smq_map_at(&w->map, 0, SMQ_SB_SIZE);
 }
 
-static struct smq_far ctl_far(struct smq_window *w, unsigned b)
+struct smq_far smq_maint_ctl(struct smq_window *w, unsigned b)
 {
 	return smq_far(w, lay_ctl(b));
 }
@@ -28,7 +29,7 @@ static struct smq_far ctl_far(struct smq_window *w, unsigned b)
 /* ---- the maintenance lock: one board-0 process at a time ---- */
 
 /* queue: of the call that held on, -1 none or a window handle's */
-static void holdout_from(struct smq_window *w, unsigned board, uint64_t tag,
+void smq_maint_holdout(struct smq_window *w, unsigned board, uint64_t tag,
 			 bool same_host, int queue)
 {
 	memset(&w->holdout, 0, sizeof(w->holdout));
@@ -46,9 +47,9 @@ static void holdout_from(struct smq_window *w, unsigned board, uint64_t tag,
 
 /* A lock held by a process that died (killed mid-init) is taken over:
  * that is how the next init or clear finishes what it left. */
-static int maint_lock(struct smq_window *w, bool trusted)
+int smq_maint_lock(struct smq_window *w, bool trusted)
 {
-	struct smq_sb *sb = sb_of(w);
+	struct smq_sb *sb = smq_maint_sb(w);
 	uint64_t cur = 0;
 
 	if (!trusted) {
@@ -82,13 +83,13 @@ static int maint_lock(struct smq_window *w, bool trusted)
 	w->map.order->full();
 	return 0;
 busy:
-	holdout_from(w, 0, cur, LOAD(&sb->maint_boot) == w->boot, -1);
+	smq_maint_holdout(w, 0, cur, LOAD(&sb->maint_boot) == w->boot, -1);
 	return -EALREADY;
 }
 
-static void maint_unlock(struct smq_window *w)
+void smq_maint_unlock(struct smq_window *w)
 {
-	struct smq_sb *sb = sb_of(w);
+	struct smq_sb *sb = smq_maint_sb(w);
 
 	STORE(&sb->maint_phase, SMQ_MAINT_NONE);
 	STORE(&sb->maint_queue, 0);
@@ -105,7 +106,7 @@ struct saved_notices {
 	uint32_t sys_state;
 };
 
-static bool ctl_mapped(struct smq_window *w, unsigned b)
+bool smq_maint_ctl_mapped(struct smq_window *w, unsigned b)
 {
 	return smq_map_at(&w->map, lay_ctl(b), SMQ_CTL_SIZE) != NULL;
 }
@@ -114,7 +115,7 @@ static bool ctl_mapped(struct smq_window *w, unsigned b)
  * that it sees its notice stale at once instead of at the end of its
  * sleep.  Reads the waiters' words and addresses: part of the maintenance
  * exception. */
-static void wake_all(struct smq_window *w, const struct smq_layout *old,
+void smq_maint_wake_all(struct smq_window *w, const struct smq_layout *old,
 		     int only)
 {
 	const struct smq_transport *tp = w->map.tp;
@@ -162,7 +163,7 @@ static void wake_all(struct smq_window *w, const struct smq_layout *old,
 static void invalidate(struct smq_window *w, struct saved_notices *sv,
 		       uint64_t from)
 {
-	struct smq_sb *sb = sb_of(w);
+	struct smq_sb *sb = smq_maint_sb(w);
 
 	sv->sys_state = LOAD(&sb->system_state);
 	STORE(&sb->maint_queue, 0);  /* the whole window, even over one left */
@@ -170,8 +171,8 @@ static void invalidate(struct smq_window *w, struct saved_notices *sv,
 	STORE(&sb->maint_phase, SMQ_MAINT_WAITING);
 	STORE(&sb->system_state, SMQ_SYS_FORMATTING);
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
-		struct smq_far c = ctl_far(w, b);
-		if (!ctl_mapped(w, b))
+		struct smq_far c = smq_maint_ctl(w, b);
+		if (!smq_maint_ctl_mapped(w, b))
 			continue;
 		sv->generation[b] = FAR_LOAD(w, SMQ_FAR_MAINTAIN, c,
 					     struct smq_ctl, notice.generation);
@@ -188,11 +189,11 @@ static void invalidate(struct smq_window *w, struct saved_notices *sv,
 /* The invalidation undone: the handshake failed and nothing was written. */
 static void restore(struct smq_window *w, const struct saved_notices *sv)
 {
-	struct smq_sb *sb = sb_of(w);
+	struct smq_sb *sb = smq_maint_sb(w);
 
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
-		struct smq_far c = ctl_far(w, b);
-		if (!ctl_mapped(w, b))
+		struct smq_far c = smq_maint_ctl(w, b);
+		if (!smq_maint_ctl_mapped(w, b))
 			continue;
 		FAR_STORE(c, struct smq_ctl, notice.system_state, sv->state[b]);
 		FAR_STORE(c, struct smq_ctl, notice.check,
@@ -227,9 +228,9 @@ static bool find_busy(struct smq_window *w, int only, unsigned *board,
 		      uint64_t *tag, bool *same_host, int *queue)
 {
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
-		if (!ctl_mapped(w, b))
+		if (!smq_maint_ctl_mapped(w, b))
 			continue;
-		struct smq_far c = ctl_far(w, b);
+		struct smq_far c = smq_maint_ctl(w, b);
 		for (unsigned i = 0; i < SMQ_SLOTS; i++) {
 			struct smq_far s = smq_far_offset(c,
 				offsetof(struct smq_ctl, slot[i]));
@@ -271,9 +272,9 @@ static void settle_marks(struct smq_window *w)
 	bool light = false, foreign = false;
 
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
-		if (!ctl_mapped(w, b))
+		if (!smq_maint_ctl_mapped(w, b))
 			continue;
-		struct smq_far c = ctl_far(w, b);
+		struct smq_far c = smq_maint_ctl(w, b);
 		for (unsigned i = 0; i < SMQ_SLOTS; i++) {
 			struct smq_far s = smq_far_offset(c,
 				offsetof(struct smq_ctl, slot[i]));
@@ -295,7 +296,7 @@ static void settle_marks(struct smq_window *w)
 	}
 }
 
-static int handshake(struct smq_window *w, int only)
+int smq_maint_handshake(struct smq_window *w, int only)
 {
 	struct timespec deadline;
 	unsigned board;
@@ -308,7 +309,7 @@ static int handshake(struct smq_window *w, int only)
 		smq_deadline(&deadline, w->handshake_ms);
 	while (find_busy(w, only, &board, &tag, &here, &queue)) {
 		if (w->handshake_ms >= 0 && smq_past(&deadline)) {
-			holdout_from(w, board, tag, here, queue);
+			smq_maint_holdout(w, board, tag, here, queue);
 			return -SMQ_EHELD;
 		}
 		smq_sleep_ms(1);
@@ -319,44 +320,44 @@ static int handshake(struct smq_window *w, int only)
 /* Invalidate and wait; then wake every sleeper of the old layout (once
  * every mark is down, none can arm a sleep any more, so none is missed).
  * On failure the window is as it was. */
-static int quiesce(struct smq_window *w, const struct smq_layout *old,
+int smq_maint_quiesce(struct smq_window *w, const struct smq_layout *old,
 		   uint64_t from)
 {
 	struct saved_notices sv;
 
 	invalidate(w, &sv, from);
 	TEST_HOOK(SMQ_HOOK_MAINT_TOLD);
-	int err = handshake(w, -1);
+	int err = smq_maint_handshake(w, -1);
 	if (err && old)
 		restore(w, &sv);
 	if (err)
 		return err;
 	if (old)
-		wake_all(w, old, -1);
-	STORE(&sb_of(w)->maint_phase, SMQ_MAINT_WRITING);
+		smq_maint_wake_all(w, old, -1);
+	STORE(&smq_maint_sb(w)->maint_phase, SMQ_MAINT_WRITING);
 	TEST_HOOK(SMQ_HOOK_MAINT_WRITING);
 	return 0;
 }
 
 /* A generation newer than any the superblock or a notice has seen. */
-static uint64_t next_generation(struct smq_window *w)
+uint64_t smq_maint_next_generation(struct smq_window *w)
 {
-	uint64_t gen = LOAD(&sb_of(w)->generation);
+	uint64_t gen = LOAD(&smq_maint_sb(w)->generation);
 
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++)
-		if (ctl_mapped(w, b)) {
-			struct smq_far c = ctl_far(w, b);
+		if (smq_maint_ctl_mapped(w, b)) {
+			struct smq_far c = smq_maint_ctl(w, b);
 			uint64_t n = FAR_LOAD(w, SMQ_FAR_MAINTAIN, c,
 					      struct smq_ctl, notice.generation);
 			gen = n > gen ? n : gen;
 		}
-	gen = gen > LOAD(&sb_of(w)->maint_from) ? gen
-					       : LOAD(&sb_of(w)->maint_from);
+	gen = gen > LOAD(&smq_maint_sb(w)->maint_from) ? gen
+					       : LOAD(&smq_maint_sb(w)->maint_from);
 	/* generations stay below 2^32: an epoch is the generation << 32 */
 	return gen + 1 <= SMQ_GENERATION_MAX ? gen + 1 : 1;
 }
 
-static void far_zero(struct smq_window *w, uint64_t off, uint64_t len)
+void smq_maint_zero(struct smq_window *w, uint64_t off, uint64_t len)
 {
 	uint8_t *p = smq_map_at(&w->map, off, len);
 	if (p)
@@ -365,16 +366,16 @@ static void far_zero(struct smq_window *w, uint64_t off, uint64_t len)
 
 /* Publish a generation: board table emptied, every notice told, the
  * superblock last. */
-static void publish(struct smq_window *w, uint64_t gen)
+void smq_maint_publish(struct smq_window *w, uint64_t gen)
 {
-	struct smq_sb *sb = sb_of(w);
+	struct smq_sb *sb = smq_maint_sb(w);
 
-	far_zero(w, SMQ_BOARD_TABLE, SMQ_MAX_BOARDS * SMQ_SLOT_SIZE);
+	smq_maint_zero(w, SMQ_BOARD_TABLE, SMQ_MAX_BOARDS * SMQ_SLOT_SIZE);
 	w->map.order->publish();
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
-		if (!ctl_mapped(w, b))
+		if (!smq_maint_ctl_mapped(w, b))
 			continue;
-		struct smq_far c = ctl_far(w, b);
+		struct smq_far c = smq_maint_ctl(w, b);
 		uint64_t g = b < w->lay.boards ? gen : 0;
 		FAR_STORE(c, struct smq_ctl, notice.system_state,
 			  SMQ_SYS_FORMATTED);
@@ -390,52 +391,9 @@ static void publish(struct smq_window *w, uint64_t gen)
 	w->ctl = smq_map_at(&w->map, lay_ctl(w->board), SMQ_CTL_SIZE);
 }
 
-/* ---- init ---- */
-
-/* Data that is not a window: neither our magic, nor a superblock of ours
- * whose magic was zeroed (by an init that was stopped) or damaged, nor a
- * first page all zero. */
-bool smq_foreign_data(struct smq_window *w)
-{
-	const uint8_t *p = smq_map_at(&w->map, 0, 8);
-	const struct smq_sb *sb = smq_map_at(&w->map, 0, SMQ_SB_SIZE);
-
-	if (!w->map.size)
-		return false;
-	if (p && !memcmp(p, SMQ_MAGIC, 8))
-		return false;
-	/* a superblock of ours, of any version so far, whose magic init had
-	 * zeroed: versions 1 and 2 kept the line size at byte 40 */
-	uint32_t version = sb ? LOAD(&sb->version) : 0;
-	uint32_t sb_size = sb ? LOAD(&sb->sb_size) : 0;
-	const uint32_t *v2_line = smq_map_at(&w->map, 40, 4);
-	if (version >= 1 && version <= 2 && v2_line && *v2_line == SMQ_LINE &&
-	    (sb_size == SMQ_SB_SIZE || sb_size == 256))
-		return false;
-	if (version == SMQ_FORMAT_VERSION && sb_size == SMQ_SB_SIZE)
-		return false;
-	uint64_t n = w->map.size < SMQ_PAGE ? w->map.size : SMQ_PAGE;
-	const uint8_t *all = smq_map_at(&w->map, 0, n);
-	for (uint64_t i = 0; all && i < n; i++)
-		if (all[i])
-			return true;
-	return !all;
-}
-
-/* An smq window of our version or of version 2 (whose control blocks,
- * notices and marks are where and what ours are), or an init of one that
- * was stopped: its control area may hold marks of live handles. */
-static bool ours(struct smq_window *w)
-{
-	const struct smq_sb *sb = smq_map_at(&w->map, 0, SMQ_SB_SIZE);
-	uint32_t version = sb ? LOAD(&sb->version) : 0;
-	return (version == 2 || version == SMQ_FORMAT_VERSION) &&
-	       LOAD(&sb->sb_size) == SMQ_SB_SIZE;
-}
-
 /* Queue q's epoch: in its rx line and, as each sender's notice of a
  * clear, in the sender's lane_wake line. */
-static void set_epoch(struct smq_window *w, const struct smq_layout *l,
+void smq_maint_set_epoch(struct smq_window *w, const struct smq_layout *l,
 		      unsigned q, uint64_t epoch)
 {
 	for (unsigned k = 0; k < lay_lanes(l, q); k++) {
@@ -444,107 +402,6 @@ static void set_epoch(struct smq_window *w, const struct smq_layout *l,
 			  struct smq_lane_wake, queue_epoch, epoch);
 	}
 	FAR_STORE_REL(smq_far(w, l->rx[q]), struct smq_rx, epoch, epoch);
-}
-
-/* Feature groups: the table at the start of tables_extra (zeroed). */
-static void write_groups(struct smq_window *w, const struct smq_layout *l,
-			 const struct smq_shape *sh)
-{
-	uint64_t at = lay_groups(l);
-	uint32_t first = 0;
-
-	if (!at)
-		return;
-	struct smq_group_head *h = smq_map_at(&w->map, at, l->tables_extra);
-	struct smq_group_desc *d = (void *)(h + 1);
-	uint32_t *member = (uint32_t *)(d + sh->ngroups);
-	for (uint32_t i = 0; i < sh->ngroups; i++) {
-		const struct smq_group_def *g = &sh->groups[i];
-		memcpy(d[i].name, g->name, strlen(g->name));
-		d[i].first = first;
-		d[i].count = g->count;
-		for (uint32_t k = 0; k < g->count; k++)
-			member[first + k] = g->queues[k];
-		first += g->count;
-	}
-	h->groups = sh->ngroups;
-	h->members = first;
-}
-
-/* Feature scratch: each area's head line and its region's guard words,
- * whose values follow from their offsets alone (smq(7)); the data areas
- * stay zero, as the bodies were zeroed. */
-static void write_scratch(struct smq_window *w, const struct smq_layout *l)
-{
-	for (unsigned b = 0; b < l->boards; b++) {
-		uint64_t off = lay_scratch_head(l, b);
-		struct smq_scratch_head *h = smq_map_at(&w->map, off, SMQ_LINE);
-		uint64_t *guard = smq_map_at(&w->map, lay_guard(l, b), SMQ_LINE);
-		memcpy(&h->magic, SMQ_SCRATCH_MAGIC, sizeof(h->magic));
-		h->board = b;
-		h->size = SMQ_SCRATCH_SIZE;
-		h->offset = off;
-		h->check = smq_scratch_word(off +
-					    offsetof(struct smq_scratch_head,
-						     check));
-		for (unsigned i = 0; i < SMQ_GUARD_WORDS; i++)
-			guard[i] = smq_scratch_word(lay_guard(l, b) + 8 * i);
-	}
-}
-
-static void write_format(struct smq_window *w, const struct smq_layout *l,
-			 const struct smq_shape *sh, uint64_t gen)
-{
-	struct smq_sb *sb = sb_of(w);
-
-	STORE(&sb->magic_word, 0);
-	w->map.order->full();
-	/* superblock lines 0, 1 and 3 (line 2 is the lock we hold), with the
-	 * constants of the format at once: killed from here on, the window
-	 * still shows itself ours to the next init */
-	far_zero(w, 8, 2 * SMQ_LINE - 8);
-	far_zero(w, offsetof(struct smq_sb, pad4), sizeof(sb->pad4));
-	/* line 3 and every line a feature could take: a reader tells a
-	 * feature by its bit, and finds zeros where none is */
-	far_zero(w, SB_EXTRA_LINE, SMQ_SB_SIZE - SB_EXTRA_LINE);
-	sb->version = SMQ_FORMAT_VERSION;
-	sb->sb_size = SMQ_SB_SIZE;
-	w->map.order->publish();
-	far_zero(w, SMQ_BOARD_TABLE, l->tables_end - SMQ_BOARD_TABLE);
-	for (unsigned b = 0; b < l->boards; b++)
-		far_zero(w, l->body[b], l->body_size[b]);
-	sb->version = SMQ_FORMAT_VERSION;
-	sb->sb_size = SMQ_SB_SIZE;
-	sb->features_incompat = l->features;
-	sb->features_compat = l->compat;
-	sb->boards = l->boards;
-	sb->queues = l->queues;
-	sb->entries = l->entries;
-	sb->entry_size = l->entry_size;
-	sb->window_size = l->size;
-	sb->diag_queues = l->diag_queues;
-	sb->diag_entries = l->diag_entries;
-	sb->diag_entry_size = l->diag_entry_size;
-	sb->tables_extra = l->tables_extra;
-	sb->body_extra = l->body_extra;
-	uint64_t epoch = gen << SMQ_EPOCH_SHIFT;
-	sb->epoch_last = epoch;
-	struct smq_qdesc *qt = smq_map_at(&w->map, SMQ_QUEUE_TABLE,
-					  (uint64_t)l->queues * sizeof(*qt));
-	for (unsigned q = 0; q < l->queues; q++) {
-		struct smq_rx *rx = smq_map_at(&w->map, l->rx[q], SMQ_LINE);
-		qt[q].index = q;
-		qt[q].receiver = l->receiver[q];
-		qt[q].flags = l->qflags[q];
-		qt[q].senders = l->senders[q];
-		rx->index = q;
-		set_epoch(w, l, q, epoch);
-	}
-	write_groups(w, l, sh);
-	if (l->compat & SMQ_FEATURE_SCRATCH)
-		write_scratch(w, l);
-	struct smq_view v = smq_window_view(w);
-	sb->checksum = smq_geometry_checksum(&v, l->queues);
 }
 
 /* The window as it is now, not as we attached to it: its layout, mapped
@@ -562,12 +419,12 @@ static int reread_once(struct smq_window *w, struct smq_layout *l)
 	err = w->map.tp->map_layout(&w->map, l, false);
 	smq_layout_free(l);
 	if (err)
-		return smq_confirm_fault(w, sb_of(w), gen, err);
+		return smq_confirm_fault(w, smq_maint_sb(w), gen, err);
 	v = smq_window_view(w);
-	return smq_confirm_fault(w, sb_of(w), gen, smq_check_static(&v, l, NULL));
+	return smq_confirm_fault(w, smq_maint_sb(w), gen, smq_check_static(&v, l, NULL));
 }
 
-static int reread(struct smq_window *w, struct smq_layout *l)
+int smq_maint_reread(struct smq_window *w, struct smq_layout *l)
 {
 	int err = -ESTALE;
 
@@ -576,275 +433,107 @@ static int reread(struct smq_window *w, struct smq_layout *l)
 	return err;
 }
 
-/* No handle of ours can be attached to what is not our format: its
- * control area is whatever lay there, and is zeroed.  In our format, a
- * mark of a kind or role no handle has is damage, and is freed. */
-static void tidy_control_area(struct smq_window *w, bool ours_before)
+/* ---- what they empty ---- */
+
+/* The messages waiting in queue q: each lane's published top against the
+ * receiver's bottom, both in the receiver's region (read across the bus:
+ * part of the maintenance exception), at most a ring a lane. */
+static uint64_t queued_in(struct smq_window *w, const struct smq_layout *l,
+			  unsigned q)
 {
-	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
-		struct smq_ctl *c = smq_map_at(&w->map, lay_ctl(b), SMQ_CTL_SIZE);
-		if (!c)
-			continue;
-		if (!ours_before) {
-			memset(c, 0, SMQ_CTL_SIZE);
-			continue;
-		}
-		for (unsigned i = 0; i < SMQ_SLOTS; i++)
-			if (LOAD(&c->slot[i].kind) > SMQ_SLOT_QUEUE ||
-			    LOAD(&c->slot[i].role) > SMQ_RECEIVER)
-				memset(&c->slot[i], 0, sizeof(c->slot[i]));
-	}
-}
+	struct smq_far bottoms = smq_far(w, lay_bottoms(l, q));
+	uint64_t n = 0;
 
-int smq_init(struct smq_window *w, const struct smq_geometry *gin,
-	     size_t size)
-{
-	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL, 0, NULL, 0 };
-	int err;
-
-	if (!w)
-		return -EINVAL;
-	if ((err = smq_struct_in(&sh.geometry, sizeof(sh.geometry), gin, size)))
-		return err;
-	return smq_init_shape(w, &sh, sizeof(sh));
-}
-
-int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
-		   size_t size)
-{
-	struct smq_layout lay, old;
-	struct smq_shape sh;
-	const struct smq_geometry *g = &sh.geometry;
-	int err;
-
-	if (!w)
-		return -EINVAL;
-	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size)))
-		return err;
-	if (w->readonly)
-		return -EROFS;
-	if (w->board != 0)
-		return -EPERM;
-	/* a window whose queues carry only empty messages is a mistake:
-	 * the format reads one (smq(7)), init does not make one */
-	if (!g->entry_size)
-		return -EINVAL;
-	if ((err = smq_layout_of_shape(&lay, &sh)))
-		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
-	if (w->map.user_data && !w->map.force && smq_foreign_data(w)) {
-		smq_layout_free(&lay);
-		return -SMQ_ENOTWINDOW;
-	}
-	/* a window that cannot grow (a BAR, an object another program
-	 * sized): refused before the lock or a notice is written */
-	if (w->map.fixed_size && lay.size > w->map.fixed_size) {
-		smq_layout_free(&lay);
-		return -ENOSPC;
-	}
-	int rerr = reread(w, &old);
-	bool valid_old = rerr == 0;
-	bool keep_control = ours(w);
-	/* a window of ours this library cannot read (another version, a
-	 * feature it does not know): who is at work there cannot be told,
-	 * nor what a newer smq keeps in it; only a forced init overwrites it */
-	if ((rerr == -SMQ_EVERSION || rerr == -SMQ_EFEATURE) && !w->map.force) {
-		err = rerr;
-		goto out;
-	}
-	/* nobody at work is formatted under, unless forced */
-	if (valid_old && !w->map.force &&
-	    (err = smq_check_at_work(w, &old, -1)))
-		goto out;
-	/* A new window: room for the superblock (and its lock) first. */
-	if ((!sb_of(w) || !ctl_mapped(w, SMQ_MAX_BOARDS - 1)) &&
-	    (err = w->map.tp->map_layout(&w->map, &lay, true)))
-		goto out;
-	w->ctl = smq_map_at(&w->map, lay_ctl(w->board), SMQ_CTL_SIZE);
-	if ((err = maint_lock(w, valid_old)))
-		goto out;
-	TEST_HOOK(SMQ_HOOK_MAINT_LOCKED);
-	tidy_control_area(w, keep_control);
-	uint64_t gen = keep_control ? next_generation(w) : 1;
-	if ((err = quiesce(w, valid_old ? &old : NULL, gen - 1)))
-		goto unlock;
-	if ((err = w->map.tp->map_layout(&w->map, &lay, true)))
-		goto unlock;  /* left invalidated: the next init finishes */
-	w->valid = false;
-	write_format(w, &lay, &sh, gen);
-	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
-	smq_layout_free(&w->lay);
-	w->lay = lay;
-	memset(&lay, 0, sizeof(lay));  /* w->lay holds its arrays now */
-	publish(w, gen);
-	uint64_t magic;
-	memcpy(&magic, SMQ_MAGIC, sizeof(magic));
-	STORE_REL(&sb_of(w)->magic_word, magic);
-	w->map.order->full();
-	w->valid = true;
-unlock:
-	maint_unlock(w);
-out:
-	if (valid_old)
-		smq_layout_free(&old);
-	smq_layout_free(&lay);
-	return err;
-}
-
-/* ---- clear ---- */
-
-/* Empties queue q and gives it epoch: its lanes, its rx area (but the
- * queue's index, which an attach checks meanwhile), so that entries left
- * in the rings never verify. */
-static void clear_queue(struct smq_window *w, const struct smq_layout *l,
-			unsigned q, uint64_t epoch)
-{
+	if (!bottoms.far_)
+		return 0;
 	for (unsigned k = 0; k < lay_lanes(l, q); k++) {
-		unsigned s = lay_lane_board(l, q, k);
-		far_zero(w, lay_lane_out(l, s, q), SMQ_LANE_LINES * SMQ_LINE);
-		far_zero(w, lay_lane_in_k(l, q, k), SMQ_LINE);
-		far_zero(w, lay_lane_ask_k(l, q, k), SMQ_LINE);
+		struct smq_far in = smq_far(w, lay_lane_in_k(l, q, k));
+		if (!in.far_)
+			continue;
+		uint64_t top = FAR_LOAD(w, SMQ_FAR_MAINTAIN, in,
+					struct smq_lane_in, top);
+		uint64_t bottom = FAR_LOAD_WORD(w, SMQ_FAR_MAINTAIN,
+						smq_far_offset(bottoms, 8ull * k),
+						uint64_t);
+		uint64_t held = top > bottom ? top - bottom : 0;
+		n += held < lay_entries(l, q) ? held : lay_entries(l, q);
 	}
-	far_zero(w, l->rx[q] + 4, lay_lane_in_k(l, q, 0) - l->rx[q] - 4);
-	w->map.order->publish();
-	set_epoch(w, l, q, epoch);
+	return n;
 }
 
-/* Whether a board's notice was told of a maintenance that did not
- * finish (its generation is not the superblock's). */
-static bool notices_told(struct smq_window *w, const struct smq_layout *l)
+void smq_maint_count(struct smq_window *w, const struct smq_layout *l,
+		     int only, struct smq_emptied *e)
 {
-	uint64_t gen = LOAD(&sb_of(w)->generation);
-
-	for (unsigned b = 0; b < l->boards; b++)
-		if (FAR_LOAD(w, SMQ_FAR_MAINTAIN, ctl_far(w, b), struct smq_ctl,
-			     notice.generation) != gen)
-			return true;
-	return false;
-}
-
-/* One queue, by handshake with the calls on it alone: its receiver's and
- * senders' notices (the epoch) say "being cleared", every mark that may
- * cover a call on it comes down, it is emptied under a new epoch.  The
- * generation, the board table and every other queue stay as they are. */
-static int clear_one(struct smq_window *w, const struct smq_layout *l,
-		     unsigned q)
-{
-	struct smq_sb *sb = sb_of(w);
-	uint64_t old = FAR_LOAD(w, SMQ_FAR_MAINTAIN, smq_far(w, l->rx[q]),
-				struct smq_rx, epoch);
-	int err;
-
-	STORE(&sb->maint_queue, q + 1);
-	STORE(&sb->maint_from, LOAD(&sb->generation));
-	STORE(&sb->maint_phase, SMQ_MAINT_WAITING);
-	/* the phase before any epoch: whoever finds an epoch 0 or copies
-	 * that disagree finds the phase too */
-	w->map.order->publish();
-	set_epoch(w, l, q, 0);
-	w->map.order->full();
-	TEST_HOOK(SMQ_HOOK_MAINT_TOLD);
-	if ((err = handshake(w, (int)q))) {
-		set_epoch(w, l, q, old);
-		return err;
+	e->known = 1;
+	for (unsigned q = 0; q < l->queues; q++) {
+		if (only >= 0 && q != (unsigned)only)
+			continue;
+		uint64_t n = queued_in(w, l, q);
+		if (!n)
+			continue;
+		e->queues++;
+		e->messages += n;
+		/* the most, most first; a tie keeps the lower queue first */
+		unsigned i = e->listed;
+		while (i > 0 && e->most[i - 1].messages < n) {
+			if (i < SMQ_EMPTIED_MOST)
+				e->most[i] = e->most[i - 1];
+			i--;
+		}
+		if (i < SMQ_EMPTIED_MOST) {
+			e->most[i].queue = q;
+			e->most[i].pad = 0;
+			e->most[i].messages = n;
+			if (e->listed < SMQ_EMPTIED_MOST)
+				e->listed++;
+		}
 	}
-	wake_all(w, l, (int)q);
-	STORE(&sb->maint_phase, SMQ_MAINT_WRITING);
-	TEST_HOOK(SMQ_HOOK_MAINT_WRITING);
-	uint64_t epoch = LOAD(&sb->epoch_last) + 1;
-	STORE(&sb->epoch_last, epoch);
-	clear_queue(w, l, q, epoch);
-	/* every epoch before the phase comes down */
-	w->map.order->publish();
-	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
-	return 0;
 }
 
-/* Every queue, under a new generation: every board attaches and
- * announces itself again. */
-static int clear_all(struct smq_window *w, struct smq_layout *l)
+/* What was emptied, added to the superblock's count of all time. */
+void smq_maint_emptied(struct smq_window *w, const struct smq_emptied *e)
 {
-	uint64_t gen = next_generation(w);
-	int err;
+	struct smq_sb *sb = smq_maint_sb(w);
 
-	if ((err = quiesce(w, l, gen - 1)))
-		return err;
-	for (unsigned q = 0; q < l->queues; q++)
-		clear_queue(w, l, q, gen << SMQ_EPOCH_SHIFT);
-	STORE(&sb_of(w)->epoch_last, gen << SMQ_EPOCH_SHIFT);
-	w->map.order->publish();
-	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
-	smq_layout_free(&w->lay);
-	w->lay = *l;
-	memset(l, 0, sizeof(*l));  /* w->lay holds its arrays now */
-	w->valid = true;
-	publish(w, gen);
-	return 0;
+	w->emptied = *e;
+	if (sb && e->messages)
+		STORE(&sb->emptied, LOAD(&sb->emptied) + e->messages);
 }
 
-int smq_clear(struct smq_window *w, int queue)
+int smq_emptied(struct smq_window *w, struct smq_emptied *e, size_t size)
 {
-	struct smq_layout l;
-	int err;
-
-	if (!w)
+	if (!w || !e)
 		return -EINVAL;
-	if (w->readonly)
-		return -EROFS;
-	if (w->board != 0)
-		return -EPERM;
-	/* The window as it is now: a clear or init that was killed left the
-	 * notices stale, which is what this one finishes. */
-	if ((err = reread(w, &l))) {
-		if (err != -EBUSY)
-			return err;
-		/* an init under way: say whose, as the lock would */
-		holdout_from(w, 0, LOAD(&sb_of(w)->maint_owner), true, -1);
-		return -EALREADY;
+	return smq_struct_out(e, size, &w->emptied, sizeof(w->emptied));
+}
+
+/* ---- refusals ---- */
+
+/* -SMQ_EATWORK if a process other than ours is at work on what a
+ * maintenance would empty (smq_check_at_work()).  One of another host
+ * seen once cannot be judged yet: the handle watches its board until it
+ * can (the heartbeat's two looks), and asks again, once. */
+int smq_maint_at_work(struct smq_window *w, const struct smq_layout *l,
+		      int only)
+{
+	int err = smq_check_at_work(w, l, only);
+
+	if (err == -SMQ_EATWORK && !smq_at_work_known(w, l, only)) {
+		smq_watch(w, SMQ_WATCH_BOARDS, SMQ_WAIT_FOREVER);
+		err = smq_check_at_work(w, l, only);
 	}
-	if (queue >= (int)l.queues) {
-		smq_layout_free(&l);
-		return -EINVAL;
-	}
-	if ((err = maint_lock(w, true)))
-		goto out;
-	TEST_HOOK(SMQ_HOOK_MAINT_LOCKED);
-	/* Under the lock, so that no other finishes it meanwhile: a
-	 * maintenance whose process died left its phase: of the whole window
-	 * (its notices told), finished by clearing the whole window; of one
-	 * queue, by clearing that queue too. */
-	struct smq_sb *sb = sb_of(w);
-	uint32_t left = LOAD(&sb->maint_phase) != SMQ_MAINT_NONE
-			? LOAD(&sb->maint_queue) : 0;
-	bool whole = queue < 0 || notices_told(w, &l) ||
-		     (LOAD(&sb->maint_phase) != SMQ_MAINT_NONE && !left);
-	/* nobody at work on what it empties, unless forced: refused, the
-	 * lock goes back, and what a dead one left stays for the next */
-	if (!w->map.force &&
-	    ((err = smq_check_at_work(w, &l, whole ? -1 : queue)) ||
-	     (left && left - 1 != (unsigned)queue &&
-	      (err = smq_check_at_work(w, &l, (int)left - 1))))) {
-		w->map.order->publish();
-		STORE_REL(&sb->maint_owner, 0);
-		goto out;
-	}
-	bool finishing = false;
-	if (whole)
-		err = clear_all(w, &l);
-	else if (left && left - 1 != (unsigned)queue && left - 1 < l.queues &&
-		 (err = clear_one(w, &l, left - 1)))
-		finishing = true;
-	else
-		err = clear_one(w, &l, (unsigned)queue);
-	if (finishing) {
-		/* the clear a dead one left is still unfinished: its phase
-		 * and queue stay, for the next clear to finish (its epoch is
-		 * back to what it found, 0); only the lock goes back */
-		w->map.order->publish();
-		STORE_REL(&sb->maint_owner, 0);
-	} else {
-		maint_unlock(w);
-	}
-out:
-	smq_layout_free(&l);
 	return err;
+}
+
+/* A dry run's look at the lock: -EALREADY if a live process of this host
+ * holds it (the real call would wait for nobody: it refuses). */
+int smq_maint_lock_taken(struct smq_window *w)
+{
+	struct smq_sb *sb = smq_maint_sb(w);
+	uint64_t cur = sb ? LOAD(&sb->maint_owner) : 0;
+
+	if (!cur || LOAD(&sb->maint_boot) != w->boot || !smq_tag_alive(cur))
+		return 0;
+	smq_maint_holdout(w, 0, cur, true, -1);
+	return -EALREADY;
 }

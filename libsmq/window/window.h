@@ -72,6 +72,7 @@ struct smq_window {
 				   the window, sync's new generation) against
 				   the snapshots of other threads */
 	struct smq_holdout holdout;
+	struct smq_emptied emptied; /* of the last init or clear, or dry run */
 	struct smq_observation obs[SMQ_MAX_BOARDS];
 	struct smq_queue_obs *qobs; /* [qobs_n]: what we saw of each queue */
 	unsigned qobs_n;
@@ -380,6 +381,14 @@ void smq_judge_stall(struct smq_window *w, const struct smq_layout *l,
  * empty (queue only; all: -1), named in the holdout; l as the window is */
 int smq_check_at_work(struct smq_window *w, const struct smq_layout *l,
 		      int only);
+/* ...and whether one of them is known to live (not only processes of
+ * another host seen once) */
+bool smq_at_work_known(struct smq_window *w, const struct smq_layout *l,
+		       int only);
+/* The size init may not exceed: the transport's (a device's, an object
+ * another program sized), or what the superblock recorded when smq first
+ * formatted such an object; 0: none. */
+uint64_t smq_fixed_size(struct smq_window *w);
 
 /* startup.c: write this board's heartbeat (inside a call: entered) */
 void smq_beat(struct smq_window *w);

@@ -391,6 +391,36 @@ static int found_worker(const struct smq_worker *wk, void *arg)
 	return -SMQ_EATWORK;
 }
 
+static int known_worker(const struct smq_worker *wk, void *arg)
+{
+	int only = *(const int *)arg;
+
+	if (!wk->role || (only >= 0 && wk->queue != (uint32_t)only))
+		return 0;
+	return wk->alive > 0;
+}
+
+bool smq_at_work_known(struct smq_window *w, const struct smq_layout *l,
+		       int only)
+{
+	pthread_mutex_lock(&w->follow_lock);
+	bool known = each_worker(w, l, w->tag, known_worker, &only) != 0;
+	for (unsigned q = 0; !known && q < l->queues; q++) {
+		struct smq_queue_info qi;
+		if (only >= 0 && q != (unsigned)only)
+			continue;
+		const struct smq_rx *rx = smq_snapshot_at(w, l->rx[q], SMQ_LINE);
+		if (LOAD(&rx->owner) == w->tag)
+			continue;
+		memset(&qi, 0, sizeof(qi));
+		smq_judge_receiver(w, l, q, &qi);
+		known = qi.receiver_alive > 0 &&
+			qi.receiver_state != SMQ_RECEIVER_NONE;
+	}
+	pthread_mutex_unlock(&w->follow_lock);
+	return known;
+}
+
 /* -SMQ_EATWORK (the holdout names the first) if a process other than
  * ours has a queue handle open, of queue only if only >= 0, or a claim as
  * a receiver, and is not known to be dead; l is the window's layout as
@@ -443,7 +473,8 @@ static bool watch_open(struct smq_window *w, unsigned flags, uint64_t *first,
 		struct smq_board_info bi;
 		smq_board_info(w, b, &bi, sizeof(bi));
 		if (flags & SMQ_WATCH_BOARDS)
-			open |= bi.state != SMQ_BOARD_ABSENT && bi.alive < 0;
+			open |= bi.activity == SMQ_ACTIVITY_UNKNOWN ||
+				(bi.state != SMQ_BOARD_ABSENT && bi.alive < 0);
 	}
 	for (unsigned q = 0; q < nq; q++) {
 		struct smq_queue_info qi;

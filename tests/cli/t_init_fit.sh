@@ -44,7 +44,7 @@ want_rc 1
 [ "$total" -gt $M16 ] || no "4 x 8 x 1024 x 1K needs $total, not more than 16 MiB: no test"
 want_err "need "
 want_err "($total bytes)"
-want_err "holds 16.0 MiB ($M16 bytes), which init cannot grow"
+want_err "holds 16.0 MiB ($M16 bytes), which init does not grow"
 want_err "nothing was written"
 zero "$T/f16" || no "the refused window was written"
 [ "$(wc -c <"$T/f16")" -eq $M16 ] || no "the refused window's size changed"
@@ -149,13 +149,13 @@ run -w "$W16" init $shape --dry-run
 want_rc 0
 want_out "application queues (8)"
 want_out "diagnostic queues (4)"
-want_out "which init cannot grow: the layout fits"
+want_out "which init does not grow: the layout fits"
 want_out "nothing was written"
 zero "$T/f16" || no "the dry run wrote"
 run -w "$W16" init $shape -e 1024 --dry-run
 want_rc 1
 want_out "the layout does not fit"
-want_out "what fits in 16.0 MiB:"
+want_err "what fits in 16.0 MiB:"
 run -w "$W16" --json init $shape --dry-run
 [ "$(jnum fixed_size "$T/out")" = $M16 ] || no "--json fixed_size is not $M16"
 grep -q '"fits": true' "$T/out" || no "--json fits is not true"

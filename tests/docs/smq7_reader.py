@@ -563,6 +563,10 @@ class Reader:
         if u64(sb, 40) != lay.size:                             # 15
             raise Fault("SMQ_ECORRUPT", "window_size", 40, u64(sb, 40),
                         lay.size, EXPECTED)
+        fixed = u64(self.sb(), 96)
+        if fixed and fixed < lay.size:
+            raise Fault("SMQ_ECORRUPT", "size_fixed", 96, fixed, lay.size,
+                        AT_LEAST)
         self.lay = lay
         w.map_layout(lay)
         for b in range(boards):                                 # 16
@@ -806,6 +810,28 @@ class Judge:
     def __init__(self, reader):
         self.r = reader
         self.obs = Observer()
+        self.held = {}
+
+    def stall(self, q):
+        """smq(7) What a monitor shows: ms this reader has seen queue q
+        hold messages with its bottom (the sum of its lanes') unmoved, 0
+        at the look that first finds them, or finds it empty or moved."""
+        lay = self.r.lay
+        bottom = queued = 0
+        for s in lay.lane_boards(q):
+            top = u64(self.r.rd(lay.lane_in(q, s), 8), 0)
+            b = u64(self.r.rd(lay.bottoms(q) + 8 * lay.lane(q, s), 8), 0)
+            bottom = (bottom + b) & M64
+            queued += min(top - b, lay.q_entries(q)) if top > b else 0
+        epoch = u64(self.r.rd(lay.rx[q], 64), 48)
+        now, o = self.now(), self.held.get(q)
+        if not queued:
+            self.held[q] = (bottom, epoch, 0)
+            return 0
+        if o is None or not o[2] or o[0] != bottom or o[1] != epoch:
+            self.held[q] = (bottom, epoch, now)
+            return 0
+        return int(now - o[2])
 
     def now(self):
         return time.clock_gettime_ns(time.CLOCK_MONOTONIC) / 1e6
@@ -865,8 +891,22 @@ class Judge:
                     else -1
             state = 4 if alive == 0 else 0 if alive < 0 else \
                 2 if waiting else 3
+        stopped = tag_stopped(owner, self.r.boot) \
+            if owner and alive > 0 and u64(ri, 16) == self.r.boot else -1
         return dict(state=state, alive=alive if owner else 0, age=age,
-                    owner=owner)
+                    owner=owner, stopped=stopped)
+
+
+def tag_stopped(tag, boot):
+    """smq(7) What a monitor shows: a receiver of this host stopped by a
+    signal or a debugger (1), running (0), or not to be told (-1)."""
+    ident = tag >> 32
+    if ident < 1 or ident > 0x3fffffff:
+        return -1
+    st = proc_stat(ident)
+    if st is None or make_tag(ident, st[1], boot) != tag:
+        return -1
+    return 1 if st[0] in ("T", "t") else 0
 
 
 def alive_word(a):
@@ -931,6 +971,8 @@ def dump(spec):
     while True:
         boards = [judge.board(b) for b in range(lay.boards)]
         rcv = [judge.receiver(q) for q in range(lay.queues)]
+        for q in range(lay.queues):
+            judge.stall(q)
         unknown = any(b["activity"] == 0 for b in boards) or \
             any(x["state"] == 0 for x in rcv)
         if not unknown or judge.now() - start >= LOOK_MS:
@@ -1013,6 +1055,10 @@ def queue(r, judge, q):
         "receiver_beats": u64(ri, 40), "receiver_opens": u64(ri, 24),
         "receiver_takeovers": u64(ri, 32),
         "sleeping": bool(u64(rx, 56) & 1) and j["state"] in (2, 0),
+        "receiver_stopped": j["stopped"],
+        # dump judges no stall without --stall: how long it saw the queue
+        # held, all the same
+        "stalled": False, "stalled_ms": judge.stall(q),
         "senders": lay.lane_boards(q), "epoch": u64(rx, 48),
         "top": total("top"), "bottom": total("bottom"),
         "fill": max(x["fill"] for x in lanes),
@@ -1068,7 +1114,7 @@ def differences(mine, theirs, path=""):
                 if not theirs[k].startswith(ERROR_WORDS.get(mine[k], "?")):
                     out.append("%s: reader %s, dump %r" %
                                (p, mine[k], theirs[k]))
-            elif k.endswith("age_ms"):
+            elif k.endswith("age_ms") or k == "stalled_ms":
                 a, b = mine[k], theirs[k]
                 if (a < 0) != (b < 0) or abs(a - b) > AGE_SLACK_MS:
                     out.append("%s: reader %r, dump %r" % (p, a, b))

@@ -38,7 +38,7 @@ static void fields(void)
 	F(smq_sb, diag_entries); F(smq_sb, diag_entry_size);
 	F(smq_sb, checksum); F(smq_sb, generation); F(smq_sb, system_state);
 	R(smq_sb, pad1); F(smq_sb, format_time_ns); F(smq_sb, epoch_last);
-	R(smq_sb, pad2); F(smq_sb, maint_owner); F(smq_sb, maint_boot);
+	F(smq_sb, size_fixed); F(smq_sb, emptied); R(smq_sb, pad2); F(smq_sb, maint_owner); F(smq_sb, maint_boot);
 	F(smq_sb, maint_phase); F(smq_sb, maint_queue); F(smq_sb, maint_from);
 	R(smq_sb, pad4); F(smq_sb, tables_extra); F(smq_sb, body_extra);
 	R(smq_sb, pad5); R(smq_sb, pad6); END(smq_sb);

@@ -2,9 +2,10 @@
  * transports this host has: an object another program sized (bytes, its
  * first page all zero) is fixed at its size, for shm, file and split; a
  * layout larger than that is refused with -ENOSPC before a byte is
- * written; one that fits is formatted without growing the object; an
- * object init made, or one holding a window, grows.  (Devices: t_qemu.sh
- * has a BAR.) */
+ * written; one that fits is formatted without growing the object, which
+ * keeps its size over every later init (the superblock's size_fixed)
+ * until SMQ_SHAPE_GROW grows it by name; an object init made grows.
+ * (Devices: t_qemu.sh has a BAR.) */
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -27,15 +28,22 @@ static uint64_t fixed_of(const char *spec, unsigned flags)
 	return wi.fixed_size;
 }
 
-static int init_with(const char *spec, uint32_t boards, uint32_t entries)
+static int init_flags(const char *spec, uint32_t boards, uint32_t entries,
+		      unsigned open_flags, uint32_t shape_flags)
 {
 	struct smq_window *w;
-	struct smq_geometry g = { boards, boards, entries, 1024, NULL };
+	struct smq_shape sh = { { boards, boards, entries, 1024, NULL }, NULL,
+				shape_flags, NULL, 0 };
 
-	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w));
-	int err = smq_init(w, &g, sizeof(g));
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | open_flags, &w));
+	int err = smq_init_shape(w, &sh, sizeof(sh));
 	OK(smq_close(w));
 	return err;
+}
+
+static int init_with(const char *spec, uint32_t boards, uint32_t entries)
+{
+	return init_flags(spec, boards, entries, 0, 0);
 }
 
 static uint64_t need(uint32_t boards, uint32_t entries)
@@ -87,10 +95,24 @@ static void single(const char *spec, const char *path)
 	CHECK(need(2, 8) <= 1 * MiB);
 	OK(init_with(spec, 2, 8));
 	CHECK(!all_zero(path, &size) && size == 1 * MiB);
-	/* a window now: it is smq's, and grows */
+	/* a window now, in an object of fixed size: it keeps it, forced or
+	 * not (a QEMU memory-backend file that grew breaks its guests) */
+	CHECK(fixed_of(spec, 0) == 1 * MiB);
+	CHECK(fixed_of(spec, SMQ_OPEN_READONLY) == 1 * MiB);
+	EXPECT(init_with(spec, 4, 1024), -ENOSPC);
+	EXPECT(init_flags(spec, 4, 1024, SMQ_OPEN_FORCE, 0), -ENOSPC);
+	CHECK(!all_zero(path, &size) && size == 1 * MiB);
+	/* ...until asked by name: then the size it grew to is kept */
+	OK(init_flags(spec, 4, 1024, 0, SMQ_SHAPE_GROW));
+	CHECK(!all_zero(path, &size) && size == need(4, 1024));
+	CHECK(fixed_of(spec, 0) == need(4, 1024));
+	EXPECT(init_with(spec, 4, 2048), -ENOSPC);
+	CHECK(size == need(4, 1024));
+	OK(smq_remove(spec));
+	/* made by init, after a remove: it grows */
+	OK(init_with(spec, 2, 8));
 	CHECK(fixed_of(spec, 0) == 0);
 	OK(init_with(spec, 4, 1024));
-	CHECK(!all_zero(path, &size) && size == need(4, 1024));
 	OK(smq_remove(spec));
 }
 
@@ -142,7 +164,8 @@ static void split(void)
 	OK(init_with(split_name, 2, 2));
 	OK(smq_open(split_name, 0, 0, &w));
 	smq_window_info(w, &wi, sizeof(wi));
-	CHECK(wi.fixed_size == 0);  /* it holds a window now */
+	/* it holds a window now, which keeps the size the objects had */
+	CHECK(wi.fixed_size == 1 * MiB + 256 * 1024);
 	OK(smq_close(w));
 	OK(smq_remove(split_name));
 }
