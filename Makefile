@@ -237,7 +237,7 @@ package-check:
 DEPS := gcc make libc6-dev binutils pkgconf groff-base \
 	clang libclang-rt-14-dev \
 	python3 zsh util-linux libncurses-dev tmux \
-	libpci-dev pciutils qemu-system-x86 busybox-static cpio valgrind \
+	libpci-dev pciutils qemu-system-x86 busybox-static cpio valgrind ndctl \
 	faketime gcc-aarch64-linux-gnu libc6-dev-arm64-cross abigail-tools \
 	libmicrohttpd-dev prometheus prometheus-node-exporter ucx-utils
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)

@@ -21,8 +21,8 @@ static const struct argp_option options[] = {
 	{ "dump", 'F', "FILE", 0,
 	  "Read FILE, an 'lspci -x' (-xxx, -xxxx) dump, not the bus", 0 },
 	{ "ntb", OPT_NTB, NULL, 0,
-	  "Only non-transparent bridges and the BARs that could carry a "
-	  "window", 0 },
+	  "Only the candidates (non-transparent bridges, ivshmem, CXL "
+	  "memory) and the BARs that could carry a window", 0 },
 	{ 0 }
 };
 

@@ -303,6 +303,58 @@ static void read_express(struct pci_dev *d, struct probe_link *l)
 				  l->sta_width < l->cap_width);
 }
 
+/* The CXL DVSECs: the offsets are from the capability's start (CXL 2.0
+ * 8.1.3, 8.1.8), as pciutils' header.h names them. */
+static void read_cxl(struct pci_dev *d, struct probe_cxl *x)
+{
+	for (struct pci_cap *c = d->first_cap; c; c = c->next) {
+		if (c->type != PCI_CAP_EXTENDED || c->id != PCI_EXT_CAP_ID_DVSEC)
+			continue;
+		int at = (int)c->addr;
+		if (pci_read_word(d, at + PCI_DVSEC_HEADER1) !=
+		    PCI_DVSEC_VENDOR_ID_CXL)
+			continue;
+		x->present = true;
+		uint16_t id = pci_read_word(d, at + PCI_DVSEC_HEADER2);
+		/* both DVSECs keep their capability at 0x0a, control at
+		 * 0x0c and status at 0x0e */
+		uint16_t cap = pci_read_word(d, at + PCI_CXL_DEV_CAP);
+		uint16_t ctl = pci_read_word(d, at + PCI_CXL_DEV_CTRL);
+		uint16_t sta = pci_read_word(d, at + PCI_CXL_FB_PORT_STATUS);
+		switch (id) {
+		case 0:         /* PCIe DVSEC for CXL devices */
+			x->device = true;
+			x->cap_cache = cap & PCI_CXL_DEV_CAP_CACHE;
+			x->cap_io = cap & PCI_CXL_DEV_CAP_IO;
+			x->cap_mem = cap & PCI_CXL_DEV_CAP_MEM;
+			x->mem_hwinit = cap & PCI_CXL_DEV_CAP_MEM_HWINIT;
+			x->hdm_count = PCI_CXL_DEV_CAP_HDM_CNT(cap);
+			x->ctl_cache = ctl & PCI_CXL_DEV_CTRL_CACHE;
+			x->ctl_io = ctl & PCI_CXL_DEV_CTRL_IO;
+			x->ctl_mem = ctl & PCI_CXL_DEV_CTRL_MEM;
+			break;
+		case 3:         /* CXL extensions DVSEC for ports */
+			x->port = true;
+			break;
+		case 7:         /* Flex Bus port: the link's protocols */
+			x->flexbus = true;
+			x->fb_cap_cache = cap & PCI_CXL_FB_CAP_CACHE;
+			x->fb_cap_io = cap & PCI_CXL_FB_CAP_IO;
+			x->fb_cap_mem = cap & PCI_CXL_FB_CAP_MEM;
+			x->fb_cap_68b = cap & PCI_CXL_FB_CAP_68B_FLIT;
+			x->fb_cap_mld = cap & PCI_CXL_FB_CAP_MULT_LOG_DEV;
+			x->fb_sta_cache = sta & PCI_CXL_FB_STAT_CACHE;
+			x->fb_sta_io = sta & PCI_CXL_FB_STAT_IO;
+			x->fb_sta_mem = sta & PCI_CXL_FB_STAT_MEM;
+			x->fb_sta_68b = sta & PCI_CXL_FB_STAT_68B_FLIT;
+			x->fb_sta_mld = sta & PCI_CXL_FB_STAT_MULT_LOG_DEV;
+			break;
+		}
+	}
+	/* class 0502: CXL memory; what smq can make a window of */
+	x->memory = x->device && x->cap_mem;
+}
+
 /* A name from pci.ids (or udev's hwdb), or the number when unknown. */
 static void lookup(const struct scan *s, char *dst, size_t size, int what,
 		   int a, int b)
@@ -374,9 +426,11 @@ void probe_read_dev(struct scan *s, struct pci_dev *d, struct probe_dev *out)
 	 * an lspci -x dump holds just those: no capabilities then. */
 	out->config_limited = !pci_read_block(d, 64, rest, sizeof(rest));
 	if (!out->config_limited) {
-		pci_fill_info(d, PCI_FILL_CAPS);
+		pci_fill_info(d, PCI_FILL_CAPS | PCI_FILL_EXT_CAPS);
 		read_express(d, &out->link);
 		read_msix(d, out);
+		read_cxl(d, &out->cxl);
+		out->cxl.memory &= out->class >> 8 == 0x0502;
 	}
 
 	const struct ntb_id *ntb = ntb_lookup(out->vendor, out->device,

@@ -160,10 +160,26 @@ void probe_judge_use(struct probe_dev *d, bool dump)
 	d->use.bar = -1;
 	for (int i = 0; i < d->nbars; i++)
 		d->bars[i].role[0] = 0;
-	d->use.candidate = d->kind == PROBE_NTB;
+	d->use.candidate = d->kind == PROBE_NTB || d->cxl.memory;
 	if (!d->use.candidate)
 		judge_not_candidate(d);
-	else if (d->vendor == 0x1af4 && d->device == 0x1110)
+	else if (d->cxl.memory) {
+		/* its memory is reached as a device-DAX device that cxl and
+		 * ndctl make of it, not through a BAR (those are registers) */
+		snprintf(d->use.what, sizeof(d->use.what),
+			 "CXL memory device");
+		d->use.bar = -1;
+		d->use.access = access_of(d, dump);
+		for (int i = 0; i < d->nbars; i++) {
+			struct probe_bar *b = &d->bars[i];
+			if (b->window_ok)
+				snprintf(b->why, sizeof(b->why), "the device's "
+					 "registers: its memory is reached "
+					 "through dax:");
+			b->window_ok = b->preferred = false;
+		}
+		return;
+	} else if (d->vendor == 0x1af4 && d->device == 0x1110)
 		judge_ivshmem(d);
 	else {
 		snprintf(d->use.what, sizeof(d->use.what), "%s", d->ntb_kind);
@@ -204,6 +220,20 @@ static void add_cmd(struct probe_advice *a, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* CXL memory: a region of it made on every host that shares it, the
+ * same way (one device, no interleave; --map=mem: --map=dev would put
+ * each host's page structures into the memory they share; one
+ * alignment everywhere), and a device-DAX namespace of the region. */
+static void advise_cxl(struct probe_advice *a)
+{
+	snprintf(a->spec, sizeof(a->spec), "dax:/dev/daxN.0");
+	a->cxl = true;
+	add_cmd(a, "cxl list -M -D -u");
+	add_cmd(a, "cxl create-region -m -t pmem -d DECODER -w 1 -g 256 MEMDEV");
+	add_cmd(a, "ndctl create-namespace -m devdax --map=mem -a 2M");
+	add_cmd(a, "ndctl list -X");
+}
+
 void probe_advise(const struct probe_dev *d, struct probe_advice *a)
 {
 	const struct probe_use *u = &d->use;
@@ -214,6 +244,10 @@ void probe_advise(const struct probe_dev *d, struct probe_advice *a)
 	memset(a, 0, sizeof(*a));
 	snprintf(a->bdf, sizeof(a->bdf), "%04x:%02x:%02x.%d", d->domain & 0xffff,
 		 d->bus & 0xff, d->dev & 0x1f, d->func & 7);
+	if (u->candidate && d->cxl.memory) {
+		advise_cxl(a);
+		return;
+	}
 	if (!u->candidate || u->bar < 0)
 		return;
 	snprintf(a->spec, sizeof(a->spec), "pci:%s/%d", bdf, u->bar);

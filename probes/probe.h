@@ -80,6 +80,25 @@ struct probe_use {
 				 * (ivshmem-doorbell: MSI-X) */
 };
 
+/* CXL, from its Designated Vendor-Specific capabilities (vendor 0x1e98)
+ * in extended config space, as lspci -vv decodes them: a device's
+ * (DVSEC 0, CXLCap and CXLCtl) and a port's link (DVSEC 7, Flex Bus:
+ * FBCap what it can, FBSta what the link trained to). */
+struct probe_cxl {
+	bool present;           /* any CXL DVSEC */
+	bool device;            /* DVSEC 0: a CXL device */
+	bool cap_cache, cap_io, cap_mem;        /* CXLCap */
+	bool mem_hwinit;        /* CXLCap Mem HW Init */
+	int hdm_count;          /* CXLCap HDMCount: HDM ranges */
+	bool ctl_cache, ctl_io, ctl_mem;        /* CXLCtl: enabled */
+	bool port;              /* DVSEC 3: a port's extensions */
+	bool flexbus;           /* DVSEC 7: a Flex Bus port */
+	bool fb_cap_cache, fb_cap_io, fb_cap_mem, fb_cap_68b, fb_cap_mld;
+	bool fb_sta_cache, fb_sta_io, fb_sta_mem, fb_sta_68b, fb_sta_mld;
+	bool memory;            /* a CXL memory device (class 0x0502) that
+				 * can carry memory: a window's candidate */
+};
+
 struct probe_dev {
 	int domain, bus, dev, func;
 	uint16_t vendor, device, subvendor, subdevice;
@@ -113,6 +132,7 @@ struct probe_dev {
 	int msix_table_bar, msix_pba_bar;   /* where its table and PBA are,
 					     * or -1 */
 	char iommu_group[16];   /* "" if none or unknown (a dump) */
+	struct probe_cxl cxl;
 	struct probe_use use;
 };
 
@@ -175,6 +195,8 @@ struct probe_advice {
 	bool usable;            /* smq can map it as it stands */
 	bool doorbells;         /* ... and ring doorbells */
 	bool to_vfio;           /* the commands bind it to vfio-pci */
+	bool cxl;               /* CXL memory: the commands make a
+				 * device-DAX device of it (spec dax:) */
 	int ncmds;
 	char cmds[PROBE_MAX_COMMANDS][128];
 };

@@ -81,6 +81,24 @@ static void print_need(const struct probe_bar *b, const struct probe_opts *o)
 	}
 }
 
+/* CXL memory: the commands that make a device-DAX device of it, on every
+ * host that shares it. */
+static void print_cxl_use(const struct probe_advice *a)
+{
+	printf("\tsmq: CXL memory: a window on it is %s, a device-DAX "
+	       "device made of it on every host that shares it, the same way "
+	       "on each: one device, no interleave (-w 1); --map=mem "
+	       "(--map=dev would put each host's page structures into the "
+	       "shared memory); the same alignment everywhere (-a 2M):\n",
+	       a->spec);
+	for (int i = 0; i < a->ncmds; i++)
+		printf("\t\t%s\n", a->cmds[i]);
+	printf("\tsmq: (MEMDEV and DECODER as cxl list names them: the "
+	       "memory device and its root decoder; -t ram for volatile "
+	       "capacity, then daxctl makes the device; the hosts must be "
+	       "coherent with the memory: smq writes no cache back)\n");
+}
+
 /* Whether smq can use a candidate as it stands, and how it could. */
 void print_use(const struct probe_dev *d, const struct probe_opts *o)
 {
@@ -89,6 +107,10 @@ void print_use(const struct probe_dev *d, const struct probe_opts *o)
 	struct probe_advice a;
 
 	probe_advise(d, &a);
+	if (a.cxl) {
+		print_cxl_use(&a);
+		return;
+	}
 	print_roles(d);
 	for (int i = 0; i < d->nbars; i++)
 		if (d->bars[i].index == u->bar)

@@ -104,6 +104,39 @@ static void json_pcie(struct json *j, const struct probe_link *k)
 	json_end(j, '}');
 }
 
+/* The CXL DVSECs, as lspci -vv decodes them */
+static void json_cxl(struct json *j, const struct probe_cxl *x)
+{
+	json_begin(j, "cxl", '{');
+	json_bool(j, "device", x->device);
+	if (x->device) {
+		json_bool(j, "cap_cache", x->cap_cache);
+		json_bool(j, "cap_io", x->cap_io);
+		json_bool(j, "cap_mem", x->cap_mem);
+		json_bool(j, "mem_hwinit", x->mem_hwinit);
+		json_u64(j, "hdm_count", (uint64_t)x->hdm_count);
+		json_bool(j, "ctl_cache", x->ctl_cache);
+		json_bool(j, "ctl_io", x->ctl_io);
+		json_bool(j, "ctl_mem", x->ctl_mem);
+	}
+	json_bool(j, "port", x->port);
+	json_bool(j, "flexbus", x->flexbus);
+	if (x->flexbus) {
+		json_bool(j, "fb_cap_cache", x->fb_cap_cache);
+		json_bool(j, "fb_cap_io", x->fb_cap_io);
+		json_bool(j, "fb_cap_mem", x->fb_cap_mem);
+		json_bool(j, "fb_cap_68b_flit", x->fb_cap_68b);
+		json_bool(j, "fb_cap_mld", x->fb_cap_mld);
+		json_bool(j, "fb_sta_cache", x->fb_sta_cache);
+		json_bool(j, "fb_sta_io", x->fb_sta_io);
+		json_bool(j, "fb_sta_mem", x->fb_sta_mem);
+		json_bool(j, "fb_sta_68b_flit", x->fb_sta_68b);
+		json_bool(j, "fb_sta_mld", x->fb_sta_mld);
+	}
+	json_bool(j, "memory", x->memory);
+	json_end(j, '}');
+}
+
 /* What smq can make of the device, and the commands that would make it
  * usable (none for a device that is no candidate). */
 static void json_use(struct json *j, const struct probe_dev *d,
@@ -183,6 +216,8 @@ static void json_dev(struct json *j, const struct probe_list *l,
 	json_bars(j, d, o->ntb);
 	if (d->link.present)
 		json_pcie(j, &d->link);
+	if (d->cxl.present)
+		json_cxl(j, &d->cxl);
 	json_use(j, d, o);
 	json_end(j, '}');
 }

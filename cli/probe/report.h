@@ -73,7 +73,7 @@ static inline bool shown_bar(const struct probe_bar *b, bool ntb_only)
 
 static inline bool shown_dev(const struct probe_dev *d, bool ntb_only)
 {
-	return !ntb_only || d->kind == PROBE_NTB;
+	return !ntb_only || d->kind == PROBE_NTB || d->cxl.memory;
 }
 
 static inline bool is_cardbus(const struct probe_dev *d)

@@ -108,6 +108,32 @@ static void print_link(const struct probe_link *k)
 	       k->mps, k->mps_supported, k->mrrs);
 }
 
+static char pm(bool b)
+{
+	return b ? '+' : '-';
+}
+
+/* The CXL DVSECs, in lspci -vv's words */
+static void print_cxl(const struct probe_cxl *x)
+{
+	if (x->device)
+		printf("\tCXL device: CXLCap: Cache%c IO%c Mem%c Mem HW Init%c "
+		       "HDMCount %d; CXLCtl: Cache%c IO%c Mem%c\n",
+		       pm(x->cap_cache), pm(x->cap_io), pm(x->cap_mem),
+		       pm(x->mem_hwinit), x->hdm_count, pm(x->ctl_cache),
+		       pm(x->ctl_io), pm(x->ctl_mem));
+	if (x->flexbus)
+		printf("\tCXL %slink (Flex Bus): FBCap: Cache%c IO%c Mem%c "
+		       "68BFlit%c MltLogDev%c; FBSta: Cache%c IO%c Mem%c "
+		       "68BFlit%c MltLogDev%c\n", x->port ? "port, " : "",
+		       pm(x->fb_cap_cache), pm(x->fb_cap_io), pm(x->fb_cap_mem),
+		       pm(x->fb_cap_68b), pm(x->fb_cap_mld), pm(x->fb_sta_cache),
+		       pm(x->fb_sta_io), pm(x->fb_sta_mem), pm(x->fb_sta_68b),
+		       pm(x->fb_sta_mld));
+	else if (x->port)
+		printf("\tCXL port\n");
+}
+
 static void print_dev(const struct probe_list *l, const struct probe_dev *d,
 		      bool domains, const struct probe_opts *o, int verbose)
 {
@@ -138,6 +164,8 @@ static void print_dev(const struct probe_list *l, const struct probe_dev *d,
 			print_bar(&d->bars[i], verbose);
 	if (d->link.present)
 		print_link(&d->link);
+	if (d->cxl.present)
+		print_cxl(&d->cxl);
 	else if (d->config_limited && o->dump)
 		printf("\tCapabilities: not in the dump (64 bytes: lspci -x; "
 		       "-xxx has them)\n");
@@ -171,8 +199,8 @@ static void print_not_candidates(const struct probe_list *l, bool domains)
 		if (d->use.candidate)
 			continue;
 		if (first)
-			printf("Not candidates (smq uses non-transparent bridges "
-			       "and ivshmem):\n");
+			printf("Not candidates (smq uses non-transparent bridges, "
+			       "ivshmem and CXL memory):\n");
 		first = false;
 		slot_str(d, domains, slot);
 		printf("\t%s ", slot);

@@ -44,6 +44,12 @@ bool smq_fd_explain(const char *who, const char *path, int err, char *buf,
 /* fn(name) for every object of /dev/shm that begins with the magic. */
 int smq_shm_scan(int (*fn)(const char *name, void *arg), void *arg);
 
+/* dax.c: the dax transport's open and explain with sysfs under root
+ * ("/sys"; a recorded tree in tests). */
+int smq_dax_open_under(struct smq_map *m, const char *path, const char *root);
+bool smq_dax_explain_under(const char *path, uint64_t offset, int err,
+			   char *buf, size_t len, const char *root);
+
 /* Interrupt vectors of a doorbell device, one per waiter (an eventfd is
  * read by one waiter only).  registry.c. */
 struct smq_vector_pool {

@@ -44,12 +44,14 @@ static int map_fd(struct smq_map *m)
 		return -EISDIR;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	m->size = (uint64_t)st.st_size;
+	/* a window at an offset (file@OFFSET:) holds what lies past it */
+	m->size = (uint64_t)st.st_size > m->offset
+		  ? (uint64_t)st.st_size - m->offset : 0;
 	m->base = NULL;
 	if (m->size) {
 		void *p = mmap(NULL, m->size, PROT_READ |
 			       (m->readonly ? 0 : PROT_WRITE), MAP_SHARED,
-			       m->fd, 0);
+			       m->fd, (off_t)m->offset);
 		if (p == MAP_FAILED)
 			return -errno;
 		m->base = p;
@@ -185,13 +187,13 @@ static int fd_map_layout(struct smq_map *m, const struct smq_layout *l,
 	if (grow && m->fixed_size && l->size > m->fixed_size)
 		return -ENOSPC;
 	if (l->size > m->size) {
-		int err = grow ? smq_fd_grow(m->fd, l->size) : 0;
+		int err = grow ? smq_fd_grow(m->fd, m->offset + l->size) : 0;
 		struct stat st;
 		if (!err && fstat(m->fd, &st) < 0)
 			err = -errno;
 		if (err)
 			return err;
-		if ((uint64_t)st.st_size < l->size)
+		if ((uint64_t)st.st_size < m->offset + l->size)
 			return -SMQ_ETOOSMALL;
 		smq_map_retire(m, m->base, m->size);
 		m->base = NULL;
@@ -499,7 +501,9 @@ const struct smq_transport smq_transport_shm = {
 const struct smq_transport smq_transport_file = {
 	.name = "file",
 	.help = "file:PATH   a plain file mapped shared (a path starting "
-		"with / or . also works)",
+		"with / or . also works); file@OFFSET:PATH, the window begins "
+		"OFFSET bytes into it (K, M, G: a QEMU guest's memory file)",
+	.takes_offset = true,
 	.open = file_open_window,
 	.map_layout = fd_map_layout,
 	.close = smq_map_close,

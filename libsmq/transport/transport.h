@@ -70,12 +70,18 @@ struct smq_map {
 	bool force;             /* opened with SMQ_OPEN_FORCE */
 	bool readonly;          /* opened with SMQ_OPEN_READONLY: mapped
 				   without write access where it can be */
+	uint64_t offset;        /* where the window begins in the object
+				   ("file@2M:PATH"): a whole number of
+				   pages, 0 unless takes_offset */
 	void *priv;             /* the transport's own state */
 };
 
 struct smq_transport {
 	const char *name;
 	const char *help;       /* one line for "--window help" */
+	/* The window may begin inside the object: "name@OFFSET:ARG" sets
+	 * the map's offset before open (registry.c). */
+	bool takes_offset;
 	/* Map the window named arg (after the "name:" prefix).  flags are
 	 * smq_open()'s.  A single window sets base, size and one segment. */
 	int (*open)(struct smq_map *m, const char *arg, unsigned flags);
@@ -98,6 +104,10 @@ struct smq_transport {
 	 * smq_strerror(): written to buf, returning true; false leaves the
 	 * words to smq_strerror().  NULL: none of its own. */
 	bool (*explain)(const char *arg, int err, char *buf, size_t len);
+	/* ...the same for a transport that takes an offset, which it is
+	 * given (0: none); used instead of explain where set. */
+	bool (*explain_at)(const char *arg, uint64_t offset, int err,
+			   char *buf, size_t len);
 	/* Call fn with the spec of every window of this transport that this
 	 * host holds (smq_list_windows()); NULL: none can be listed. */
 	int (*list)(int (*fn)(const char *spec, void *arg), void *arg);
@@ -135,6 +145,7 @@ extern const struct smq_transport smq_transport_split;
 extern const struct smq_transport smq_transport_pci;
 extern const struct smq_transport smq_transport_ivshmem;
 extern const struct smq_transport smq_transport_broker;
+extern const struct smq_transport smq_transport_dax;
 
 /* registry.c */
 int smq_transport_open(struct smq_map *m, const char *spec, unsigned flags);

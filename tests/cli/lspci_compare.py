@@ -143,6 +143,36 @@ def parse_express(cur, line):
         e["downgraded"] = "(downgraded)" in line
 
 
+# The CXL DVSECs (vendor 1e98) as lspci -vv decodes them: a device's
+# CXLCap and CXLCtl, a Flex Bus port's FBCap and FBSta; the flags as
+# True/False in the order lspci prints them.
+def flags(text, names):
+    got = []
+    for n in names:
+        m = re.search(re.escape(n) + r"([+-])", text)
+        got.append(m.group(1) == "+" if m else None)
+    return got
+
+
+def parse_cxl(cur, line):
+    m = re.match(r"^\tCapabilities: \[[0-9a-f]+ v\d\] Designated Vendor-Specific: "
+                 r"Vendor=1e98 ID=([0-9a-f]{4})", line)
+    if m:
+        cur.setdefault("cxl", set()).add(int(m.group(1), 16))
+    m = re.match(r"^\t\tCXLCap:\t(.*)$", line)
+    if m:
+        cur["cxlcap"] = flags(m.group(1), ["Cache", "IO", "Mem", "Mem HW Init"])
+        h = re.search(r"HDMCount (\d+)", m.group(1))
+        cur["hdm"] = int(h.group(1)) if h else None
+    m = re.match(r"^\t\tCXLCtl:\t(.*)$", line)
+    if m:
+        cur["cxlctl"] = flags(m.group(1), ["Cache", "IO", "Mem"])
+    for reg in ("FBCap", "FBSta"):
+        m = re.match(r"^\t\t" + reg + r":\t(.*)$", line)
+        if m:
+            cur[reg] = flags(m.group(1), ["Cache", "IO", "Mem", "68BFlit", "MltLogDev"])
+
+
 vv = {}
 cur = None
 for line in open(tmp + "/vv"):
@@ -165,6 +195,7 @@ for line in open(tmp + "/vv"):
     if re.match(r"^\tCapabilities: <access denied>", line):
         cur["denied"] = True
     parse_express(cur, line)
+    parse_cxl(cur, line)
     m = re.match(r"^\tNUMA node: (-?\d+)", line)
     if m:
         cur["numa"] = int(m.group(1))
@@ -339,6 +370,26 @@ def compare_express(slot, d, v):
         check(slot, "downgraded", p["downgraded"], e["downgraded"])
 
 
+def compare_cxl(slot, d, v):
+    ids, x = v.get("cxl", set()), d.get("cxl")
+    check(slot, "CXL DVSEC", x is not None, bool(ids))
+    if not ids or x is None:
+        return
+    check(slot, "CXL device DVSEC", x["device"], 0 in ids)
+    check(slot, "CXL port DVSEC", x["port"], 3 in ids)
+    check(slot, "CXL Flex Bus DVSEC", x["flexbus"], 7 in ids)
+    if "cxlcap" in v and x["device"]:
+        check(slot, "CXLCap", [x["cap_cache"], x["cap_io"], x["cap_mem"],
+                               x["mem_hwinit"]], v["cxlcap"])
+        check(slot, "CXLCap HDMCount", x["hdm_count"], v["hdm"])
+    if "cxlctl" in v and x["device"]:
+        check(slot, "CXLCtl", [x["ctl_cache"], x["ctl_io"], x["ctl_mem"]], v["cxlctl"])
+    for reg, key in (("FBCap", "fb_cap"), ("FBSta", "fb_sta")):
+        if reg in v and x["flexbus"]:
+            check(slot, reg, [x[key + "_cache"], x[key + "_io"], x[key + "_mem"],
+                              x[key + "_68b_flit"], x[key + "_mld"]], v[reg])
+
+
 for slot in sorted(set(ours) & set(n)):
     d = ours[slot]
     _, cls, ven, dev, rev, progif = n[slot]
@@ -370,6 +421,7 @@ for slot in sorted(set(ours) & set(n)):
     compare_bars(slot, d, v, c)
     compare_bridge(slot, d, v)
     compare_express(slot, d, v)
+    compare_cxl(slot, d, v)
     check(slot, "NUMA node", d["numa_node"], v.get("numa", -1))
     check(slot, "driver", d["driver"], v.get("driver", ""))
     check(slot, "IOMMU group", d.get("iommu_group"), v.get("iommu_group", ""))

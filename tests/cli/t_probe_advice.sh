@@ -103,7 +103,7 @@ lacks "$tmp/plain-list" 'not a candidate'
 "$S" probe -F $D/ivshmem.txt --ntb >"$tmp/ntb"; rc=$?
 [ $rc -eq 0 ] && ok "--ntb with candidates: exit 0" || failed "--ntb: exit $rc"
 has "$tmp/ntb" \
-	'Not candidates (smq uses non-transparent bridges and ivshmem):' \
+	'Not candidates (smq uses non-transparent bridges, ivshmem and CXL memory):' \
 	"\t\ta storage controller's BARs are its registers, and the system's disks may hang on it" \
 	"\t\ta network controller's BARs are its registers, and the system may be using it"
 sed -n '/^Not candidates/,$p' "$tmp/ntb" >"$tmp/ntb.not"
@@ -149,7 +149,16 @@ has "$tmp/none.err" 'smqctl: no PCI device matches --ntb: no non-transparent bri
 [ "$(grep -c '^	[0-9a-f][0-9a-f]:' "$tmp/none")" -eq 5 ] &&
 	ok "--ntb without candidates: the 5 listed" || { failed "--ntb: not 5 listed"; cat "$tmp/none"; }
 lacks "$tmp/none" "$commands"
-# 39, and the 2 JSON checks where there is python3
+# CXL memory (a QEMU cxl-type3 behind a cxl-rp): a candidate of --ntb,
+# with the commands that make a device-DAX device of it on every host
+"$S" probe -F $D/cxl-qemu.txt --ntb >"$tmp/cxl" 2>&1 || failed "probe --ntb of cxl-qemu.txt exit $?"
+has "$tmp/cxl" '0d:00.0 CXL [0502]: Intel Corporation Device 0d93 [8086:0d93] (rev 01)' \
+	'\tCXL device: CXLCap: Cache- IO+ Mem+ Mem HW Init+ HDMCount 1; CXLCtl: Cache- IO+ Mem+' \
+	'\tsmq: CXL memory: a window on it is dax:/dev/daxN.0, a device-DAX device made of it on every host that shares it, the same way on each: one device, no interleave (-w 1); --map=mem (--map=dev would put each host'"'"'s page structures into the shared memory); the same alignment everywhere (-a 2M):' \
+	'\t\tcxl create-region -m -t pmem -d DECODER -w 1 -g 256 MEMDEV' \
+	'\t\tndctl create-namespace -m devdax --map=mem -a 2M'
+lacks "$tmp/cxl" '0d:00.0 .*Region 0: .*window: yes'
+# 45, and the 2 JSON checks where there is python3
 json_checks=0
 command -v python3 >/dev/null 2>&1 && json_checks=2
-finish $((39 + json_checks))
+finish $((45 + json_checks))
