@@ -52,6 +52,40 @@ static void next_for_fault(struct check_run *cr, int err)
 	}
 }
 
+/* What no window holds: data that is not one (which init refuses
+ * without --force), or a window cut short (a truncated file, a device
+ * smaller than its layout).  True when it is one of those, said. */
+static bool format_unusable(struct check_run *cr,
+			    const struct smq_window_info *wi, int err,
+			    const struct smq_fault *f)
+{
+	char shown[80], have[32], need[32];
+
+	if (wi->not_window || err == -SMQ_EMAGIC) {
+		check_set(cr, CK_FORMAT, CHECK_FAIL, "not an smq window: it holds "
+			  "%s of other data, beginning \"%s\"",
+			  human_bytes(wi->mapped_size, have),
+			  first_bytes_text(wi, shown, sizeof(shown)));
+		check_next(cr, CK_FORMAT, "name the window meant (--window); "
+			   "smqctl init refuses to overwrite this data unless "
+			   "--force, which loses it");
+		return true;
+	}
+	if (err == -SMQ_ETOOSMALL && !strcmp(f->field, "window_size") &&
+	    f->kind == SMQ_FAULT_AT_LEAST && f->limit > f->value) {
+		check_set(cr, CK_FORMAT, CHECK_FAIL, "the window was cut short: "
+			  "it maps %s (%" PRIu64 " bytes), its layout needs %s "
+			  "(%" PRIu64 " bytes)", human_bytes(f->value, have),
+			  f->value, human_bytes(f->limit, need), f->limit);
+		check_next(cr, CK_FORMAT, "give it back its size (a file: "
+			   "truncate -s %" PRIu64 " keeps what it holds), or "
+			   "format it anew with smqctl init on board 0, which "
+			   "empties it", f->limit);
+		return true;
+	}
+	return false;
+}
+
 static bool check_format(struct check_run *cr, struct smq_window *w,
 			 const struct smq_window_info *wi)
 {
@@ -59,6 +93,8 @@ static bool check_format(struct check_run *cr, struct smq_window *w,
 	char words[400], feats[128];
 
 	int err = smq_validate(w, &f, sizeof(f));
+	if (err && format_unusable(cr, wi, err, &f))
+		return false;
 	if (err == -SMQ_EUNFORMATTED || (err && !wi->version)) {
 		fault_words(err, &f, words, sizeof(words));
 		check_set(cr, CK_FORMAT, CHECK_FAIL, "%s", words);
@@ -122,12 +158,30 @@ static void check_generation(struct check_run *cr, struct smq_window *w,
 	}
 }
 
+/* ": boards 0 and 1 announced and gave up", or nothing */
+static const char *gave_up_words(const struct smq_board_info *bi,
+				 unsigned boards, char *buf, size_t n)
+{
+	uint64_t gave = 0;
+
+	for (unsigned b = 0; b < boards; b++)
+		if (bi[b].state == SMQ_BOARD_ABSENT && bi[b].announces)
+			gave |= 1ull << b;
+	buf[0] = 0;
+	if (gave) {
+		char set[120];
+		snprintf(buf, n, "; %s announced and gave up waiting",
+			 board_set(gave, boards, set, sizeof(set)));
+	}
+	return buf;
+}
+
 static void check_board_list(struct check_run *cr, struct smq_window *w,
 			     unsigned boards)
 {
 	struct smq_board_info bi[SMQ_MAX_BOARDS];
-	unsigned absent = 0, dead = 0, unknown = 0, working = 0;
-	int first_absent = -1, first_dead = -1;
+	unsigned absent = 0, dead = 0, unknown = 0, working = 0, never = 0;
+	int first_absent = -1, first_dead = -1, first_never = -1;
 	char host[80];
 
 	for (unsigned b = 0; b < boards; b++)
@@ -135,6 +189,9 @@ static void check_board_list(struct check_run *cr, struct smq_window *w,
 	for (unsigned b = 0; b < boards; b++) {
 		if (bi[b].state == SMQ_BOARD_ABSENT && !absent++)
 			first_absent = (int)b;
+		if (bi[b].state == SMQ_BOARD_ABSENT && !bi[b].announces &&
+		    !never++)
+			first_never = (int)b;
 		if (bi[b].activity == SMQ_ACTIVITY_DEAD && !dead++)
 			first_dead = (int)b;
 		unknown += bi[b].activity == SMQ_ACTIVITY_UNKNOWN;
@@ -153,12 +210,25 @@ static void check_board_list(struct check_run *cr, struct smq_window *w,
 		check_next(cr, CK_BOARDS, "restart board %d's application; "
 			   "smqctl --board %d dump frees what the dead left",
 			   first_dead, first_dead);
-	} else if (absent) {
+	} else if (never) {
+		/* a board whose sync gave up took its announcement back, but
+		 * the count of its announcements stays: the one that never
+		 * came is the one to start */
+		char gave[160];
 		check_set(cr, CK_BOARDS, CHECK_FAIL, "%u of %u boards never "
 			  "announced themselves under this generation (board "
-			  "%d first)", absent, boards, first_absent);
+			  "%d first)%s", never, boards, first_never,
+			  gave_up_words(bi, boards, gave, sizeof(gave)));
 		check_next(cr, CK_BOARDS, "start board %d: smqctl --board %d "
-			   "sync on its host", first_absent, first_absent);
+			   "sync on its host%s", first_never, first_never,
+			   never < absent ? "; then sync again the boards "
+			   "that gave up" : "");
+	} else if (absent) {
+		check_set(cr, CK_BOARDS, CHECK_FAIL, "%u of %u boards announced "
+			  "themselves and gave up waiting (board %d first): "
+			  "none is announced now", absent, boards, first_absent);
+		check_next(cr, CK_BOARDS, "sync every board again: smqctl "
+			   "--board N sync on each, board 0 too");
 	} else if (unknown) {
 		check_set(cr, CK_BOARDS, CHECK_WARN, "%u board%s of another "
 			  "host: not seen to beat or stop", unknown,

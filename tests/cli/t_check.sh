@@ -154,4 +154,34 @@ SMQ_WINDOW="file:$T/bad" run damaged --skip pci,cross
 check_exit damaged 1
 check_line damaged FAIL format "field notice.system_state at offset 0x1008 holds 7 \(at most 2\)"
 
-finish 41
+# ---- not a window: its first bytes as text, and no advice to init ----
+seq 1 50 | sed 's/^/a line of text /' >"$T/text"
+SMQ_WINDOW="file:$T/text" run text --skip pci,cross
+check_exit text 1
+check_line text FAIL format 'not an smq window: it holds .* of other data, beginning "a line of text 1"'
+grep -q "next: name the window meant (--window); smqctl init refuses" "$T/text.out" &&
+	ok "text: the advice is the window meant, not init" ||
+	failed "text: $(grep next "$T/text.out")"
+
+# ---- a window cut short ----
+cp "$T/w" "$T/short"
+truncate -s 200K "$T/short"
+SMQ_WINDOW="file:$T/short" run short --skip pci,cross
+check_exit short 1
+check_line short FAIL format "the window was cut short: it maps 200.0 KiB \(204800 bytes\), its layout needs"
+grep -q "next: give it back its size (a file: truncate -s [0-9]* keeps" "$T/short.out" &&
+	ok "short: the advice gives back the size" ||
+	failed "short: $(grep next "$T/short.out")"
+
+# ---- a failed boot: board 2 never started, 0 and 1 gave up ----
+SMQ_WINDOW="file:$T/boot"
+"$S" -w "$SMQ_WINDOW" init -n 3 >/dev/null || failed "init boot"
+bg_start "$S" -w "$SMQ_WINDOW" -b 1 sync -T 1
+"$S" -w "$SMQ_WINDOW" sync -T 1 >/dev/null 2>&1
+wait_pid 10 $pid "board 1's sync"
+SMQ_WINDOW="file:$T/boot" run boot --skip pci,cross
+check_exit boot 1
+check_line boot FAIL boards "1 of 3 boards never announced themselves under this generation \(board 2 first\); boards 0 and 1 announced and gave up waiting"
+last boot "first to fix: boards: start board 2: smqctl --board 2 sync on its host; then sync again the boards that gave up"
+
+finish 57
