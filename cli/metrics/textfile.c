@@ -115,6 +115,23 @@ static int check_dir(const char *dir)
 	return 0;
 }
 
+/* A watcher that stops takes its file away: what it said last is no
+ * longer watched, and a collector that kept showing it would show a
+ * window as it was when the watcher stopped (smq_up 1 included).  A
+ * watcher killed (SIGKILL) cannot: the file's age says so
+ * (node_textfile_mtime_seconds, smqctl(1) METRICS). */
+static int remove_file(const char *dir, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (unlink(path) < 0 && errno != ENOENT) {
+		say_warning("cannot remove %s: %s", path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int metrics_textfile(struct metrics_src *m, const struct textfile_opts *o)
 {
 	char name[300];
@@ -142,9 +159,10 @@ int metrics_textfile(struct metrics_src *m, const struct textfile_opts *o)
 			say_warning("cannot write %s/%s: %s", o->dir, name,
 				    strerror(-err));
 		metrics_tell(m);
-		if (!repeat || (o->count && n >= o->count))
+		if (!repeat)
 			return 0;
-		if (signalled_within(o->interval_ms))
-			return 0;
+		if ((o->count && n >= o->count) ||
+		    signalled_within(o->interval_ms))
+			return remove_file(o->dir, name);
 	}
 }

@@ -131,9 +131,6 @@ bg "$S" metrics --textfile tf --interval 10 2>/dev/null
 tpid=$pid
 # the first write comes once SIGTERM is taken
 waitfor 20 "ls tf/*.prom >/dev/null 2>&1"
-stop "$tpid"
-[ "$rc" = 0 ] && ok "(3) SIGTERM ends --textfile --interval: exit 0" ||
-	failed "(3) SIGTERM: exit $rc"
 NE=$(command -v prometheus-node-exporter || command -v node_exporter)
 if [ -n "$NE" ]; then
 	some=$((some + 1))
@@ -152,6 +149,12 @@ if [ -n "$NE" ]; then
 else
 	note "(3) node_exporter skipped: no prometheus-node-exporter"
 fi
+stop "$tpid"
+[ "$rc" = 0 ] && ok "(3) SIGTERM ends --textfile --interval: exit 0" ||
+	failed "(3) SIGTERM: exit $rc"
+ls tf/*.prom >/dev/null 2>&1 &&
+	failed "(3) the file outlived its watcher: $(ls tf)" ||
+	ok "(3) a watcher that stops takes its file away (smq_up 1 is not left behind)"
 
 # ---- (4) Prometheus scrapes --listen ----
 mport=$(port)
@@ -292,4 +295,4 @@ fi
 
 # 28 (5 of them the hostile clients'), and those that what is installed
 # lets run
-finish $((29 + some))
+finish $((30 + some))
