@@ -183,7 +183,10 @@ static void json_groups(struct json *j, struct smq_window *w,
 
 	json_begin(j, "groups", '[');
 	for (unsigned i = 0; i < wi->groups; i++) {
-		if (smq_group_info(w, i, &gi, sizeof(gi)))
+		/* stale: an init or clear runs, and the table is the one the
+		 * snapshot attached to, as the boards and queues are */
+		int err = smq_group_info(w, i, &gi, sizeof(gi));
+		if (err && err != -ESTALE)
 			break;
 		json_begin(j, NULL, '{');
 		json_str(j, "name", gi.name);
@@ -204,7 +207,8 @@ static void text_groups(struct smq_window *w, const struct smq_window_info *wi)
 		return;
 	printf("\ngroups:\n%-31s  %s\n", "GROUP", "QUEUES");
 	for (unsigned i = 0; i < wi->groups; i++) {
-		if (smq_group_info(w, i, &gi, sizeof(gi)))
+		int err = smq_group_info(w, i, &gi, sizeof(gi));
+		if (err && err != -ESTALE)
 			break;
 		printf("%-31s  ", gi.name);
 		for (unsigned k = 0; k < gi.count; k++)

@@ -233,6 +233,24 @@ if held clear maint_told -w "$W" clear; then
 		grep -q '"queue": 1' "$T/out"
 fi
 
+# ---- (g) a window with groups, its init held in the handshake ----
+# dump shows the groups of the layout it attached to, as it shows its
+# boards and queues (it showed none)
+W3=shm:$SHM-groups
+"$S" -w "$W3" init -n 2 --queues 4 --group alpha=0,1 >/dev/null ||
+	failed "init with a group"
+if held groups maint_told -w "$W3" init -n 2 --queues 4 --group alpha=0,1; then
+	"$S" -w "$W3" --json dump >"$T/out" 2>"$T/err"
+	check "dump --json during a held init shows the group alpha (0, 1)" \
+		python3 -c 'import json, sys
+g = json.load(open(sys.argv[1]))["groups"]
+sys.exit(0 if g == [{"name": "alpha", "queues": [0, 1]}] else 1)' "$T/out"
+	"$S" -w "$W3" dump >"$T/out" 2>"$T/err"
+	check "dump during a held init lists it too" \
+		grep -qE '^alpha +0,1$' "$T/out"
+	release groups
+fi
+
 # ---- (f) two inits at once on a new window ----
 # The first has read the lock word (free) and not yet taken it; the second
 # takes it and holds it.  The first must then find it taken, not take it
@@ -255,4 +273,4 @@ if held first maint_locking -w "$W2" init --boards 2; then
 	fi
 fi
 
-finish 45
+finish 47
