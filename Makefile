@@ -288,7 +288,8 @@ install: $(STLIB) $(SHLIB) $(SMQCTL)
 		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$${u##*/}; \
 	done
 	install -d $(DESTDIR)$(DOCDIR)
-	install -m 644 systemd/smq-window.conf $(DESTDIR)$(DOCDIR)/
+	install -m 644 systemd/smq-window.conf cli/metrics/smq-alerts.yml \
+		$(DESTDIR)$(DOCDIR)/
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libsmq.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)

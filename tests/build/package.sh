@@ -28,7 +28,8 @@ holds_libsmq_dev="/usr/include/smq.h /usr/lib/MA/libsmq.so /usr/lib/MA/libsmq.a
 holds_smqctl="/usr/bin/smqctl /usr/share/man/man1/smqctl.1.gz
 	/usr/share/man/man7/smq.7.gz /usr/share/bash-completion/completions/smqctl
 	/usr/share/zsh/vendor-completions/_smqctl
-	/lib/systemd/system/smq-init.service /usr/share/doc/smqctl/smq-window.conf"
+	/lib/systemd/system/smq-init.service /usr/share/doc/smqctl/smq-window.conf
+	/usr/share/doc/smqctl/smq-alerts.yml"
 
 [ "$(id -u)" = 0 ] || { echo "not root: debootstrap, mount and chroot need root"; exit 77; }
 for tool in git dpkg-buildpackage dpkg-checkbuilddeps dpkg-architecture \

@@ -15,10 +15,10 @@ for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.1 opt/smq/lib/libsmq.so opt/
 	 opt/smq/lib/systemd/system/smq-init.service opt/smq/lib/systemd/system/smq-sync@.service \
 	 opt/smq/lib/systemd/system/smq-ivshmem-server.service \
 	 opt/smq/lib/systemd/system/smq-vfio-broker.service \
-	 opt/smq/share/doc/smq/smq-window.conf; do
+	 opt/smq/share/doc/smq/smq-window.conf opt/smq/share/doc/smq/smq-alerts.yml; do
 	[ -e "$dest/$f" ] || failed "missing after install: /$f"
 done
-case_end "make install puts the libraries, the header, libsmq.pc, the pages, the completions, the units and smq-window.conf in place"
+case_end "make install puts the libraries, the header, libsmq.pc, the pages, the completions, the units, smq-window.conf and smq-alerts.yml in place"
 cat >"$dest/prog.c" <<'C'
 #include <smq.h>
 #include <stdio.h>
