@@ -133,6 +133,14 @@ struct smq_shape {
 	const struct smq_group_def *groups; /* ngroups of them (feature
 				    "groups"): names for sets of queues */
 	uint32_t ngroups;        /* 0 to SMQ_MAX_GROUPS */
+	/* since 1.2 */
+	uint32_t reserved;       /* ignored: where 1.1's struct ended in
+				    padding */
+	uint32_t journal;        /* entries of each board's journal (feature
+				    "journal"), SMQ_JOURNAL_MIN to
+				    SMQ_JOURNAL_MAX, a power of two; 0:
+				    SMQ_JOURNAL_DEFAULT; none with
+				    SMQ_SHAPE_NO_JOURNAL */
 };
 /* Every entry carries a CRC-32C of its header and payload, which the
  * sender computes from its own buffer and the receiver checks before it
@@ -142,9 +150,18 @@ struct smq_shape {
  * smq first formatted it (a QEMU memory-backend file, an object made with
  * truncate -s): without it such a window keeps its size (-ENOSPC). */
 #define SMQ_SHAPE_GROW 0x4u
+/* Since 1.2: no journal (smq_shape.journal) */
+#define SMQ_SHAPE_NO_JOURNAL 0x8u
+/* Entries of each board's journal: a power of two */
+#define SMQ_JOURNAL_MIN 16
+#define SMQ_JOURNAL_MAX 65536
+#define SMQ_JOURNAL_DEFAULT 256
 /* Format features (smq_window_info().features_incompat): a window's bit
  * that a reader does not know makes it refuse the window. */
 #define SMQ_FEATURE_CHECKSUM 0x1u  /* entries carry a CRC-32C */
+/* Since 1.2: every board's region holds its journal: what the board's
+ * processes did, which any board can read (smq_journal_next()) */
+#define SMQ_FEATURE_JOURNAL 0x2u
 /* ...and compatible ones (features_compat), which a reader that does not
  * know them may ignore. */
 #define SMQ_FEATURE_GROUPS 0x1u    /* the window names groups of queues */
@@ -536,6 +553,12 @@ struct smq_board_info {
 	uint32_t queue_handles;  /* ...of which queue handles */
 	uint32_t dead_handles;   /* handles left by processes that died */
 	uint64_t boot;           /* its host's boot hash: a reboot changes it */
+	/* since 1.2 */
+	uint32_t journal_slots;  /* entries of its journal; 0: none */
+	uint32_t pad;
+	uint64_t journal_head;   /* the next sequence it writes: entries
+				    written so far + 1 */
+	uint64_t journal_incarnation;
 };
 #define SMQ_HEARTBEAT_TIMEOUT_MS 5000
 
@@ -639,6 +662,90 @@ int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
  * board. */
 int smq_workers(struct smq_window *w, struct smq_worker *list, unsigned max,
 		size_t size);
+
+/* Since 1.2: the journal (feature journal, smq(7) Journal): each board's
+ * processes write down what they did in a ring in their board's region,
+ * which any board reads.  Kinds written: */
+enum smq_journal_kind {
+	SMQ_JOURNAL_FORMAT = 1,       /* init formatted the window: a the
+					 messages it emptied, b the queues
+					 that held them; epoch the generation
+					 before */
+	SMQ_JOURNAL_CLEAR = 2,        /* a clear of every queue: as FORMAT */
+	SMQ_JOURNAL_CLEAR_QUEUE = 3,  /* a clear of queue: a the messages it
+					 emptied, b the epoch before; epoch the
+					 new one */
+	SMQ_JOURNAL_EMPTIED = 4,      /* after FORMAT or CLEAR: queue held a
+					 (the SMQ_EMPTIED_MOST that held most) */
+	SMQ_JOURNAL_ANNOUNCE = 5,     /* the board announced itself: a its
+					 announcements this generation */
+	SMQ_JOURNAL_READY = 6,        /* board 0 declared the system ready: a
+					 the boards */
+	SMQ_JOURNAL_GAVE_UP = 7,      /* a sync gave up: a the boards still
+					 missing (bit b), b 1 if it took its
+					 announcement back */
+	SMQ_JOURNAL_BOOT = 8,         /* the first entry of a new boot of the
+					 board's host: a the boot hash before,
+					 b now */
+	SMQ_JOURNAL_OPEN = 9,         /* a queue opened, as role */
+	SMQ_JOURNAL_CLOSE = 10,       /* ...closed */
+	SMQ_JOURNAL_TAKEOVER = 11,    /* a claim taken from a holder that
+					 died: a receiver's claim, or a lane's
+					 lock (role sender); a its pid, b 1 if
+					 it was of this host */
+	SMQ_JOURNAL_FULL = 12,        /* a send met the lane full */
+	SMQ_JOURNAL_ROOM = 13,        /* ...and later ones have room again, a
+					 second on: a sends refused, b sends
+					 that waited, meanwhile */
+	SMQ_JOURNAL_DAMAGED = 14,     /* a message that failed its check was
+					 refused: a its sending board, b its
+					 sequence */
+	SMQ_JOURNAL_UNANSWERED = 15,  /* a send gave up waiting for room while
+					 its receiver slept on: a ms waited */
+	/* ...and what a reader says of the ring, written by nobody: */
+	SMQ_JOURNAL_LOST = 100,       /* a entries from seq were overwritten
+					 before they were read */
+	SMQ_JOURNAL_ABANDONED = 101,  /* entry seq was begun and not finished
+					 within SMQ_JOURNAL_ABANDON_MS: its
+					 writer died, or stopped, mid-entry */
+	SMQ_JOURNAL_BROKEN = 102,     /* entry seq failed its check: damaged,
+					 not an event */
+	SMQ_JOURNAL_RESTARTED = 103   /* the journal was made anew (a format
+					 of another layout): a the one before */
+};
+#define SMQ_JOURNAL_ABANDON_MS 1000
+struct smq_journal_entry {
+	uint32_t board;          /* whose journal */
+	uint32_t kind;           /* enum smq_journal_kind */
+	uint64_t seq;            /* its sequence in that journal, from 1 */
+	uint64_t time_ns;        /* the writer's CLOCK_REALTIME: for people;
+				    never compared with another board's */
+	uint64_t generation;     /* the window's, as the writer saw it */
+	uint64_t epoch;
+	uint32_t queue;          /* SMQ_NO_QUEUE: none */
+	uint32_t role;           /* enum smq_role, or 0 */
+	uint32_t pid;            /* the writer */
+	uint32_t pad;
+	uint64_t a, b;
+	uint64_t incarnation;    /* of the journal */
+};
+/* Where a reader is in one board's journal: zeroed, at the oldest entry it
+ * holds; next set, at that sequence.  The caller keeps it; it never
+ * grows. */
+struct smq_journal_cursor {
+	uint32_t board;
+	uint32_t pad;
+	uint64_t next;           /* the sequence to read next; 0: the oldest */
+	uint64_t incarnation;    /* of the journal read (0: not yet) */
+	uint64_t pending_ns;     /* the library's: since when next was seen
+				    unfinished, on this host's clock */
+};
+/* Reads the entry at the cursor and moves it on: 1 (e filled: an entry, or
+ * what the reader says of the ring), 0 (nothing more now), -ENOENT (the
+ * window has no journal), or another error.  It only reads, and never
+ * waits for an entry being written. */
+int smq_journal_next(struct smq_window *w, struct smq_journal_cursor *c,
+		     struct smq_journal_entry *e, size_t size);
 
 /* Since 1.2: looks at the window again and again, a tenth of a second
  * apart, until this handle can judge what flags ask for: SMQ_WATCH_BOARDS,

@@ -25,10 +25,12 @@ static bool same_geometry(const struct smq_window_info *wi,
 	const struct smq_geometry *a = &wi->geometry, *b = &s->g;
 	uint32_t want = s->flags & SMQ_SHAPE_CHECKSUM ? SMQ_FEATURE_CHECKSUM
 						      : 0;
-	/* the scratch areas are check's, not the queues': a window with or
-	 * without them holds the shape (one formatted before init made them
-	 * is kept across an upgrade, its queued messages with it) */
+	/* the scratch areas are check's, not the queues', and the journal
+	 * tells what happened: a window with or without them (or with
+	 * another journal) holds the shape (one formatted before init made
+	 * them is kept across an upgrade, its queued messages with it) */
 	uint32_t compat = s->ngroups ? SMQ_FEATURE_GROUPS : 0;
+	uint32_t incompat = wi->features_incompat & ~SMQ_FEATURE_JOURNAL;
 
 	if (a->boards != b->boards)
 		differs(k, "it has %u boards, not %u", a->boards, b->boards);
@@ -40,11 +42,10 @@ static bool same_geometry(const struct smq_window_info *wi,
 	else if (a->entry_size != b->entry_size)
 		differs(k, "its entries hold %u bytes, not %u", a->entry_size,
 			b->entry_size);
-	else if (wi->features_incompat != want ||
+	else if (incompat != want ||
 		 (wi->features_compat & ~SMQ_FEATURE_SCRATCH) != compat)
 		differs(k, "it has the features %#x and %#x (smq(7)), not %#x "
-			"and %#x (checksums %s, groups %s)",
-			wi->features_incompat,
+			"and %#x (checksums %s, groups %s)", incompat,
 			wi->features_compat & ~SMQ_FEATURE_SCRATCH, want, compat,
 			want ? "on" : "off", compat ? "on" : "off");
 	else if (wi->groups != s->ngroups)

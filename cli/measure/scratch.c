@@ -30,7 +30,7 @@ int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 {
 	char path[128], spec[160];
 	struct smq_shape g = { { 2, 2, entries, entry_size, NULL }, NULL,
-			       flags, NULL, 0 };
+			       flags, NULL, 0, 0, 0 };
 	struct smq_window *w;
 	int err;
 

@@ -10,7 +10,7 @@
 #include "shape.h"
 
 static const char *const keys_words = "boards, queues, entries, entry-size, "
-	"receiver, senders, checksum, scratch and group";
+	"receiver, senders, checksum, scratch, journal and group";
 
 static int line_error(const struct shape_opts *s, uint32_t no,
 		      const char *why)

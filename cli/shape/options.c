@@ -8,7 +8,7 @@
 /* -q is a queue in every other command, -s a PCI slot: the number of
  * queues and the entry size have long options only. */
 enum { OPT_QUEUES = 0x100, OPT_ENTRY_SIZE, OPT_SENDERS, OPT_CHECKSUM,
-       OPT_FROM, OPT_GROUP, OPT_NO_SCRATCH };
+       OPT_FROM, OPT_GROUP, OPT_NO_SCRATCH, OPT_JOURNAL };
 
 static const struct argp_option options[] = {
 	{ "boards", 'n', "N", 0, "Number of boards, 1 to 64 (default 2)", 0 },
@@ -34,6 +34,10 @@ static const struct argp_option options[] = {
 	  "No scratch area at the end of each board's region (64 KiB and a "
 	  "page each, which smqctl check tests the window's map and the raw "
 	  "link in): the window is smaller, and check skips those tests", 0 },
+	{ "journal", OPT_JOURNAL, "N", 0,
+	  "Entries of each board's journal, a power of two from 16 to 65536 "
+	  "(default 256); 0: no journal (what the boards did is then said "
+	  "only as events sees it)", 0 },
 	{ "from", OPT_FROM, "FILE", 0,
 	  "Read the whole shape from FILE ('-': standard input), a "
 	  "description: a line per option of this group, without its dashes "
@@ -59,6 +63,7 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		{ 'e', SHAPE_ENTRIES }, { OPT_ENTRY_SIZE, SHAPE_ENTRY_SIZE },
 		{ 'r', SHAPE_RECEIVER }, { OPT_SENDERS, SHAPE_SENDERS },
 		{ OPT_CHECKSUM, SHAPE_CHECKSUM }, { OPT_GROUP, SHAPE_GROUP },
+		{ OPT_JOURNAL, SHAPE_JOURNAL },
 	};
 	char why[256], shown[32];
 	uint32_t at;
@@ -150,12 +155,13 @@ const char *shape_words(const struct shape_opts *s, char *buf, size_t n)
 		snprintf(size, sizeof(size), "%u KiB", es >> 10);
 	else
 		snprintf(size, sizeof(size), "%u B", es);
-	snprintf(buf, n, "%u board%s x %u queue%s x %u entr%s x %s%s%s%s",
+	snprintf(buf, n, "%u board%s x %u queue%s x %u entr%s x %s%s%s%s%s",
 		 g->boards, g->boards == 1 ? "" : "s", g->queues,
 		 g->queues == 1 ? "" : "s", g->entries,
 		 g->entries == 1 ? "y" : "ies", size,
 		 s->any_sets ? ", sender sets" : "",
 		 s->flags & SMQ_SHAPE_CHECKSUM ? ", checksums" : "",
-		 s->flags & SMQ_SHAPE_SCRATCH ? "" : ", no scratch areas");
+		 s->flags & SMQ_SHAPE_SCRATCH ? "" : ", no scratch areas",
+		 s->flags & SMQ_SHAPE_NO_JOURNAL ? ", no journal" : "");
 	return buf;
 }

@@ -11,7 +11,7 @@
 
 const char *const shape_key_names[SHAPE_NKEYS] = {
 	"boards", "queues", "entries", "entry-size", "receiver", "senders",
-	"checksum", "group", "scratch",
+	"checksum", "group", "scratch", "journal",
 };
 
 static bool group_name_ok(const char *name)
@@ -260,6 +260,23 @@ bool shape_set(struct shape_opts *s, enum shape_key key, const char *value,
 		if (!set_group(s, value, shown, at, why, n))
 			return false;
 		break;
+	case SHAPE_JOURNAL:
+		if (!strcmp(value, "0") || !strcmp(value, "no")) {
+			s->flags |= SMQ_SHAPE_NO_JOURNAL;
+			s->journal = 0;
+			break;
+		}
+		if (!value_u32(shown, value, SMQ_JOURNAL_MIN, SMQ_JOURNAL_MAX, &v,
+			       why, n))
+			return false;
+		if (v & (v - 1)) {
+			snprintf(why, n, "%s %s is not a power of two", shown,
+				 value);
+			return false;
+		}
+		s->flags &= ~SMQ_SHAPE_NO_JOURNAL;
+		s->journal = v;
+		break;
 	default:
 		return false;
 	}
@@ -319,7 +336,8 @@ bool shape_check(const struct shape_opts *s, const char *dashes, char *why,
 struct smq_shape shape_of(const struct shape_opts *s)
 {
 	struct smq_shape sh = { s->g, s->any_sets ? s->senders : NULL,
-				s->flags, s->groups, s->ngroups };
+				s->flags, s->groups, s->ngroups, 0,
+				s->journal };
 
 	sh.geometry.receivers = s->receivers;
 	return sh;

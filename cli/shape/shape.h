@@ -13,7 +13,7 @@
 enum shape_key {
 	SHAPE_BOARDS, SHAPE_QUEUES, SHAPE_ENTRIES, SHAPE_ENTRY_SIZE,
 	SHAPE_RECEIVER, SHAPE_SENDERS, SHAPE_CHECKSUM, SHAPE_GROUP,
-	SHAPE_SCRATCH,
+	SHAPE_SCRATCH, SHAPE_JOURNAL,
 	SHAPE_NKEYS
 };
 extern const char *const shape_key_names[SHAPE_NKEYS];
@@ -21,6 +21,8 @@ extern const char *const shape_key_names[SHAPE_NKEYS];
 struct shape_opts {
 	struct smq_geometry g;  /* g.receivers: receivers, once ready */
 	uint32_t flags;         /* SMQ_SHAPE_* */
+	uint32_t journal;       /* entries of each board's journal; 0: the
+				   default (none: SMQ_SHAPE_NO_JOURNAL) */
 	unsigned given;         /* 1 << enum shape_key for each key given, on
 				   the command line or in the file */
 	const char *from;       /* --from FILE; NULL: the options */

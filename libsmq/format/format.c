@@ -170,13 +170,19 @@ int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 		return -SMQ_EGEOMETRY;
 	/* SMQ_SHAPE_GROW is init's, not the layout's */
 	if (sh->flags & ~(SMQ_SHAPE_CHECKSUM | SMQ_SHAPE_SCRATCH |
-			  SMQ_SHAPE_GROW))
+			  SMQ_SHAPE_GROW | SMQ_SHAPE_NO_JOURNAL))
 		return -SMQ_EGEOMETRY;
-	/* the scratch area is the end of body_extra */
-	if ((sh->flags & SMQ_SHAPE_SCRATCH) && body_extra < SMQ_SCRATCH_SIZE)
+	/* the journal is the start of body_extra, the scratch area its end */
+	uint32_t journal = smq_shape_journal(sh);
+	if (journal && !smq_journal_size_ok(journal))
+		return -SMQ_EGEOMETRY;
+	if (body_extra < smq_journal_bytes(journal) +
+			 (sh->flags & SMQ_SHAPE_SCRATCH ? SMQ_SCRATCH_SIZE : 0))
 		return -SMQ_EGEOMETRY;
 	memset(l, 0, sizeof(*l));
-	l->features = sh->flags & SMQ_SHAPE_CHECKSUM ? SMQ_FEATURE_CHECKSUM : 0;
+	l->journal = journal;
+	l->features = (sh->flags & SMQ_SHAPE_CHECKSUM ? SMQ_FEATURE_CHECKSUM : 0) |
+		      (journal ? SMQ_FEATURE_JOURNAL : 0);
 	l->compat = sh->flags & SMQ_SHAPE_SCRATCH ? SMQ_FEATURE_SCRATCH : 0;
 	l->boards = g->boards;
 	l->diag_queues = g->boards;
@@ -205,8 +211,22 @@ int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 
 int smq_layout_compute(struct smq_layout *l, const struct smq_geometry *g)
 {
-	struct smq_shape sh = { *g, NULL, 0, NULL, 0 };
-	return smq_layout_make(l, &sh, 0, 0);
+	struct smq_shape sh = { *g, NULL, 0, NULL, 0, 0, 0 };
+	return smq_layout_make(l, &sh, 0, smq_shape_body_extra(&sh));
+}
+
+uint32_t smq_journal_head_check(const struct smq_journal_head *h)
+{
+	return smq_crc32c(0, h, offsetof(struct smq_journal_head, check));
+}
+
+uint32_t smq_journal_slot_check(const struct smq_journal_slot *e, uint64_t s)
+{
+	struct smq_journal_slot c = *e;
+
+	c.seq = s;
+	c.check = 0;
+	return smq_crc32c(0, &c, sizeof(c));
 }
 
 int smq_shape_size(const struct smq_shape *sin, size_t size, uint64_t *bytes)
@@ -276,7 +296,7 @@ int smq_shape_parts(const struct smq_shape *sin, size_t size,
 int smq_layout_size(const struct smq_geometry *gin, size_t size,
 		    uint64_t *bytes)
 {
-	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL, 0, NULL, 0 };
+	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL, 0, NULL, 0, 0, 0 };
 	int err;
 
 	if (!bytes)

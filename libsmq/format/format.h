@@ -123,7 +123,9 @@ struct smq_sb {
 				   region), a multiple of SMQ_PAGE */
 	uint64_t body_extra;    /* bytes at the end of every board's body, a
 				   multiple of SMQ_PAGE */
-	uint8_t pad5[48];
+	uint32_t journal_entries; /* feature journal: entries of each board's
+				   journal; else 0 */
+	uint8_t pad5[44];
 	uint8_t pad6[SMQ_SB_SIZE - 4 * SMQ_LINE];
 };
 enum smq_maint_phase {
@@ -137,7 +139,9 @@ enum smq_maint_phase {
  * window; any other is incompatible. */
 /* SMQ_FEATURE_CHECKSUM (smq.h): every entry's check is the CRC-32C of its
  * size, signature and payload (smq_entry_check) */
-#define SMQ_FEATURES_INCOMPAT_KNOWN SMQ_FEATURE_CHECKSUM
+/* SMQ_FEATURE_JOURNAL (smq.h): each board's journal, the first
+ * smq_journal_bytes() of body_extra (below) */
+#define SMQ_FEATURES_INCOMPAT_KNOWN (SMQ_FEATURE_CHECKSUM | SMQ_FEATURE_JOURNAL)
 /* SMQ_FEATURE_GROUPS (smq.h): the group table, first in tables_extra;
  * SMQ_FEATURE_SCRATCH (smq.h): the last SMQ_SCRATCH_SIZE bytes of every
  * board's body are its scratch area (below) */
@@ -402,6 +406,69 @@ static inline uint64_t smq_data_word(uint32_t tag, unsigned board,
 	       (off & ((1ull << SMQ_WORD_OFFSET_BITS) - 1));
 }
 
+/* ---- feature journal: the start of every board's body_extra ----
+ * A line of head, then a ring of one-line entries.  Only the board's own
+ * processes write it, each entry reserved by an atomic add on head: the
+ * entry's sequence is the value added from, its slot the sequence modulo
+ * the entries.  The writer stores the sequence with SMQ_JOURNAL_WRITING
+ * first, then the body, then the sequence alone, with release: a reader
+ * that finds the sequence it wants before and after its copy has a whole
+ * entry (smq(7), Journal). */
+#define SMQ_JOURNAL_MAGIC "SMQJOURN"
+#define SMQ_JOURNAL_WRITING (1ull << 63)
+struct smq_journal_head {
+	uint64_t magic;         /* "SMQJOURN" */
+	uint32_t board;         /* whose journal */
+	uint32_t slots;         /* its entries (journal_entries) */
+	uint64_t incarnation;   /* a number chosen when it was made: another
+				   one is another journal */
+	uint64_t made_generation; /* the window's generation then */
+	uint32_t check;         /* CRC-32C of bytes 0..31 */
+	uint32_t pad;
+	uint64_t head;          /* the next sequence to reserve, from 1 */
+	uint64_t last_boot;     /* the boot hash of the board's host at the
+				   last entry written: another boot writes a
+				   new-boot entry first */
+	uint8_t pad2[8];
+};
+struct smq_journal_slot {
+	uint64_t seq;           /* 0: never written; s | WRITING: being
+				   written; s: entry s */
+	uint64_t time_ns;       /* the writer's CLOCK_REALTIME: for people */
+	uint64_t generation;    /* the window's, as the writer attached */
+	uint64_t epoch;         /* a queue's epoch, or a kind's own */
+	uint16_t kind;          /* enum smq_journal_kind (smq.h) */
+	uint16_t role;          /* a queue handle's enum smq_role, or 0 */
+	uint32_t queue;         /* SMQ_NO_QUEUE: none */
+	uint32_t pid;           /* the writer */
+	uint32_t check;         /* CRC-32C of the entry, check 0, seq s */
+	uint64_t a, b;          /* the kind's */
+};
+_Static_assert(sizeof(struct smq_journal_head) == SMQ_LINE, "journal head");
+_Static_assert(sizeof(struct smq_journal_slot) == SMQ_LINE, "journal slot");
+static inline uint64_t smq_journal_bytes(uint32_t slots)
+{
+	return slots ? SMQ_ALIGN(SMQ_LINE + (uint64_t)slots * SMQ_LINE,
+				 SMQ_PAGE) : 0;
+}
+/* A shape's journal: its entries, 0 none */
+static inline uint32_t smq_shape_journal(const struct smq_shape *sh)
+{
+	if (sh->flags & SMQ_SHAPE_NO_JOURNAL)
+		return 0;
+	return sh->journal ? sh->journal : SMQ_JOURNAL_DEFAULT;
+}
+static inline bool smq_journal_size_ok(uint32_t slots)
+{
+	return slots >= SMQ_JOURNAL_MIN && slots <= SMQ_JOURNAL_MAX &&
+	       !(slots & (slots - 1));
+}
+/* The head's check */
+uint32_t smq_journal_head_check(const struct smq_journal_head *h);
+/* An entry's check: of a copy, its seq s (no WRITING bit) */
+uint32_t smq_journal_slot_check(const struct smq_journal_slot *e,
+				uint64_t s);
+
 /* ---- the layout: offsets computed from the superblock alone ---- */
 struct smq_layout {
 	uint32_t boards, queues, diag_queues, entries, entry_size;
@@ -410,6 +477,7 @@ struct smq_layout {
 	uint64_t diag_stride;   /* of the diagnostic queues */
 	uint64_t queue_table;
 	uint64_t tables_extra, body_extra; /* what features add */
+	uint32_t journal;       /* feature journal: entries a board */
 	uint32_t features;      /* features_incompat: SMQ_FEATURE_* */
 	uint32_t compat;        /* features_compat: those this library knows */
 	uint64_t tables_end;    /* page after the queue table and its extra */
@@ -518,6 +586,16 @@ static inline uint64_t lay_entry(const struct smq_layout *l, unsigned q,
 	       (seq & (lay_entries(l, q) - 1)) * lay_stride(l, q);
 }
 
+/* Board b's journal (feature journal): the start of its body_extra. */
+static inline uint64_t lay_journal(const struct smq_layout *l, unsigned b)
+{ return l->body[b] + l->body_size[b] - l->body_extra; }
+static inline uint64_t lay_journal_slot(const struct smq_layout *l,
+					unsigned b, uint64_t seq)
+{
+	return lay_journal(l, b) + SMQ_LINE +
+	       (seq & (l->journal - 1)) * SMQ_LINE;
+}
+
 /* Board b's scratch area (feature scratch): the end of its body. */
 static inline uint64_t lay_scratch(const struct smq_layout *l, unsigned b)
 { return l->body[b] + l->body_size[b] - SMQ_SCRATCH_SIZE; }
@@ -541,7 +619,10 @@ int smq_layout_of_shape(struct smq_layout *l, const struct smq_shape *sh);
 void smq_layout_free(struct smq_layout *l);
 /* What a shape's features add to every board's body (body_extra). */
 static inline uint64_t smq_shape_body_extra(const struct smq_shape *sh)
-{ return sh->flags & SMQ_SHAPE_SCRATCH ? SMQ_SCRATCH_SIZE : 0; }
+{
+	return (sh->flags & SMQ_SHAPE_SCRATCH ? SMQ_SCRATCH_SIZE : 0) +
+	       smq_journal_bytes(smq_shape_journal(sh));
+}
 /* The canonical ranges of board b's region, in order; returns how many. */
 int smq_layout_ranges(const struct smq_layout *l, unsigned b,
 		      struct smq_range r[SMQ_MAX_RANGES]);

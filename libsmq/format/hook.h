@@ -66,6 +66,9 @@ enum smq_hook {
 	SMQ_HOOK_COUNTED,               /* a send or burst: its signatures
 					   and counts stored, its top not
 					   yet; lock held, mark up */
+	SMQ_HOOK_JOURNAL_WRITING,       /* a journal entry: its slot marked
+					   as being written, the words
+					   stored, its sequence not yet */
 };
 #include <stdint.h>
 /* A fault of the view smqctl check tests (scratch.c): where the reads or

@@ -125,11 +125,35 @@ static int check_header(const struct smq_view *v, struct smq_sb *sb,
 	if (be % SMQ_PAGE || be > 1ull << 40)
 		return fault(f, SMQ_EGEOMETRY, "body_extra", SB_AT(body_extra),
 			     be, 1ull << 40, SMQ_FAULT_PAGES);
-	/* feature scratch takes the end of body_extra */
-	if ((LOAD(&sb->features_compat) & SMQ_FEATURE_SCRATCH) &&
-	    be < SMQ_SCRATCH_SIZE)
+	/* feature journal: its entries, a power of two, and only with it */
+	uint32_t je = LOAD(&sb->journal_entries);
+	bool journal = LOAD(&sb->features_incompat) & SMQ_FEATURE_JOURNAL;
+	if (journal && je > SMQ_JOURNAL_MAX)
+		return fault(f, SMQ_EGEOMETRY, "journal_entries",
+			     SB_AT(journal_entries), je, SMQ_JOURNAL_MAX, AT_MOST);
+	if (journal && je < SMQ_JOURNAL_MIN)
+		return fault(f, SMQ_EGEOMETRY, "journal_entries",
+			     SB_AT(journal_entries), je, SMQ_JOURNAL_MIN,
+			     SMQ_FAULT_AT_LEAST);
+	if (journal && !smq_journal_size_ok(je)) {
+		/* a power of two: the next one up is what it should be */
+		uint64_t p = SMQ_JOURNAL_MIN;
+		while (p < je)
+			p <<= 1;
+		return fault(f, SMQ_EGEOMETRY, "journal_entries",
+			     SB_AT(journal_entries), je, p, EXPECTED);
+	}
+	if (!journal && je)
+		return fault(f, SMQ_EGEOMETRY, "journal_entries",
+			     SB_AT(journal_entries), je, 0, EXPECTED);
+	/* feature journal takes the start of body_extra, feature scratch
+	 * its end */
+	uint64_t need = smq_journal_bytes(journal ? je : 0) +
+			(LOAD(&sb->features_compat) & SMQ_FEATURE_SCRATCH
+			 ? SMQ_SCRATCH_SIZE : 0);
+	if (be < need)
 		return fault(f, SMQ_EGEOMETRY, "body_extra", SB_AT(body_extra),
-			     be, SMQ_SCRATCH_SIZE, SMQ_FAULT_AT_LEAST);
+			     be, need, SMQ_FAULT_AT_LEAST);
 	return 0;
 }
 
@@ -381,7 +405,10 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 		.flags = (LOAD(&sb->features_incompat) & SMQ_FEATURE_CHECKSUM
 			  ? SMQ_SHAPE_CHECKSUM : 0) |
 			 (LOAD(&sb->features_compat) & SMQ_FEATURE_SCRATCH
-			  ? SMQ_SHAPE_SCRATCH : 0),
+			  ? SMQ_SHAPE_SCRATCH : 0) |
+			 (LOAD(&sb->features_incompat) & SMQ_FEATURE_JOURNAL
+			  ? 0 : SMQ_SHAPE_NO_JOURNAL),
+		.journal = LOAD(&sb->journal_entries),
 	};
 	if (!err)
 		err = smq_layout_make(l, &sh, LOAD(&sb->tables_extra),
@@ -485,6 +512,47 @@ int smq_check_groups(const struct smq_view *v, const struct smq_layout *l,
 	return 0;
 }
 
+/* Feature journal: each board's head, as init made it (the head word
+ * moves, from 1: any value the writers reach). */
+static int check_journals(const struct smq_view *v, const struct smq_layout *l,
+			  struct smq_fault *f)
+{
+	char magic[8];
+
+	memcpy(magic, SMQ_JOURNAL_MAGIC, 8);
+	for (unsigned b = 0; l->journal && b < l->boards; b++) {
+		uint64_t off = lay_journal(l, b);
+		const struct smq_journal_head *h = smq_view_at(v, off, SMQ_LINE);
+		struct smq_journal_head c;
+		const uint64_t *from = (const uint64_t *)h;
+		uint64_t *to = (uint64_t *)&c;
+		for (unsigned i = 0; i < SMQ_LINE / 8; i++)
+			to[i] = LOAD(&from[i]);
+		uint64_t want;
+		memcpy(&want, magic, 8);
+		if (c.magic != want)
+			return fault(f, SMQ_ECORRUPT, "journal.magic", off,
+				     c.magic, want, EXPECTED);
+		if (c.board != b)
+			return fault(f, SMQ_ECORRUPT, "journal.board", off + 8,
+				     c.board, b, EXPECTED);
+		if (c.slots != l->journal)
+			return fault(f, SMQ_ECORRUPT, "journal.slots", off + 12,
+				     c.slots, l->journal, EXPECTED);
+		if (c.check != smq_journal_head_check(&c))
+			return fault(f, SMQ_ECORRUPT, "journal.check", off + 32,
+				     c.check, smq_journal_head_check(&c),
+				     EXPECTED);
+		if (!c.incarnation)
+			return fault(f, SMQ_ECORRUPT, "journal.incarnation",
+				     off + 16, 0, 1, SMQ_FAULT_AT_LEAST);
+		if (!c.head)
+			return fault(f, SMQ_ECORRUPT, "journal.head", off + 40, 0,
+				     1, SMQ_FAULT_AT_LEAST);
+	}
+	return 0;
+}
+
 int smq_check_static(const struct smq_view *v, struct smq_layout *l,
 		     struct smq_fault *f)
 {
@@ -494,6 +562,8 @@ int smq_check_static(const struct smq_view *v, struct smq_layout *l,
 		err = check_mapped(v, l, f);
 	if (!err)
 		err = check_state(v, l, f);
+	if (!err)
+		err = check_journals(v, l, f);
 	if (!err)
 		err = smq_check_groups(v, l, f);
 	if (err)

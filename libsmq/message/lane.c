@@ -99,6 +99,9 @@ int smq_lane_lock(struct smq_queue *q, const struct timespec *deadline)
 							__ATOMIC_ACQUIRE,
 							__ATOMIC_RELAXED)) {
 				smq_lane_recover(q);
+				smq_journal(q->w, SMQ_JOURNAL_TAKEOVER,
+					    SMQ_SENDER, q->index, q->epoch,
+					    smq_tag_pid(cur), 1);
 				return 0;
 			}
 			sched_yield();

@@ -173,8 +173,11 @@ static int claim_receiver(struct smq_queue *q)
 	/* edge counters, for an observer that looks less often than
 	 * receivers come and go */
 	STORE(&q->rx_info->opens, LOAD(&q->rx_info->opens) + 1);
-	if (owner)
+	if (owner) {
 		STORE(&q->rx_info->takeovers, LOAD(&q->rx_info->takeovers) + 1);
+		smq_journal(w, SMQ_JOURNAL_TAKEOVER, SMQ_RECEIVER, q->index,
+			    LOAD(q->epoch_word), smq_tag_pid(owner), 1);
+	}
 	STORE(&q->rx_info->waiting, 0);
 	STORE(&q->rx_info->owner_boot, w->boot);
 	STORE(&q->rx_info->host, w->boot);
@@ -329,6 +332,7 @@ int smq_queue_open_bell(struct smq_window *w, unsigned index,
 		return err;
 	}
 	__atomic_fetch_add(&w->queues_open, 1, __ATOMIC_RELAXED);
+	smq_journal(w, SMQ_JOURNAL_OPEN, (uint16_t)role, index, q->epoch, 0, 0);
 	*qp = q;
 	return 0;
 }
@@ -341,6 +345,13 @@ int smq_queue_close(struct smq_queue *q)
 	 * down, nothing published */
 	if (q->loaned)
 		smq_lane_end_loan(q);
+	/* said only by a handle of the layout it opened: a stale one's
+	 * queue is no longer there to say it of */
+	if (!smq_queue_stale(q)) {
+		smq_full_episode_end(q);
+		smq_journal(q->w, SMQ_JOURNAL_CLOSE, (uint16_t)q->role, q->index,
+			    q->epoch, 0, 0);
+	}
 	if (q->role == SMQ_RECEIVER && q->rx && !smq_queue_enter(q)) {
 		/* only our own claim: after a re-init it may not be ours */
 		uint64_t tag = q->owner_tag;

@@ -42,6 +42,9 @@ void smq_lane_recover(struct smq_queue *q);
 /* A loan given back unsubmitted: nothing published, the lock and the
  * mark down */
 void smq_lane_end_loan(struct smq_queue *q);
+/* send.c: a full episode of the handle's, if one is open, said ended (its
+ * refusals and waits) in the journal */
+void smq_full_episode_end(struct smq_queue *q);
 /* bell.c: can a process that rings kinds, on host, reach address a? */
 bool smq_can_ring(uint32_t kinds, uint64_t host, const struct smq_bell_addr *a);
 /* The receiver's sleep word, in its memory and every sender's (inside

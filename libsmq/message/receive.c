@@ -405,6 +405,8 @@ static int take(struct smq_queue *q, unsigned s, unsigned n, uint64_t bytes,
 	uint64_t m = before + (corrupt ? 0 : n);
 	if (corrupt) {
 		STORE(&q->rx_info->corrupt, LOAD(&q->rx_info->corrupt) + n);
+		smq_journal(w, SMQ_JOURNAL_DAMAGED, SMQ_RECEIVER, q->index,
+			    q->epoch, q->lane_board[s], bottom - n);
 	} else {
 		STORE(&q->rx->messages, m);
 		STORE(&q->rx->bytes, LOAD(&q->rx->bytes) + bytes);

@@ -61,7 +61,7 @@ static int clear_one(struct smq_window *w, const struct smq_layout *l,
 	}
 	smq_maint_wake_all(w, l, (int)q);
 	/* every mark on it is down: what it holds is what is emptied */
-	smq_maint_count(w, l, (int)q, e);
+	uint64_t emptied = smq_maint_count(w, l, (int)q, e);
 	STORE(&sb->maint_phase, SMQ_MAINT_WRITING);
 	TEST_HOOK(SMQ_HOOK_MAINT_WRITING);
 	uint64_t epoch = LOAD(&sb->epoch_last) + 1;
@@ -70,6 +70,7 @@ static int clear_one(struct smq_window *w, const struct smq_layout *l,
 	/* every epoch before the phase comes down */
 	w->map.order->publish();
 	TEST_HOOK(SMQ_HOOK_MAINT_FORMATTED);
+	smq_journal(w, SMQ_JOURNAL_CLEAR_QUEUE, 0, q, epoch, emptied, old);
 	return 0;
 }
 
@@ -94,6 +95,7 @@ static int clear_all(struct smq_window *w, struct smq_layout *l,
 	memset(l, 0, sizeof(*l));  /* w->lay holds its arrays now */
 	w->valid = true;
 	smq_maint_publish(w, gen);
+	smq_maint_journal(w, SMQ_JOURNAL_CLEAR, gen - 1, e);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include "maintain.h"
 
 /* Data that is not a window: neither our magic, nor a superblock of ours
@@ -92,8 +93,54 @@ static void write_scratch(struct smq_window *w, const struct smq_layout *l)
 	}
 }
 
+/* A number no other journal of this window had: random where the kernel
+ * gives one, else this process, host and time mixed. */
+static uint64_t new_incarnation(const struct smq_window *w)
+{
+	uint64_t x = 0;
+
+	if (getrandom(&x, sizeof(x), GRND_NONBLOCK) != sizeof(x))
+		x = w->tag ^ w->boot ^ smq_now_ns() ^ (smq_realtime_ns() << 17);
+	x ^= x >> 31;
+	x *= 0x9e3779b97f4a7c15ull;
+	return x ^ (x >> 29) ? x ^ (x >> 29) : 1;
+}
+
+/* Feature journal: a journal made afresh for board b (its entries were
+ * zeroed with the body), begun at sequence 1. */
+static void make_journal(struct smq_window *w, const struct smq_layout *l,
+			 unsigned b, uint64_t gen)
+{
+	struct smq_journal_head *h = smq_map_at(&w->map, lay_journal(l, b),
+						 SMQ_LINE);
+
+	memcpy(&h->magic, SMQ_JOURNAL_MAGIC, sizeof(h->magic));
+	h->board = b;
+	h->slots = l->journal;
+	h->incarnation = new_incarnation(w);
+	h->made_generation = gen;
+	h->check = smq_journal_head_check(h);
+	h->head = 1;
+}
+
+/* Board b's body zeroed, but for its journal when it is kept: the same
+ * entries at the same place, made under an earlier format, which it
+ * outlives (the journal says what happened across formats). */
+static void zero_body(struct smq_window *w, const struct smq_layout *l,
+		      unsigned b, bool keep_journal)
+{
+	if (!keep_journal || !l->journal) {
+		smq_maint_zero(w, l->body[b], l->body_size[b]);
+		return;
+	}
+	uint64_t j = lay_journal(l, b), jend = j + smq_journal_bytes(l->journal);
+	smq_maint_zero(w, l->body[b], j - l->body[b]);
+	smq_maint_zero(w, jend, l->body[b] + l->body_size[b] - jend);
+}
+
 static void write_format(struct smq_window *w, const struct smq_layout *l,
-			 const struct smq_shape *sh, uint64_t gen)
+			 const struct smq_shape *sh, uint64_t gen,
+			 const bool *keep_journal)
 {
 	struct smq_sb *sb = smq_maint_sb(w);
 
@@ -112,7 +159,7 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 	w->map.order->publish();
 	smq_maint_zero(w, SMQ_BOARD_TABLE, l->tables_end - SMQ_BOARD_TABLE);
 	for (unsigned b = 0; b < l->boards; b++)
-		smq_maint_zero(w, l->body[b], l->body_size[b]);
+		zero_body(w, l, b, keep_journal[b]);
 	sb->version = SMQ_FORMAT_VERSION;
 	sb->sb_size = SMQ_SB_SIZE;
 	sb->features_incompat = l->features;
@@ -127,6 +174,10 @@ static void write_format(struct smq_window *w, const struct smq_layout *l,
 	sb->diag_entry_size = l->diag_entry_size;
 	sb->tables_extra = l->tables_extra;
 	sb->body_extra = l->body_extra;
+	sb->journal_entries = l->journal;
+	for (unsigned b = 0; l->journal && b < l->boards; b++)
+		if (!keep_journal[b])
+			make_journal(w, l, b, gen);
 	uint64_t epoch = gen << SMQ_EPOCH_SHIFT;
 	sb->epoch_last = epoch;
 	struct smq_qdesc *qt = smq_map_at(&w->map, SMQ_QUEUE_TABLE,
@@ -170,7 +221,7 @@ static void tidy_control_area(struct smq_window *w, bool ours_before)
 int smq_init(struct smq_window *w, const struct smq_geometry *gin,
 	     size_t size)
 {
-	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL, 0, NULL, 0 };
+	struct smq_shape sh = { { 0, 0, 0, 0, NULL }, NULL, 0, NULL, 0, 0, 0 };
 	int err;
 
 	if (!w)
@@ -318,7 +369,12 @@ int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
 	if ((err = w->map.tp->map_layout(&w->map, &lay, true)))
 		goto unlock;  /* left invalidated: the next init finishes */
 	w->valid = false;
-	write_format(w, &lay, &sh, gen);
+	bool keep[SMQ_MAX_BOARDS];
+	for (unsigned b = 0; b < lay.boards; b++)
+		keep[b] = valid_old && b < old.boards && lay.journal &&
+			  old.journal == lay.journal &&
+			  lay_journal(&old, b) == lay_journal(&lay, b);
+	write_format(w, &lay, &sh, gen, keep);
 	sb = smq_maint_sb(w);
 	STORE(&sb->size_fixed, fixed);
 	STORE(&sb->emptied, emptied);
@@ -333,6 +389,8 @@ int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
 	STORE_REL(&smq_maint_sb(w)->magic_word, magic);
 	w->map.order->full();
 	w->valid = true;
+	/* from 0: a window that was not one (or not one to read) */
+	smq_maint_journal(w, SMQ_JOURNAL_FORMAT, valid_old ? gen - 1 : 0, &e);
 unlock:
 	smq_maint_unlock(w);
 out:

@@ -461,33 +461,53 @@ static uint64_t queued_in(struct smq_window *w, const struct smq_layout *l,
 	return n;
 }
 
-void smq_maint_count(struct smq_window *w, const struct smq_layout *l,
-		     int only, struct smq_emptied *e)
+/* Queue q's n messages, added to what e says was emptied. */
+static void emptied_add(struct smq_emptied *e, unsigned q, uint64_t n)
 {
+	e->known = 1;
+	if (!n)
+		return;
+	e->queues++;
+	e->messages += n;
+	/* the most, most first; a tie keeps the lower queue first */
+	unsigned i = e->listed;
+	while (i > 0 && e->most[i - 1].messages < n) {
+		if (i < SMQ_EMPTIED_MOST)
+			e->most[i] = e->most[i - 1];
+		i--;
+	}
+	if (i < SMQ_EMPTIED_MOST) {
+		e->most[i].queue = q;
+		e->most[i].pad = 0;
+		e->most[i].messages = n;
+		if (e->listed < SMQ_EMPTIED_MOST)
+			e->listed++;
+	}
+}
+
+uint64_t smq_maint_count(struct smq_window *w, const struct smq_layout *l,
+			 int only, struct smq_emptied *e)
+{
+	uint64_t all = 0;
+
 	e->known = 1;
 	for (unsigned q = 0; q < l->queues; q++) {
 		if (only >= 0 && q != (unsigned)only)
 			continue;
 		uint64_t n = queued_in(w, l, q);
-		if (!n)
-			continue;
-		e->queues++;
-		e->messages += n;
-		/* the most, most first; a tie keeps the lower queue first */
-		unsigned i = e->listed;
-		while (i > 0 && e->most[i - 1].messages < n) {
-			if (i < SMQ_EMPTIED_MOST)
-				e->most[i] = e->most[i - 1];
-			i--;
-		}
-		if (i < SMQ_EMPTIED_MOST) {
-			e->most[i].queue = q;
-			e->most[i].pad = 0;
-			e->most[i].messages = n;
-			if (e->listed < SMQ_EMPTIED_MOST)
-				e->listed++;
-		}
+		emptied_add(e, q, n);
+		all += n;
 	}
+	return all;
+}
+
+void smq_maint_journal(struct smq_window *w, uint16_t kind, uint64_t from,
+		       const struct smq_emptied *e)
+{
+	smq_journal(w, kind, 0, SMQ_NO_QUEUE, from, e->messages, e->queues);
+	for (uint32_t i = 0; i < e->listed; i++)
+		smq_journal(w, SMQ_JOURNAL_EMPTIED, 0, e->most[i].queue, 0,
+			    e->most[i].messages, 0);
 }
 
 /* What was emptied, added to the superblock's count of all time. */

@@ -42,8 +42,12 @@ void smq_maint_set_epoch(struct smq_window *w, const struct smq_layout *l,
 int smq_maint_reread(struct smq_window *w, struct smq_layout *l);
 /* What is waiting in the queues of l (queue only, if only >= 0), added
  * to e (zeroed by the caller). */
-void smq_maint_count(struct smq_window *w, const struct smq_layout *l,
-		     int only, struct smq_emptied *e);
+uint64_t smq_maint_count(struct smq_window *w, const struct smq_layout *l,
+			 int only, struct smq_emptied *e);
+/* A format or clear of every queue (kind) into board 0's journal, from
+ * generation from, and the queues that held most of what it emptied */
+void smq_maint_journal(struct smq_window *w, uint16_t kind, uint64_t from,
+		       const struct smq_emptied *e);
 /* What was emptied: the handle's report, the superblock's count. */
 void smq_maint_emptied(struct smq_window *w, const struct smq_emptied *e);
 /* -SMQ_EATWORK (the holdout names one) if another process works on what

@@ -71,6 +71,18 @@ static bool announcer_alive(struct smq_window *w, struct smq_far s,
 	       smq_tag_alive(holder);
 }
 
+/* An announcement of the board: its slot's edge counter (an observer that
+ * looks seldom still sees that the board came, went and came again), and
+ * the board's journal. */
+static void count_announce(struct smq_window *w, struct smq_far s)
+{
+	uint32_t n = FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
+			      announces) + 1;
+
+	FAR_STORE(s, struct smq_board_slot, announces, n);
+	smq_journal(w, SMQ_JOURNAL_ANNOUNCE, 0, SMQ_NO_QUEUE, 0, n, 0);
+}
+
 /* The paper's boardInitialized.  A sync (claim) also takes the role of
  * the board's announcer until it sees the system ready or gives up: a
  * second live one is refused.  A plain announce claims nothing. */
@@ -100,18 +112,13 @@ static int announce(struct smq_window *w, bool claim)
 			/* a new process announcing in the place of one that
 			 * is gone: an announcement too */
 			if (holder && holder != w->tag)
-				FAR_STORE(s, struct smq_board_slot, announces,
-					  FAR_LOAD(w, SMQ_FAR_STARTUP, s,
-						   struct smq_board_slot,
-						   announces) + 1);
+				count_announce(w, s);
 			FAR_STORE(s, struct smq_board_slot, announcer, w->tag);
 		} else if (state == SMQ_BOARD_INITIALIZED && holder &&
 			   holder != w->tag && !announcer_alive(w, s, holder)) {
 			/* announced again, without the role, in the place of
 			 * an announcer that is gone */
-			FAR_STORE(s, struct smq_board_slot, announces,
-				  FAR_LOAD(w, SMQ_FAR_STARTUP, s,
-					   struct smq_board_slot, announces) + 1);
+			count_announce(w, s);
 			FAR_STORE(s, struct smq_board_slot, announcer, 0);
 		}
 		smq_beat(w);
@@ -119,11 +126,7 @@ static int announce(struct smq_window *w, bool claim)
 	}
 	FAR_STORE(s, struct smq_board_slot, generation, w->generation);
 	FAR_STORE(s, struct smq_board_slot, announcer, claim ? w->tag : 0);
-	/* an edge counter: an observer that looks seldom still sees that the
-	 * board came, went and came again */
-	FAR_STORE(s, struct smq_board_slot, announces,
-		  FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
-			   announces) + 1);
+	count_announce(w, s);
 	smq_beat(w);  /* host, boot and tag too */
 	w->map.order->publish();
 	FAR_STORE_REL(s, struct smq_board_slot, state, SMQ_BOARD_INITIALIZED);
@@ -196,6 +199,10 @@ static void declare_ready(struct smq_window *w)
 {
 	struct smq_sb *sb = smq_map_at(&w->map, 0, SMQ_SB_SIZE);
 
+	/* once: a sync of a ready window is a cheap no-op, not an event */
+	if (LOAD(&sb->system_state) != SMQ_SYS_READY)
+		smq_journal(w, SMQ_JOURNAL_READY, 0, SMQ_NO_QUEUE, 0,
+			    w->lay.boards, 0);
 	STORE_REL(&sb->system_state, SMQ_SYS_READY);
 	for (unsigned b = 0; b < w->lay.boards; b++)
 		FAR_STORE_REL(smq_far(w, lay_ctl(b)), struct smq_ctl,
@@ -345,15 +352,17 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 			break;
 		nap(poll_ms, timeout_ms >= 0 ? &deadline : NULL);
 	}
-	if (pending) {
-		*pending = w->board == 0 ? missing : missing_boards(w);
-		if (!*pending)
-			*pending = 1;  /* all announced: board 0 has not declared */
-	}
+	uint64_t left = w->board == 0 ? missing : missing_boards(w);
+	if (!left)
+		left = 1;  /* all announced: board 0 has not declared */
+	if (pending)
+		*pending = left;
 	if (!(flags & SMQ_SYNC_STAY) && withdraw(w)) {
 		if (pending)
 			*pending = 0;
 		return 0;
 	}
+	smq_journal(w, SMQ_JOURNAL_GAVE_UP, 0, SMQ_NO_QUEUE, 0, left,
+		    !(flags & SMQ_SYNC_STAY));
 	return -ETIMEDOUT;
 }

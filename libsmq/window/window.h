@@ -122,6 +122,13 @@ struct smq_queue {
 	size_t loan_summed;     /* feature checksum: payload bytes summed by
 				   smq_loan_write, in order from 0 */
 	uint32_t loan_reg;      /* their CRC-32C register, begun at 0 */
+	/* a full episode (the journal's FULL, then ROOM): open since a send
+	 * met the lane full, until a send finds room a second after the
+	 * last that met it full */
+	bool full_open;
+	uint64_t full_last_ns;
+	uint64_t full_waits0;   /* the lane's counts when it began */
+	uint32_t full_refusals0;
 	/* receiver: */
 	struct smq_rx *rx;              /* near */
 	struct smq_rx_info *rx_info;    /* near */
@@ -389,6 +396,24 @@ bool smq_at_work_known(struct smq_window *w, const struct smq_layout *l,
  * another program sized), or what the superblock recorded when smq first
  * formatted such an object; 0: none. */
 uint64_t smq_fixed_size(struct smq_window *w);
+
+/* journal.c: an entry in this board's journal (feature journal; a monitor
+ * or a window without one writes nothing).  Its own mark: stale, nothing
+ * is written. */
+struct smq_jnote {
+	uint16_t kind;          /* enum smq_journal_kind */
+	uint16_t role;
+	uint32_t queue;         /* SMQ_NO_QUEUE */
+	uint64_t epoch, a, b;
+};
+void smq_journal_write(struct smq_window *w, const struct smq_jnote *n);
+static inline void smq_journal(struct smq_window *w, uint16_t kind,
+			       uint16_t role, uint32_t queue, uint64_t epoch,
+			       uint64_t a, uint64_t b)
+{
+	struct smq_jnote n = { kind, role, queue, epoch, a, b };
+	smq_journal_write(w, &n);
+}
 
 /* startup.c: write this board's heartbeat (inside a call: entered) */
 void smq_beat(struct smq_window *w);

@@ -171,6 +171,13 @@ static int board_info(struct smq_window *w, unsigned board,
 	uint64_t ann = LOAD(&s->announcer);
 	if (process_alive(w, ann, info->boot, bw.alive) != 0)
 		info->announcer_pid = smq_tag_pid(ann);
+	if (w->lay.journal) {
+		const struct smq_journal_head *h = smq_snapshot_at(w,
+			lay_journal(&w->lay, board), SMQ_LINE);
+		info->journal_slots = w->lay.journal;
+		info->journal_head = h ? LOAD(&h->head) : 0;
+		info->journal_incarnation = h ? LOAD(&h->incarnation) : 0;
+	}
 	return smq_stale(w);
 }
 

@@ -336,7 +336,7 @@ static void example(void)
 	 * messages from board 0 to board 1 only */
 	static const uint64_t senders[2] = { 0, 1 };
 	const struct smq_shape sh = { { 2, 2, 64, 1024, NULL }, senders, 0,
-				      NULL, 0 };
+				      NULL, 0, 0, 0 };
 	struct smq_layout l;
 
 	if (smq_layout_make(&l, &sh, 0, 0)) {

@@ -686,7 +686,7 @@ static void run_struct(const uint8_t *data, size_t size)
 	}
 	uint64_t bytes;
 	struct smq_shape sh = { g, NULL, flags & F_SCRATCH ? SMQ_SHAPE_SCRATCH
-								 : 0, NULL, 0 };
+								 : 0, NULL, 0, 0, 0 };
 	if (smq_shape_size(&sh, sizeof(sh), &bytes) || bytes > MAX_FILE)
 		return;
 

@@ -78,7 +78,8 @@ static void make_window(const struct seed *sd)
 	const struct smq_group_def defs[] = { { "all", all, 4 },
 					      { "two", two, 2 } };
 	struct smq_shape sh = { *g, NULL, sd->scratch ? SMQ_SHAPE_SCRATCH : 0,
-				sd->groups ? defs : NULL, sd->groups ? 2 : 0 };
+				sd->groups ? defs : NULL, sd->groups ? 2 : 0,
+				0, 0 };
 	OK(smq_init_shape(w[0], &sh, sizeof(sh)));
 	if (sd->clear)
 		OK(smq_clear(w[0], sd->clear < 0 ? -1 : sd->clear - 1));

@@ -42,6 +42,7 @@ static const struct {
 	{ "rung", SMQ_HOOK_RUNG },
 	{ "slept_out", SMQ_HOOK_SLEPT_OUT },
 	{ "maint_locking", SMQ_HOOK_MAINT_LOCKING },
+	{ "journal_writing", SMQ_HOOK_JOURNAL_WRITING },
 };
 
 static enum smq_hook hold_at;

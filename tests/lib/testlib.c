@@ -599,7 +599,7 @@ struct smq_window *test_init(const char *spec, uint32_t boards, uint32_t queues,
 	const char *sum = getenv("SMQ_TEST_CHECKSUM");
 	struct smq_shape sh = {
 		{ boards, queues, entries, entry_size, NULL }, NULL,
-		sum && atoi(sum) ? SMQ_SHAPE_CHECKSUM : 0, NULL, 0
+		sum && atoi(sum) ? SMQ_SHAPE_CHECKSUM : 0, NULL, 0, 0, 0
 	};
 
 	/* forced: the tests re-format under boards at work on purpose (those

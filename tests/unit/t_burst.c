@@ -10,7 +10,7 @@
 static struct smq_window *format(const char *spec, unsigned flags)
 {
 	struct smq_window *w;
-	struct smq_shape sh = { { 1, 2, ENTRIES, SIZE, NULL }, NULL, flags, NULL, 0 };
+	struct smq_shape sh = { { 1, 2, ENTRIES, SIZE, NULL }, NULL, flags, NULL, 0, 0, 0 };
 
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE,
 		    &w));
@@ -149,7 +149,7 @@ static void loans(struct smq_window *w, struct smq_queue **txp,
 static void held(struct smq_window *w, struct smq_queue *tx,
 		 struct smq_queue *rx)
 {
-	struct smq_shape sh = { { 1, 2, ENTRIES, SIZE, NULL }, NULL, 0, NULL, 0 };
+	struct smq_shape sh = { { 1, 2, ENTRIES, SIZE, NULL }, NULL, 0, NULL, 0, 0, 0 };
 	struct smq_window_info before, after;
 	struct smq_holdout h;
 	char in[SIZE];

@@ -447,7 +447,8 @@ static const char *const by_name[] = {
 static struct smq_window *crash_window(const char *spec, bool checksum)
 {
 	struct smq_shape sh = { { 2, 1, ENTRIES, ESIZE, NULL }, NULL,
-				checksum ? SMQ_SHAPE_CHECKSUM : 0, NULL, 0 };
+				checksum ? SMQ_SHAPE_CHECKSUM : 0, NULL, 0,
+				0, 0 };
 	struct smq_window *w;
 
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE,

@@ -33,7 +33,7 @@ static int init_flags(const char *spec, uint32_t boards, uint32_t entries,
 {
 	struct smq_window *w;
 	struct smq_shape sh = { { boards, boards, entries, 1024, NULL }, NULL,
-				shape_flags, NULL, 0 };
+				shape_flags, NULL, 0, 0, 0 };
 
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | open_flags, &w));
 	int err = smq_init_shape(w, &sh, sizeof(sh));

@@ -33,7 +33,7 @@ static struct smq_window *format(void)
 		{ "all", all, 4 }, { "odd", odd, 2 },
 	};
 	struct smq_shape sh = { { BOARDS, QUEUES, ENTRIES, 64, receivers },
-				NULL, 0, groups, 2 };
+				NULL, 0, groups, 2, 0, 0 };
 	struct smq_window *w;
 
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE,
@@ -234,8 +234,9 @@ static void stale_table(void)
 	static const uint32_t two[] = { 0, 1 };
 	static const struct smq_group_def gd[] = { { "g", two, 2 } };
 	struct smq_shape many = { { 2, 262, 8, 64, receivers }, NULL, 0,
-				  NULL, 0 };
-	struct smq_shape few = { { 2, 2, 8, 64, receivers }, NULL, 0, gd, 1 };
+				  NULL, 0, 0, 0 };
+	struct smq_shape few = { { 2, 2, 8, 64, receivers }, NULL, 0, gd, 1,
+				 0, 0 };
 	char spec2[128];
 	struct smq_window *w0, *w1;
 	struct smq_group_info gi;

@@ -307,6 +307,11 @@ static unsigned gen_ranges(const struct smq_layout *l, struct range *r)
 	r[n++] = (struct range){ offsetof(struct smq_sb, epoch_last), 8 };
 	/* a count of all time, which an init keeps (a fresh format is 0) */
 	r[n++] = (struct range){ offsetof(struct smq_sb, emptied), 8 };
+	/* the journals, which an init of the same layout keeps, and a new
+	 * one makes with a number of its own */
+	for (unsigned b = 0; l->journal && b < l->boards; b++)
+		r[n++] = (struct range){ lay_journal(l, b),
+					 smq_journal_bytes(l->journal) };
 	for (unsigned b = 0; b < l->boards; b++) {
 		r[n++] = (struct range){ lay_notice(l, b) +
 			offsetof(struct smq_notice, generation), 8 };
@@ -435,7 +440,7 @@ static void check_fresh(const uint8_t *snap, size_t len,
 	OK(smq_init(ref, g, sizeof(*g)));
 
 	OK(smq_layout_compute(&l, g));
-	struct range *r = calloc(SMQ_MAX_BOARDS + 5 + 2 * l.boards +
+	struct range *r = calloc(SMQ_MAX_BOARDS + 5 + 3 * l.boards +
 				 (l.boards + 1) * l.queues, sizeof(*r));
 	unsigned nr = gen_ranges(&l, r);
 	uint8_t *want = test_snapshot(ref_spec, &rlen);

@@ -51,7 +51,7 @@ static struct smq_window *format(const char *spec, unsigned boards,
 {
 	struct smq_window *w;
 	struct smq_shape sh = { { boards, boards, 16, 560, NULL }, NULL, flags,
-				NULL, 0 };
+				NULL, 0, 0, 0 };
 
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE,
 		    &w));
@@ -62,7 +62,8 @@ static struct smq_window *format(const char *spec, unsigned boards,
 static void layout_and_words(const char *spec)
 {
 	struct smq_window *w = format(spec, 3, SMQ_SHAPE_SCRATCH);
-	struct smq_shape sh = { { 3, 3, 16, 560, NULL }, NULL, 0, NULL, 0 };
+	struct smq_shape sh = { { 3, 3, 16, 560, NULL }, NULL, 0, NULL, 0,
+				0, 0 };
 	uint64_t without, with;
 
 	OK(smq_shape_size(&sh, sizeof(sh), &without));
@@ -101,8 +102,9 @@ static void layout_and_words(const char *spec)
 	sb->checksum = smq_geometry_checksum(&v, l->queues);
 	struct smq_fault f;
 	EXPECT(smq_validate(w, &f, sizeof(f)), -SMQ_EGEOMETRY);
+	/* the journal (256 entries: 20480 bytes) and the scratch area */
 	CHECK(!strcmp(f.field, "body_extra") && f.value == 4096 &&
-	      f.limit == 69632 && f.kind == SMQ_FAULT_AT_LEAST);
+	      f.limit == 20480 + 69632 && f.kind == SMQ_FAULT_AT_LEAST);
 	OK(smq_close(w));
 }
 
@@ -260,7 +262,8 @@ int main(void)
 	smq_test_view = view_hook;
 	layout_and_words(spec);
 	without_feature(spec);
-	w[0] = format(spec, 3, SMQ_SHAPE_SCRATCH);
+	/* no journal: board 2's body is then 128 KiB, the wrap below */
+	w[0] = format(spec, 3, SMQ_SHAPE_SCRATCH | SMQ_SHAPE_NO_JOURNAL);
 	for (unsigned b = 1; b < 3; b++)
 		OK(smq_open(spec, b, 0, &w[b]));
 	sound_and_raw(spec, w);
