@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "events/events.h"
 
-enum { OPT_KIND = 0x100, OPT_UNTIL };
+enum { OPT_KIND = 0x100, OPT_UNTIL, OPT_SINCE };
 
 /* A set of event types, from a list of names. */
 struct kinds {
@@ -26,6 +26,7 @@ struct events_opts {
 	struct queue_opt q;     /* --queue; -1: every queue */
 	struct kinds kind;      /* --kind: only these */
 	struct kinds wait;      /* --until: end at the first of these */
+	const char *since;      /* --since */
 };
 
 static const struct argp_option options[] = {
@@ -42,6 +43,10 @@ static const struct argp_option options[] = {
 	  "Exit 0 at the first event of these kinds (with --board and "
 	  "--queue, of that board or queue), at once if its state already "
 	  "holds (board_ready of a board that is ready)", 0 },
+	{ "since", OPT_SINCE, "WHEN", 0,
+	  "Replay what the boards' journals hold first, then follow: all, "
+	  "gen:G (entries of generation G and later) or B:SEQ[,B:SEQ...] "
+	  "(board B's from its entry SEQ); default: only what comes", 0 },
 	STALL_OPTION("Say a queue stalled when it holds messages whose bottom "
 		     "does not move for TIME (default 5s)"),
 	{ 0 }
@@ -96,6 +101,15 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 	case OPT_STALL:
 		o->stall_ms = arg_stall(st, arg);
 		break;
+	case OPT_SINCE: {
+		struct ev_watch probe;
+		memset(&probe, 0, sizeof(probe));
+		if (!ev_watch_since(&probe, arg))
+			argp_error(st, "--since needs all, gen:G or "
+				   "B:SEQ[,B:SEQ...], not '%s'", arg);
+		o->since = arg;
+		break;
+	}
 	default:
 		return no_operands(key, arg, st);
 	}
@@ -216,7 +230,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 {
 	struct events_opts o = { 0, SMQ_WAIT_FOREVER, 100, 0,
 				 { -1, "Show only queue Q's events" },
-				 { 0 }, { 0 } };
+				 { 0 }, { 0 }, NULL };
 	struct sigaction sa;
 	struct ev_watch ew;
 	bool timed_out = false;
@@ -238,6 +252,8 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	int64_t deadline = o.timeout_ms < 0 ? -1 : mono_ms() + o.timeout_ms;
 	ev_watch_open(&ew, window_spec(ctx), o.interval_ms);
 	ew.stall_ms = o.stall_ms;
+	if (o.since)
+		ev_watch_since(&ew, o.since);
 	for (bool first = true; !stop; first = false) {
 		if (ev_watch_step(&ew, print_event, &out))
 			break;

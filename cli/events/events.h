@@ -37,6 +37,16 @@ enum ev_type {
 	EV_QUEUE_RESUMED,       /* ...and its bottom moved again */
 	EV_RECEIVER_STOPPED,    /* its process stopped (a signal, a debugger) */
 	EV_RECEIVER_CONTINUED,  /* ...and runs again */
+	/* the journal's own (smq_journal_next()) */
+	EV_QUEUE_EMPTIED,       /* an init or clear emptied a queue */
+	EV_SYNC_GAVE_UP,        /* a board's sync gave up */
+	EV_SENDER_ATTACHED,
+	EV_SENDER_GONE,
+	EV_TAKEOVER,            /* a claim taken from a holder that died */
+	EV_JOURNAL_LOST,        /* entries overwritten before they were read */
+	EV_JOURNAL_ABANDONED,   /* an entry its writer never finished */
+	EV_JOURNAL_DAMAGED,     /* an entry that failed its check */
+	EV_JOURNAL_RESTARTED,   /* a journal made anew */
 	EV_TYPES
 };
 
@@ -51,6 +61,14 @@ struct event {
 	int err;                /* EV_WINDOW_UNREADABLE: why */
 	bool holds;             /* not a change: a state that holds at the
 				   first look (ev_watch_holds) */
+	/* an entry of a board's journal: what that board wrote down, at its
+	 * sequence (not an observation of the watcher's) */
+	bool journal;
+	uint32_t jboard;
+	uint32_t jkind;         /* enum smq_journal_kind */
+	uint32_t role;          /* a queue handle's enum smq_role */
+	uint64_t seq, generation;
+	uint64_t a, b;
 	char why[256];          /* ...in words, the transport's cause
 				   (smq_explain()) */
 	char host[64];
@@ -81,7 +99,20 @@ struct ev_watch {
 	int stall_ms;           /* the monitor's stall time; 0: default */
 	int err;                /* of the last look */
 	bool said_unreadable;
+	/* the journals: a cursor per board; once the window has them, what
+	 * they say is not also guessed from two looks */
+	struct smq_journal_cursor jc[SMQ_MAX_BOARDS];
+	bool cursors_set, has_journal;
+	int since;              /* EV_SINCE_* */
+	uint64_t since_gen;     /* EV_SINCE_GEN: entries of it and after */
+	uint64_t since_seq[SMQ_MAX_BOARDS]; /* EV_SINCE_SEQ: 0 from now */
 };
+/* Where the journals are read from: new entries only (from now), all
+ * they hold, those of a generation and later, or per board from a
+ * sequence (others from now). */
+enum { EV_SINCE_NOW, EV_SINCE_ALL, EV_SINCE_GEN, EV_SINCE_SEQ };
+/* --since WORDS: "all", "gen:G" or "B:SEQ[,B:SEQ...]"; false if bad */
+bool ev_watch_since(struct ev_watch *ew, const char *since);
 
 /* The name of an event (one word, as JSON gives it) and the event as a
  * sentence; the type of a name (EV_TYPES: none). */

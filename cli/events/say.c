@@ -28,6 +28,15 @@ static const char *const names[EV_TYPES] = {
 	[EV_QUEUE_RESUMED] = "queue_resumed",
 	[EV_RECEIVER_STOPPED] = "receiver_stopped",
 	[EV_RECEIVER_CONTINUED] = "receiver_continued",
+	[EV_QUEUE_EMPTIED] = "queue_emptied",
+	[EV_SYNC_GAVE_UP] = "sync_gave_up",
+	[EV_SENDER_ATTACHED] = "sender_attached",
+	[EV_SENDER_GONE] = "sender_gone",
+	[EV_TAKEOVER] = "takeover",
+	[EV_JOURNAL_LOST] = "journal_lost",
+	[EV_JOURNAL_ABANDONED] = "journal_abandoned",
+	[EV_JOURNAL_DAMAGED] = "journal_damaged",
+	[EV_JOURNAL_RESTARTED] = "journal_restarted",
 };
 
 const char *event_name(enum ev_type t)
@@ -64,12 +73,122 @@ static void times(const struct event *e, char *buf, size_t n)
 		snprintf(buf, n, " %" PRIu64 " times", e->count);
 }
 
+static const char *role_word(uint32_t role)
+{
+	return role == SMQ_SENDER ? "sender" : "receiver";
+}
+
+/* An entry of a journal in words; false: said as an observation is. */
+static bool journal_text(const struct event *e, const char *w, char *buf,
+			 size_t n)
+{
+	switch (e->type) {
+	case EV_GENERATION:
+		snprintf(buf, n, "board 0 %s: generation %" PRIu64 " -> %" PRIu64
+			 ", %" PRIu64 " message%s emptied in %" PRIu64 " queue%s%s",
+			 e->jkind == SMQ_JOURNAL_CLEAR ? "cleared every queue"
+			 : "formatted the window (init)", e->from, e->to, e->a,
+			 e->a == 1 ? "" : "s", e->b, e->b == 1 ? "" : "s",
+			 e->jkind == SMQ_JOURNAL_FORMAT && !e->from
+			 ? " (it held no window before)" : "");
+		return true;
+	case EV_QUEUE_CLEARED:
+		snprintf(buf, n, "queue %d cleared: epoch %#" PRIx64 " -> %#"
+			 PRIx64 ", %" PRIu64 " message%s emptied", e->queue,
+			 e->from, e->to, e->a, e->a == 1 ? "" : "s");
+		return true;
+	case EV_QUEUE_EMPTIED:
+		snprintf(buf, n, "queue %d: %" PRIu64 " message%s emptied, never "
+			 "delivered", e->queue, e->a, e->a == 1 ? "" : "s");
+		return true;
+	case EV_BOARD_ANNOUNCED:
+		snprintf(buf, n, "board %u announced itself%s: announcement %"
+			 PRIu64 " of this generation", e->jboard, w, e->a);
+		return true;
+	case EV_SYSTEM_READY:
+		snprintf(buf, n, "board 0 declared the system ready: %" PRIu64
+			 " boards", e->a);
+		return true;
+	case EV_SYNC_GAVE_UP:
+		snprintf(buf, n, "board %u's sync gave up%s, boards missing: "
+			 "mask %#" PRIx64 "%s", e->jboard, w, e->a,
+			 e->b ? "; it took its announcement back" : "");
+		return true;
+	case EV_BOARD_REBOOTED:
+		snprintf(buf, n, "board %u booted again: the first entry of a new "
+			 "boot of its host%s", e->jboard, w);
+		return true;
+	case EV_RECEIVER_ATTACHED:
+	case EV_SENDER_ATTACHED:
+	case EV_RECEIVER_GONE:
+	case EV_SENDER_GONE:
+		snprintf(buf, n, "queue %d: board %u's %s %s%s", e->queue,
+			 e->jboard, role_word(e->role),
+			 e->type == EV_RECEIVER_ATTACHED ||
+			 e->type == EV_SENDER_ATTACHED ? "opened it" : "closed it",
+			 w);
+		return true;
+	case EV_TAKEOVER:
+		if (e->role == SMQ_SENDER)
+			snprintf(buf, n, "queue %d: board %u's lane lock taken "
+				 "over%s from pid %u, which died holding it",
+				 e->queue, e->jboard, w, e->old_pid);
+		else
+			snprintf(buf, n, "queue %d: the receiver's claim taken "
+				 "over%s from pid %u, which died holding it",
+				 e->queue, w, e->old_pid);
+		return true;
+	case EV_QUEUE_FULL:
+		snprintf(buf, n, "queue %d full: a send of board %u met its lane "
+			 "full%s", e->queue, e->jboard, w);
+		return true;
+	case EV_QUEUE_DRAINED:
+		snprintf(buf, n, "queue %d has room again for board %u: %" PRIu64
+			 " send%s refused, %" PRIu64 " waited meanwhile", e->queue,
+			 e->jboard, e->a, e->a == 1 ? "" : "s", e->b);
+		return true;
+	case EV_MESSAGES_CORRUPT:
+		snprintf(buf, n, "queue %d: board %" PRIu64 "'s message %" PRIu64
+			 " failed its checksum and was refused, not delivered%s",
+			 e->queue, e->a, e->b, w);
+		return true;
+	case EV_DOORBELL_UNANSWERED:
+		snprintf(buf, n, "queue %d: a send of board %u gave up after %"
+			 PRIu64 " ms of a full lane, its receiver asleep: the "
+			 "doorbells were not answered", e->queue, e->jboard, e->a);
+		return true;
+	case EV_JOURNAL_LOST:
+		snprintf(buf, n, "board %u's journal: %" PRIu64 " entr%s from "
+			 "%" PRIu64 " lost, overwritten before they were read",
+			 e->jboard, e->count, e->count == 1 ? "y" : "ies",
+			 e->seq);
+		return true;
+	case EV_JOURNAL_ABANDONED:
+		snprintf(buf, n, "board %u's journal: entry %" PRIu64 " abandoned: "
+			 "begun and never finished (its writer died or stopped "
+			 "in it)", e->jboard, e->seq);
+		return true;
+	case EV_JOURNAL_DAMAGED:
+		snprintf(buf, n, "board %u's journal: entry %" PRIu64 " damaged "
+			 "(it fails its check): not an event", e->jboard, e->seq);
+		return true;
+	case EV_JOURNAL_RESTARTED:
+		snprintf(buf, n, "board %u's journal was made anew (the window "
+			 "formatted to another layout)", e->jboard);
+		return true;
+	default:
+		return false;
+	}
+}
+
 void event_text(const struct event *e, char *buf, size_t n)
 {
 	char w[160], t[32];
 
 	who(e, w, sizeof(w));
 	times(e, t, sizeof(t));
+	if (e->journal && journal_text(e, w, buf, n))
+		return;
 	switch (e->type) {
 	case EV_GENERATION:
 		snprintf(buf, n, "window formatted anew: generation %" PRIu64
@@ -202,6 +321,58 @@ void event_text(const struct event *e, char *buf, size_t n)
 		snprintf(buf + len, n - len, " (so at the first look)");
 }
 
+/* What an entry of a journal adds to an event's keys */
+static void journal_json(const struct event *e, struct json *j)
+{
+	json_u64(j, "journal_board", e->jboard);
+	json_u64(j, "seq", e->seq);
+	if (e->type >= EV_JOURNAL_LOST)
+		return;  /* what the reader says of the ring */
+	json_u64(j, "generation", e->generation);
+	if (e->queue >= 0 && e->role)
+		json_str(j, "role", role_word(e->role));
+	switch (e->jkind) {
+	case SMQ_JOURNAL_FORMAT:
+	case SMQ_JOURNAL_CLEAR:
+		json_str(j, "by", e->jkind == SMQ_JOURNAL_CLEAR ? "clear"
+							       : "init");
+		json_u64(j, "emptied", e->a);
+		json_u64(j, "queues", e->b);
+		break;
+	case SMQ_JOURNAL_CLEAR_QUEUE:
+	case SMQ_JOURNAL_EMPTIED:
+		json_u64(j, "emptied", e->a);
+		break;
+	case SMQ_JOURNAL_ANNOUNCE:
+		json_u64(j, "announces", e->a);
+		break;
+	case SMQ_JOURNAL_READY:
+		json_u64(j, "boards", e->a);
+		break;
+	case SMQ_JOURNAL_GAVE_UP:
+		json_begin(j, "missing", '[');
+		for (unsigned b = 0; b < 64; b++)
+			if (e->a >> b & 1)
+				json_u64(j, NULL, b);
+		json_end(j, ']');
+		json_bool(j, "withdrew", e->b);
+		break;
+	case SMQ_JOURNAL_ROOM:
+		json_u64(j, "refusals", e->a);
+		json_u64(j, "waits", e->b);
+		break;
+	case SMQ_JOURNAL_DAMAGED:
+		json_u64(j, "sender", e->a);
+		json_u64(j, "sequence", e->b);
+		break;
+	case SMQ_JOURNAL_UNANSWERED:
+		json_u64(j, "waited_ms", e->a);
+		break;
+	default:
+		break;
+	}
+}
+
 void event_json(const struct event *e, struct json *j)
 {
 	char text[400];
@@ -256,6 +427,9 @@ void event_json(const struct event *e, struct json *j)
 	}
 	if (e->holds)
 		json_bool(j, "holds", true);
+	json_str(j, "source", e->journal ? "journal" : "observed");
+	if (e->journal)
+		journal_json(e, j);
 	event_text(e, text, sizeof(text));
 	json_str(j, "text", text);
 	json_end(j, '}');
