@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "events/events.h"
 
-enum { OPT_KIND = 0x100, OPT_UNTIL, OPT_SINCE };
+enum { OPT_KIND = 0x100, OPT_UNTIL, OPT_SINCE, OPT_CURSOR };
 
 /* A set of event types, from a list of names. */
 struct kinds {
@@ -27,6 +27,7 @@ struct events_opts {
 	struct kinds kind;      /* --kind: only these */
 	struct kinds wait;      /* --until: end at the first of these */
 	const char *since;      /* --since */
+	const char *cursor;     /* --cursor */
 };
 
 static const struct argp_option options[] = {
@@ -47,6 +48,9 @@ static const struct argp_option options[] = {
 	  "Replay what the boards' journals hold first, then follow: all, "
 	  "gen:G (entries of generation G and later) or B:SEQ[,B:SEQ...] "
 	  "(board B's from its entry SEQ); default: only what comes", 0 },
+	{ "cursor", OPT_CURSOR, "FILE", 0,
+	  "Keep where each board's journal was read in FILE: a run started "
+	  "again goes on from there, whatever --since says (a recorder)", 0 },
 	STALL_OPTION("Say a queue stalled when it holds messages whose bottom "
 		     "does not move for TIME (default 5s)"),
 	{ 0 }
@@ -100,6 +104,11 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_STALL:
 		o->stall_ms = arg_stall(st, arg);
+		break;
+	case OPT_CURSOR:
+		if (!*arg)
+			argp_error(st, "--cursor needs a file");
+		o->cursor = arg;
 		break;
 	case OPT_SINCE: {
 		struct ev_watch probe;
@@ -230,7 +239,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 {
 	struct events_opts o = { 0, SMQ_WAIT_FOREVER, 100, 0,
 				 { -1, "Show only queue Q's events" },
-				 { 0 }, { 0 }, NULL };
+				 { 0 }, { 0 }, NULL, NULL };
 	struct sigaction sa;
 	struct ev_watch ew;
 	bool timed_out = false;
@@ -254,8 +263,18 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	ew.stall_ms = o.stall_ms;
 	if (o.since)
 		ev_watch_since(&ew, o.since);
+	ew.cursor_file = o.cursor;
 	for (bool first = true; !stop; first = false) {
-		if (ev_watch_step(&ew, print_event, &out))
+		int stepped = ev_watch_step(&ew, print_event, &out);
+		/* what was printed is where the next run goes on */
+		if (ew.cursor_moved && !out.broken) {
+			int serr = ev_watch_cursor_save(&ew);
+			if (serr)
+				say_warning("cannot write --cursor %s: %s",
+					    o.cursor, strerror(-serr));
+			ew.cursor_moved = false;
+		}
+		if (stepped)
 			break;
 		/* a wait for what already holds ends at once */
 		if (first && o.wait.any && ev_watch_holds(&ew, print_event, &out))

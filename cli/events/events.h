@@ -106,6 +106,10 @@ struct ev_watch {
 	int since;              /* EV_SINCE_* */
 	uint64_t since_gen;     /* EV_SINCE_GEN: entries of it and after */
 	uint64_t since_seq[SMQ_MAX_BOARDS]; /* EV_SINCE_SEQ: 0 from now */
+	/* --cursor FILE: where the cursors are kept between runs (a recorder
+	 * restarted goes on where it stopped) */
+	const char *cursor_file;
+	bool cursor_moved;      /* to be saved */
 };
 /* Where the journals are read from: new entries only (from now), all
  * they hold, those of a generation and later, or per board from a
@@ -113,6 +117,10 @@ struct ev_watch {
 enum { EV_SINCE_NOW, EV_SINCE_ALL, EV_SINCE_GEN, EV_SINCE_SEQ };
 /* --since WORDS: "all", "gen:G" or "B:SEQ[,B:SEQ...]"; false if bad */
 bool ev_watch_since(struct ev_watch *ew, const char *since);
+/* --cursor FILE: each board's cursor, read at the first look (a board the
+ * file names goes on from there, whatever --since says) and written after
+ * every look that read a journal.  0, or why it cannot be written. */
+int ev_watch_cursor_save(const struct ev_watch *ew);
 
 /* The name of an event (one word, as JSON gives it) and the event as a
  * sentence; the type of a name (EV_TYPES: none). */

@@ -1,8 +1,10 @@
 /* Events: two looks at a window compared (events.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "events.h"
 
 /* A look far later than asked for: the watcher fell behind. */
@@ -428,8 +430,54 @@ bool ev_watch_since(struct ev_watch *ew, const char *since)
 	}
 }
 
+/* --cursor FILE: "board B incarnation I next N" lines */
+static void cursor_load(struct ev_watch *ew)
+{
+	FILE *f = ew->cursor_file ? fopen(ew->cursor_file, "r") : NULL;
+	unsigned b;
+	unsigned long long inc, next;
+
+	if (!f)
+		return;
+	while (fscanf(f, " board %u incarnation %llu next %llu", &b, &inc,
+		      &next) == 3)
+		if (b < SMQ_MAX_BOARDS && inc && next) {
+			ew->jc[b].incarnation = inc;
+			ew->jc[b].next = next;
+		}
+	fclose(f);
+}
+
+int ev_watch_cursor_save(const struct ev_watch *ew)
+{
+	char tmp[4096];
+
+	if (!ew->cursor_file || !ew->cursors_set)
+		return 0;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.new", ew->cursor_file) >=
+	    sizeof(tmp))
+		return -ENAMETOOLONG;
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++)
+		if (ew->jc[b].incarnation && ew->jc[b].next)
+			fprintf(f, "board %u incarnation %llu next %llu\n", b,
+				(unsigned long long)ew->jc[b].incarnation,
+				(unsigned long long)ew->jc[b].next);
+	if (fflush(f) || ferror(f) || fsync(fileno(f))) {
+		int err = -errno;
+		fclose(f);
+		unlink(tmp);
+		return err ? err : -EIO;
+	}
+	fclose(f);
+	return rename(tmp, ew->cursor_file) ? -errno : 0;
+}
+
 /* Where each board's journal is read from (--since), set at the first
- * look that finds journals. */
+ * look that finds journals; a cursor file overrides it for the boards it
+ * names. */
 static void set_cursors(struct ev_watch *ew, const struct ev_look *c)
 {
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
@@ -446,6 +494,7 @@ static void set_cursors(struct ev_watch *ew, const struct ev_look *c)
 			jc->incarnation = c->boards[b].journal_incarnation;
 		}
 	}
+	cursor_load(ew);
 	ew->cursors_set = true;
 }
 
@@ -565,12 +614,14 @@ static int journal_events(struct ev_watch *ew, struct emit *em,
 	unsigned n[SMQ_MAX_BOARDS] = { 0 }, at[SMQ_MAX_BOARDS] = { 0 };
 	if (!all)
 		return -ENOMEM;
-	for (unsigned b = 0; b < nb; b++)
+	for (unsigned b = 0; b < nb; b++) {
 		while (n[b] < JOURNAL_STEP &&
 		       smq_journal_next(ew->w, &ew->jc[b],
 					&all[b * JOURNAL_STEP + n[b]],
 					sizeof(*all)) == 1)
 			n[b]++;
+		ew->cursor_moved |= n[b] != 0;
+	}
 	for (;;) {
 		int pick = -1;
 		for (unsigned b = 0; b < nb; b++) {
