@@ -242,6 +242,7 @@ static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 	json_u64(&j, "entry_size", wi->geometry.entry_size);
 	json_u64(&j, "window_size", wi->window_size);
 	json_u64(&j, "mapped_size", wi->mapped_size);
+	json_u64(&j, "journal_slots", bi[0].journal_slots);
 	json_str(&j, "notify", wi->notify);
 	json_fault(&j, err, f);
 	json_begin(&j, "board_table", '[');
@@ -262,6 +263,8 @@ static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 		json_u64(&j, "dead_handles", bi[b].dead_handles);
 		json_u64(&j, "announcer_pid", bi[b].announcer_pid);
 		json_u64(&j, "announces", bi[b].announces);
+		json_u64(&j, "journal_written", bi[b].journal_head
+			 ? bi[b].journal_head - 1 : 0);
 		json_begin(&j, "doorbell", '{');
 		json_str(&j, "kind", bell_kind_word(bi[b].doorbell.kind));
 		json_u64(&j, "id", bi[b].doorbell.peer);
@@ -456,6 +459,16 @@ static void text_dump(struct smq_window *w, const struct smq_window_info *wi,
 	       " bytes mapped\n", wi->geometry.boards, wi->geometry.queues,
 	       wi->diag_queues, wi->geometry.entries, wi->geometry.entry_size,
 	       human_bytes(wi->window_size, size), wi->mapped_size);
+	if (bi[0].journal_slots) {
+		printf("journal: %u entries a board; written:",
+		       bi[0].journal_slots);
+		for (unsigned b = 0; b < wi->geometry.boards; b++)
+			printf("%s board %u %" PRIu64, b ? "," : "", b,
+			       bi[b].journal_head ? bi[b].journal_head - 1 : 0);
+		printf(" (smqctl events --since all)\n");
+	} else {
+		printf("journal: none\n");
+	}
 	printf("this board's doorbell: %s\n\n", wi->notify);
 	text_boards(wi, bi);
 	if (verbose)

@@ -33,6 +33,8 @@ const char *feature_word(bool incompat, unsigned bit, char *buf, size_t n)
 {
 	if (incompat && 1u << bit == SMQ_FEATURE_CHECKSUM)
 		return "checksum";
+	if (incompat && 1u << bit == SMQ_FEATURE_JOURNAL)
+		return "journal";
 	if (!incompat && 1u << bit == SMQ_FEATURE_GROUPS)
 		return "groups";
 	if (!incompat && 1u << bit == SMQ_FEATURE_SCRATCH)

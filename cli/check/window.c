@@ -118,9 +118,53 @@ static bool check_format(struct check_run *cr, struct smq_window *w,
 	return true;
 }
 
+/* What the boards' journals say of this generation: the init or clear
+ * that made it, and each board's last sync that gave up. */
+struct story {
+	bool made;              /* board 0's entry of the format or clear */
+	uint32_t kind;
+	uint64_t emptied, queues;
+	uint64_t missing[SMQ_MAX_BOARDS]; /* a sync of board b gave up
+				   waiting for these boards */
+};
+
+static void read_story(struct smq_window *w, unsigned boards, uint64_t gen,
+		       struct story *st)
+{
+	struct smq_journal_entry e;
+
+	memset(st, 0, sizeof(*st));
+	for (unsigned b = 0; b < boards; b++) {
+		struct smq_journal_cursor c = { b, 0, 0, 0, 0 };
+		while (smq_journal_next(w, &c, &e, sizeof(e)) == 1) {
+			if (e.generation != gen)
+				continue;
+			if (b == 0 && (e.kind == SMQ_JOURNAL_FORMAT ||
+				       e.kind == SMQ_JOURNAL_CLEAR)) {
+				st->made = true;
+				st->kind = e.kind;
+				st->emptied = e.a;
+				st->queues = e.b;
+			}
+			if (e.kind == SMQ_JOURNAL_GAVE_UP)
+				st->missing[b] = e.a;
+		}
+	}
+}
+
 static void check_generation(struct check_run *cr, struct smq_window *w,
 			     const struct smq_window_info *wi)
 {
+	struct story st;
+	char made[160] = "";
+
+	read_story(w, wi->geometry.boards, wi->generation, &st);
+	if (st.made)
+		snprintf(made, sizeof(made), "; board 0's journal: the %s that "
+			 "made it emptied %" PRIu64 " message%s in %" PRIu64
+			 " queue%s", st.kind == SMQ_JOURNAL_CLEAR ? "clear" : "init",
+			 st.emptied, st.emptied == 1 ? "" : "s", st.queues,
+			 st.queues == 1 ? "" : "s");
 	unsigned stale = 0, first = 0;
 
 	for (unsigned b = 0; b < wi->geometry.boards; b++) {
@@ -153,31 +197,41 @@ static void check_generation(struct check_run *cr, struct smq_window *w,
 			   "--board N sync on each");
 	} else {
 		check_set(cr, CK_GENERATION, CHECK_PASS, "generation %" PRIu64
-			  ", system ready; every board joined under it",
-			  wi->generation);
+			  ", system ready; every board joined under it%s",
+			  wi->generation, made);
 	}
 }
 
 /* ": boards 0 and 1 announced and gave up", or nothing */
-static const char *gave_up_words(const struct smq_board_info *bi,
-				 unsigned boards, char *buf, size_t n)
+static const char *gave_up_words(struct smq_window *w,
+				 const struct smq_board_info *bi,
+				 unsigned boards, uint64_t gen, char *buf,
+				 size_t n)
 {
-	uint64_t gave = 0;
+	uint64_t gave = 0, missing = 0;
+	struct story st;
 
-	for (unsigned b = 0; b < boards; b++)
+	read_story(w, boards, gen, &st);
+	for (unsigned b = 0; b < boards; b++) {
 		if (bi[b].state == SMQ_BOARD_ABSENT && bi[b].announces)
 			gave |= 1ull << b;
+		missing |= st.missing[b];
+	}
 	buf[0] = 0;
 	if (gave) {
-		char set[120];
-		snprintf(buf, n, "; %s announced and gave up waiting",
-			 board_set(gave, boards, set, sizeof(set)));
+		char set[120], miss[120];
+		int len = snprintf(buf, n, "; %s announced and gave up waiting",
+				   board_set(gave, boards, set, sizeof(set)));
+		if (missing && len > 0 && (size_t)len < n)
+			snprintf(buf + len, n - (size_t)len, " (their journals: "
+				 "for %s)", board_set(missing, boards, miss,
+						       sizeof(miss)));
 	}
 	return buf;
 }
 
 static void check_board_list(struct check_run *cr, struct smq_window *w,
-			     unsigned boards)
+			     unsigned boards, uint64_t gen)
 {
 	struct smq_board_info bi[SMQ_MAX_BOARDS];
 	unsigned absent = 0, dead = 0, unknown = 0, working = 0, never = 0;
@@ -218,7 +272,8 @@ static void check_board_list(struct check_run *cr, struct smq_window *w,
 		check_set(cr, CK_BOARDS, CHECK_FAIL, "%u of %u boards never "
 			  "announced themselves under this generation (board "
 			  "%d first)%s", never, boards, first_never,
-			  gave_up_words(bi, boards, gave, sizeof(gave)));
+			  gave_up_words(w, bi, boards, gen, gave,
+					sizeof(gave)));
 		check_next(cr, CK_BOARDS, "start board %d: smqctl --board %d "
 			   "sync on its host%s", first_never, first_never,
 			   never < absent ? "; then sync again the boards "
@@ -438,7 +493,7 @@ void check_window(struct check_run *cr)
 	 * how long: watched until judged, a bounded while */
 	smq_set_timeout(w, SMQ_TIMEOUT_STALL, cr->o->stall_ms);
 	smq_watch(w, SMQ_WATCH_BOARDS | SMQ_WATCH_QUEUES, SMQ_WAIT_FOREVER);
-	check_board_list(cr, w, wi.geometry.boards);
+	check_board_list(cr, w, wi.geometry.boards, wi.generation);
 	check_queue_list(cr, w, &wi);
 	smq_close(w);
 }

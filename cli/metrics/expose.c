@@ -232,6 +232,29 @@ static void board_families(struct mbuf *b, const struct metrics_src *m)
 		board_sample(b, m, "smq_board_heartbeats_total", i);
 		mbuf_printf(b, "} %" PRIu64 "\n", m->boards[i].heartbeat);
 	}
+	family(b, "smq_journal_entries_total", "counter", "Entries the "
+	       "board's processes wrote in its journal (what they did: opens, "
+	       "closes, announcements, full episodes...), since its journal "
+	       "was made.");
+	for (unsigned i = 0; i < m->nboards; i++)
+		if (m->boards[i].journal_slots) {
+			board_sample(b, m, "smq_journal_entries_total", i);
+			mbuf_printf(b, "} %" PRIu64 "\n",
+				    m->boards[i].journal_head - 1);
+		}
+	family(b, "smq_journal_overwritten_total", "counter", "Entries of "
+	       "the board's journal overwritten by later ones: a reader that "
+	       "had not read them lost them (its ring holds the last "
+	       "journal_slots).");
+	for (unsigned i = 0; i < m->nboards; i++) {
+		const struct smq_board_info *bi = &m->boards[i];
+		if (!bi->journal_slots)
+			continue;
+		uint64_t n = bi->journal_head - 1;
+		board_sample(b, m, "smq_journal_overwritten_total", i);
+		mbuf_printf(b, "} %" PRIu64 "\n", n > bi->journal_slots
+			    ? n - bi->journal_slots : 0);
+	}
 	family(b, "smq_board_generation", "gauge", "The window generation "
 	       "the board joined under (0: it has not joined).");
 	for (unsigned i = 0; i < m->nboards; i++) {
