@@ -121,7 +121,7 @@ $(B)/libsmq-count.a: $(COUNT_OBJ)
 	$(AR) rcs $@ $^
 COUNT_TESTS := $(B)/tests/t_split $(B)/tests/t_stall $(B)/tests/t_maint_kill \
 	$(B)/tests/t_wake $(B)/tests/t_lines $(B)/tests/t_burst_crash \
-	$(B)/tests/t_scratch $(B)/tests/t_room $(B)/tests/t_sync \
+	$(B)/tests/t_scratch $(B)/tests/t_room $(B)/tests/t_sync $(B)/tests/t_journal \
 	$(B)/tests/t_ivshmem_late
 $(COUNT_TESTS): $(B)/tests/%: tests/unit/%.c tests/lib/testlib.c $(TEST_HDRS) $(B)/libsmq-count.a
 	@mkdir -p $(@D)

@@ -69,6 +69,9 @@ enum smq_hook {
 	SMQ_HOOK_JOURNAL_WRITING,       /* a journal entry: its slot marked
 					   as being written, the words
 					   stored, its sequence not yet */
+	SMQ_HOOK_JOURNAL_READ,          /* a journal read: the slot's
+					   sequence found, its words not yet
+					   copied */
 };
 #include <stdint.h>
 /* A fault of the view smqctl check tests (scratch.c): where the reads or

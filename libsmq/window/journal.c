@@ -165,6 +165,7 @@ static int read_one(struct smq_window *w, struct smq_journal_cursor *c,
 			lay_journal_slot(l, c->board, s), SMQ_LINE);
 		uint64_t v = LOAD_ACQ(&slot->seq);
 		if (v == s) {
+			TEST_HOOK(SMQ_HOOK_JOURNAL_READ);
 			struct smq_journal_slot copy;
 			const uint64_t *from = (const uint64_t *)slot;
 			uint64_t *to = (uint64_t *)&copy;
