@@ -276,6 +276,17 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		}
 		if (stepped)
 			break;
+		/* --since asks for what happened; a window formatted with
+		 * --journal 0 kept none (a recorder's --cursor follows it
+		 * anyway: its window may get a journal at the next init) */
+		if (first && o.since && !o.cursor && !ew.err &&
+		    !ew.has_journal) {
+			ev_watch_close(&ew);
+			return say_error("%s keeps no journal (init --journal 0 "
+					 "formatted it): --since has nothing "
+					 "to replay; events without it follows "
+					 "what happens from now", window_spec(ctx));
+		}
 		/* a wait for what already holds ends at once */
 		if (first && o.wait.any && ev_watch_holds(&ew, print_event, &out))
 			break;

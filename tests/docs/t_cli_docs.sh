@@ -99,13 +99,26 @@ END { if (!seen) print "no .SH COMMANDS" > (dir "/nocommands") }
 [ -e "$tmp/nocommands" ] && fail "$man has no COMMANDS section"
 [ -e "$tmp/sec.COMMON" ] || { fail "$man has no COMMON OPTIONS section"; : >"$tmp/sec.COMMON"; }
 
-# Every long option a section mentions, as \-\-name in troff, one a line.
+# Every long option a section mentions, as \-\-name in troff, one a line;
+# one written after another command's name ("init \-\-journal 0" under
+# events) is that command's, not the section's.
 mentions() {
-	awk '{
+	awk -v own="${2:-}" -v cmds="$(echo $cmds)" '{
 		line = $0
 		while (match(line, /\\-\\-[A-Za-z0-9]+((\\-|-)[A-Za-z0-9]+)*/)) {
 			tok = substr(line, RSTART, RLENGTH); gsub(/\\-/, "-", tok)
-			print tok; line = substr(line, RSTART + RLENGTH)
+			pre = substr(line, 1, RSTART - 1)
+			line = substr(line, RSTART + RLENGTH)
+			n = split(pre, w, /[ "(]+/)
+			other = 0
+			if (n >= 2 && w[n] == "") {
+				m = split(cmds, c, " ")
+				for (i = 1; i <= m; i++)
+					if (c[i] == w[n - 1] && c[i] != own)
+						other = 1
+			}
+			if (!other)
+				print tok
 		}
 	}' "$1" | sort -u
 }
@@ -156,7 +169,7 @@ done <"$tmp/ment.COMMON"
 for c in $optcmds; do
 	sec=$tmp/sec.$c
 	[ -e "$sec" ] || continue   # reported by (a)
-	mentions "$sec" >"$tmp/ment.$c"
+	mentions "$sec" "$c" >"$tmp/ment.$c"
 	optlines "$sec" >"$tmp/lines.$c"
 	while read -r o; do
 		grep -qx -- "$o" "$tmp/ment.$c" "$tmp/ment.COMMON" ||

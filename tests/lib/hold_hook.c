@@ -43,6 +43,7 @@ static const struct {
 	{ "slept_out", SMQ_HOOK_SLEPT_OUT },
 	{ "maint_locking", SMQ_HOOK_MAINT_LOCKING },
 	{ "journal_writing", SMQ_HOOK_JOURNAL_WRITING },
+	{ "journal_read", SMQ_HOOK_JOURNAL_READ },
 };
 
 static enum smq_hook hold_at;
