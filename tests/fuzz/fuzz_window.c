@@ -205,6 +205,45 @@ static void map_looks(struct smq_window *w, unsigned boards, uint64_t size)
 	}
 }
 
+/* What events --since all reads: every board's journal, from its oldest
+ * entry, as far as it goes (a few rounds of its slots at most: a reader
+ * is never made to wait).  An entry is the board's, its kind one of the
+ * page's and its sequence past the last one; a lost count never zero. */
+static void journal_reads(struct smq_window *w, unsigned boards, bool has)
+{
+	struct smq_journal_entry e;
+	struct smq_journal_cursor c;
+
+	for (unsigned b = 0; b <= boards; b++) {
+		memset(&c, 0, sizeof(c));
+		c.board = b;
+		uint64_t last = 0;
+		for (unsigned i = 0; i < 4 * SMQ_JOURNAL_DEFAULT + 8; i++) {
+			memset(&e, 0x5a, sizeof(e));
+			int got = smq_journal_next(w, &c, &e, sizeof(e));
+			if (got != 1)
+				check_code(got);
+			/* has: the superblock's word, as the handle read it
+			 * (frozen: not changed since) */
+			if (b == boards || !has)
+				REQUIRE(got != 1);
+			if (got != 1)
+				break;
+			REQUIRE(e.board == b);
+			REQUIRE((e.kind >= SMQ_JOURNAL_FORMAT &&
+				 e.kind <= SMQ_JOURNAL_UNANSWERED) ||
+				(e.kind >= SMQ_JOURNAL_LOST &&
+				 e.kind <= SMQ_JOURNAL_RESTARTED));
+			if (e.kind == SMQ_JOURNAL_LOST)
+				REQUIRE(e.a > 0);
+			if (e.kind != SMQ_JOURNAL_RESTARTED)
+				REQUIRE(e.seq > last || e.kind == SMQ_JOURNAL_LOST);
+			last = e.seq;
+			REQUIRE(c.next > 0);
+		}
+	}
+}
+
 static void dump_like(struct smq_window *w, bool frozen, bool valid)
 {
 	struct smq_window_info wi;
@@ -283,6 +322,8 @@ static void dump_like(struct smq_window *w, bool frozen, bool valid)
 		}
 	}
 	map_looks(w, g->boards, wi.window_size);
+	journal_reads(w, g->boards, !frozen ||
+		      (wi.features_incompat & SMQ_FEATURE_JOURNAL));
 	struct smq_queue_info qi;
 	struct smq_lane_info li;
 	REQUIRE(smq_queue_info(w, nq, &qi, sizeof(qi)) == -EINVAL);
@@ -614,7 +655,7 @@ static uint64_t anchor_of(const struct smq_layout *l, uint8_t anchor,
 	unsigned q = sel % l->queues, s = (sel >> 4) % l->boards;
 	unsigned slot = (sel >> 2) & (lay_entries(l, q) - 1);
 
-	switch (anchor % 14) {
+	switch (anchor % 16) {
 	case 1: return l->rx[q];
 	case 2: return lay_bottoms(l, q);
 	case 3: return lay_lane_in(l, q, s);
@@ -629,6 +670,8 @@ static uint64_t anchor_of(const struct smq_layout *l, uint8_t anchor,
 	case 12: return lay_ctl(s) + offsetof(struct smq_ctl, slot) +
 			(uint64_t)(sel % SMQ_SLOTS) * SMQ_LINE;
 	case 13: return 2 * SMQ_LINE;  /* the superblock's maintenance line */
+	case 14: return l->journal ? lay_journal(l, s) : 0;  /* its head */
+	case 15: return l->journal ? lay_journal_slot(l, s, sel) : 0;
 	default: return 0;
 	}
 }
@@ -647,7 +690,7 @@ static void mutate(struct reader *r, uint8_t *base, uint64_t size,
 		if (!take(r, &v, width))
 			return;
 		uint64_t off = anchor_of(l, anchor, sel) + rel;
-		if (anchor % 12 == 0)  /* anywhere: 24 bits of offset */
+		if (anchor % 16 == 0)  /* anywhere: 24 bits of offset */
 			off = ((uint64_t)sel << 16 | rel);
 		if (size < width)
 			return;

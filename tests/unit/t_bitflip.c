@@ -22,7 +22,11 @@
  *
  * Rounds of about 2 x 1000 messages on a fresh window, 0 to 5 flips each
  * (the rounds without flips are controls: every message arrives, in order,
- * without an error), for SMQ_BITFLIP_MS milliseconds (default 2500) and at
+ * without an error).  Flips land in the boards' journals too (head and
+ * entries), and every sixth round flips nothing else: it must go as a
+ * control does, the journal being off the message path; after each round
+ * both journals are read back, each answer an entry of a kind smq(7)
+ * names.  For SMQ_BITFLIP_MS milliseconds (default 2500) and at
  * least 20,000 messages and 20 flips (with checksums 50,000 and 50), for
  * two minutes more at most: a busy machine takes longer.  Then a
  * directed check: a lane lock flipped from free to 1 (a live process) must
@@ -111,7 +115,7 @@ static int sender(void *p)
 
 /* ---- flips ---- */
 
-enum kind { K_PAYLOAD, K_HEADER, K_CONTROL, K_OTHER, K_KINDS };
+enum kind { K_PAYLOAD, K_HEADER, K_CONTROL, K_OTHER, K_JOURNAL, K_KINDS };
 
 struct round {
 	int flips;
@@ -130,6 +134,7 @@ static struct {
 	uint64_t timeouts, msgsize, payload_delivered, torn_delivered;
 	uint64_t sequence_disturbed, stuck_rounds, oob;
 	uint64_t sender_errors, senders_killed;
+	uint64_t journal_rounds, journal_read;
 } fig;
 
 static uint64_t rng = 0xb17f11b5;
@@ -139,7 +144,7 @@ static unsigned pick(unsigned n)
 	return (unsigned)(test_rand(&rng) % n);
 }
 
-static void flip(struct smq_window *w, struct round *r)
+static void flip(struct smq_window *w, struct round *r, bool journal)
 {
 	const struct smq_layout *l = &w->lay;
 	unsigned s = pick(2);             /* the lane: its sending board */
@@ -152,7 +157,11 @@ static void flip(struct smq_window *w, struct round *r)
 	uint64_t base, len;
 	enum kind k;
 
-	if (c < 35) {           /* payload (and the slot's padding) */
+	if (journal) {          /* a journal: its head, or its entries */
+		base = lay_journal(l, s);
+		len = SMQ_LINE * (1 + l->journal);
+		k = K_JOURNAL;
+	} else if (c < 35) {    /* payload (and the slot's padding) */
 		base = lay_ring(l, 0, s) + slot * l->stride + SMQ_ENTRY_HEADER;
 		len = l->stride - SMQ_ENTRY_HEADER;
 		k = K_PAYLOAD;
@@ -176,8 +185,12 @@ static void flip(struct smq_window *w, struct round *r)
 		base = l->rx[0], len = SMQ_LINE, k = K_OTHER;
 	} else if (c < 92) {
 		base = lay_bell(l, 0), len = SMQ_LINE, k = K_OTHER;
-	} else if (c < 95) {
+	} else if (c < 94) {
 		base = lay_notice(l, s), len = SMQ_LINE, k = K_OTHER;
+	} else if (c < 96) {
+		base = lay_journal(l, s);
+		len = SMQ_LINE * (1 + l->journal);
+		k = K_JOURNAL;
 	} else {                /* superblock, board table, queue table */
 		base = 0, len = l->queue_table + 8, k = K_OTHER;
 	}
@@ -210,7 +223,33 @@ static bool untouched(const uint8_t *buf, size_t total, size_t from, size_t to)
 	return true;
 }
 
-static void round_run(const char *spec, int nflips)
+/* Both journals read from their oldest entry to their head, as events
+ * --since all reads them: whatever the flips did, every answer is an
+ * entry of the board's, of a kind the page names, or nothing now. */
+static void read_journals(struct smq_window *w)
+{
+	for (unsigned b = 0; b < 2; b++) {
+		struct smq_journal_cursor c = { .board = b };
+		struct smq_journal_entry e;
+		int got = 0;
+		for (unsigned i = 0; i < 4 * w->lay.journal + 8 &&
+		     (got = smq_journal_next(w, &c, &e, sizeof(e))) == 1; i++) {
+			CHECK(e.board == b);
+			CHECK((e.kind >= SMQ_JOURNAL_FORMAT &&
+			       e.kind <= SMQ_JOURNAL_UNANSWERED) ||
+			      (e.kind >= SMQ_JOURNAL_LOST &&
+			       e.kind <= SMQ_JOURNAL_RESTARTED));
+			fig.journal_read++;
+		}
+		CHECK(got <= 1 && (got >= 0 || got == -SMQ_ECORRUPT ||
+				   got == -ESTALE));
+	}
+}
+
+/* A round of nflips flips; journal: every flip in a journal, and the
+ * round must go as one without flips (the journal is never on the
+ * message path). */
+static void round_run(const char *spec, int nflips, bool journal)
 {
 	struct round r;
 	struct smq_window *w;
@@ -221,6 +260,8 @@ static void round_run(const char *spec, int nflips)
 	uint64_t expect[SMQ_MAX_BOARDS] = { 0 };
 	size_t total = GUARD + ESIZE + GUARD;
 	uint8_t *buf = malloc(total);
+	const char *plain = journal ? "whose flips were all in journals"
+				    : "without flips";
 
 	CHECK(buf);
 	memset(&r, 0, sizeof(r));
@@ -231,8 +272,9 @@ static void round_run(const char *spec, int nflips)
 	for (unsigned i = 0; i < NSEND; i++) {
 		args[i] = (struct sender_arg){ spec, i, i == 0 ? 1 : 0,
 					       test_rand(&rng),
-					       nflips ? SEND_TIMEOUT_MS
-						      : CONTROL_TIMEOUT_MS };
+					       nflips && !journal
+						       ? SEND_TIMEOUT_MS
+						       : CONTROL_TIMEOUT_MS };
 		pids[i] = test_fork(sender, &args[i]);
 	}
 	for (int i = 0; i < MAX_FLIPS; i++)
@@ -244,8 +286,8 @@ static void round_run(const char *spec, int nflips)
 	for (int it = 0;; it++) {
 		for (int i = 0; i < MAX_FLIPS; i++)
 			if (when[i] == it)
-				flip(w, &r);
-		if (smq_now_ns() - start > (nflips ? 1500000000ull
+				flip(w, &r, journal);
+		if (smq_now_ns() - start > (nflips && !journal ? 1500000000ull
 							   : 20000000000ull))
 			break;
 
@@ -320,9 +362,9 @@ static void round_run(const char *spec, int nflips)
 			     smq_strerror(err));
 		}
 		if (err == -SMQ_EPAYLOAD) {
-			if (!r.flips)
+			if (!r.flips || journal)
 				FAIL("receiver refused a message in a round "
-				     "without flips");
+				     "%s", plain);
 			CHECK(from < NSEND);
 			fig.refused++;
 			uint64_t ring = lay_ring(&w->lay, 0, from);
@@ -350,15 +392,15 @@ static void round_run(const char *spec, int nflips)
 		}
 		if (err == -ETIMEDOUT || err == -EAGAIN) {
 			fig.timeouts++;
-			if (senders_done || (nflips && ++timeouts_in_row >= 10))
+			if (senders_done || (nflips && !journal && ++timeouts_in_row >= 10))
 				break;
 			continue;
 		}
 		if (err == -SMQ_ECORRUPT || err == -SMQ_ESIGNATURE ||
 		    err == -ESTALE) {
-			if (!r.flips)
-				FAIL("receiver reported %s in a round without "
-				     "flips", smq_strerror(err));
+			if (!r.flips || journal)
+				FAIL("receiver reported %s in a round %s",
+				     smq_strerror(err), plain);
 			fig.reported++;
 			fig.corrupt += err == -SMQ_ECORRUPT;
 			fig.signature += err == -SMQ_ESIGNATURE;
@@ -375,7 +417,7 @@ static void round_run(const char *spec, int nflips)
 	}
 
 	/* Senders stop at their first error, within their timeout. */
-	uint64_t until = smq_now_ns() + (nflips ? 1000000000ull
+	uint64_t until = smq_now_ns() + (nflips && !journal ? 1000000000ull
 						: 2 * CONTROL_TIMEOUT_MS * 1000000ull);
 	for (unsigned i = 0; i < NSEND; i++) {
 		int status;
@@ -404,21 +446,25 @@ static void round_run(const char *spec, int nflips)
 		if (shared[i].err) {
 			fig.sender_errors++;
 			int e = shared[i].err;
-			if (!r.flips)
+			if (!r.flips || journal)
 				FAIL("sender of board %u failed in a round "
-				     "without flips: %s", args[i].board,
+				     "%s: %s", args[i].board, plain,
 				     smq_strerror(e));
 		}
 	}
-	if (!r.flips) {
-		fig.controls++;
+	if (!r.flips || journal) {
+		if (journal)
+			fig.journal_rounds++;
+		else
+			fig.controls++;
 		if (got != (uint64_t)NSEND * PER_ROUND)
-			FAIL("a round without flips received %llu of %u messages",
+			FAIL("a round %s received %llu of %u messages", plain,
 			     (unsigned long long)got, NSEND * PER_ROUND);
 		for (unsigned s = 0; s < NSEND; s++)
 			CHECK(expect[s] == PER_ROUND);
 	}
 	fig.rounds++;
+	read_journals(w);
 	OK(smq_queue_close(rx));
 	OK(smq_close(w));
 	free(buf);
@@ -483,7 +529,11 @@ static void campaign(const char *spec, uint64_t ms, uint64_t min_msgs,
 	/* the first round is a control */
 	for (int i = 0; i == 0 || smq_now_ns() < end || fig.received < min_msgs ||
 			fig.flips < min_flips; i++) {
-		round_run(spec, i == 0 ? 0 : (int)pick(MAX_FLIPS + 1));
+		/* every sixth round flips journals only */
+		bool journal = i % 6 == 5;
+		round_run(spec, i == 0 ? 0 : journal ? 1 + (int)pick(MAX_FLIPS)
+						     : (int)pick(MAX_FLIPS + 1),
+			  journal);
 		if (smq_now_ns() > end + 120000000000ull)
 			FAIL("after two minutes more, %llu messages and %llu "
 			     "flips, short of %llu and %llu",
@@ -492,19 +542,24 @@ static void campaign(const char *spec, uint64_t ms, uint64_t min_msgs,
 			     (unsigned long long)min_msgs,
 			     (unsigned long long)min_flips);
 	}
-	CHECK(fig.controls > 0 && fig.flips > 0);
+	CHECK(fig.controls > 0 && fig.flips > 0 && fig.journal_rounds > 0);
 }
 
 static void report(const char *name)
 {
 	printf("%s: %llu rounds (%llu without flips), %llu flips "
 	       "(payload %llu, entry header %llu, lane control %llu, "
-	       "other %llu)\n", name, (unsigned long long)fig.rounds,
+	       "other %llu, journal %llu)\n", name, (unsigned long long)fig.rounds,
 	       (unsigned long long)fig.controls, (unsigned long long)fig.flips,
 	       (unsigned long long)fig.kinds[K_PAYLOAD],
 	       (unsigned long long)fig.kinds[K_HEADER],
 	       (unsigned long long)fig.kinds[K_CONTROL],
-	       (unsigned long long)fig.kinds[K_OTHER]);
+	       (unsigned long long)fig.kinds[K_OTHER],
+	       (unsigned long long)fig.kinds[K_JOURNAL]);
+	printf("%s: %llu rounds flipped journals only, each delivered whole; "
+	       "%llu journal entries read back\n", name,
+	       (unsigned long long)fig.journal_rounds,
+	       (unsigned long long)fig.journal_read);
 	printf("%s: %llu messages received; corruption reported %llu "
 	       "times (ECORRUPT %llu, ESIGNATURE %llu, ESTALE %llu), %llu "
 	       "rounds ended on it; %llu messages refused (EPAYLOAD); %llu "
@@ -544,6 +599,7 @@ int main(void)
 	report("bitflip");
 	test_work("messages received", fig.received, 20000);
 	test_work("bits flipped", fig.flips, 20);
+	test_work("rounds that flipped journals only", fig.journal_rounds, 3);
 	CHECK(fig.refused == 0);
 
 	setenv("SMQ_TEST_CHECKSUM", "1", 1);
