@@ -295,10 +295,11 @@ tm send-keys -t live r
 check "live: r resets the totals" waitfor 2 'shows live ": 0 msgs,"'
 
 # the latest events: a receiver comes and goes, as smqctl events says it
+# (its opening from board 1's journal, its death seen)
 bg_start "$S" -w "file:$W" -b 1 recv -q 3 -c 1000 -T $((60 * slow)) >/dev/null
 ev_rcv=$pid
-check "live: the latest events show a receiver attached" \
-	waitfor 3 'shows live "latest events:" && shows live "queue 3: receiver attached (pid $ev_rcv"'
+check "live: the latest events show a receiver attached, from the journal" \
+	waitfor 3 'shows live "latest events:" && shows live "queue 3: board 1'"'"'s receiver opened it (pid $ev_rcv)"'
 kill -9 $ev_rcv
 wait_pid 10 $ev_rcv "the receiver of the latest events, killed"
 check "live: ...and the same receiver killed" \
