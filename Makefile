@@ -62,8 +62,8 @@ SMQCTL    := $(B)/smqctl
 VFIO_CHECK := $(B)/tests/qemu/vfio_check
 IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 
-.PHONY: all tests check check-all install clean bench demo fuzz reliability deps \
-	package-check
+.PHONY: all tests check check-all install clean bench bench-compare demo fuzz \
+	reliability deps package-check
 # `make` builds the product; `make tests` the test programs too, which
 # `make check` runs.
 all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE)
@@ -257,6 +257,15 @@ bench: $(SMQCTL)
 	[ $$rc -eq 0 ] || exit $$rc; \
 	if grep -q '^targets: .* MISSED$$' $(B)/bench.txt; then \
 		echo "make bench: a target was missed (MISSED above)" >&2; exit 1; fi
+
+# This tree's smqctl beside REF's (a commit or tag, built apart from git
+# archive), alternated ROUNDS times (default 5) on the rows of bench
+# --baseline --json: each row's medians, the spread between rounds of one
+# build, the rows that moved beyond it (tests/bench-compare.sh; about
+# half an hour).  BENCH_ARGS: options for both benches.
+bench-compare: $(SMQCTL)
+	@[ -n "$(REF)" ] || { echo "make bench-compare: name the build to compare with: REF=<commit or tag>" >&2; exit 2; }
+	sh tests/bench-compare.sh "$(REF)" $(SMQCTL)
 
 # The long forms of the reliability campaigns (make check runs short ones,
 # bounded by time): the crash campaign with 200 kills of each side, init
