@@ -62,8 +62,8 @@ SMQCTL    := $(B)/smqctl
 VFIO_CHECK := $(B)/tests/qemu/vfio_check
 IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 
-.PHONY: all tests check check-all install clean bench demo fuzz reliability deps \
-	package-check
+.PHONY: all tests check check-all install clean bench bench-compare demo fuzz \
+	reliability deps package-check
 # `make` builds the product; `make tests` the test programs too, which
 # `make check` runs.
 all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE)
@@ -122,7 +122,7 @@ $(B)/libsmq-count.a: $(COUNT_OBJ)
 COUNT_TESTS := $(B)/tests/t_split $(B)/tests/t_stall $(B)/tests/t_maint_kill \
 	$(B)/tests/t_wake $(B)/tests/t_lines $(B)/tests/t_burst_crash \
 	$(B)/tests/t_scratch $(B)/tests/t_room $(B)/tests/t_sync $(B)/tests/t_journal \
-	$(B)/tests/t_ivshmem_late
+	$(B)/tests/t_ivshmem_late $(B)/tests/t_syscalls
 $(COUNT_TESTS): $(B)/tests/%: tests/unit/%.c tests/lib/testlib.c $(TEST_HDRS) $(B)/libsmq-count.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests/lib $(ALL_CFLAGS) -o $@ $< tests/lib/testlib.c \
@@ -248,9 +248,24 @@ deps:
 
 # Speed, never in timed tests: smq beside baselines measured in the same
 # run, as ratios (smqctl bench --baseline); UCX too when ucx_perftest
-# (ucx-utils, in DEPS) is installed.
+# (ucx-utils, in DEPS) is installed.  smqctl exits 0 whether its targets
+# hold or not (it measured); make bench fails when one was missed, after
+# the table and its last lines (MISSED ...), so that no one reads a missed
+# target as a passing bench.
 bench: $(SMQCTL)
-	$(SMQCTL) bench --baseline
+	@$(SMQCTL) bench --baseline >$(B)/bench.txt; rc=$$?; cat $(B)/bench.txt; \
+	[ $$rc -eq 0 ] || exit $$rc; \
+	if grep -q '^targets: .* MISSED$$' $(B)/bench.txt; then \
+		echo "make bench: a target was missed (MISSED above)" >&2; exit 1; fi
+
+# This tree's smqctl beside REF's (a commit or tag, built apart from git
+# archive), alternated ROUNDS times (default 5) on the rows of bench
+# --baseline --json: each row's medians, the spread between rounds of one
+# build, the rows that moved beyond it (tests/bench-compare.sh; about
+# half an hour).  BENCH_ARGS: options for both benches.
+bench-compare: $(SMQCTL)
+	@[ -n "$(REF)" ] || { echo "make bench-compare: name the build to compare with: REF=<commit or tag>" >&2; exit 2; }
+	sh tests/bench-compare.sh "$(REF)" $(SMQCTL)
 
 # The long forms of the reliability campaigns (make check runs short ones,
 # bounded by time): the crash campaign with 200 kills of each side, init

@@ -398,9 +398,47 @@ void rows_csv(const struct row *r, int n)
 	}
 }
 
+/* A row's ratio to two decimals, rounded toward missing the target, so
+ * that a ratio of 0.7996 shows 0.79x beside its MISSED, not 0.80x. */
+static double shown_ratio(const struct row *r)
+{
+	double ratio = row_ratio(r);
+
+	return r->lower_better ? ceil(ratio * 100) / 100
+			       : floor(ratio * 100) / 100;
+}
+
+/* The last lines: how many targets held, and each one missed again, so
+ * that a missed target is read where the output ends, not found in a
+ * column of the table. */
+static void targets_text(const struct row *r, int n)
+{
+	int judged = 0, missed = 0;
+
+	for (int i = 0; i < n; i++) {
+		int holds = row_holds(&r[i]);
+		judged += holds >= 0;
+		missed += holds == 0;
+	}
+	if (!judged) {
+		printf("targets: none judged\n");
+		return;
+	}
+	if (!missed) {
+		printf("targets: all %d held\n", judged);
+		return;
+	}
+	printf("targets: %d of %d MISSED\n", missed, judged);
+	for (int i = 0; i < n; i++)
+		if (row_holds(&r[i]) == 0)
+			printf("MISSED %s against %s: %.2fx, target %s%.2gx\n",
+			       r[i].what, r[i].base_name, shown_ratio(&r[i]),
+			       r[i].lower_better ? "<=" : ">=", r[i].target);
+}
+
 void rows_text(const struct row *r, int n)
 {
-	printf("\n%-36s %12s  %-24s %12s %8s %8s %5s\n", "MEASURE", "SMQ",
+	printf("\n%-36s %12s  %-24s %12s %8s %8s %6s\n", "MEASURE", "SMQ",
 	       "BASELINE", "VALUE", "RATIO", "TARGET", "HOLDS");
 	for (int i = 0; i < n; i++) {
 		int holds = row_holds(&r[i]);
@@ -408,20 +446,16 @@ void rows_text(const struct row *r, int n)
 		if (!isnan(r[i].target))
 			snprintf(target, sizeof(target), "%s%.2gx",
 				 r[i].lower_better ? "<=" : ">=", r[i].target);
-		/* rounded toward missing the target, so that a ratio of
-		 * 0.7996 shows 0.79x beside its NO, not 0.80x */
-		double ratio = row_ratio(&r[i]);
-		ratio = r[i].lower_better ? ceil(ratio * 100) / 100
-					  : floor(ratio * 100) / 100;
+		double ratio = shown_ratio(&r[i]);
 		if (r[i].absent) {
-			printf("%-36s %12.2f  %-24s %12s %8s %8s %5s\n",
+			printf("%-36s %12.2f  %-24s %12s %8s %8s %6s\n",
 			       r[i].what, r[i].smq, r[i].base_name, "absent",
 			       "-", target, "-");
 			continue;
 		}
-		printf("%-36s %12.2f  %-24s %12.2f %7.2fx %8s %5s\n", r[i].what,
+		printf("%-36s %12.2f  %-24s %12.2f %7.2fx %8s %6s\n", r[i].what,
 		       r[i].smq, r[i].base_name, r[i].base, ratio, target,
-		       holds < 0 ? "-" : holds ? "yes" : "NO");
+		       holds < 0 ? "-" : holds ? "yes" : "MISSED");
 	}
 	printf("latencies are median half round trips in ns; rates in "
 	       "messages/s per direction or MB/s; ns/msg is the time a "
@@ -432,4 +466,5 @@ void rows_text(const struct row *r, int n)
 	       "measured right after, and is judged from %d runs; rows "
 	       "without a target are for information; an absent baseline "
 	       "says why above the table\n", PAIRS_JUDGED);
+	targets_text(r, n);
 }

@@ -112,6 +112,8 @@ struct smq_queue {
 				   ring is re-read only when this says full */
 	uint64_t epoch;         /* the queue's signature key */
 	uint64_t rung_epoch;    /* last receiver sleep we rang for */
+	uint64_t sleeper_alive; /* the last sleeper of our host found alive:
+				   rung without looking again */
 	uint64_t lock_tag;      /* this thread, for the lane lock */
 	uint32_t ring_kinds;    /* what we can ring */
 	/* a loan (smq_loan) is a call in flight: from the loan to its submit

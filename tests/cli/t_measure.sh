@@ -390,6 +390,27 @@ PY
 		   [ "$(grep -c '  UCX tag_bw  *absent  ' "$T/noucx.txt")" = 6 ]; then
 			ok "bench --baseline without ucx_perftest: its 6 rows absent, and why"
 		else failed "bench --baseline without ucx_perftest"; cat "$T/noucx.txt" "$T/err" | sed 's/^/    /'; fi
+		# the text ends with the targets: all held, or how many were
+		# missed and each row MISSED in the table again
+		some=$((some + 1))
+		if python3 - "$T/noucx.txt" 2>"$T/err" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = [l for l in lines if re.search(r" (yes|MISSED)$", l) and
+        not l.startswith(("MISSED ", "targets: "))]
+held = [l for l in rows if l.endswith(" yes")]
+missed = [l for l in rows if l.endswith(" MISSED")]
+if not missed:
+    assert lines[-1] == "targets: all %d held" % len(held), lines[-1]
+else:
+    tail = lines[-len(missed) - 1:]
+    assert tail[0] == "targets: %d of %d MISSED" % (len(missed), len(rows)), tail[0]
+    for row, l in zip(missed, tail[1:]):
+        m = re.match(r"MISSED (.*) against (.*): [0-9.]+x, target [<>]=[0-9.]+x$", l)
+        assert m and row.startswith(m.group(1) + " ") and " %s " % m.group(2) in row, (row, l)
+PY
+		then ok "bench --baseline (text): the targets said last, each one missed named again"
+		else failed "bench --baseline: the targets' last lines"; cat "$T/noucx.txt" "$T/err" | sed 's/^/    /'; fi
 	fi
 else
 	note "one CPU: bench --baseline not tried"
