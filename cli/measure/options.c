@@ -46,6 +46,11 @@ static const struct argp_option session_options[] = {
 	  "The sender makes every byte of each message and the receiver "
 	  "checks every byte, the work of an application (default: the size "
 	  "and a sequence number in the first 8 bytes)", 0 },
+	{ "timeout", 'T', "TIME", 0,
+	  "Wait up to TIME for the peer: to answer at the start, and for each "
+	  "message and each room while the sizes run (default 10s, with "
+	  "--peer 60s; inf: forever).  A peer silent longer ends the run, "
+	  "naming it", 0 },
 	{ "csv", OPT_CSV, NULL, 0, "Print comma-separated values", 0 },
 	{ "force", OPT_FORCE, NULL, 0,
 	  "Run even where the measurement would be misleading (both sides "
@@ -129,6 +134,12 @@ static error_t session_parse(int key, char *arg, struct argp_state *st)
 	case OPT_QUEUE_PAIR:
 		two_ints(st, "--queue-pair", arg, o->queues, 0,
 			 SMQ_MAX_QUEUES - 1);
+		break;
+	case 'T':
+		o->timeout_ms = arg_duration(st, "--timeout", arg);
+		if (!o->timeout_ms)
+			argp_error(st, "--timeout needs a time greater than 0, "
+				   "or inf, not '%s'", arg);
 		break;
 	case OPT_CSV:
 		o->csv = true;

@@ -136,7 +136,7 @@ int pingpong_size(struct session *s, size_t size, uint64_t count,
 		err = session_report(s, &rep);
 	if (err) {
 		free(pr.samples);
-		return window_error(s->ctx, "pingpong", err);
+		return session_error(s, "pingpong", err);
 	}
 	if (pr.errors || rep.errors) {
 		free(pr.samples);
@@ -240,7 +240,7 @@ int stream_size(struct session *s, size_t size, uint64_t count,
 		err = session_round(s, OP_STREAM, size, count, 0, h);
 	if (err) {
 		way_bufs_put(&b);
-		return window_error(s->ctx, "bench", err);
+		return session_error(s, "bench", err);
 	}
 	cpu_window_start(&win);
 	uint64_t start = now_ns();
@@ -253,7 +253,7 @@ int stream_size(struct session *s, size_t size, uint64_t count,
 		err = session_report(s, &rep);
 	uint64_t stop = now_ns();
 	if (err)
-		return window_error(s->ctx, "bench", err);
+		return session_error(s, "bench", err);
 	if (warm_wrong)
 		return say_error("bench of %zu bytes: %" PRIu64 " messages of the "
 			     "untimed lap came wrong", size, warm_wrong);

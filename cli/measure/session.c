@@ -5,12 +5,21 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "session.h"
 
-#define CTL_TIMEOUT_MS 10000
+#define CTL_TIMEOUT_MS 10000   /* both halves here: the peer is a fork */
+#define PEER_TIMEOUT_MS 60000  /* --peer: the other half is started by hand */
+
+/* A deadline timeout_ms from now; forever (UINT64_MAX) when negative. */
+static uint64_t deadline(int timeout_ms)
+{
+	return timeout_ms < 0 ? UINT64_MAX
+			      : now_ns() + (uint64_t)timeout_ms * 1000000ull;
+}
 
 /* ---- messages ---- */
 
@@ -26,13 +35,14 @@ static int send_msg(struct session *s, uint32_t op, uint64_t size,
 static int wait_msg(struct session *s, uint32_t op, struct session_msg *m,
 		    int timeout_ms)
 {
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t end = deadline(timeout_ms);
 
 	for (;;) {
 		size_t len;
 		int64_t left = (int64_t)(end - now_ns()) / 1000000;
 		int err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
-				      &len, NULL, left > 0 ? (int)left : 0);
+				      &len, NULL, timeout_ms < 0 ? SMQ_WAIT_FOREVER
+				      : left > 0 ? (int)left : 0);
 		if (err == -EAGAIN)
 			err = -ETIMEDOUT;
 		if (err)
@@ -56,7 +66,7 @@ int session_round(struct session *s, uint32_t op, uint64_t size,
 	m.how.burst = h->burst;
 	if ((err = smq_send(s->tx, &m, sizeof(m), s->timeout_ms)))
 		return err;
-	return wait_msg(s, OP_READY, &m, CTL_TIMEOUT_MS);
+	return wait_msg(s, OP_READY, &m, s->timeout_ms);
 }
 
 int session_stop(struct session *s)
@@ -66,7 +76,21 @@ int session_stop(struct session *s)
 
 int session_report(struct session *s, struct session_msg *r)
 {
-	return wait_msg(s, OP_REPORT, r, CTL_TIMEOUT_MS * 3);
+	/* the peer reports once it has taken what was sent: a lap of its
+	 * ring at most, within the time it may take for each message */
+	return wait_msg(s, OP_REPORT, r, s->timeout_ms);
+}
+
+int session_error(const struct session *s, const char *what, int err)
+{
+	if (err != -ETIMEDOUT)
+		return window_error(s->ctx, what, err);
+	fprintf(stderr, "smqctl: %s: board %u did not answer within ", what,
+		s->peer);
+	print_duration(stderr, s->timeout_ms);
+	fprintf(stderr, " (queues %u and %u; -T waits longer)\n", s->q_peer,
+		s->q_self);
+	return 1;
 }
 
 /* ---- the peer: echo or drain until told to quit ---- */
@@ -131,7 +155,8 @@ static int serve(struct session *s, pid_t parent)
 			/* a forked peer outlives no parent; a real one gives up
 			 * after its timeout */
 			if ((parent && getppid() != parent) ||
-			    (!parent && ++waited * 1000 >= s->timeout_ms))
+			    (!parent && s->timeout_ms >= 0 &&
+			     ++waited * 1000 >= s->timeout_ms))
 				return -ETIMEDOUT;
 			continue;
 		}
@@ -309,7 +334,7 @@ static uint64_t new_id(void)
 static int hello(struct session *s, int timeout_ms, bool say)
 {
 	uint64_t start = now_ns();
-	uint64_t end = start + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t end = deadline(timeout_ms);
 	struct session_msg m;
 	bool said = false;
 	int wait_ms = 10;
@@ -448,8 +473,9 @@ static int session_peer_half(struct ctx *ctx, const struct session_opts *o,
 
 	if ((rc = pin_error(o->cpu[0], "this board")))
 		return rc;
+	int timeout_ms = o->timeout_ms ? o->timeout_ms : PEER_TIMEOUT_MS;
 	if (session_open(&s, ctx, p->self, p->peer, p->q_self, p->q_peer,
-			 o->mode, 60000, o->drain))
+			 o->mode, timeout_ms, o->drain))
 		return 1;
 	if (p->self > p->peer) {
 		/* the driving board prints how its receiver is woken
@@ -460,18 +486,26 @@ static int session_peer_half(struct ctx *ctx, const struct session_opts *o,
 				p->self, p->peer, p->q_self, p->q_peer,
 				s.notify);
 		int err = serve(&s, 0);
+		if (err == -ETIMEDOUT) {
+			/* no driver came, or it went: the serving half's
+			 * wait ended, not the driver */
+			fprintf(stderr, "smqctl: board %u sent nothing for ",
+				p->peer);
+			print_duration(stderr, timeout_ms);
+			fprintf(stderr, ": stopped serving\n");
+			session_close(&s);
+			return 1;
+		}
 		session_close(&s);
 		return err ? window_error(ctx, "peer", err) : 0;
 	}
 	s.id = new_id();
-	int err = hello(&s, 60000, true);
+	int err = hello(&s, timeout_ms, true);
 	if (err) {
+		rc = err == -EINTR ? say_error("interrupted")
+		     : session_error(&s, "starting", err);
 		session_close(&s);
-		return err == -EINTR ? say_error("interrupted")
-		       : err == -ETIMEDOUT
-			? say_error("board %u did not answer within 60 s",
-				    p->peer)
-			: window_error(ctx, "hello", err);
+		return rc;
 	}
 	rc = run_rounds(&s, arg);
 	send_msg(&s, OP_QUIT, 0, 0, 0, 0, 0);
@@ -484,11 +518,17 @@ static void session_child(struct ctx *ctx, const struct session_opts *o,
 			  const struct pairing *p, uint64_t id, pid_t parent)
 {
 	signal(SIGINT, SIG_IGN);
+	/* a driver killed outright (SIGKILL) tells nobody: the kernel tells
+	 * its child, at once, rather than the child's next wait ending */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(1);
 	if (pin_error(o->cpu[1], "the peer board"))
 		_exit(1);
 	struct session ps;
 	if (session_open(&ps, ctx, p->peer, p->self, p->q_peer, p->q_self,
-			 o->mode, CTL_TIMEOUT_MS, o->drain))
+			 o->mode, o->timeout_ms ? o->timeout_ms : CTL_TIMEOUT_MS,
+			 o->drain))
 		_exit(1);
 	ps.id = id;
 	int err = serve(&ps, parent);
@@ -516,22 +556,25 @@ static int session_both_halves(struct ctx *ctx, const struct session_opts *o,
 	rc = 1;
 	if (!pin_error(o->cpu[0], "this board") &&
 	    !session_open(&s, ctx, p->self, p->peer, p->q_self, p->q_peer,
-			  o->mode, CTL_TIMEOUT_MS, o->drain)) {
+			  o->mode, o->timeout_ms ? o->timeout_ms : CTL_TIMEOUT_MS,
+			  o->drain)) {
 		s.id = id;
-		int err = hello(&s, CTL_TIMEOUT_MS, false);
+		int err = hello(&s, s.timeout_ms, false);
 		if (err == -EINTR)
 			rc = say_error("interrupted");
 		else if (err)
-			rc = window_error(ctx, "starting the peer", err);
+			rc = session_error(&s, "starting the peer", err);
 		else
 			rc = run_rounds(&s, arg);
 		send_msg(&s, OP_QUIT, 0, 0, 0, 0, 0);
 		session_close(&s);
 	}
 	/* the peer leaves at once on OP_QUIT; wait up to 5 s, in short naps
-	 * (bench --baseline runs seven sessions) */
+	 * (bench --baseline runs seven sessions); after a failure, a second:
+	 * a peer that did not answer will not answer now */
 	int status;
-	for (int i = 0; i < 1000 && waitpid(pid, &status, WNOHANG) == 0; i++)
+	for (int i = 0; i < (rc ? 200 : 1000) &&
+			waitpid(pid, &status, WNOHANG) == 0; i++)
 		usleep(5000);
 	if (waitpid(pid, &status, WNOHANG) == 0) {
 		kill(pid, SIGKILL);

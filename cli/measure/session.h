@@ -93,6 +93,8 @@ struct session_opts {
 				   on application queues */
 	bool drain;             /* drop leftovers in our diagnostic queue */
 	bool cpu_checked;       /* session_cpu_check was done already */
+	int timeout_ms;         /* -T: for the peer's answers; 0: the
+				   default (10 s, with --peer 60 s) */
 	struct how how;         /* --zero-copy, --burst, --verify */
 	const size_t *sizes;    /* the command's sizes, checked against the */
 	int nsizes;             /* window before the first round */
@@ -139,6 +141,10 @@ error_t measure_cmd_parse(int key, char *arg, struct argp_state *st,
  * the initiator.  Returns the exit status. */
 int session_main(struct ctx *ctx, struct session_opts *o,
 		 int (*run_rounds)(struct session *s, void *arg), void *arg);
+
+/* After an error of a session's call: the peer named when it did not
+ * answer in time, the window's words otherwise.  Returns 1. */
+int session_error(const struct session *s, const char *what, int err);
 
 /* Initiator side */
 int session_round(struct session *s, uint32_t op, uint64_t size,
