@@ -24,8 +24,11 @@ static uint64_t new_id(void)
 }
 
 /* Which boards this host runs an agent for: those of this host, or of
- * a transport that is one host's (shm, file, split), unless one waits
- * there already (--peer); -1 with why when a board cannot take part. */
+ * a transport that is one host's (shm, split), unless one waits there
+ * already (--peer); -1 with why when a board cannot take part.  A file
+ * may be memory other hosts share (file@OFFSET: on CXL's backing file):
+ * a board of it that ran on another host answers from there; one that
+ * never ran anywhere is taken to be this host's. */
 static int plan(struct cross *x, char *why, size_t n)
 {
 	struct smq_window *w;
@@ -39,8 +42,8 @@ static int plan(struct cross *x, char *why, size_t n)
 	smq_window_info(w, &wi, sizeof(wi));
 	x->boards = wi.geometry.boards;
 	bool one_host = !strcmp(wi.transport, "shm") ||
-			!strcmp(wi.transport, "file") ||
 			!strcmp(wi.transport, "split");
+	bool file = !strcmp(wi.transport, "file");
 	for (unsigned b = 0; b < x->boards; b++) {
 		struct smq_board_info bi;
 		struct smq_queue_info qi;
@@ -49,7 +52,8 @@ static int plan(struct cross *x, char *why, size_t n)
 		smq_board_info(w, b, &bi, sizeof(bi));
 		smq_queue_info(w, wi.geometry.queues + b, &qi, sizeof(qi));
 		bool waiting = qi.receiver_pid && qi.receiver_alive != 0;
-		x->local[b] = !waiting && (one_host || bi.same_host);
+		x->local[b] = !waiting && (one_host || bi.same_host ||
+					   (file && !bi.boot));
 	}
 	smq_close(w);
 	return 0;

@@ -97,7 +97,7 @@ struct known {
 	uint64_t off, want;
 	const char *what;
 };
-#define MAX_KNOWN (2 + 4 + SMQ_GUARD_WORDS)
+#define MAX_KNOWN (3 + 4 + SMQ_GUARD_WORDS)
 
 static int known_of(const struct smq_window *w, unsigned b,
 		    struct known k[MAX_KNOWN])
@@ -112,6 +112,11 @@ static int known_of(const struct smq_window *w, unsigned b,
 	k[n++] = (struct known){ lay_ctl(b) + offsetof(struct smq_notice, check),
 				 smq_notice_check(w->generation, b),
 				 "its notice's check" };
+	if (l->features & SMQ_FEATURE_JOURNAL)
+		k[n++] = (struct known){ lay_journal(l, b) +
+					 offsetof(struct smq_journal_head, board),
+					 b | (uint64_t)l->journal << 32,
+					 "its journal's board and size" };
 	if (!(l->compat & SMQ_FEATURE_SCRATCH))
 		return n;
 	uint64_t h = lay_scratch_head(l, b);
