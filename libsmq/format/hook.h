@@ -66,6 +66,11 @@ enum smq_hook {
 	SMQ_HOOK_COUNTED,               /* a send or burst: its signatures
 					   and counts stored, its top not
 					   yet; lock held, mark up */
+	SMQ_HOOK_ANNOUNCER,             /* board 0's sync judging a board
+					   announced and not ready: its
+					   announcer's tag and the board's
+					   state read, the process not yet
+					   looked up; mark up */
 };
 #include <stdint.h>
 /* A fault of the view smqctl check tests (scratch.c): where the reads or
