@@ -18,7 +18,10 @@
  * c. A lane in use is never damage: while a board streams bursts to a
  *    receiver taking bursts, other processes open the queue as senders
  *    of the same lane and of another, and as receivers (-EBUSY), for a
- *    while: never refused as damaged. */
+ *    while: never refused as damaged.
+ * d. Nor is a lane whose sender publishes between an open's reads: held
+ *    at its look (SMQ_HOOK_OPEN_LOOK), all but its second read of
+ *    lane_in.top made, the open opens, as receiver and as sender. */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -26,6 +29,10 @@
 #include <sys/wait.h>
 #include "testint.h"
 #include "testlib.h"
+
+#ifndef SMQ_COUNT_FAR
+#error "t_open_check needs the test build's hooks (SMQ_COUNT_FAR)"
+#endif
 
 #define BOARDS 3
 #define ENTRIES 8
@@ -275,6 +282,55 @@ static void half_done(void)
 	CHECK(peek64(at_top()) == top);         /* the sender's open */
 }
 
+/* ---- d. the lane moves between an open's reads ---- */
+
+static struct smq_queue *mover;
+static int looks;
+
+/* At the open's look, all but its second read of lane_in.top made: the
+ * lane's sender publishes more. */
+static void send_at_look(enum smq_hook where)
+{
+	if (where != SMQ_HOOK_OPEN_LOOK || looks++)
+		return;
+	for (int i = 0; i < ENTRIES / 2; i++)
+		OK(smq_send(mover, "moving", 6, 0));
+}
+
+static void moving(void)
+{
+	struct smq_queue *rx;
+	char buf[ESIZE];
+	size_t len;
+
+	OK(smq_queue_open(w[1], Q, SMQ_RECEIVER, 0, &rx));
+	while (!smq_receive(rx, buf, sizeof(buf), &len, NULL, 0))
+		;
+	OK(smq_queue_close(rx));
+	OK(smq_queue_open(w[S], Q, SMQ_SENDER, 0, &mover));
+	for (unsigned b = 1; b < BOARDS; b++) {
+		enum smq_role role = b == 1 ? SMQ_RECEIVER : SMQ_SENDER;
+		struct smq_queue *q;
+		unsigned opener = b == 1 ? 1 : S;
+		looks = 0;
+		smq_test_hook = send_at_look;
+		int err = smq_queue_open(w[opener], Q, role, 0, &q);
+		smq_test_hook = NULL;
+		if (err)
+			FAIL("board %u's open as %s, its lane moving between "
+			     "its reads: %s", opener, role == SMQ_SENDER ?
+			     "sender" : "receiver", smq_strerror(err));
+		CHECK(looks >= 1);   /* the first, at board 0's lane */
+		OK(smq_queue_close(q));
+		OK(smq_queue_open(w[1], Q, SMQ_RECEIVER, 0, &rx));
+		while (!smq_receive(rx, buf, sizeof(buf), &len, NULL, 0))
+			;
+		OK(smq_queue_close(rx));
+	}
+	OK(smq_queue_close(mover));
+	OK(smq_validate(w[0], NULL, 0));
+}
+
 /* ---- c. a lane in use ---- */
 
 static int streamer(void *arg)
@@ -371,6 +427,9 @@ int main(void)
 	half_done();
 	printf("b. what a dead receiver or sender left half done opened, "
 	       "and was finished\n");
+	moving();
+	printf("d. a lane whose sender published between an open's reads "
+	       "opened, as receiver and as sender\n");
 	in_use();
 	for (unsigned b = 0; b < BOARDS; b++)
 		OK(smq_close(w[b]));
