@@ -17,10 +17,17 @@
  *  e. validation bounds a handle slot's queue: a slot of this generation
  *     naming a queue past the last is damage (handle.queue), refused by
  *     validation and by an attach; the last queue, or a stale slot's
- *     queue of an older layout, is not. */
+ *     queue of an older layout, is not;
+ *  f. a burst a sender signed before it died, short of its top, is
+ *     recovered whole by a send of the board that takes the dead
+ *     sender's lock over and finds the ring full then: top stored on both
+ *     sides (the receiver's too, though that send publishes nothing), the
+ *     messages counted and queued. */
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include "testint.h"
 #include "testlib.h"
 
@@ -326,6 +333,79 @@ static void burst_signed(const char *spec, bool checksum)
 	OK(smq_close(w0));
 }
 
+/* ---- f. what a dead sender left, recovered whole at the next open ---- */
+
+static const char *dying_spec;
+
+static void die_signed(enum smq_hook where)
+{
+	if (where == SMQ_HOOK_SIGNED)
+		raise(SIGKILL);
+}
+
+/* Board 1 sends a burst of 3 and is killed once they are signed, before
+ * it stores top. */
+static int dying_sender(void *arg)
+{
+	struct smq_window *w;
+	struct smq_queue *tx;
+	struct iovec m[3] = { { "d0", 2 }, { "d1", 2 }, { "d2", 2 } };
+
+	(void)arg;
+	OK(smq_open(dying_spec, 1, 0, &w));
+	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
+	smq_test_hook = die_signed;
+	smq_send_burst(tx, m, 3, 0);
+	return 1;  /* not reached */
+}
+
+static void recovered_whole(const char *spec)
+{
+	struct smq_window *w0, *w1;
+	struct smq_queue *tx, *rx;
+	struct smq_queue_info qi;
+	char buf[16];
+	size_t n;
+	int st;
+
+	dying_spec = spec;
+	w0 = fresh(spec, 1, false, &w1);
+	/* a sender of the board opened first: its open recovers nothing */
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	for (unsigned i = 0; i < ENTRIES - 3; i++)
+		OK(smq_send(tx, "f", 1, 0));
+	pid_t pid = test_fork(dying_sender, NULL);
+	CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st));
+	CHECK(lane(w0, 0).top == ENTRIES - 3);
+	/* its send takes the lock over from the dead holder and recovers
+	 * the burst, which fills the ring: nothing more is sent */
+	EXPECT(smq_send(tx, "g", 1, 0), -EAGAIN);
+	struct smq_lane_info li = lane(w0, 0);
+	OK(smq_queue_info(w0, 0, &qi, sizeof(qi)));
+	if (li.top != ENTRIES || li.messages != ENTRIES || qi.queued != ENTRIES)
+		FAIL("a burst of 3 signed by a sender that died before its top, "
+		     "recovered by a send that took its lock over: the "
+		     "receiver's top %llu, %llu messages counted, %llu queued; "
+		     "expected %d each", (unsigned long long)li.top,
+		     (unsigned long long)li.messages,
+		     (unsigned long long)qi.queued, ENTRIES);
+	OK(smq_validate(w0, NULL, 0));
+	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
+	for (unsigned i = 0; i < ENTRIES; i++) {
+		OK(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0));
+		if (i < ENTRIES - 3)
+			CHECK(n == 1 && buf[0] == 'f');
+		else
+			CHECK(n == 2 && buf[0] == 'd' &&
+			      buf[1] == '0' + (int)(i - (ENTRIES - 3)));
+	}
+	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
+	OK(smq_queue_close(rx));
+	OK(smq_queue_close(tx));
+	OK(smq_close(w1));
+	OK(smq_close(w0));
+}
+
 /* ---- e. a handle slot's queue ---- */
 
 /* A stray write: a word of the window's file, through a mapping of its
@@ -410,5 +490,8 @@ int main(void)
 	       "and without\n");
 	handle_queue(spec);
 	printf("e. a handle slot naming a queue past the last is damage\n");
+	recovered_whole(spec);
+	printf("f. a dead sender's signed burst, recovered by a send taking "
+	       "its lock over, its top stored on both sides\n");
 	return 0;
 }
