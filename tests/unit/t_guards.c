@@ -22,7 +22,11 @@
  *     recovered whole by a send of the board that takes the dead
  *     sender's lock over and finds the ring full then: top stored on both
  *     sides (the receiver's too, though that send publishes nothing), the
- *     messages counted and queued. */
+ *     messages counted and queued;
+ *  g. the sending boards of a queue take turns: one message of each in
+ *     turn, each board's in its order; a receiver opened anew goes on
+ *     from the turn the queue keeps; a burst takes the run of the lane
+ *     whose turn it is, and passes the turn on. */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -406,6 +410,83 @@ static void recovered_whole(const char *spec)
 	OK(smq_close(w0));
 }
 
+/* ---- g. the sending boards' turns ---- */
+
+/* Receives one message: from which board, and its text (board, number). */
+static unsigned take_from(struct smq_queue *rx, unsigned *num)
+{
+	char buf[16];
+	size_t n;
+	unsigned from = 99;
+
+	OK(smq_receive(rx, buf, sizeof(buf), &n, &from, 0));
+	CHECK(n == 2 && buf[0] == (char)('a' + from));
+	*num = (unsigned)(buf[1] - '0');
+	return from;
+}
+
+static void turns(const char *spec)
+{
+	struct smq_window *w[3];
+	struct smq_queue *tx[3], *rx;
+	static const uint16_t recv0[1];
+	struct smq_shape sh = { { 3, 1, ENTRIES, ESIZE, recv0 }, NULL, 0,
+				NULL, 0 };
+	unsigned num, next[3] = { 0, 0, 0 };
+
+	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE,
+		    &w[0]));
+	OK(smq_init_shape(w[0], &sh, sizeof(sh)));
+	for (unsigned b = 1; b < 3; b++)
+		OK(smq_open(spec, b, 0, &w[b]));
+	for (unsigned b = 0; b < 3; b++) {
+		OK(smq_queue_open(w[b], 0, SMQ_SENDER, 0, &tx[b]));
+		for (unsigned i = 0; i < 6; i++) {
+			char m[2] = { (char)('a' + b), (char)('0' + i) };
+			OK(smq_send(tx[b], m, 2, 0));
+		}
+	}
+	/* one message of each board in turn, each board's in its order */
+	OK(smq_queue_open(w[0], 0, SMQ_RECEIVER, 0, &rx));
+	for (unsigned i = 0; i < 4; i++) {
+		unsigned from = take_from(rx, &num);
+		if (from != i % 3 || num != next[from])
+			FAIL("message %u of the queue came from board %u (its "
+			     "number %u): the turn was board %u's", i, from, num,
+			     i % 3);
+		next[from]++;
+	}
+	/* a receiver opened anew goes on from the turn its queue keeps */
+	OK(smq_queue_close(rx));
+	OK(smq_queue_open(w[0], 0, SMQ_RECEIVER, 0, &rx));
+	unsigned from = take_from(rx, &num);
+	if (from != 1 || num != next[1])
+		FAIL("a receiver opened anew took board %u's message first: the "
+		     "turn kept in the queue was board 1's", from);
+	next[1]++;
+	/* a burst takes the run of the lane whose turn it is, then passes
+	 * the turn */
+	static char space[8][16];
+	struct iovec bufs[8];
+	size_t lens[8];
+	unsigned senders[8];
+	for (unsigned k = 0; k < 8; k++)
+		bufs[k] = (struct iovec){ space[k], 16 };
+	int got = smq_receive_burst(rx, bufs, 8, 0, lens, senders);
+	if (got != 5 || senders[0] != 2)
+		FAIL("a burst with board 2's turn took %d messages, the first "
+		     "from board %u: expected board 2's 5", got, senders[0]);
+	from = take_from(rx, &num);
+	if (from != 0 || num != next[0])
+		FAIL("after board 2's burst, board %u's message came: the turn "
+		     "was board 0's", from);
+	OK(smq_queue_close(rx));
+	for (unsigned b = 0; b < 3; b++) {
+		OK(smq_queue_close(tx[b]));
+		OK(smq_close(w[b]));
+	}
+}
+
 /* ---- e. a handle slot's queue ---- */
 
 /* A stray write: a word of the window's file, through a mapping of its
@@ -493,5 +574,8 @@ int main(void)
 	recovered_whole(spec);
 	printf("f. a dead sender's signed burst, recovered by a send taking "
 	       "its lock over, its top stored on both sides\n");
+	turns(spec);
+	printf("g. the sending boards of a queue took turns, the turn kept "
+	       "across receivers and passed on after a burst\n");
 	return 0;
 }
