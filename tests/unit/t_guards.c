@@ -4,7 +4,8 @@
  *     receiver arms (SMQ_HOOK_ARM) is found by that look, so the receiver
  *     never sleeps (its queue counts no sleep); the same for a group whose
  *     last member gets the message, where the look must cover every
- *     member;
+ *     member; and a take just before a sender waiting for room arms
+ *     (SMQ_HOOK_ARM_ROOM): the sender never sleeps (SMQ_HOOK_SLEEP);
  *  b. a group send retried with what *pending left sends to the members
  *     still pending alone, never again to one that took it; a retry with
  *     nothing pending sends nothing;
@@ -98,6 +99,23 @@ static void send_at_arm(enum smq_hook where)
 
 #define ROUNDS 10
 
+static struct smq_queue *room_rx;
+static int sleeps_at_room;
+
+/* A sender about to arm its wait for room: the receiver takes one (it
+ * sees no request, and rings nothing); counts the sleeps that follow. */
+static void take_at_arm_room(enum smq_hook where)
+{
+	char buf[16];
+	size_t n;
+
+	if (where == SMQ_HOOK_SLEEP)
+		sleeps_at_room++;
+	if (where != SMQ_HOOK_ARM_ROOM || armed++)
+		return;
+	OK(smq_receive(room_rx, buf, sizeof(buf), &n, NULL, 0));
+}
+
 static void look_after_arming(const char *spec)
 {
 	struct smq_window *w0, *w1;
@@ -144,6 +162,26 @@ static void look_after_arming(const char *spec)
 			     "sleeps): the look after arming missed a member", q,
 			     (unsigned long long)sleeps(w0, q));
 	OK(smq_group_close(g));
+
+	/* a sender waiting for room: a take just before it arms */
+	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &room_rx));
+	sleeps_at_room = 0;
+	for (int i = 0; i < ROUNDS; i++) {
+		while (!smq_send(tx[0], "full", 4, 0))
+			;
+		armed = 0;
+		smq_test_hook = take_at_arm_room;
+		OK(smq_send(tx[0], "room", 4, 30000));
+		smq_test_hook = NULL;
+		CHECK(armed == 1);
+		while (!smq_receive(room_rx, buf, sizeof(buf), &n, NULL, 0))
+			;
+	}
+	if (sleeps_at_room)
+		FAIL("a sender slept %d times of %d on room made just before it "
+		     "armed its wait: it did not look after arming",
+		     sleeps_at_room, ROUNDS);
+	OK(smq_queue_close(room_rx));
 	for (unsigned q = 0; q < 3; q++)
 		OK(smq_queue_close(tx[q]));
 	OK(smq_close(w1));
@@ -558,7 +596,8 @@ int main(void)
 
 	look_after_arming(spec);
 	printf("a. a message sent as a receiver armed its sleep, found by "
-	       "the look after arming: no sleep, for a queue and a group\n");
+	       "the look after arming: no sleep, for a queue and a group; "
+	       "room made as a sender armed its wait, found so too\n");
 	group_retry(spec);
 	printf("b. a group send's retry went to the pending member alone\n");
 	loan_aborted(spec, false);
