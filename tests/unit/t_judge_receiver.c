@@ -25,6 +25,7 @@
 
 static const char *spec;
 static char boot_id[256];
+static uint64_t w_boot;         /* this host's boot hash */
 
 /* This process, and what it forks, on another host: its own mount
  * namespace, the boot id a file of the test.  Exits 77 if it cannot. */
@@ -35,6 +36,13 @@ static void become_other_host(void)
 	    mount(boot_id, "/proc/sys/kernel/random/boot_id", NULL, MS_BIND,
 		  NULL))
 		_exit(SKIP);
+}
+
+static int can_be_other_host(void *arg)
+{
+	(void)arg;
+	become_other_host();
+	return smq_boot_hash() == w_boot ? 1 : 0;
 }
 
 /* Board 1 of the other host, receiving queue arg for ever (until killed). */
@@ -88,18 +96,23 @@ int main(void)
 			      (int)getpid()) < 0)
 		FAIL("cannot write %s", boot_id);
 	close(fd);
+	w_boot = smq_boot_hash();
 
-	/* four queues: 1 and 3 are board 1's */
-	struct smq_window *w = test_init(spec, 2, 4, 8, 64);
-	pid_t stays = test_fork(other_receiver, (void *)(uintptr_t)3);
-	pid_t dies = test_fork(other_receiver, (void *)(uintptr_t)1);
+	/* whether a process can be of another host here at all */
 	int st;
-	if (waitpid(dies, &st, WNOHANG) == dies && WIFEXITED(st) &&
-	    WEXITSTATUS(st) == SKIP) {
+	pid_t probe = test_fork(can_be_other_host, NULL);
+	if (waitpid(probe, &st, 0) != probe || !WIFEXITED(st))
+		FAIL("the probe for a mount namespace (status 0x%x)", st);
+	if (WEXITSTATUS(st) == SKIP) {
 		printf("cannot give a process another boot id here (a mount "
 		       "namespace needs root)\n");
 		return SKIP;
 	}
+	CHECK(WEXITSTATUS(st) == 0);
+	/* four queues: 1 and 3 are board 1's */
+	struct smq_window *w = test_init(spec, 2, 4, 8, 64);
+	pid_t stays = test_fork(other_receiver, (void *)(uintptr_t)3);
+	pid_t dies = test_fork(other_receiver, (void *)(uintptr_t)1);
 	/* both seen waiting, the board alive: their heartbeats moved
 	 * (another host's first look at a count says nothing) */
 	WAIT_UNTIL(queue(w, 1).receiver_state == SMQ_RECEIVER_WAITING &&
