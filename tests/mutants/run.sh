@@ -62,12 +62,24 @@ run_tests() {
 	failed=$(sed -n 's/^failed: *//p' "$log.run")
 }
 
+# build [TEST...]: what those tests run (a C test its program; a script
+# may run any, so everything); no test: everything
 build() {
-	(cd "$tree" && make -j"$jobs" B=build tests) >"$log.build" 2>&1
+	targets=""
+	for t in "$@"; do
+		case $t in
+		*.sh) targets=""; break ;;
+		*) targets="$targets build/tests/$t" ;;
+		esac
+	done
+	# shellcheck disable=SC2086
+	(cd "$tree" && make -j"$jobs" B=build ${targets:-tests}) \
+		>"$log.build" 2>&1
 }
 
+# over a copy left by an earlier run with the same MUTANT_DIR, whose build
+# then goes on from where it was
 echo "mutants: copying the tree to $tree"
-rm -rf "$tree"
 mkdir -p "$tree"
 git ls-files -z --cached --others --exclude-standard |
 	tar --null --ignore-failed-read -T - -cf - 2>/dev/null |
@@ -108,13 +120,14 @@ DOES NOT APPLY  $name ($kind): $(head -n 1 "$log.apply")"
 		continue
 	fi
 	start=$(date +%s)
-	if ! build; then
+	# shellcheck disable=SC2086
+	if ! build $expect; then
 		verdict="caught by the build"
 	else
 		# shellcheck disable=SC2086
 		run_tests $expect
 		if [ -n "$failed" ]; then
-			verdict="caught by$failed"
+			verdict="caught by $failed"
 		else
 			verdict="SURVIVED $expect"
 			survived="$survived $name"
