@@ -296,7 +296,8 @@ static int check_state(const struct smq_view *v, const struct smq_layout *l,
 		const struct smq_rx_info *ri =
 			smq_view_at(v, lay_rx_info(l, q), sizeof(*ri));
 		int err = smq_rx_fault(l, q, LOAD(&rx->index),
-				       LOAD(&rx->cursor), LOAD(&ri->waiting), f);
+				       LOAD(&rx->cursor), LOAD(&ri->waiting),
+				       f);
 		if (err)
 			return err;
 	}

@@ -82,8 +82,9 @@ static void expect_burst(const struct iovec *bufs, const size_t *lens,
 		msg_fill(m, first + (unsigned)k);
 		if (lens[k] != msg_len(first + (unsigned)k) || from[k] != 1 ||
 		    memcmp(bufs[k].iov_base, m, lens[k]))
-			FAIL("burst entry %d: %zu bytes from board %u, expected "
-			     "message %u (%zu bytes from board 1)", k, lens[k],
+			FAIL("burst entry %d: %zu bytes from board %u, "
+			     "expected message %u (%zu bytes from board 1)",
+			     k, lens[k],
 			     from[k], first + (unsigned)k,
 			     msg_len(first + (unsigned)k));
 	}
@@ -94,9 +95,10 @@ static void want_burst(int got, int want, const char *what)
 {
 	TEST_COUNT();
 	if (got != want)
-		FAIL("%s: the burst returned %d%s%s, expected %d%s%s", what, got,
-		     got < 0 ? " " : " messages", got < 0 ? smq_strerror(got) : "",
-		     want, want < 0 ? " " : " messages",
+		FAIL("%s: the burst returned %d%s%s, expected %d%s%s", what,
+		     got, got < 0 ? " " : " messages",
+		     got < 0 ? smq_strerror(got) : "", want,
+		     want < 0 ? " " : " messages",
 		     want < 0 ? smq_strerror(want) : "");
 }
 
@@ -199,8 +201,8 @@ static int group_take(struct smq_group *g, unsigned *queue, int want,
 	int err = smq_group_receive(g, buf, sizeof(buf), 0, &len, &from, queue);
 	if (!err) {
 		msg_fill(m, (unsigned)want);
-		if (*queue != wq || from != 1 || len != msg_len((unsigned)want) ||
-		    memcmp(buf, m, len))
+		if (*queue != wq || from != 1 ||
+		    len != msg_len((unsigned)want) || memcmp(buf, m, len))
 			FAIL("group receive: %zu bytes of queue %u from board "
 			     "%u, expected message %d of queue %u", len, *queue,
 			     from, want, wq);

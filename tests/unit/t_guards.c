@@ -157,9 +157,10 @@ static void look_after_arming(const char *spec)
 	}
 	for (unsigned q = 0; q < 3; q++)
 		if (sleeps(w0, q))
-			FAIL("a group's receiver slept on a message sent to its "
-			     "member 2 just before it armed (queue %u counts %llu "
-			     "sleeps): the look after arming missed a member", q,
+			FAIL("a group's receiver slept on a message sent to "
+			     "its member 2 just before it armed (queue %u "
+			     "counts %llu sleeps): the look after arming "
+			     "missed a member", q,
 			     (unsigned long long)sleeps(w0, q));
 	OK(smq_group_close(g));
 
@@ -178,8 +179,8 @@ static void look_after_arming(const char *spec)
 			;
 	}
 	if (sleeps_at_room)
-		FAIL("a sender slept %d times of %d on room made just before it "
-		     "armed its wait: it did not look after arming",
+		FAIL("a sender slept %d times of %d on room made just before "
+		     "it armed its wait: it did not look after arming",
 		     sleeps_at_room, ROUNDS);
 	OK(smq_queue_close(room_rx));
 	for (unsigned q = 0; q < 3; q++)
@@ -425,8 +426,8 @@ static void recovered_whole(const char *spec)
 	struct smq_lane_info li = lane(w0, 0);
 	OK(smq_queue_info(w0, 0, &qi, sizeof(qi)));
 	if (li.top != ENTRIES || li.messages != ENTRIES || qi.queued != ENTRIES)
-		FAIL("a burst of 3 signed by a sender that died before its top, "
-		     "recovered by a send that took its lock over: the "
+		FAIL("a burst of 3 signed by a sender that died before its "
+		     "top, recovered by a send that took its lock over: the "
 		     "receiver's top %llu, %llu messages counted, %llu queued; "
 		     "expected %d each", (unsigned long long)li.top,
 		     (unsigned long long)li.messages,
@@ -489,9 +490,9 @@ static void turns(const char *spec)
 	for (unsigned i = 0; i < 4; i++) {
 		unsigned from = take_from(rx, &num);
 		if (from != i % 3 || num != next[from])
-			FAIL("message %u of the queue came from board %u (its "
-			     "number %u): the turn was board %u's", i, from, num,
-			     i % 3);
+			FAIL("message %u of the queue came from board %u "
+			     "(its number %u): the turn was board %u's", i,
+			     from, num, i % 3);
 		next[from]++;
 	}
 	/* a receiver opened anew goes on from the turn its queue keeps */
@@ -499,8 +500,8 @@ static void turns(const char *spec)
 	OK(smq_queue_open(w[0], 0, SMQ_RECEIVER, 0, &rx));
 	unsigned from = take_from(rx, &num);
 	if (from != 1 || num != next[1])
-		FAIL("a receiver opened anew took board %u's message first: the "
-		     "turn kept in the queue was board 1's", from);
+		FAIL("a receiver opened anew took board %u's message first: "
+		     "the turn kept in the queue was board 1's", from);
 	next[1]++;
 	/* a burst takes the run of the lane whose turn it is, then passes
 	 * the turn */

@@ -346,7 +346,8 @@ static int streamer(void *arg)
 	OK(smq_open(spec, S, 0, &sw));
 	OK(smq_queue_open(sw, Q, SMQ_SENDER, 0, &tx));
 	for (;;) {
-		int n = smq_send_burst(tx, v, 1 + (unsigned)(random() % 4), 100);
+		unsigned k = 1 + (unsigned)(random() % 4);
+		int n = smq_send_burst(tx, v, k, 100);
 		if (n < 0 && n != -ETIMEDOUT)
 			FAIL("the streaming sender: %s", smq_strerror(n));
 	}
@@ -366,8 +367,8 @@ static int taker(void *arg)
 	OK(smq_open(spec, 1, 0, &rw));
 	OK(smq_queue_open(rw, Q, SMQ_RECEIVER, 0, &rx));
 	for (;;) {
-		int n = smq_receive_burst(rx, bufs, 1 + (unsigned)(random() % 5),
-					  100, lens, NULL);
+		unsigned k = 1 + (unsigned)(random() % 5);
+		int n = smq_receive_burst(rx, bufs, k, 100, lens, NULL);
 		if (n < 0 && n != -ETIMEDOUT)
 			FAIL("the taking receiver: %s", smq_strerror(n));
 	}
@@ -400,8 +401,9 @@ static void in_use(void)
 		OK(smq_queue_close(q));
 		err = smq_queue_open(w[1], Q, SMQ_RECEIVER, 0, &q);
 		if (err != -EBUSY)
-			FAIL("an open as a second receiver of a queue in use: "
-			     "%d (%s), expected -EBUSY", err, smq_strerror(err));
+			FAIL("an open as a second receiver of a queue in "
+			     "use: %d (%s), expected -EBUSY", err,
+			     smq_strerror(err));
 		busy++;
 	}
 	uint64_t moved = received() - before;
