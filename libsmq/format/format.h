@@ -683,6 +683,31 @@ uint32_t smq_geometry_checksum(const struct smq_view *v, uint32_t queues);
 /* feature groups: the table in the view, each group checked */
 int smq_check_groups(const struct smq_view *v, const struct smq_layout *l,
 		     struct smq_fault *f);
+/* One lane's words, for validation and for an open of its queue alike.
+ * Each grows only, and every bound between two of them holds at every
+ * instant of a lane in use; so each is loaded, in this order, before the
+ * words it must not pass, and the lane never looks out of bounds while
+ * its sender and receiver go on (lane_in.top twice: before lane_out.top,
+ * which it must not pass, and after bottom[k], which must not pass it by
+ * more than a ring).  The epochs first: they change only under
+ * maintenance. */
+struct smq_lane_words {
+	uint64_t epoch;         /* rx.epoch */
+	uint64_t epoch_last;    /* the superblock's */
+	uint64_t queue_epoch;   /* lane_wake.queue_epoch, the sender's copy */
+	uint64_t top;           /* lane_in.top */
+	uint64_t sender_top;    /* lane_out.top */
+	uint64_t flow_bottom;   /* lane_fc.bottom, the sender's copy */
+	uint64_t bottom;        /* bottom[k], the receiver's */
+	uint64_t top_after;     /* lane_in.top again */
+};
+/* Checks 21 to 24 of smq(7) on lane s of queue q, as validation names
+ * their faults (SMQ_ECORRUPT) */
+int smq_lane_fault(const struct smq_layout *l, unsigned q, unsigned s,
+		   const struct smq_lane_words *w, struct smq_fault *f);
+/* ...and check 19 on queue q's rx and rx_info lines */
+int smq_rx_fault(const struct smq_layout *l, unsigned q, uint32_t index,
+		 uint32_t cursor, uint32_t waiting, struct smq_fault *f);
 /* format.c: a group's name is 1 to SMQ_GROUP_NAME_MAX of A-Z a-z 0-9 . _ - */
 bool smq_group_name_ok(const char *name, size_t max);
 

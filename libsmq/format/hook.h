@@ -72,6 +72,11 @@ enum smq_hook {
 	SMQ_HOOK_JOURNAL_READ,          /* a journal read: the slot's
 					   sequence found, its words not yet
 					   copied */
+	SMQ_HOOK_ANNOUNCER,             /* board 0's sync judging a board
+					   announced and not ready: its
+					   announcer's tag and the board's
+					   state read, the process not yet
+					   looked up; mark up */
 };
 #include <stdint.h>
 /* A fault of the view smqctl check tests (scratch.c): where the reads or

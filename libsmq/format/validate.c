@@ -319,18 +319,27 @@ static int check_state(const struct smq_view *v, const struct smq_layout *l,
 		const struct smq_rx *rx = smq_view_at(v, l->rx[q], sizeof(*rx));
 		const struct smq_rx_info *ri =
 			smq_view_at(v, lay_rx_info(l, q), sizeof(*ri));
-		if (LOAD(&rx->index) != q)
-			return fault(f, SMQ_ECORRUPT, "queue.index", l->rx[q],
-				     LOAD(&rx->index), q, EXPECTED);
-		if (LOAD(&rx->cursor) >= lay_lanes(l, q))
-			return fault(f, SMQ_ECORRUPT, "queue.cursor", l->rx[q] + 4,
-				     LOAD(&rx->cursor), lay_lanes(l, q) - 1,
-				     AT_MOST);
-		if (LOAD(&ri->waiting) > 1)
-			return fault(f, SMQ_ECORRUPT, "rx_info.waiting",
-				     lay_rx_info(l, q) + 4, LOAD(&ri->waiting), 1,
-				     AT_MOST);
+		int err = smq_rx_fault(l, q, LOAD(&rx->index),
+				       LOAD(&rx->cursor), LOAD(&ri->waiting),
+				       f);
+		if (err)
+			return err;
 	}
+	return 0;
+}
+
+int smq_rx_fault(const struct smq_layout *l, unsigned q, uint32_t index,
+		 uint32_t cursor, uint32_t waiting, struct smq_fault *f)
+{
+	if (index != q)
+		return fault(f, SMQ_ECORRUPT, "queue.index", l->rx[q], index, q,
+			     EXPECTED);
+	if (cursor >= lay_lanes(l, q))
+		return fault(f, SMQ_ECORRUPT, "queue.cursor", l->rx[q] + 4,
+			     cursor, lay_lanes(l, q) - 1, AT_MOST);
+	if (waiting > 1)
+		return fault(f, SMQ_ECORRUPT, "rx_info.waiting",
+			     lay_rx_info(l, q) + 4, waiting, 1, AT_MOST);
 	return 0;
 }
 
@@ -571,12 +580,68 @@ int smq_check_static(const struct smq_view *v, struct smq_layout *l,
 	return err;
 }
 
+/* Checks 21 to 24 of smq(7) on one lane's words, as validation and an
+ * open read them (struct smq_lane_words says in what order). */
+int smq_lane_fault(const struct smq_layout *l, unsigned q, unsigned s,
+		   const struct smq_lane_words *w, struct smq_fault *f)
+{
+	uint32_t entries = lay_entries(l, q);
+	uint64_t epoch_at = l->rx[q] + offsetof(struct smq_rx, epoch);
+	uint64_t bottom = w->bottom, fcb = w->flow_bottom;
+	uint64_t top = w->top, after = w->top_after, shadow = w->sender_top;
+
+	/* the queue's epoch: 0 only while a clear of it runs (the caller's
+	 * confirmation says so), never past the last one handed out, and
+	 * each sender's copy the same */
+	if (w->epoch == 0)
+		return fault(f, SMQ_ECORRUPT, "queue.epoch", epoch_at, 0, 1,
+			     SMQ_FAULT_AT_LEAST);
+	if (w->epoch > w->epoch_last)
+		return fault(f, SMQ_ECORRUPT, "queue.epoch", epoch_at, w->epoch,
+			     w->epoch_last, AT_MOST);
+	if (w->queue_epoch != w->epoch)
+		return fault(f, SMQ_ECORRUPT, "lane.queue_epoch",
+			     lay_lane_wake(l, s, q) +
+			     offsetof(struct smq_lane_wake, queue_epoch),
+			     w->queue_epoch, w->epoch, EXPECTED);
+	if (fcb > bottom)
+		return fault(f, SMQ_ECORRUPT, "lane.flow_bottom",
+			     lay_lane_fc(l, s, q), fcb, bottom, AT_MOST);
+	if (top > bottom && top - bottom > entries)
+		return fault(f, SMQ_ECORRUPT, "lane.top", lay_lane_in(l, q, s),
+			     top, bottom + entries, AT_MOST);
+	if (bottom > after && bottom - after > entries)
+		return fault(f, SMQ_ECORRUPT, "lane.top", lay_lane_in(l, q, s),
+			     after, bottom + entries, AT_MOST);
+	/* the sender stores its own top first, then the receiver's: ahead
+	 * by a message, or by a burst's */
+	if (shadow < top)
+		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
+			     lay_lane_out(l, s, q), shadow, top,
+			     SMQ_FAULT_AT_LEAST);
+	if (shadow > after && shadow - after > entries)
+		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
+			     lay_lane_out(l, s, q), shadow, after + entries,
+			     AT_MOST);
+	/* in flight: a ring at most past the receiver's bottom, whose copy
+	 * lags it by a take (of a burst: up to a ring) */
+	if (shadow > bottom && shadow - bottom > entries)
+		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
+			     lay_lane_out(l, s, q), shadow, bottom + entries,
+			     AT_MOST);
+	if (shadow > fcb && shadow - fcb > 2ull * entries)
+		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
+			     lay_lane_out(l, s, q), shadow, fcb + 2ull * entries,
+			     AT_MOST);
+	return 0;
+}
+
 /* One lane's sequence numbers and the entries between bottom and top.
- * Bottoms are read before tops.  A receiver takes an entry by its
- * signature before its sender stores top, so bottom may be past top, by a
- * burst's entries at most a ring; a lane
- * caught mid-receive may look one entry over full, which the caller
- * retries. */
+ * Read in the order an open reads them (smq_lane_words), so that a lane
+ * in use never looks out of bounds; a receiver takes an entry by its
+ * signature before its sender stores top, so bottom may be past top, by
+ * a burst's entries at most a ring.  A fault is looked at again by the
+ * caller. */
 static int check_lane(const struct smq_view *v, const struct smq_layout *l,
 		      unsigned q, unsigned s, struct smq_fault *f)
 {
@@ -589,58 +654,23 @@ static int check_lane(const struct smq_view *v, const struct smq_layout *l,
 	const struct smq_lane_wake *wake =
 		smq_view_at(v, lay_lane_wake(l, s, q), SMQ_LINE);
 	const struct smq_sb *sb = sb_view(v);
-	uint64_t bottom = LOAD(&bottoms[lay_lane(l, q, s)]);
-	uint64_t fcb = LOAD(&fc->bottom);
-	uint64_t top = LOAD(&in->top);
-	uint64_t shadow = LOAD(&out->top);
-	uint64_t gen = LOAD(&rx->epoch);
-	uint32_t entries = lay_entries(l, q), entry_size = lay_entry_size(l, q);
+	struct smq_lane_words w;
+	uint32_t entry_size = lay_entry_size(l, q);
 
-	/* the queue's epoch: 0 only while a clear of it runs (the caller's
-	 * confirmation says so), never past the last one handed out, and
-	 * each sender's copy the same */
-	if (gen == 0)
-		return fault(f, SMQ_ECORRUPT, "queue.epoch",
-			     l->rx[q] + offsetof(struct smq_rx, epoch), 0, 1,
-			     SMQ_FAULT_AT_LEAST);
-	if (gen > LOAD(&sb->epoch_last))
-		return fault(f, SMQ_ECORRUPT, "queue.epoch",
-			     l->rx[q] + offsetof(struct smq_rx, epoch), gen,
-			     LOAD(&sb->epoch_last), AT_MOST);
-	if (LOAD(&wake->queue_epoch) != gen)
-		return fault(f, SMQ_ECORRUPT, "lane.queue_epoch",
-			     lay_lane_wake(l, s, q) +
-			     offsetof(struct smq_lane_wake, queue_epoch),
-			     LOAD(&wake->queue_epoch), gen, EXPECTED);
-	if (fcb > bottom)
-		return fault(f, SMQ_ECORRUPT, "lane.flow_bottom",
-			     lay_lane_fc(l, s, q), fcb, bottom, AT_MOST);
-	if ((bottom > top && bottom - top > entries) ||
-	    (top > bottom && top - bottom > entries))
-		return fault(f, SMQ_ECORRUPT, "lane.top", lay_lane_in(l, q, s),
-			     top, bottom + entries, AT_MOST);
-	/* the sender stores its own top first, then the receiver's: ahead
-	 * by a message, or by a burst's */
-	if (shadow < top)
-		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
-			     lay_lane_out(l, s, q), shadow, top,
-			     SMQ_FAULT_AT_LEAST);
-	if (shadow - top > entries)
-		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
-			     lay_lane_out(l, s, q), shadow, top + entries,
-			     AT_MOST);
-	/* in flight: a ring at most past the receiver's bottom, whose copy
-	 * lags it by a take (of a burst: up to a ring) */
-	if (shadow > bottom && shadow - bottom > entries)
-		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
-			     lay_lane_out(l, s, q), shadow, bottom + entries,
-			     AT_MOST);
-	if (shadow > fcb && shadow - fcb > 2ull * entries)
-		return fault(f, SMQ_ECORRUPT, "lane.sender_top",
-			     lay_lane_out(l, s, q), shadow, fcb + 2ull * entries,
-			     AT_MOST);
+	w.epoch = LOAD_ACQ(&rx->epoch);
+	w.epoch_last = LOAD(&sb->epoch_last);
+	w.queue_epoch = LOAD(&wake->queue_epoch);
+	w.top = LOAD_ACQ(&in->top);
+	w.sender_top = LOAD_ACQ(&out->top);
+	w.flow_bottom = LOAD_ACQ(&fc->bottom);
+	w.bottom = LOAD_ACQ(&bottoms[lay_lane(l, q, s)]);
+	w.top_after = LOAD(&in->top);
+	int err = smq_lane_fault(l, q, s, &w, f);
+	if (err)
+		return err;
 	/* The entry at bottom counts as queued when it carries its signature,
 	 * even with top not yet there. */
+	uint64_t gen = w.epoch, bottom = w.bottom, top = w.top_after;
 	uint64_t end = top;
 	if (bottom >= top) {
 		const struct smq_entry *e =

@@ -27,6 +27,18 @@ static void group_free(struct smq_group *g)
 	free(g);
 }
 
+/* What smq_queue_open() says of a board that is not queue q's receiver
+ * or not among its senders, asked before any member is opened */
+static int may_open(const struct smq_window *w, unsigned q,
+		    enum smq_role role)
+{
+	if (role == SMQ_RECEIVER)
+		return w->lay.receiver[q] == w->board ? 0 : -EPERM;
+	if (role == SMQ_SENDER)
+		return lay_sends(&w->lay, q, w->board) ? 0 : -SMQ_ENOTSENDER;
+	return -EINVAL;
+}
+
 int smq_group_open_queues(struct smq_window *w, const unsigned *queues,
 			  unsigned n, enum smq_role role, unsigned flags,
 			  struct smq_group **gp)
@@ -50,6 +62,11 @@ int smq_group_open_queues(struct smq_window *w, const unsigned *queues,
 			if (queues[i] == queues[j])
 				return -EINVAL;
 	}
+	/* every member this board may open in the role, before the first
+	 * open writes: a refusal costs no write */
+	for (unsigned i = 0; i < n; i++)
+		if ((err = may_open(w, queues[i], role)))
+			return smq_stale(w) ? -ESTALE : err;
 	if (!(g = calloc(1, sizeof(*g))))
 		return -ENOMEM;
 	g->w = w;

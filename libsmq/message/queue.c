@@ -39,37 +39,49 @@ static uint32_t ring_kinds(struct smq_window *w)
 	return w->map.tp->ring_kinds ? w->map.tp->ring_kinds(&w->map) : 0;
 }
 
-/* Reads only: the lanes this handle would use, in our own memory. */
-static int check_lanes(struct smq_window *w, unsigned i, enum smq_role role)
+/* A word at canonical offset off, as an open reads it: a load of our own
+ * region, or a read of another board's across the bus, a named exception
+ * of the open (smq(7), Opening a queue); later loads come after it. */
+static uint64_t open_load(struct smq_window *w, uint64_t off)
+{
+	uint64_t v;
+
+	if (smq_owner_of(&w->lay, off) == (int)w->board)
+		v = LOAD((const uint64_t *)smq_near(w, off, sizeof(v)));
+	else
+		v = FAR_LOAD_WORD(w, SMQ_FAR_OPEN, smq_far(w, off), uint64_t);
+	smq_consume(w->map.order);
+	return v;
+}
+
+/* Lane s of queue i as validation checks it (smq(7), checks 21 to 24),
+ * its words read in the order struct smq_lane_words gives, so that a
+ * lane in use never fails.  look: the look made with no mark up. */
+static int lane_fault(struct smq_window *w, unsigned i, unsigned s,
+		      bool look)
 {
 	const struct smq_layout *l = &w->lay;
+	struct smq_lane_words lw;
 
-	if (role == SMQ_SENDER) {
-		const struct smq_lane_out *out =
-			smq_near(w, lay_lane_out(l, w->board, i), SMQ_LINE);
-		const struct smq_lane_fc *fc =
-			smq_near(w, lay_lane_fc(l, w->board, i), SMQ_LINE);
-		return smq_lane_copy_sane(LOAD(&fc->bottom), LOAD(&out->top),
-					  lay_entries(l, i))
-		       ? 0 : -SMQ_ECORRUPT;
-	}
-	const uint64_t *bottoms = smq_near(w, lay_bottoms(l, i),
-					   lay_bottoms_size(l, i));
-	const struct smq_lane_in *in = smq_near(w, lay_lane_in_k(l, i, 0),
-						lay_lanes(l, i) * SMQ_LINE);
-	for (unsigned k = 0; k < lay_lanes(l, i); k++) {
-		uint64_t bottom = LOAD(&bottoms[k]);
+	lw.epoch = open_load(w, l->rx[i] + offsetof(struct smq_rx, epoch));
+	lw.epoch_last = open_load(w, offsetof(struct smq_sb, epoch_last));
+	lw.queue_epoch = open_load(w, lay_lane_wake(l, s, i) +
+				   offsetof(struct smq_lane_wake, queue_epoch));
+	lw.top = open_load(w, lay_lane_in(l, i, s));
+	lw.sender_top = open_load(w, lay_lane_out(l, s, i));
+	lw.flow_bottom = open_load(w, lay_lane_fc(l, s, i));
+	lw.bottom = open_load(w, lay_bottoms(l, i) + 8ull * lay_lane(l, i, s));
+	if (look)
 		TEST_HOOK(SMQ_HOOK_OPEN_LOOK);
-		if (!smq_lane_sane(bottom, LOAD(&in[k].top), lay_entries(l, i)))
-			return -SMQ_ECORRUPT;
-	}
-	return 0;
+	lw.top_after = open_load(w, lay_lane_in(l, i, s));
+	return smq_lane_fault(l, i, s, &lw, NULL);
 }
 
 /* A queue whose epoch is 0, or whose copies of it disagree, is being
  * cleared (-EBUSY), or was by a process that died (-SMQ_EINCOMPLETE);
- * with no maintenance under way, the window is damaged.  Reads the
- * superblock (board 0's) at open: a named exception. */
+ * with no maintenance under way, the window is damaged, and so is a lane
+ * or a receive area that fails validation.  Reads the superblock (board
+ * 0's) at open: a named exception. */
 static int being_cleared(struct smq_window *w)
 {
 	struct smq_far sb = smq_far(w, 0);
@@ -82,6 +94,37 @@ static int being_cleared(struct smq_window *w)
 	return FAR_LOAD(w, SMQ_FAR_OPEN, sb, struct smq_sb, maint_boot) ==
 		       w->boot && smq_tag_alive(owner) ? -EBUSY
 						       : -SMQ_EINCOMPLETE;
+}
+
+/* What an open of queue i as role reads and writes, checked as
+ * validation checks it, before the open writes it: the lanes it uses,
+ * and a receiver's rx and rx_info lines (check 19).  Nothing that fails
+ * validation is written, so that dump still finds it.  A fault is the
+ * window's only if the notice, read after, is unchanged, and no
+ * maintenance runs (it may be rewriting what we read). */
+static int queue_fault(struct smq_window *w, unsigned i, enum smq_role role,
+		       bool look)
+{
+	const struct smq_layout *l = &w->lay;
+	int err = 0;
+
+	if (role == SMQ_SENDER) {
+		err = lane_fault(w, i, w->board, look);
+	} else {
+		const struct smq_rx *rx = smq_near(w, l->rx[i], SMQ_LINE);
+		const struct smq_rx_info *ri =
+			smq_near(w, lay_rx_info(l, i), SMQ_LINE);
+		for (unsigned k = 0; !err && k < lay_lanes(l, i); k++)
+			err = lane_fault(w, i, lay_lane_board(l, i, k), look);
+		if (!err)
+			err = smq_rx_fault(l, i, LOAD(&rx->index),
+					   LOAD(&rx->cursor),
+					   LOAD(&ri->waiting), NULL);
+	}
+	if (!err)
+		return 0;
+	smq_consume(w->map.order);
+	return smq_stale(w) ? -ESTALE : being_cleared(w);
 }
 
 static int open_sender(struct smq_queue *q)
@@ -109,14 +152,18 @@ static int open_sender(struct smq_queue *q)
 		return being_cleared(w);
 	q->lock_tag = smq_tag_thread();
 	/* acquire: the receiver's reads of the slots below bottom happen
-	 * before we may write them */
-	uint64_t top = LOAD(&q->out->top), bottom = LOAD_ACQ(&q->fc->bottom);
-	if (!smq_lane_copy_sane(bottom, top, q->entries))
-		return -SMQ_ECORRUPT;
-	q->bottom_seen = bottom;
+	 * before we may write them (the copy was checked with the lane) */
+	q->bottom_seen = LOAD_ACQ(&q->fc->bottom);
 	struct timespec soon;
 	smq_deadline(&soon, 100);
 	if (!smq_lane_lock(q, &soon)) {
+		/* no send of this board moves the lane now: it is looked at
+		 * again before the first write, as validation would */
+		int err = queue_fault(w, i, SMQ_SENDER, false);
+		if (err) {
+			smq_lane_unlock(q);
+			return err;
+		}
 		/* what we can ring, for a receiver deciding whether to sleep */
 		STORE(&q->out->host, w->boot);
 		STORE(&q->out->ring_kinds, q->ring_kinds);
@@ -157,7 +204,7 @@ static bool receiver_of_ours(const struct smq_queue *q)
  * handle closed while its window was stale (an init or clear under way)
  * could not give it back, and the maintenance may then have failed and
  * left the window as it was. */
-static int claim_receiver(struct smq_queue *q)
+static int claim_receiver(struct smq_queue *q, uint64_t *was)
 {
 	struct smq_window *w = q->w;
 	uint64_t owner = 0;
@@ -170,6 +217,15 @@ static int claim_receiver(struct smq_queue *q)
 			return -EBUSY;
 	}
 	q->owner_tag = w->tag;
+	*was = owner;
+	return 0;
+}
+
+/* The claim said, once the queue is found sound. */
+static void record_claim(struct smq_queue *q, uint64_t owner)
+{
+	struct smq_window *w = q->w;
+
 	/* edge counters, for an observer that looks less often than
 	 * receivers come and go */
 	STORE(&q->rx_info->opens, LOAD(&q->rx_info->opens) + 1);
@@ -182,7 +238,6 @@ static int claim_receiver(struct smq_queue *q)
 	STORE(&q->rx_info->owner_boot, w->boot);
 	STORE(&q->rx_info->host, w->boot);
 	STORE(&q->rx_info->ring_kinds, q->ring_kinds);
-	return 0;
 }
 
 static int receiver_arrays(struct smq_queue *q, unsigned lanes)
@@ -220,8 +275,19 @@ static int open_receiver(struct smq_queue *q)
 	q->nlanes = lanes;
 	if ((err = receiver_arrays(q, lanes)))
 		return err;
-	if ((err = claim_receiver(q)))
+	uint64_t was;
+	if ((err = claim_receiver(q, &was)))
 		return err;
+	/* no other receiver moves the bottoms now: the queue is looked at
+	 * again before the first write but the claim's, which a fault gives
+	 * back as it was */
+	if ((err = queue_fault(w, i, SMQ_RECEIVER, false))) {
+		uint64_t ours = w->tag;
+		__atomic_compare_exchange_n(&q->rx->owner, &ours, was, false,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		return err;
+	}
+	record_claim(q, was);
 	for (unsigned k = 0; k < lanes; k++) {
 		unsigned s = lay_lane_board(l, i, k);
 		q->lane_board[k] = (uint8_t)s;
@@ -231,11 +297,6 @@ static int open_receiver(struct smq_queue *q)
 		q->space_rung[k] = FAR_LOAD(w, SMQ_FAR_OPEN, q->wakes[k],
 					    struct smq_lane_wake, space_bell);
 		uint64_t b = LOAD(&q->bottoms[k]);
-		uint64_t top = LOAD_ACQ(&q->lanes[k].top);
-		if (!smq_lane_sane(b, top, q->entries)) {
-			STORE_REL(&q->rx->owner, 0);
-			return -SMQ_ECORRUPT;
-		}
 		/* a receiver that died between its two bottom writes */
 		FAR_STORE_REL(q->fcs[k], struct smq_lane_fc, bottom, b);
 		smq_lane_expect(q, k, b);
@@ -279,16 +340,15 @@ int smq_queue_open_bell(struct smq_window *w, unsigned index,
 		return -EPERM;
 	if (role == SMQ_SENDER && !lay_sends(&w->lay, index, w->board))
 		return smq_stale(w) ? -ESTALE : -SMQ_ENOTSENDER;
-	/* The lanes are looked at before our mark is up, so that a damaged
-	 * window gets no write at all: a re-init may be rewriting them, and a
-	 * fault is the window's only if the notice, read after, is unchanged.
-	 * open_sender and open_receiver look again with the mark up. */
+	/* What the open reads and writes is looked at before our mark is up,
+	 * so that a damaged window gets no write at all: a re-init may be
+	 * rewriting it, and a fault is the window's only if the notice, read
+	 * after, is unchanged.  open_sender and open_receiver look again
+	 * with the mark up, before they write. */
 	if ((err = smq_stale(w)))
 		return err;
-	if ((err = check_lanes(w, index, role))) {
-		w->map.order->consume();
-		return smq_stale(w) ? -ESTALE : err;
-	}
+	if ((err = queue_fault(w, index, role, true)))
+		return err;
 	if ((err = smq_enter(w)))
 		return err;
 	q = calloc(1, sizeof(*q));

@@ -51,16 +51,7 @@ bool smq_can_ring(uint32_t kinds, uint64_t host, const struct smq_bell_addr *a);
  * the mark) */
 void smq_set_sleep_epoch(struct smq_queue *q, uint64_t ep);
 
-/* A lane whose numbers are out of bounds is refused before anything is
- * written: the receiver's bottom at most a ring past top (it takes an
- * entry by its signature, and a burst signs its entries before its one
- * store of top), and top at most a ring ahead. */
-static inline bool smq_lane_sane(uint64_t bottom, uint64_t top,
-				 uint32_t entries)
-{
-	return top <= bottom ? bottom - top <= entries : top - bottom <= entries;
-}
-/* ...as the sender sees it, in its copy of bottom: that lags the
+/* A lane as the sender sees it, in its copy of bottom: that lags the
  * receiver's own by one take at most, of a message or of a burst's, so by
  * up to a ring (the receiver stores its own first; one that dies between
  * the two leaves it so until the next one opens), while another sender of

@@ -158,18 +158,29 @@ static int announce_claiming(struct smq_window *w)
 /* An announced board's announcer (a sync of it, not yet ready) that died:
  * the board is not there, whatever process of it attaches since, until
  * one announces it again.  One of another host is judged by the board's
- * heartbeat instead. */
+ * heartbeat instead.  A sync that saw the system ready stores the board
+ * ready, then lets the role go, and its process may end at once: one gone
+ * between our reads and our look at it finished, unless the board is
+ * still announced by it. */
 static bool announcer_died(struct smq_window *w, struct smq_far s)
 {
 	uint64_t holder = FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
 				   announcer);
 
-	return holder &&
-	       FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, state) ==
+	if (!holder ||
+	    FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, state) !=
+		    SMQ_BOARD_INITIALIZED ||
+	    FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, boot) !=
+		    w->boot)
+		return false;
+	TEST_HOOK(SMQ_HOOK_ANNOUNCER);
+	if (smq_tag_alive(holder))
+		return false;
+	w->map.order->consume();
+	return FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, state) ==
 		       SMQ_BOARD_INITIALIZED &&
-	       FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, boot) ==
-		       w->boot &&
-	       !smq_tag_alive(holder);
+	       FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot,
+			announcer) == holder;
 }
 
 /* Boards that have not announced themselves under this generation, or

@@ -18,6 +18,10 @@ says nothing of them, and the comparison leaves that key out.
                                         compare with dump's JSON (a file):
                                         exit 0 same, 1 different (or dump's
                                         fault not in FIELD, "" for none)
+  smq7_reader.py --open WINDOW QUEUE sender|receiver BOARD
+                                        what opening the queue meets before
+                                        it writes (Opening a queue): "ok",
+                                        or "refused FIELD ERROR VALUE LIMIT"
   smq7_reader.py --boot-hash            this host's boot hash
   smq7_reader.py --tag PID              the tag of a process of this host
   smq7_reader.py --checksum WINDOW      store the right geometry checksum
@@ -685,60 +689,28 @@ class Reader:
                     raise Fault(cor, "handle.queue", co + h + 36,
                                 u32(c, h + 36), lay.queues - 1, AT_MOST)
         for q in range(lay.queues):                             # 19
-            rx, ri = self.rd(lay.rx[q], 64), self.rd(lay.rx_info(q), 64)
-            if u32(rx, 0) != q:
-                raise Fault(cor, "queue.index", lay.rx[q], u32(rx, 0), q,
-                            EXPECTED)
-            if u32(rx, 4) >= lay.lanes(q):
-                raise Fault(cor, "queue.cursor", lay.rx[q] + 4, u32(rx, 4),
-                            lay.lanes(q) - 1, AT_MOST)
-            if u32(ri, 4) > 1:
-                raise Fault(cor, "rx_info.waiting", lay.rx_info(q) + 4,
-                            u32(ri, 4), 1, AT_MOST)
+            self.rx_checks(q)
+
+    def rx_checks(self, q):
+        lay, cor = self.lay, "SMQ_ECORRUPT"
+        rx, ri = self.rd(lay.rx[q], 64), self.rd(lay.rx_info(q), 64)
+        if u32(rx, 0) != q:
+            raise Fault(cor, "queue.index", lay.rx[q], u32(rx, 0), q,
+                        EXPECTED)
+        if u32(rx, 4) >= lay.lanes(q):
+            raise Fault(cor, "queue.cursor", lay.rx[q] + 4, u32(rx, 4),
+                        lay.lanes(q) - 1, AT_MOST)
+        if u32(ri, 4) > 1:
+            raise Fault(cor, "rx_info.waiting", lay.rx_info(q) + 4,
+                        u32(ri, 4), 1, AT_MOST)
 
     # checks 21 to 25, lane by lane
     def dynamic(self):
         lay, sb = self.lay, self.sb()
         cor = "SMQ_ECORRUPT"
         for q in range(lay.queues):
-            entries = lay.q_entries(q)
             for s in lay.lane_boards(q):
-                k = lay.lane(q, s)
-                epoch = u64(self.rd(lay.rx[q], 64), 48)
-                bottom = u64(self.rd(lay.bottoms(q), 8 * (k + 1)), 8 * k)
-                fcb = u64(self.rd(lay.lane_fc(s, q), 8), 0)
-                top = u64(self.rd(lay.lane_in(q, s), 8), 0)
-                shadow = u64(self.rd(lay.lane_out(s, q), 8), 0)
-                qe = u64(self.rd(lay.lane_wake(s, q), 64), 32)
-                if epoch == 0:                                  # 21
-                    raise Fault(cor, "queue.epoch", lay.rx[q] + 48, 0, 1,
-                                AT_LEAST)
-                if epoch > u64(sb, 88):
-                    raise Fault(cor, "queue.epoch", lay.rx[q] + 48, epoch,
-                                u64(sb, 88), AT_MOST)
-                if qe != epoch:
-                    raise Fault(cor, "lane.queue_epoch",
-                                lay.lane_wake(s, q) + 32, qe, epoch,
-                                EXPECTED)
-                if fcb > bottom:                                # 22
-                    raise Fault(cor, "lane.flow_bottom", lay.lane_fc(s, q),
-                                fcb, bottom, AT_MOST)
-                if (bottom > top and bottom - top > entries) or \
-                        (top > bottom and top - bottom > entries):  # 23
-                    raise Fault(cor, "lane.top", lay.lane_in(q, s), top,
-                                (bottom + entries) & M64, AT_MOST)
-                if shadow < top:                                # 24
-                    raise Fault(cor, "lane.sender_top", lay.lane_out(s, q),
-                                shadow, top, AT_LEAST)
-                if shadow - top > entries:
-                    raise Fault(cor, "lane.sender_top", lay.lane_out(s, q),
-                                shadow, (top + entries) & M64, AT_MOST)
-                if shadow > bottom and shadow - bottom > entries:
-                    raise Fault(cor, "lane.sender_top", lay.lane_out(s, q),
-                                shadow, (bottom + entries) & M64, AT_MOST)
-                if shadow > fcb and shadow - fcb > 2 * entries:
-                    raise Fault(cor, "lane.sender_top", lay.lane_out(s, q),
-                                shadow, (fcb + 2 * entries) & M64, AT_MOST)
+                epoch, bottom, top = self.lane_checks(q, s)
                 end = top                                       # 25
                 if bottom >= top:
                     e = self.rd(lay.entry(q, s, bottom), 16)
@@ -758,6 +730,85 @@ class Reader:
                     if not u32(sb, 16) & FEATURE_CHECKSUM and u32(e, 4):
                         raise Fault(cor, "entry.check", off + 4, u32(e, 4),
                                     0, EXPECTED)
+
+    def lane_checks(self, q, s):
+        """Checks 21 to 24 on board s's lane of queue q; its epoch,
+        bottom and top."""
+        lay, sb = self.lay, self.sb()
+        cor = "SMQ_ECORRUPT"
+        entries = lay.q_entries(q)
+        k = lay.lane(q, s)
+        epoch = u64(self.rd(lay.rx[q], 64), 48)
+        bottom = u64(self.rd(lay.bottoms(q), 8 * (k + 1)), 8 * k)
+        fcb = u64(self.rd(lay.lane_fc(s, q), 8), 0)
+        top = u64(self.rd(lay.lane_in(q, s), 8), 0)
+        shadow = u64(self.rd(lay.lane_out(s, q), 8), 0)
+        qe = u64(self.rd(lay.lane_wake(s, q), 64), 32)
+        if epoch == 0:                                          # 21
+            raise Fault(cor, "queue.epoch", lay.rx[q] + 48, 0, 1, AT_LEAST)
+        if epoch > u64(sb, 88):
+            raise Fault(cor, "queue.epoch", lay.rx[q] + 48, epoch,
+                        u64(sb, 88), AT_MOST)
+        if qe != epoch:
+            raise Fault(cor, "lane.queue_epoch", lay.lane_wake(s, q) + 32,
+                        qe, epoch, EXPECTED)
+        if fcb > bottom:                                        # 22
+            raise Fault(cor, "lane.flow_bottom", lay.lane_fc(s, q), fcb,
+                        bottom, AT_MOST)
+        if (bottom > top and bottom - top > entries) or \
+                (top > bottom and top - bottom > entries):      # 23
+            raise Fault(cor, "lane.top", lay.lane_in(q, s), top,
+                        (bottom + entries) & M64, AT_MOST)
+        if shadow < top:                                        # 24
+            raise Fault(cor, "lane.sender_top", lay.lane_out(s, q), shadow,
+                        top, AT_LEAST)
+        if shadow - top > entries:
+            raise Fault(cor, "lane.sender_top", lay.lane_out(s, q), shadow,
+                        (top + entries) & M64, AT_MOST)
+        if shadow > bottom and shadow - bottom > entries:
+            raise Fault(cor, "lane.sender_top", lay.lane_out(s, q), shadow,
+                        (bottom + entries) & M64, AT_MOST)
+        if shadow > fcb and shadow - fcb > 2 * entries:
+            raise Fault(cor, "lane.sender_top", lay.lane_out(s, q), shadow,
+                        (fcb + 2 * entries) & M64, AT_MOST)
+        return epoch, bottom, top
+
+    # smq(7) Opening a queue: what an open meets before it writes
+    def open_fault(self, q, role, board):
+        """The fault that refuses an open of queue q as role ("sender"
+        or "receiver") on board, or None: attaching (the static checks),
+        the board's right to the role, then checks 21 to 24 on the lanes
+        the open uses (a sender's own, a receiver's every one) and, for a
+        receiver, check 19 on its receive area; a fault there is the
+        maintenance's while one is under way."""
+        try:
+            self.static()
+        except Fault as f:
+            return f
+        lay = self.lay
+        if q >= lay.queues:
+            return Fault("EINVAL", "queue", 0, q, lay.queues - 1, AT_MOST)
+        if role == "receiver" and lay.receiver[q] != board:
+            return Fault("EPERM", "queue_table.receiver", QUEUE_TABLE +
+                         16 * q + 4, lay.receiver[q], board, EXPECTED)
+        if role == "sender" and not lay.senders[q] >> board & 1:
+            return Fault("SMQ_ENOTSENDER", "queue_table.senders",
+                         QUEUE_TABLE + 16 * q + 8, lay.senders[q],
+                         1 << board, SUBSET)
+        try:
+            for s in [board] if role == "sender" else lay.lane_boards(q):
+                self.lane_checks(q, s)
+            if role == "receiver":
+                self.rx_checks(q)
+        except Fault as f:
+            sb = self.sb()
+            phase = u32(sb, 144)
+            if phase:
+                err = "EBUSY" if self.maint_alive(sb) == 1 \
+                    else "SMQ_EINCOMPLETE"
+                return Fault(err, "maint_phase", 144, phase, 0, EXPECTED)
+            return f
+        return None
 
     # checks 26 to 28
     def usable(self):
@@ -1194,6 +1245,15 @@ def main(argv):
                       (x["queue"], d["sender"], d["sequence"], d["offset"],
                        d["size"], d["check"], d["why"]))
         print("  %d values agree" % count_values(mine))
+    elif argv[:1] == ["--open"] and len(argv) == 5 and \
+            argv[3] in ("sender", "receiver"):
+        r = Reader(Window(argv[1]))
+        f = r.open_fault(int(argv[2]), argv[3], int(argv[4]))
+        if f is None:
+            print("ok")
+        else:
+            print("refused %s %s %d %d" % (f.field, f.err, f.value,
+                                           f.limit))
     elif len(argv) == 1:
         json.dump(dump(argv[0]), sys.stdout, indent=2)
         print()

@@ -492,6 +492,77 @@ static void part_closed_while_judged(void)
 	OK(smq_close(w));
 }
 
+/* A board's sync that saw the system ready stores the board ready and
+ * lets its announcer's role go, then its process may close and exit at
+ * once: board 0, judging it between the state it read (announced, not
+ * ready) and the look at the announcer's process, finds that process
+ * gone.  It finished; it did not die: board 0's sync must not count the
+ * board as missing (seen as a second smq_synchronize(w, 0, 0, ...) of
+ * board 0 that returned -ETIMEDOUT in the random startup above).  The
+ * hook holds board 0 exactly there while board 1 finishes its sync and
+ * exits. */
+struct finisher {
+	const char *spec;
+	struct chan ready, go;
+	pid_t pid;
+	int held;
+};
+static struct finisher *finishing;
+
+static int finish_when_told(void *p)
+{
+	struct finisher *f = p;
+	struct smq_window *w;
+	uint64_t pending;
+
+	OK(smq_open(f->spec, 1, 0, &w));
+	/* announced, the announcer's role kept: one look, no withdrawal */
+	EXPECT(smq_synchronize(w, SMQ_SYNC_STAY, 0, 1, &pending), -ETIMEDOUT);
+	chan_post(&f->ready);
+	chan_wait(&f->go, "the word to finish its sync");
+	OK(smq_synchronize(w, 0, 10000, 1, &pending));
+	OK(smq_close(w));
+	return 0;
+}
+
+static void finish_while_judged(enum smq_hook where)
+{
+	if (where != SMQ_HOOK_ANNOUNCER || finishing->held++)
+		return;
+	chan_post(&finishing->go);
+	test_wait_ok(finishing->pid, "board 1 finishing its sync");
+}
+
+static void part_finished_while_judged(void)
+{
+	const char *spec = test_window();
+	struct smq_window *w = test_init(spec, 2, 2, 8, 64);
+	struct finisher f = { spec, { { -1, -1 } }, { { -1, -1 } }, 0, 0 };
+	struct smq_board_info bi;
+	uint64_t pending = 12345;
+
+	chan_init(&f.ready);
+	chan_init(&f.go);
+	finishing = &f;
+	f.pid = test_fork(finish_when_told, &f);
+	chan_wait(&f.ready, "board 1 to announce itself");
+	OK(smq_synchronize(w, 0, 10000, 1, &pending));
+	smq_test_hook = finish_while_judged;
+	int err = smq_synchronize(w, 0, 0, 1, &pending);
+	smq_test_hook = NULL;
+	if (f.held != 1)
+		FAIL("board 0's sync judged board 1's announcer %d times, "
+		     "expected once", f.held);
+	if (err)
+		FAIL("board 0's second sync, once board 1 finished its sync "
+		     "and exited while judged, returned %d (%s), boards "
+		     "pending 0x%llx", err, smq_strerror(err),
+		     (unsigned long long)pending);
+	OK(smq_board_info(w, 1, &bi, sizeof(bi)));
+	CHECK(bi.state == SMQ_BOARD_READY);
+	OK(smq_close(w));
+}
+
 /* ---- c. stale handles ---- */
 
 struct stale_arg {
@@ -1016,6 +1087,7 @@ int main(void)
 		{ "one announcer per board", part_one_announcer },
 		{ "an announcer killed in sync", part_killed_announcer },
 		{ "closed while judged", part_closed_while_judged },
+		{ "finished while judged", part_finished_while_judged },
 		{ "stale after init and clear", part_stale },
 		{ "permissions and receiver claims", part_permissions },
 		{ "clear of one queue", part_clear_one },
