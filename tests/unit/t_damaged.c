@@ -228,7 +228,7 @@ static void group(const char *spec)
 	/* every queue received by board 0 */
 	struct smq_shape sh = {
 		{ 2, 3, ENTRIES, ESIZE, (const uint16_t[]){ 0, 0, 0 } }, NULL,
-		SMQ_SHAPE_CHECKSUM, NULL, 0
+		SMQ_SHAPE_CHECKSUM, NULL, 0, 0, 0
 	};
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE,
 		    &w0));

@@ -50,7 +50,7 @@ static struct smq_window *fresh(const char *spec, unsigned queues,
 	static const uint16_t zeros[8];
 	struct smq_shape sh = {
 		{ 2, queues, ENTRIES, ESIZE, zeros }, NULL,
-		checksum ? SMQ_SHAPE_CHECKSUM : 0, NULL, 0
+		checksum ? SMQ_SHAPE_CHECKSUM : 0, NULL, 0, 0, 0
 	};
 	struct smq_window *w0;
 
@@ -470,7 +470,7 @@ static void turns(const char *spec)
 	struct smq_queue *tx[3], *rx;
 	static const uint16_t recv0[1];
 	struct smq_shape sh = { { 3, 1, ENTRIES, ESIZE, recv0 }, NULL, 0,
-				NULL, 0 };
+				NULL, 0, 0, 0 };
 	unsigned num, next[3] = { 0, 0, 0 };
 
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE,

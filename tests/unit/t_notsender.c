@@ -115,7 +115,7 @@ int main(void)
 	const uint32_t mixed[] = { 3, 0 };
 	const struct smq_group_def groups[] = { { "mixed", mixed, 2 } };
 	struct smq_shape sh = {
-		{ BOARDS, QUEUES, 8, 64, NULL }, senders, 0, groups, 1
+		{ BOARDS, QUEUES, 8, 64, NULL }, senders, 0, groups, 1, 0, 0
 	};
 	struct smq_window *w[BOARDS];
 
