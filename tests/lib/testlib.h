@@ -36,8 +36,14 @@ extern atomic_ulong test_checks;
 #define TEST_COUNT() atomic_fetch_add_explicit(&test_checks, 1, \
 					       memory_order_relaxed)
 
+/* A failure: its message, then exit 1.  In a child it is also said to
+ * the test's processes, so that a parent waiting in a testlib wait (for
+ * any child, or any condition) fails at once instead of waiting for a peer
+ * that cannot come. */
 #define FAIL(...) do { fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
+		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); \
+		test_failed(); } while (0)
+void test_failed(void) __attribute__((noreturn));
 #define CHECK(cond) do { TEST_COUNT(); \
 		if (!(cond)) FAIL("check failed: %s", #cond); } while (0)
 /* expect a call to return exactly want */
@@ -129,7 +135,11 @@ pid_t test_fork(int (*fn)(void *), void *arg);
 /* fork() with the same record: 0 in the child, its pid in the parent. */
 pid_t test_fork_raw(void);
 /* Waits for pid; fails the test unless it exited 0.  A signal that stops
- * the test meanwhile says it waited for what. */
+ * the test meanwhile says it waited for what.  Meanwhile whichever child
+ * ends first is looked at: one of this process's children that failed
+ * (FAIL, or a crash: SIGSEGV, SIGBUS, SIGABRT..., or a sanitizer's exit
+ * 86) fails the test at once, naming it; the others are left for whoever
+ * waits for them.  WAIT_UNTIL, SPIN_UNTIL and test_going() do the same. */
 void test_wait_ok(pid_t pid, const char *what);
 /* Deterministic random numbers. */
 uint64_t test_rand(uint64_t *state);

@@ -274,7 +274,9 @@ static int flooder(void *arg)
 	for (;;) {
 		int err = smq_send(tx, msg, sizeof(msg), 1000);
 		if (err && err != -ETIMEDOUT)
-			return 1;
+			FAIL("the flooder of board %u on queue %u: smq_send "
+			     "returned %d (%s)", f->board, f->queue, err,
+			     smq_strerror(err));
 	}
 }
 
@@ -330,9 +332,15 @@ static void flood(struct smq_window *w)
 			}
 		}
 	}
+	/* each still flooding when killed: one that ended before failed */
 	for (unsigned i = 0; i < 6; i++) {
+		int status;
 		kill(pid[i], SIGKILL);
-		waitpid(pid[i], NULL, 0);
+		CHECK(waitpid(pid[i], &status, 0) == pid[i]);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+			FAIL("the flooder of board %u on queue %u ended before "
+			     "it was killed (status 0x%x)", f[i].board,
+			     f[i].queue, status);
 	}
 	printf("group: over %llu messages (queue 0 flooded by 3 boards), "
 	       "shares:", (unsigned long long)total);
