@@ -12,9 +12,12 @@
  * ends the children it forked itself, never its siblings, and removes
  * nothing: the objects are the test's.
  *
- * What a test did: each CHECK, EXPECT and OK is counted, and a test that
- * passes prints "work: checks N (floor N)"; a test bounded by time says
- * instead what it did against the least it must do, test_work(). */
+ * What a test did: each CHECK, EXPECT and OK of its own process is
+ * counted, and a test that passes prints "work: checks N (floor M)", M the
+ * floor it states at file scope, TEST_FLOOR(M): the least count of checks
+ * a run makes wherever it runs; under it, or with no floor stated, the
+ * test fails.  A test bounded by time says instead what it did against
+ * the least it must do, test_work(). */
 #ifndef SMQ_TESTLIB_H
 #define SMQ_TESTLIB_H
 
@@ -30,6 +33,11 @@
 #include "smq.h"
 
 #define SKIP 77
+
+/* The least count of checks (of the test's own process) that a passing
+ * run makes, stated once at file scope: TEST_FLOOR(40); */
+extern const unsigned long test_check_floor __attribute__((weak));
+#define TEST_FLOOR(n) const unsigned long test_check_floor = (n)
 
 /* CHECK, EXPECT and OK evaluated by this process */
 extern atomic_ulong test_checks;
