@@ -145,7 +145,7 @@ if command -v unshare >/dev/null 2>&1 &&
 	other=yes
 fi
 if [ -z "$other" ]; then
-	note "skipped (b): cannot give a process another boot id here (unshare --mount, root)"
+	skip_part "(b) a board of another host" "cannot give a process another boot id here (unshare --mount, root)"
 else
 	"$S" -w "$W" init --boards 2 --force >/dev/null 2>&1 ||
 		failed "(b) init"
@@ -216,9 +216,9 @@ fi
 # it stops: smq never compares another host's clock with its own.  Its
 # monotonic clock is moved in a time namespace, its wall clock by faketime.
 if [ -z "$other" ]; then
-	note "skipped (b2): no other host to skew (see b)"
+	skip_part "(b2) clocks that disagree" "no other host to skew (see b)"
 elif ! unshare --time --monotonic 3600 true 2>/dev/null; then
-	note "skipped (b2): cannot make a time namespace here (unshare --time)"
+	skip_part "(b2) clocks that disagree" "cannot make a time namespace here (unshare --time)"
 else
 	floor_b2=4
 	for skew in +5s -5s; do
