@@ -543,10 +543,16 @@ static void receiver_held(int (*fn)(void *), bool in_take, int kind,
 	bool other = kind == 0 && queue == 0;
 	pid_t pid = test_fork(fn, &j);
 	wait_for(&sh->held, "the receiver held");
+	maint_told = maint_writing = 0;
+	smq_test_hook = count_maint;
 	CHECK(pthread_create(&th, NULL, run_maint, &m) == 0);
-	nap_ms(150);
-	if (in_take && !other && atomic_load(&m.done))
-		FAIL("%s: board 0 did not wait for the held take", what);
+	if (in_take && !other) {
+		/* its handshake begun (told), not writing: it waits */
+		WAIT_UNTIL(maint_told > 0, 30, "%s: board 0's maintenance to "
+			   "begin its handshake", what);
+		if (maint_writing || atomic_load(&m.done))
+			FAIL("%s: board 0 did not wait for the held take", what);
+	}
 	if (!in_take || other) {
 		/* nothing to wait for: the copy out writes nothing of ours */
 		wait_for(&m.done, "maintenance beside a copy out");
@@ -555,6 +561,7 @@ static void receiver_held(int (*fn)(void *), bool in_take, int kind,
 	uint8_t *snap = test_snapshot(spec, &len);
 	atomic_store(&sh->release, 1);
 	CHECK(pthread_join(th, NULL) == 0);
+	smq_test_hook = NULL;
 	OK(atomic_load(&m.result));
 	if (other) {
 		/* its queue was not touched: the take goes through */
