@@ -473,7 +473,8 @@ need_smqctl() {
 		printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SMQCTL_WRAP" "$SMQCTL" >"$T/wrapped" &&
 			chmod 755 "$T/wrapped" || exit 1
 		S=$T/wrapped
-		note "smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
+		# (said, not a note: nothing is left untried)
+		say "smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
 	fi
 }
 # need_command COMMAND WHY: skips the script without COMMAND
