@@ -241,11 +241,12 @@ fresh-check:
 # and Prometheus and node_exporter, which t_metrics.sh runs against it;
 # UCX's ucx_perftest, which bench --baseline measures beside smq (and
 # t_measure.sh runs, briefly); procps (ps, which the scripts' cleanup
-# reads the process tree with), man-db (man, t_man.sh) and xz-utils (the
-# guest kernel's modules), which a minimal Debian lacks.
+# reads the process tree with), man-db (man, t_man.sh), xz-utils (the
+# guest kernel's modules) and g++ (smq.h compiled as C++, t_header.sh),
+# which a minimal Debian lacks.
 # .ci/run installs through this target, so the two never disagree;
 # make fresh-check runs it in a minimal Debian root.
-DEPS := gcc make libc6-dev binutils pkgconf groff-base \
+DEPS := gcc g++ make libc6-dev binutils pkgconf groff-base \
 	clang libclang-rt-14-dev \
 	python3 zsh util-linux procps man-db xz-utils libncurses-dev tmux \
 	libpci-dev pciutils qemu-system-x86 busybox-static cpio valgrind \
