@@ -63,7 +63,7 @@ VFIO_CHECK := $(B)/tests/qemu/vfio_check
 IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 
 .PHONY: all tests check check-all install clean bench bench-compare demo fuzz \
-	reliability deps package-check mutants
+	reliability deps package-check mutants fresh-check
 # `make` builds the product; `make tests` the test programs too, which
 # `make check` runs.
 all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE)
@@ -123,7 +123,7 @@ COUNT_TESTS := $(B)/tests/t_split $(B)/tests/t_stall $(B)/tests/t_maint_kill \
 	$(B)/tests/t_wake $(B)/tests/t_lines $(B)/tests/t_burst_crash \
 	$(B)/tests/t_scratch $(B)/tests/t_room $(B)/tests/t_sync $(B)/tests/t_journal \
 	$(B)/tests/t_ivshmem_late $(B)/tests/t_syscalls $(B)/tests/t_guards \
-	$(B)/tests/t_open_check
+	$(B)/tests/t_open_check $(B)/tests/t_group
 $(COUNT_TESTS): $(B)/tests/%: tests/unit/%.c tests/lib/testlib.c $(TEST_HDRS) $(B)/libsmq-count.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests/lib $(ALL_CFLAGS) -o $@ $< tests/lib/testlib.c \
@@ -225,6 +225,14 @@ check-all:
 package-check:
 	sh tests/build/package.sh
 
+# The README's two commands for a fresh Debian machine (set up, build and
+# demo; then make deps and make check-all), exactly, in a fresh minimal
+# Debian 12 root with git, make and gcc (as a container image has) from
+# this machine's mirror, on git archive HEAD.  Root, the network and an
+# hour: in neither check nor check-all.
+fresh-check:
+	sh tests/build/fresh.sh
+
 # Everything the full test suite (make check-all) needs, on Debian 12:
 # compilers and sanitizer runtimes, groff for the man pages, bash and zsh
 # for the completions, tmux for top's live view, libpci and pciutils for
@@ -233,11 +241,15 @@ package-check:
 # abidiff for the ABI check; libmicrohttpd for smqctl metrics --listen,
 # and Prometheus and node_exporter, which t_metrics.sh runs against it;
 # UCX's ucx_perftest, which bench --baseline measures beside smq (and
-# t_measure.sh runs, briefly).
-# .ci/run installs through this target, so the two never disagree.
-DEPS := gcc make libc6-dev binutils pkgconf groff-base \
+# t_measure.sh runs, briefly); procps (ps, which the scripts' cleanup
+# reads the process tree with), man-db (man, t_man.sh), xz-utils (the
+# guest kernel's modules) and g++ (smq.h compiled as C++, t_header.sh),
+# which a minimal Debian lacks.
+# .ci/run installs through this target, so the two never disagree;
+# make fresh-check runs it in a minimal Debian root.
+DEPS := gcc g++ make libc6-dev binutils pkgconf groff-base \
 	clang libclang-rt-14-dev \
-	python3 zsh util-linux libncurses-dev tmux \
+	python3 zsh util-linux procps man-db xz-utils libncurses-dev tmux \
 	libpci-dev pciutils qemu-system-x86 busybox-static cpio valgrind ndctl \
 	faketime gcc-aarch64-linux-gnu libc6-dev-arm64-cross abigail-tools \
 	libmicrohttpd-dev prometheus prometheus-node-exporter ucx-utils

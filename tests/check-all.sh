@@ -7,7 +7,12 @@
 # the concurrency tests with ThreadSanitizer, the smqctl tests under
 # valgrind, and a short libFuzzer run.  Ends with one line
 # "N passed, N failed, N skipped", followed, when anything was skipped, by
-# the skipped tests and why: " (t_qemu.sh: no KVM [gcc, clang]; ...)".
+# the skipped tests and why, and the parts of passing tests that were
+# skipped or not tried (their "skip WHAT: WHY" and "note: ..." lines under
+# PASS): " (t_qemu.sh: no KVM [gcc, clang]; t_metrics.sh, a part: (4)
+# skipped: no prometheus [gcc]; ...)".
+#   sh tests/check-all.sh -- COMMAND...   runs COMMAND as its one step
+# (the runner's own test, tests/build/t_runner.sh).
 cd "$(dirname "$0")/.." || exit 1
 total_p=0 total_f=0 total_s=0
 skips=$(mktemp) || exit 1
@@ -31,7 +36,17 @@ run() {
 		set -- $line
 		total_p=$((total_p + $1)) total_f=$((total_f + $3)) total_s=$((total_s + $5))
 		[ "$3" -gt 0 ] || [ $rc -eq 0 ] || total_f=$((total_f + 1))
-		sed -n 's/^SKIP \([^:]*\): \(.*\)/\1\t\2/p' "$out" | while IFS='	' read -r n why; do
+		# the tests skipped, and the parts skipped under a PASS line
+		awk '/^SKIP [^:]*: / { n = $2; sub(/:$/, "", n); w = $0
+				sub(/^SKIP [^:]*: /, "", w); print n "\t" w; next }
+			/^PASS / { name = $2; next }
+			/^[^ ]/ { name = ""; next }
+			/^    skip [^:]*: / && name != "" { w = $0; sub(/^    skip /, "", w)
+				what = w; sub(/: .*/, "", what); sub(/^[^:]*: /, "", w)
+				print name ", " what "\t" w; next }
+			/^    note: / && name != "" { w = $0; sub(/^    note: /, "", w)
+				print name ", a part\t" w }' "$out" |
+		while IFS='	' read -r n why; do
 			skipped "$label" "$n" "$why"
 		done
 	elif [ $rc -eq 0 ]; then
@@ -45,7 +60,13 @@ run() {
 	fi
 	rm -f "$out"
 }
+if [ "${1:-}" = -- ]; then
+	shift
+	run given "$@"
+	set -- end
+fi
 nproc=$(nproc 2>/dev/null || echo 2)
+[ "${1:-}" = end ] || {
 run gcc make -j"$nproc" check WERROR=1 CC=gcc
 # the maintenance tests again over file: (marks with a full barrier; the
 # others run over shm:, where marks are light)
@@ -67,6 +88,7 @@ else
 	done
 fi
 [ -f tests/valgrind.sh ] && run valgrind env B=build sh tests/valgrind.sh
+}
 # The skips, each once with the runs that skipped it: "t_x: why [gcc, clang]"
 why=$(awk -F '\t' '{ k = $2 ": " $3; if (!(k in runs)) { order[++n] = k; runs[k] = $1 }
 		else runs[k] = runs[k] ", " $1 }

@@ -16,6 +16,7 @@
 # failed, 77 (and no summary) without valgrind.
 # Unloaded, 2 CPUs: about 2.5 minutes, t_cli the longest.
 cd "$(dirname "$0")/.." || exit 1
+. tests/lib/verdict.sh
 B=${B:-build}
 export B
 timeout=${VALGRIND_TIMEOUT:-600}
@@ -92,25 +93,25 @@ report() {
 			errs="$errs $log"
 		fi
 	done
-	if [ "$rc" = 77 ]; then
+	# run.sh's verdict (tests/lib/verdict.sh), then valgrind's
+	judge "$d/out" "$rc" "$secs" "$timeout"
+	if [ -z "$why" ] && [ "$rc" = 77 ]; then
 		skip=$((skip + 1))
 		echo "SKIP $name: $(tail -n 1 "$d/out")"
 		return
 	fi
-	if [ "$rc" = 0 ] && [ -z "$errs" ] && [ "$runs" -gt 0 ]; then
+	if [ -z "$why" ] && [ -z "$errs" ] && [ "$runs" -gt 0 ]; then
 		pass=$((pass + 1))
 		echo "PASS $name (${secs}s, $runs processes under valgrind)"
+		shown_under_pass "$d/out"
 	else
 		fail=$((fail + 1))
 		failed="$failed $name"
-		case $rc in
-		0) if [ -n "$errs" ]; then echo "FAIL $name (${secs}s): valgrind errors"
-		   else echo "FAIL $name (${secs}s)"; fi ;;
-		124|137) echo "FAIL $name: timed out after ${timeout}s" ;;
-		*) echo "FAIL $name (exit $rc, ${secs}s)" ;;
-		esac
+		if [ -n "$why" ]; then echo "FAIL $name: $why"
+		elif [ -n "$errs" ]; then echo "FAIL $name (${secs}s): valgrind errors"
+		else echo "FAIL $name (${secs}s)"; fi
 		[ "$runs" -gt 0 ] || echo "    no smqctl invocation ran under valgrind: does the script honour SMQCTL_WRAP?"
-		[ "$rc" = 0 ] || grep -v '^ok ' "$d/out" | sed 's/^/    /'
+		[ -z "$why" ] || grep -v '^ok ' "$d/out" | sed 's/^/    /'
 	fi
 	for log in "$d"/vg/log.*; do
 		[ -s "$log" ] || continue

@@ -73,13 +73,21 @@ int smq_wait_bells(struct smq_queue *const *qs, unsigned n, bool can_sleep,
 		if (LOAD(&qs[i]->bell_word->doorbell) != seen[i])
 			return 0;
 	slice_until(&slice, deadline);
+	TEST_HOOK(SMQ_HOOK_SLEEP);
+	int err;
 	if (q->bell.kind == SMQ_BELL_FUTEX) {
 		const uint32_t *words[SMQ_GROUP_MAX_MEMBERS];
 		for (unsigned i = 0; i < n; i++)
 			words[i] = &qs[i]->bell_word->doorbell;
-		return smq_futex_wait_many(words, seen, n, &slice);
+		err = smq_futex_wait_many(words, seen, n, &slice);
+	} else {
+		struct smq_map *m = &q->w->map;
+		err = m->tp->wait(m, &q->bell, &q->bell_word->doorbell,
+				  seen[0], &slice);
 	}
-	struct smq_map *m = &q->w->map;
-	return m->tp->wait(m, &q->bell, &q->bell_word->doorbell, seen[0],
-			   &slice);
+	if (!err)
+		TEST_HOOK(SMQ_HOOK_RUNG);
+	else if (err == -ETIMEDOUT)
+		TEST_HOOK(SMQ_HOOK_SLEPT_OUT);
+	return err;
 }

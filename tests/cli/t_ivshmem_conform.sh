@@ -87,6 +87,20 @@ live_but() {
 }
 
 echo "== a departure and an arrival in one round of the server"
+# state PID: its state letter (R, S, D, T, Z)
+state() { { read -r _s <"/proc/$1/stat"; } 2>/dev/null && set -- ${_s##*) } && echo "$1"; }
+# connected_waiting PID: it has a socket and sleeps (its connect queued
+# on the stopped server, it waits to read)
+connected_waiting() {
+	[ "$(state "$1")" = S ] && ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'socket:'
+}
+# asleep_on QUEUE: the window (the server's memory, read as it is) says
+# the queue's receiver waits, asleep
+asleep_on() {
+	"$S" -w "shm:$M" --json dump -q "$1" >"$T/dq.json" 2>/dev/null &&
+		grep -q '"receiver_state": "waiting"' "$T/dq.json" &&
+		grep -q '"sleeping": true' "$T/dq.json"
+}
 for order in "leave-first" "join-first"; do
 	rm -f "$T"/*.in "$T"/*.out "$T"/*.err
 	serve 2
@@ -100,12 +114,13 @@ for order in "leave-first" "join-first"; do
 		watcher b 2
 	else
 		watcher b 2
-		sleep 0.2   # its connect is queued on the stopped server
+		# its connect queued on the stopped server
+		wait_for 20 "watcher b to connect and wait" connected_waiting "$pid_b"
 		kill -KILL "$pid_a"
 		wait_pid 10 "$pid_a" "watcher a, killed"
 		release_fifo 5
 	fi
-	sleep 0.2
+	# (watcher a is reaped: its socket is closed)
 	kill -CONT "$srv"
 	wait_line 20 "$T/b.out" "^id 1" || no "watcher b got no ID"
 	wait_line 20 "$T/out" "peer 0 left" || no "peer 0's leaving not reported"
@@ -237,7 +252,7 @@ serve 2
 rpid=$!
 track $rpid
 wait_line 20 "$T/out" "peer 1 joined" || no "the receiver did not join"
-sleep 0.3   # asleep by now, or soon: either way it must notice
+wait_for 20 "the receiver (pid $rpid) asleep on its doorbell" asleep_on 1
 stop_server
 wait_pid 70 "$rpid" "the receiver, its server stopped"
 [ $rc -eq 1 ] || no "recv exit $rc, expected 1"

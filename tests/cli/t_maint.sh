@@ -28,6 +28,10 @@ queued() { # queued SPEC QUEUE: messages waiting in it
 	"$S" -w "$1" --json dump -q "$2" >"$T/q.json" 2>/dev/null
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["queue_table"][0]["queued"])' "$T/q.json"
 }
+waiting() { # waiting SPEC QUEUE PID: PID is the queue's receiver, waiting
+	"$S" -w "$1" --json dump -q "$2" >"$T/w.json" 2>/dev/null &&
+		json "$T/w.json" 'd["queue_table"][0]["receiver_pid"] == '"$3"' and d["queue_table"][0]["receiver_state"] == "waiting"'
+}
 
 # ---- (a) init never destroys what is not a window ----
 seq 1 100 | sed 's/^/a line of text /' >"$T/precious.txt"
@@ -106,7 +110,7 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 		sh -c '"$0" -w "file:$1" init --force >/dev/null &&
 		       [ "$(stat -c %u:%a "$1")" = "$(id -u):600" ]' "$S" "$T/theirs"
 else
-	note "skipped: another user's window (needs root and the user nobody)"
+	skip_part "(a) another user's window" "needs root and the user nobody"
 fi
 "$S" -w "file:$T/precious.txt" init --force >/dev/null 2>&1
 check "init --force formats even the text file" \
@@ -149,7 +153,8 @@ check "a board that reboots alone joins the generation that runs ($g)" \
 	grep -q "board 1: system ready (generation $g)" "$T/s1"
 bg_start "$S" -w "$W" -b 1 sync --new-generation --timeout 20 >"$T/s1" 2>"$T/s1.err"
 p=$pid
-sleep 1
+wait_line 20 "$T/s1.err" "waiting for board 0 to format .* anew" ||
+	failed "--new-generation never said it waits for board 0"
 check "--new-generation waits while the window has the old one" running $p
 check "...and says so" grep -q "waiting for board 0 to format .* anew (it has generation $g)" "$T/s1.err"
 "$S" -w "$W" init --boards 2 >/dev/null
@@ -163,7 +168,10 @@ check "--new-generation: ready in the new generation ($((g + 1)))" \
 for i in 1 2 3; do "$S" -w "$W" -b 1 send -q 0 "app $i" >/dev/null; done
 bg_start "$S" -w "$W" -b 1 recv -q 1 --count 1 --timeout 60 >"$T/app" 2>"$T/app.err"
 rcv=$pid
-sleep 0.5
+# attached and waiting before the diagnostics run (else they would pass
+# beside no application at all)
+wait_for 30 "the application's receiver (pid $rcv) waiting on queue 1" \
+	waiting "$W" 1 "$rcv"
 "$S" -w "$W" pingpong --count 200 --size 0,64 >"$T/pp" 2>&1
 check "pingpong beside a live application: exit 0 on the diagnostic queues" \
 	sh -c '[ $0 -eq 0 ] && grep -q "queues 2 and 3" "$1"' $? "$T/pp"

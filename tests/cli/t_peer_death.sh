@@ -109,9 +109,14 @@ a=$(alive_in top 1)
 j=$(judged)
 [ "$j" = "dead dead" ] && ok "top --once: board 1 dead, queue 1's receiver dead" ||
 	failed "top --once: board 1's activity and queue 1's receiver: '$j', expected 'dead dead' $(rx)"
-# and while it is dead a zombie does not pass for alive either
-bg_start "$S" -w "$W" -b 1 recv --timeout 30 >/dev/null 2>&1
-rcv=$pid
+# and while it is dead a zombie does not pass for alive either: its
+# parent (a sleep that never waits, not this shell, which reaps its
+# children as it goes) leaves it a zombie once killed
+bg_start sh -c '"$0" -w "$1" -b 1 recv --timeout 30 >/dev/null 2>&1 &
+	echo $! >"$2"; exec sleep 300' "$S" "$W" "$T/rcv.pid"
+parent=$pid
+wait_for 10 "the second recv's pid" test -s "$T/rcv.pid"
+rcv=$(cat "$T/rcv.pid")
 # the receiver of queue 1 now (it took over from the dead one)
 waitfor 5 '[ "$(alive_in dump 1)" = yes ] &&
 	[ "$(field "$T/j" ".queue_table[1].receiver_pid")" = "$rcv" ] &&
@@ -121,12 +126,13 @@ t=$(field "$T/j" '.queue_table[1].receiver_takeovers')
 [ "$t" = 1 ] && ok "dump: the second recv took queue 1 over from the dead one (1 takeover)" ||
 	failed "dump: queue 1's receiver_takeovers is '$t', expected 1"
 kill -9 "$rcv"
-# not reaped yet: a zombie
-sleep 0.2
+# not reaped: a zombie (waited for: its state in /proc says Z)
+zombie() { { read -r _z <"/proc/$1/stat"; } 2>/dev/null && set -- ${_z##*) } && [ "$1" = Z ]; }
+wait_for 10 "the killed receiver (pid $rcv) to be a zombie" zombie "$rcv"
 a="$(alive_in dump 1) $(judged)"
 [ "$a" = "no dead dead" ] && ok "dump: board 1 and its receiver dead while a zombie (not yet reaped)" ||
 	failed "dump: board 1 while a zombie: alive, activity, receiver: '$a', expected 'no dead dead' $(rx)"
-wait_pid 10 "$rcv" "the second receiver, killed"
+stop_pid 10 "$parent" "the second receiver's parent" KILL
 
 # ---- (b) a board of another host: its heartbeat tells ----
 # The kernel's boot id, read otherwise in a mount namespace, makes board 1
@@ -139,7 +145,7 @@ if command -v unshare >/dev/null 2>&1 &&
 	other=yes
 fi
 if [ -z "$other" ]; then
-	note "skipped (b): cannot give a process another boot id here (unshare --mount, root)"
+	skip_part "(b) a board of another host" "cannot give a process another boot id here (unshare --mount, root)"
 else
 	"$S" -w "$W" init --boards 2 --force >/dev/null 2>&1 ||
 		failed "(b) init"
@@ -182,6 +188,8 @@ else
 	a=$(alive_in dump 1)
 	t=$(($(now_ms) - t0))
 	age=$(field "$T/j" '.board_table[1].heartbeat_age_ms')
+	# lower bounds, the heartbeat's watch of 5 s (no busy machine
+	# shortens it): never how fast
 	if [ "$a" = no ] && [ "$age" -ge 4900 ] 2>/dev/null && [ "$t" -ge 4900 ]; then
 		ok "dump: dead once it watched the heartbeat stand still for $age ms ($t ms after the kill)"
 	else
@@ -195,6 +203,7 @@ else
 	a=$(field "$T/j" '.board_table[1].alive')
 	j=$(judged)
 	t=$(cat "$T/jt.ms" 2>/dev/null)
+	# a lower bound, as above
 	if [ "$a $j" = "no dead dead" ] && [ "$t" -ge 4900 ] 2>/dev/null; then
 		ok "top --once: dead, its receiver dead, once it watched the heartbeat stand still ($t ms after the kill)"
 	else
@@ -207,9 +216,9 @@ fi
 # it stops: smq never compares another host's clock with its own.  Its
 # monotonic clock is moved in a time namespace, its wall clock by faketime.
 if [ -z "$other" ]; then
-	note "skipped (b2): no other host to skew (see b)"
+	skip_part "(b2) clocks that disagree" "no other host to skew (see b)"
 elif ! unshare --time --monotonic 3600 true 2>/dev/null; then
-	note "skipped (b2): cannot make a time namespace here (unshare --time)"
+	skip_part "(b2) clocks that disagree" "cannot make a time namespace here (unshare --time)"
 else
 	floor_b2=4
 	for skew in +5s -5s; do
@@ -251,7 +260,11 @@ else
 			      "/dev/shm/sem.faketime_sem_$ftpid"; }
 		a=$(alive_in dump 1)
 		age=$(field "$T/j" '.board_table[1].heartbeat_age_ms')
-		if [ "$a" = no ] && [ "$age" -ge 4900 ] 2>/dev/null && [ "$age" -lt 7000 ]; then
+		# at least the watch of 5 s; at most a minute, far below the
+		# hour between the clocks (an age read off the other host's
+		# clock would be that hour) and far above what a busy machine
+		# adds: a bound on clocks compared, not a speed
+		if [ "$a" = no ] && [ "$age" -ge 4900 ] 2>/dev/null && [ "$age" -lt 60000 ]; then
 			ok "skew ($what): dead $age ms after its last beat was seen"
 		else
 			failed "skew ($what): after kill -9: alive '$a', age '$age' ms"
@@ -261,7 +274,9 @@ fi
 
 # ---- (c) sync reports a board that died while synchronising ----
 "$S" -w "$W" init --boards 3 --force >/dev/null 2>&1 || failed "(c) init"
-bg_start "$S" -w "$W" sync --timeout 10 --interval 50ms >"$T/s0.out" 2>"$T/s0.err"
+# board 0's timeout (120 s) is beyond the wait for it below (60 s): a
+# sync that reported at its timeout, not at the death, never ends in time
+bg_start "$S" -w "$W" sync --timeout 120 --interval 50ms >"$T/s0.out" 2>"$T/s0.err"
 s0=$pid
 bg_start "$S" -w "$W" -b 1 sync --timeout 30 >/dev/null 2>&1
 s1=$pid
@@ -271,7 +286,6 @@ else
 	failed "sync: board 0 never printed 'board 1 announced'"
 	sed 's/^/    | /' "$T/s0.out" "$T/s0.err"
 fi
-sleep 0.3
 if running "$s0"; then
 	ok "sync: board 0 still waits for board 2"
 else
@@ -279,9 +293,7 @@ else
 fi
 kill -9 "$s1"
 wait_pid 10 "$s1" "board 1's sync, killed"
-t0=$(now_ms)
-wait_pid 20 "$s0" "board 0's sync, waiting for a dead board"
-t=$(($(now_ms) - t0))
+wait_pid 60 "$s0" "board 0's sync, waiting for a dead board (its timeout 120 s)"
 [ "$rc" -eq 1 ] && ok "sync: board 0 exits 1" ||
 	failed "sync: board 0 exit status $rc, expected 1"
 if grep -q 'board 1' "$T/s0.err" && grep -q 'died' "$T/s0.err"; then
@@ -290,14 +302,9 @@ else
 	failed "sync: board 0's stderr does not name board 1 as dead"
 	sed 's/^/    | /' "$T/s0.err"
 fi
-if [ "$t" -le 3000 ]; then
-	ok "sync: reported $t ms after the kill (not at the 10 s timeout)"
-else
-	failed "sync: reported only $t ms after the kill (more than 3 s)"
-fi
 
-# (a) and (c) 18, (b) 6 where this host can make another, (b2) 4 where it
+# (a) and (c) 17, (b) 6 where this host can make another, (b2) 4 where it
 # can skew that host's clocks too
 floor_b=0
 [ -z "$other" ] || floor_b=6
-finish $((18 + floor_b + ${floor_b2:-0}))
+finish $((17 + floor_b + ${floor_b2:-0}))

@@ -14,12 +14,17 @@
 #    children and, for a process that leads a group of its own, that
 #    group; waits for them; and removes the script's /dev/shm objects and
 #    T.  A signal is a failure that says what the script was waiting for.
-# The checks: ok and failed print "ok   WHAT" and "FAIL WHAT" and count;
+# The checks: ok and failed print "ok   WHAT" and "FAIL WHAT" and count,
+# in files of T, so that a check in a subshell or a pipeline counts too;
 # finish FLOOR prints "N passed, N failed" and last "work: checks N (floor
 # FLOOR)", N the checks passed, FLOOR the checks the script must make, and
 # exits 0 only when nothing failed and N reaches FLOOR (never with N 0).
-# skip REASON exits 77, the reason last (skip_part: a part of the checks
-# cannot run here).  Every wait is bounded and says what it waited for:
+# skip REASON exits 77, the reason last, unless a check failed before
+# (then it is a failure); skip_part WHAT WHY prints "skip WHAT: WHY" (a
+# part of the checks cannot run here), which run.sh shows under the
+# script's PASS line, as it shows "note: ..." lines.  A helper that needs
+# a tool the machine lacks fails loudly.  Every wait is bounded and says
+# what it waited for:
 # wait_for, wait_line, within, wait_pid, stop_pid; a command that waits
 # (smqctl recv, sync, events, check) has its own --timeout.
 
@@ -50,7 +55,26 @@ T=$(mktemp -d "/tmp/smq-$TEST.XXXXXX" 2>/dev/null || mktemp -d) || exit 1
 # t_check_cross -> smq-t-check-cross-PID: no other script's prefix
 SHM=smq-t-$(echo "${TEST#t_}" | tr _ -)-$$
 BG=""                 # the background processes to stop
-_lib_pass=0 _lib_fail=0 _lib_done="" _lib_waiting="" _lib_hooks=""
+_lib_done="" _lib_waiting="" _lib_hooks=""
+# the checks passed and failed: a line each in these files (a subshell's
+# or a pipeline's too), read by _lib_passed and _lib_failed
+_lib_okf=$T/.lib-passed _lib_failf=$T/.lib-failed
+: >"$_lib_okf" && : >"$_lib_failf" || exit 1
+_lib_lines() {
+	_lib_l=0
+	[ ! -f "$1" ] || _lib_l=$(wc -l <"$1")
+	echo $((_lib_l))
+}
+_lib_passed() { _lib_lines "$_lib_okf"; }
+_lib_failed() { _lib_lines "$_lib_failf"; }
+# _lib_count FILE N: N more checks in FILE
+_lib_count() {
+	_lib_k=$2
+	while [ "$_lib_k" -gt 0 ]; do
+		echo x >>"$1"
+		_lib_k=$((_lib_k - 1))
+	done
+}
 
 # track PID...: background processes of the script, stopped at its end
 track() { BG="$BG $*"; }
@@ -81,6 +105,14 @@ $1"
 # setsid: children that may have left the tree)
 kill_tree() {
 	[ $# -gt 0 ] || return 0
+	# without ps nothing past the roots is found: a loud failure (a
+	# script would wait for a child it believes killed), and the roots
+	# killed all the same
+	if ! ps -e -o pid= >/dev/null 2>&1; then
+		failed "kill_tree: ps does not run here (Debian's procps): the children of $* were not killed"
+		kill -s KILL -- "$@" 2>/dev/null
+		return 0
+	fi
 	_lib_kill=$(ps -e -o pid= -o ppid= -o pgid= 2>/dev/null | awk -v me="$$" -v roots="$*" '
 		BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) asked[r[i]] = 1 }
 		{ parent[$1] = $2; group[$1] = $3 }
@@ -111,12 +143,18 @@ kill_tree() {
 cleanup() {
 	[ -z "$_lib_done" ] || return 0
 	_lib_done=1
+	_lib_stop
+	_lib_remove
+}
+_lib_stop() {
 	eval "$_lib_hooks" >/dev/null 2>&1
 	# twice: a child forked between the look and the kill
 	kill_tree $BG
 	kill_tree $BG
 	for _lib_p in $BG; do wait "$_lib_p" 2>/dev/null; done
 	BG=""
+}
+_lib_remove() {
 	cd / || :
 	rm -rf "/dev/shm/$SHM" "/dev/shm/$SHM"[!0-9]* 2>/dev/null
 	rm -rf "$T"
@@ -127,15 +165,15 @@ _lib_exit() {
 	if [ -z "$_lib_done" ] && [ "$_lib_rc" != 77 ]; then
 		# an exit before finish: never a pass
 		[ "$_lib_rc" != 0 ] || { say "FAIL the script ended without its summary (finish)"; _lib_rc=1; }
-		say "$_lib_pass passed, $_lib_fail failed"
-		say "work: checks $_lib_pass (the script stopped before its end, exit $_lib_rc)"
+		say "$(_lib_passed) passed, $(_lib_failed) failed"
+		say "work: checks $(_lib_passed) (the script stopped before its end, exit $_lib_rc)"
 	fi
 	cleanup
 	exit "$_lib_rc"
 }
 _lib_signal() {
 	trap - INT TERM HUP PIPE
-	_lib_fail=$((_lib_fail + 1))
+	echo x >>"$_lib_failf"
 	say "FAIL stopped by SIG$1${_lib_waiting:+ while waiting for $_lib_waiting}"
 	exit 1
 }
@@ -148,8 +186,8 @@ trap '_lib_signal PIPE' PIPE
 # ---- checks ----
 # say TEXT: a line of the log; T shown as $T
 say() { printf '%s\n' "$*" | sed "s|$T|\$T|g"; }
-ok() { _lib_pass=$((_lib_pass + 1)); say "ok   $*"; }
-failed() { _lib_fail=$((_lib_fail + 1)); say "FAIL $*"; on_failure; }
+ok() { echo x >>"$_lib_okf"; say "ok   $*"; }
+failed() { echo x >>"$_lib_failf"; say "FAIL $*"; on_failure; }
 # on_failure: what a script shows after each FAIL (it may define its own)
 on_failure() { :; }
 # note TEXT: neither a check nor a failure (what was not tried, and why)
@@ -164,35 +202,38 @@ check() {
 }
 # case_begin; conditions that each fail at once (failed); case_end WHAT:
 # ok WHAT if none of them failed since case_begin
-case_begin() { _lib_case=$_lib_fail; }
-case_end() { [ "$_lib_fail" -gt "${_lib_case:-0}" ] || ok "$1"; }
+case_begin() { _lib_case=$(_lib_failed); }
+case_end() { [ "$(_lib_failed)" -gt "${_lib_case:-0}" ] || ok "$1"; }
 # tally COMMAND...: COMMAND (a checker of its own) prints "ok ..." and
 # "FAIL ..." lines: shown, and counted as checks; its exit status
 tally() {
 	"$@" >"$T/.tally" 2>&1
 	_lib_rc=$?
 	sed "s|$T|\$T|g" "$T/.tally"
-	_lib_n=$(grep -c '^ok ' "$T/.tally")
-	_lib_pass=$((_lib_pass + _lib_n))
+	_lib_count "$_lib_okf" "$(grep -c '^ok ' "$T/.tally")"
 	_lib_n=$(grep -c '^FAIL' "$T/.tally")
-	_lib_fail=$((_lib_fail + _lib_n))
-	[ "$_lib_rc" = 0 ] || [ "$_lib_n" -gt 0 ] || _lib_fail=$((_lib_fail + 1))
+	_lib_count "$_lib_failf" "$_lib_n"
+	[ "$_lib_rc" = 0 ] || [ "$_lib_n" -gt 0 ] || echo x >>"$_lib_failf"
 	return "$_lib_rc"
 }
 # any_failed: a check has failed so far (to show more before finish)
-any_failed() { [ "$_lib_fail" -gt 0 ]; }
-# skip REASON: the whole script is skipped: exit 77, the reason last
+any_failed() { [ "$(_lib_failed)" -gt 0 ]; }
+# skip REASON: the whole script is skipped: exit 77, the reason last;
+# after a failed check, a failure instead (a skip never hides one)
 skip() {
+	if any_failed; then
+		say "FAIL skipped ($*) after $(_lib_failed) failed checks: a failure, not a skip"
+		say "$(_lib_passed) passed, $(($(_lib_failed) + 1)) failed"
+		exit 1
+	fi
 	say "$*"
 	exit 77
 }
 # skip_part WHAT WHY: a part of the script's checks cannot run here; the
-# others run.  finish then exits 77 (if nothing failed), its last line
-# saying what was skipped and why.
-_lib_skipped=""
+# others run.  "skip WHAT: WHY", which run.sh shows under the script's
+# PASS line (and check-all in its list of what was skipped).
 skip_part() {
 	say "skip $1: $2"
-	_lib_skipped="${_lib_skipped:+$_lib_skipped; }$1 skipped: $2"
 }
 # die WHAT: a failure after which the script cannot go on
 die() {
@@ -205,15 +246,18 @@ die() {
 finish() {
 	_lib_floor=${1:-1}
 	[ "$_lib_floor" -ge 1 ] 2>/dev/null || _lib_floor=1
-	if [ "$_lib_pass" -lt "$_lib_floor" ] && [ "$_lib_fail" = 0 ]; then
-		_lib_fail=1
-		say "FAIL only $_lib_pass checks passed, fewer than the $_lib_floor this script makes: some did not run"
+	# what the cleanup's stop finds wrong counts too
+	_lib_done=1
+	_lib_stop
+	_lib_p=$(_lib_passed) _lib_f=$(_lib_failed)
+	if [ "$_lib_p" -lt "$_lib_floor" ] && [ "$_lib_f" = 0 ]; then
+		_lib_f=1
+		say "FAIL only $_lib_p checks passed, fewer than the $_lib_floor this script makes: some did not run"
 	fi
-	cleanup
-	say "$_lib_pass passed, $_lib_fail failed"
-	say "work: checks $_lib_pass (floor $_lib_floor)"
-	[ "$_lib_fail" = 0 ] || exit 1
-	[ -z "$_lib_skipped" ] || skip "$_lib_skipped (the $_lib_pass other checks passed)"
+	_lib_remove
+	say "$_lib_p passed, $_lib_f failed"
+	say "work: checks $_lib_p (floor $_lib_floor)"
+	[ "$_lib_f" = 0 ] || exit 1
 	exit 0
 }
 
@@ -429,7 +473,8 @@ need_smqctl() {
 		printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$SMQCTL_WRAP" "$SMQCTL" >"$T/wrapped" &&
 			chmod 755 "$T/wrapped" || exit 1
 		S=$T/wrapped
-		note "smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
+		# (said, not a note: nothing is left untried)
+		say "smqctl runs as: $SMQCTL_WRAP smqctl ARGS"
 	fi
 }
 # need_command COMMAND WHY: skips the script without COMMAND

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -33,6 +34,17 @@ static const char *volatile waiting;
 static volatile uint64_t waiting_since;
 
 static const int stops[] = { SIGINT, SIGTERM, SIGHUP };
+
+/* The processes of the test that failed (FAIL in a child, by pid), in
+ * memory all of them share (made before main, inherited by every fork):
+ * a parent sees a child's failure at its next look, even before that
+ * child has exited. */
+#define MAX_FAILED 64
+struct failures {
+	atomic_uint n;
+	atomic_int pid[MAX_FAILED];
+};
+static struct failures *failures;
 
 static void block_stops(sigset_t *old)
 {
@@ -277,15 +289,35 @@ static void on_stop(int sig)
 	_exit(128 + sig);
 }
 
+/* A passing test that did not say its work: its checks against the
+ * floor it states (TEST_FLOOR); 1 if under it, or if it states none. */
+static int checks_against_floor(void)
+{
+	unsigned long n = atomic_load(&test_checks);
+
+	if (!&test_check_floor) {
+		fprintf(stderr, "%s: passed with %lu checks, but states no "
+			"floor (TEST_FLOOR(N) at file scope, or test_work())"
+			"\n", program_invocation_short_name, n);
+		return 1;
+	}
+	printf("work: checks %lu (floor %lu)\n", n, test_check_floor);
+	if (n >= test_check_floor)
+		return 0;
+	fprintf(stderr, "%s: %lu checks, under its floor of %lu: some did "
+		"not run\n", program_invocation_short_name, n,
+		test_check_floor);
+	return 1;
+}
+
 static void at_exit(int status, void *arg)
 {
 	sigset_t old;
+	int under = 0;
 
 	(void)arg;
-	if (getpid() == owner && status == 0 && !worked) {
-		unsigned long n = atomic_load(&test_checks);
-		printf("work: checks %lu (floor %lu)\n", n, n);
-	}
+	if (getpid() == owner && status == 0 && !worked)
+		status = under = checks_against_floor();
 	block_stops(&old);
 	int ended = end_kids(), removed = 0;
 	if (getpid() == owner) {
@@ -297,6 +329,11 @@ static void at_exit(int status, void *arg)
 				removed);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (under) {
+		/* a pass turned into a failure: exit() is on its way out */
+		fflush(NULL);
+		_exit(1);
+	}
 }
 
 /* Objects of an earlier run of this test whose process is gone: one
@@ -342,6 +379,10 @@ __attribute__((constructor)) static void test_start(void)
 		 program_invocation_short_name, (int)owner);
 	snprintf(dir, sizeof(dir), "/tmp/%s", prefix);
 	remove_dead_runs();
+	failures = mmap(NULL, sizeof(*failures), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (failures == MAP_FAILED)
+		failures = NULL;        /* then a child's failure waits */
 	on_exit(at_exit, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
@@ -353,6 +394,85 @@ __attribute__((constructor)) static void test_start(void)
 		if (sigaction(stops[i], NULL, &was) == 0 &&
 		    was.sa_handler != SIG_IGN)
 			sigaction(stops[i], &sa, NULL);
+}
+
+void test_failed(void)
+{
+	if (failures && getpid() != owner) {
+		unsigned i = atomic_fetch_add(&failures->n, 1);
+		if (i < MAX_FAILED)
+			atomic_store(&failures->pid[i], (int)getpid());
+	}
+	exit(1);
+}
+
+/* Whether pid said it failed (FAIL) */
+static bool said_failed(pid_t pid)
+{
+	unsigned n = atomic_load_explicit(&failures->n, memory_order_acquire);
+
+	for (unsigned i = 0; i < n && i < MAX_FAILED; i++)
+		if (atomic_load(&failures->pid[i]) == (int)pid)
+			return true;
+	return false;
+}
+
+/* How child pid, ended and not yet reaped, ended if no test ends one so
+ * on purpose: a crash, or a sanitizer's report (exit 86, SAN_ENV of the
+ * Makefile); else NULL.  Tests kill their children with SIGKILL or
+ * SIGTERM, and some children exit non-zero on purpose. */
+static const char *crashed(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+	    si.si_pid != pid)
+		return NULL;
+	if (si.si_code == CLD_EXITED)
+		return si.si_status == 86 ? "exited 86 (a sanitizer's report)"
+					  : NULL;
+	switch (si.si_status) {
+	case SIGSEGV: return "was killed by SIGSEGV";
+	case SIGBUS: return "was killed by SIGBUS";
+	case SIGABRT: return "was killed by SIGABRT";
+	case SIGILL: return "was killed by SIGILL";
+	case SIGFPE: return "was killed by SIGFPE";
+	case SIGSYS: return "was killed by SIGSYS";
+	case SIGTRAP: return "was killed by SIGTRAP";
+	}
+	return NULL;
+}
+
+/* A child of this process (but awaited, which its waiter judges) that
+ * failed fails the test now, whatever this process waits for: a peer of
+ * that child may wait for it forever.  crashes: look for crashes too
+ * (a system call a child; the failures said are one load when none). */
+static void check_kids(pid_t awaited, bool crashes)
+{
+	const char *how = NULL;
+	bool running;
+	pid_t pid = 0;
+
+	if (!failures || (!crashes && !atomic_load_explicit(&failures->n,
+						memory_order_relaxed)))
+		return;
+	for (int i = 0; i < nkids && !how; i++) {
+		pid = kids[i];
+		if (pid == awaited || !ours(pid, &running))
+			continue;
+		if (said_failed(pid))
+			how = "failed (its message is above)";
+		else if (crashes && !running)
+			how = crashed(pid);
+	}
+	if (!how)
+		return;
+	const char *w = waiting;
+	fprintf(stderr, "%s: a child (pid %d) %s%s%s: the test ends now\n",
+		program_invocation_short_name, (int)pid, how,
+		w ? " while the test waited for " : "", w ? w : "");
+	test_failed();
 }
 
 pid_t test_fork_raw(void)
@@ -406,8 +526,29 @@ void test_wait_ok(pid_t pid, const char *what)
 	snprintf(words, sizeof(words), "%s (pid %d) to exit", what, (int)pid);
 	waiting_since = test_now_ns();
 	waiting = words;
-	while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-		;
+	/* Asleep until any child ends (none reaped: the others are their
+	 * waiters'); once another lies there ended, that wait would return
+	 * at once: looks again after naps instead. */
+	bool others = false;
+	unsigned looks = 0;
+	for (;;) {
+		r = waitpid(pid, &status, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		check_kids(pid, true);
+		if (!others) {
+			siginfo_t si;
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) == 0 &&
+			    si.si_pid != pid)
+				others = true;
+		} else if (looks++ < 100) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
 	waiting = before;
 	waiting_since = since;
 	if (r != pid)
@@ -445,6 +586,7 @@ void test_budget_count(struct test_budget *b, uint64_t count)
 
 bool test_going(const struct test_budget *b, uint64_t done)
 {
+	check_kids(0, false);
 	if (done >= b->most)
 		return false;
 	uint64_t now = test_now_ns();
@@ -495,10 +637,15 @@ void test_wait_more(struct test_wait *tw, const char *file, int line)
 		fprintf(stderr, "%s:%d: timed out after %.1f s waiting for "
 			"%s\n", file, line, (double)(now - tw->start) / 1e9,
 			tw->what);
-		exit(1);
+		test_failed();
 	}
-	if (tw->spin)
+	/* a child that failed ends the wait too; a look for crashes is a
+	 * system call a child: every 64th look */
+	check_kids(0, (tw->looks & 63) == 0);
+	if (tw->spin) {
+		tw->looks++;
 		return;
+	}
 	if (tw->looks++ < 100) {
 		sched_yield();
 	} else {
@@ -523,7 +670,7 @@ void test_work(const char *what, uint64_t n, uint64_t floor)
 			"little done to mean anything\n",
 			program_invocation_short_name, what,
 			(unsigned long long)n, (unsigned long long)floor);
-		exit(1);
+		test_failed();
 	}
 }
 

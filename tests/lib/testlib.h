@@ -12,9 +12,12 @@
  * ends the children it forked itself, never its siblings, and removes
  * nothing: the objects are the test's.
  *
- * What a test did: each CHECK, EXPECT and OK is counted, and a test that
- * passes prints "work: checks N (floor N)"; a test bounded by time says
- * instead what it did against the least it must do, test_work(). */
+ * What a test did: each CHECK, EXPECT and OK of its own process is
+ * counted, and a test that passes prints "work: checks N (floor M)", M the
+ * floor it states at file scope, TEST_FLOOR(M): the least count of checks
+ * a run makes wherever it runs; under it, or with no floor stated, the
+ * test fails.  A test bounded by time says instead what it did against
+ * the least it must do, test_work(). */
 #ifndef SMQ_TESTLIB_H
 #define SMQ_TESTLIB_H
 
@@ -31,13 +34,24 @@
 
 #define SKIP 77
 
+/* The least count of checks (of the test's own process) that a passing
+ * run makes, stated once at file scope: TEST_FLOOR(40); */
+extern const unsigned long test_check_floor __attribute__((weak));
+#define TEST_FLOOR(n) const unsigned long test_check_floor = (n)
+
 /* CHECK, EXPECT and OK evaluated by this process */
 extern atomic_ulong test_checks;
 #define TEST_COUNT() atomic_fetch_add_explicit(&test_checks, 1, \
 					       memory_order_relaxed)
 
+/* A failure: its message, then exit 1.  In a child it is also said to
+ * the test's processes, so that a parent waiting in a testlib wait (for
+ * any child, or any condition) fails at once instead of waiting for a peer
+ * that cannot come. */
 #define FAIL(...) do { fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
+		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); \
+		test_failed(); } while (0)
+void test_failed(void) __attribute__((noreturn));
 #define CHECK(cond) do { TEST_COUNT(); \
 		if (!(cond)) FAIL("check failed: %s", #cond); } while (0)
 /* expect a call to return exactly want */
@@ -129,7 +143,11 @@ pid_t test_fork(int (*fn)(void *), void *arg);
 /* fork() with the same record: 0 in the child, its pid in the parent. */
 pid_t test_fork_raw(void);
 /* Waits for pid; fails the test unless it exited 0.  A signal that stops
- * the test meanwhile says it waited for what. */
+ * the test meanwhile says it waited for what.  Meanwhile whichever child
+ * ends first is looked at: one of this process's children that failed
+ * (FAIL, or a crash: SIGSEGV, SIGBUS, SIGABRT..., or a sanitizer's exit
+ * 86) fails the test at once, naming it; the others are left for whoever
+ * waits for them.  WAIT_UNTIL, SPIN_UNTIL and test_going() do the same. */
 void test_wait_ok(pid_t pid, const char *what);
 /* Deterministic random numbers. */
 uint64_t test_rand(uint64_t *state);

@@ -31,11 +31,37 @@ static void limit_signal(int sig)
 	}
 }
 
+/* The soft limit of open files of process pid, as /proc says it (-1
+ * unlimited or unknown) */
+static long soft_nofile(pid_t pid)
+{
+	char path[64], line[256];
+	long soft = -2;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -2;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Max open files", 14))
+			soft = strtol(line + 14, NULL, 10);
+	fclose(f);
+	return soft;
+}
+
 void srv_limit(struct srv *sv, bool low)
 {
 	if (kill(sv->pid, low ? SIGUSR1 : SIGUSR2))
 		FAIL("kill");
-	sleep_ms(50);
+	/* the handler has run: its limit says so (waited for, not slept) */
+	if (low)
+		WAIT_UNTIL(soft_nofile(sv->pid) == SRV_LOW_NOFILE, 30,
+			   "the server (pid %d) to lower its limit of files",
+			   (int)sv->pid);
+	else
+		WAIT_UNTIL(soft_nofile(sv->pid) != SRV_LOW_NOFILE, 30,
+			   "the server (pid %d) to give its limit of files "
+			   "back", (int)sv->pid);
 }
 
 int count_fds(void)

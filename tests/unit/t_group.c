@@ -6,23 +6,21 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
+#include "testint.h"
 #include "testlib.h"
+
+#ifndef SMQ_COUNT_FAR
+#error "t_group counts a sleeping receiver's wake-ups with the test build's hooks (SMQ_COUNT_FAR)"
+#endif
 
 #define BOARDS 4
 #define QUEUES 4
 #define ENTRIES 64
 
 static const char *spec;
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
 
 /* Every queue received by board 0; groups "all" and "odd". */
 static struct smq_window *format(void)
@@ -92,9 +90,13 @@ static void send_all(struct smq_window *w)
 	for (unsigned i = 0; i < ENTRIES; i++)
 		OK(smq_send(full, "filler", 6, 0));
 	OK(smq_group_open(w, "all", SMQ_SENDER, 0, &g));
-	uint64_t t0 = now_ms();
+	struct smq_queue_info qi;
+	OK(smq_queue_info(w, 2, &qi, sizeof(qi)));
+	uint64_t waits = qi.full_waits;
 	EXPECT(smq_group_send(g, "to all", 6, 200, &pending), -ETIMEDOUT);
-	CHECK(now_ms() - t0 >= 150);
+	/* it waited for room on member 2: one full wait (not its time) */
+	OK(smq_queue_info(w, 2, &qi, sizeof(qi)));
+	CHECK(qi.full_waits == waits + 1);
 	CHECK(pending == 1u << 2);
 	CHECK(queued(w, 0) == 1 && queued(w, 1) == 1 && queued(w, 3) == 1 &&
 	      queued(w, 2) == ENTRIES);
@@ -275,7 +277,9 @@ static int flooder(void *arg)
 	for (;;) {
 		int err = smq_send(tx, msg, sizeof(msg), 1000);
 		if (err && err != -ETIMEDOUT)
-			return 1;
+			FAIL("the flooder of board %u on queue %u: smq_send "
+			     "returned %d (%s)", f->board, f->queue, err,
+			     smq_strerror(err));
 	}
 }
 
@@ -331,9 +335,15 @@ static void flood(struct smq_window *w)
 			}
 		}
 	}
+	/* each still flooding when killed: one that ended before failed */
 	for (unsigned i = 0; i < 6; i++) {
+		int status;
 		kill(pid[i], SIGKILL);
-		waitpid(pid[i], NULL, 0);
+		CHECK(waitpid(pid[i], &status, 0) == pid[i]);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+			FAIL("the flooder of board %u on queue %u ended before "
+			     "it was killed (status 0x%x)", f[i].board,
+			     f[i].queue, status);
 	}
 	printf("group: over %llu messages (queue 0 flooded by 3 boards), "
 	       "shares:", (unsigned long long)total);
@@ -361,9 +371,34 @@ static void flood(struct smq_window *w)
 	}
 }
 
-/* A receive-any asleep costs no CPU and wakes on a send to any member
- * (the last one here, not the first whose word a plain wait would
- * watch). */
+/* A receive-any asleep sleeps on its doorbell, one sleep a slice, and
+ * wakes on a send to any member (the last one here, not the first whose
+ * word a plain wait would watch), rung, not at its slice: counted in the
+ * receiver's process with the test build's hooks (SMQ_HOOK_SLEEP,
+ * SMQ_HOOK_RUNG, SMQ_HOOK_SLEPT_OUT), in memory the test shares.  The
+ * send waits until the receiver has slept a whole slice out, so that a
+ * receiver that looked (spun or napped) instead of sleeping never gets
+ * it. */
+struct sleep_counts {
+	_Atomic unsigned sleeps, rung, slept_out;
+	_Atomic int last;               /* the last of those three */
+	_Atomic int cpu_us;             /* the receive's CPU, for the log */
+};
+static struct sleep_counts *counts;
+
+static void count_sleep(enum smq_hook where)
+{
+	if (where == SMQ_HOOK_SLEEP)
+		counts->sleeps++;
+	else if (where == SMQ_HOOK_RUNG)
+		counts->rung++;
+	else if (where == SMQ_HOOK_SLEPT_OUT)
+		counts->slept_out++;
+	else
+		return;
+	counts->last = (int)where;
+}
+
 static int sleeper(void *arg)
 {
 	struct smq_window *w;
@@ -375,17 +410,16 @@ static int sleeper(void *arg)
 	(void)arg;
 	OK(smq_open(spec, 0, 0, &w));
 	OK(smq_group_open(w, "all", SMQ_RECEIVER, 0, &g));
-	/* the CPU of the receive alone: not the attach, nor what a
-	 * sanitizer does at exit */
 	struct timespec c0, c1;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
-	OK(smq_group_receive(g, buf, sizeof(buf), 10000, &len, NULL, &q));
+	smq_test_hook = count_sleep;
+	/* 30 s: a give-up bound (the send comes after one slice) */
+	OK(smq_group_receive(g, buf, sizeof(buf), 30000, &len, NULL, &q));
+	smq_test_hook = NULL;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	counts->cpu_us = (int)((c1.tv_sec - c0.tv_sec) * 1000000 +
+			       (c1.tv_nsec - c0.tv_nsec) / 1000);
 	CHECK(q == 3 && len == 5 && !memcmp(buf, "wake!", 5));
-	printf("%llu %.6f\n", (unsigned long long)now_ms(),
-	       (double)(c1.tv_sec - c0.tv_sec) +
-	       (double)(c1.tv_nsec - c0.tv_nsec) / 1e9);
-	fflush(stdout);
 	OK(smq_group_close(g));
 	OK(smq_close(w));
 	return 0;
@@ -394,47 +428,38 @@ static int sleeper(void *arg)
 static void asleep(struct smq_window *w)
 {
 	struct smq_queue *tx;
-	struct rusage ru;
-	int pipefd[2], status;
-	char line[64] = "";
 
-	CHECK(pipe(pipefd) == 0);
-	pid_t pid = test_fork_raw();
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		close(pipefd[0]);
-		exit(sleeper(NULL));
-	}
-	close(pipefd[1]);
-	/* asleep: its receivers say they wait */
+	counts = mmap(NULL, sizeof(*counts), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(counts != MAP_FAILED);
+	memset(counts, 0, sizeof(*counts));
+	pid_t pid = test_fork(sleeper, NULL);
+	/* asleep: its receivers say they wait, and a slice passed unrung */
 	struct smq_queue_info qi;
 	WAIT_UNTIL(smq_queue_info(w, 3, &qi, sizeof(qi)) == 0 &&
 		   qi.receiver_state == SMQ_RECEIVER_WAITING, 30,
 		   "the group's receiver (pid %d) to wait", (int)pid);
-	sleep(2);
+	WAIT_UNTIL(counts->slept_out >= 1, 30, "the group's receiver (pid %d) "
+		   "to sleep a slice out on its doorbell", (int)pid);
 	OK(smq_queue_open(w, 3, SMQ_SENDER, 0, &tx));
-	uint64_t sent = now_ms();
 	OK(smq_send(tx, "wake!", 5, 0));
-	test_waiting("the group's receiver (pid %d) to say it woke", (int)pid);
-	ssize_t n = read(pipefd[0], line, sizeof(line) - 1);
-	test_waiting(NULL);
-	CHECK(n > 0);
-	CHECK(wait4(pid, &status, 0, &ru) == pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	char *end;
-	uint64_t woke = strtoull(line, &end, 10);
-	double cpu = strtod(end, NULL);
-	printf("group: asleep 2 s on 4 queues: %.1f ms of CPU in the receive; "
-	       "woken %llu ms after the send to the last member\n",
-	       cpu * 1000, (unsigned long long)(woke - sent));
-	/* under 2% of the 2 s asleep */
-	CHECK(cpu > 0 && cpu < 0.04);
-	/* the doorbell, not the heartbeat slice (1 s), woke it */
-	CHECK(woke - sent < 500);
+	test_wait_ok(pid, "the group's receiver");
+	unsigned sleeps = counts->sleeps, rung = counts->rung,
+		 out = counts->slept_out;
+	printf("group: asleep on 4 queues: %u sleeps on the doorbell, %u "
+	       "ended at the slice, %u rung; %.1f ms of CPU in the receive\n",
+	       sleeps, out, rung, counts->cpu_us / 1000.0);
+	/* every sleep ended at its slice or by the one ring, the last */
+	if (rung != 1 || counts->last != SMQ_HOOK_RUNG || sleeps != out + rung)
+		FAIL("a receive-any asleep: %u sleeps, %u ended at the slice, "
+		     "%u rung, the last %s: not woken by the send to its last "
+		     "member", sleeps, out, rung,
+		     counts->last == SMQ_HOOK_RUNG ? "rung" : "not rung");
+	CHECK(rung == 1 && sleeps == out + rung);
 	OK(smq_lane_info(w, 3, 0, &(struct smq_lane_info){ 0 },
 			 sizeof(struct smq_lane_info)));
 	OK(smq_queue_close(tx));
-	close(pipefd[0]);
+	munmap(counts, sizeof(*counts));
 }
 
 /* A group receiver asleep on its members when one of them is cleared:
@@ -459,7 +484,11 @@ static void fault_named(struct smq_window *w)
 
 	OK(smq_group_open(w, "all", SMQ_RECEIVER, SMQ_SLEEP, &f.g));
 	CHECK(pthread_create(&t, NULL, receive_asleep, &f) == 0);
-	usleep(200 * 1000);  /* asleep: nothing is sent */
+	/* asleep (nothing is sent): its receivers say they wait */
+	struct smq_queue_info qi;
+	WAIT_UNTIL(smq_queue_info(w, 2, &qi, sizeof(qi)) == 0 &&
+		   qi.receiver_state == SMQ_RECEIVER_WAITING && qi.sleeping,
+		   30, "the group's receiver to sleep");
 	OK(smq_clear(w, 2));
 	CHECK(pthread_join(t, NULL) == 0);
 	if (f.err != -ESTALE || f.queue != 2)

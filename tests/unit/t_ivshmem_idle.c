@@ -17,6 +17,7 @@
  *  - the ivshmem transport rings a peer it learns of from what the
  *    server said before it closed. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <endian.h>
@@ -28,6 +29,9 @@
 #include "testlib.h"
 #include "ivshmem_srv.h"
 
+/* the least count of checks a run makes (2169 here) */
+TEST_FLOOR(2100);
+
 /* A client asleep in ivc_wait() reads the server's socket in the same
  * wait: it tracks peers coming and going without a call of its own, and a
  * server that goes away ends the wait at once with -ENOTCONN (loudly:
@@ -37,14 +41,35 @@ struct sleeper {
 	unsigned vector;
 	int err;
 	struct timespec deadline;
+	_Atomic pid_t tid;      /* the thread's, once it is about to wait */
 };
 
 static void *sleep_on(void *arg)
 {
 	struct sleeper *z = arg;
 
+	z->tid = gettid();
 	z->err = ivc_wait(z->c, z->vector, &z->deadline);
 	return NULL;
+}
+
+/* Thread tid of this process sleeps in a poll (ivc_wait's, or a
+ * connect's wait for its setup): a state, read in /proc */
+static bool thread_polls(pid_t tid)
+{
+	char path[64], buf[256] = "";
+	ssize_t n;
+
+	if (!tid)
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/wchan", (int)tid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return strstr(buf, "poll") != NULL;
 }
 
 static void sleepers(void)
@@ -55,22 +80,18 @@ static void sleepers(void)
 
 	OK(start_server(&sv, "sleepers", NULL, 4096, 2));
 	struct ivc *c0 = join(&sv, 2, 0);
-	z = (struct sleeper){ c0, 1, 1, { 0, 0 } };
+	z = (struct sleeper){ c0, 1, 1, { 0, 0 }, 0 };
 	deadline_in(&z.deadline, 20000);
 	CHECK(pthread_create(&t, NULL, sleep_on, &z) == 0);
 	/* peers come and go while c0 sleeps: it knows, with no call */
 	struct ivc *c1 = join(&sv, 2, 1);
-	for (int i = 0; i < 2000 && !ivc_peer_connected(c0, 1); i++)
-		sleep_ms(5);
-	if (!ivc_peer_connected(c0, 1))
-		FAIL("a client asleep did not learn of a peer that joined");
+	WAIT_UNTIL(ivc_peer_connected(c0, 1), 10, "a client asleep to learn "
+		   "of a peer that joined");
 	struct ivc *c2 = join(&sv, 2, 2);
 	ivc_close(c2);
 	expect_event(&sv, SMQ_PEER_LEFT, 2, 0);
-	for (int i = 0; i < 2000 && ivc_peer_connected(c0, 2); i++)
-		sleep_ms(5);
-	if (ivc_peer_connected(c0, 2))
-		FAIL("a client asleep did not learn of a peer that left");
+	WAIT_UNTIL(!ivc_peer_connected(c0, 2), 10, "a client asleep to learn "
+		   "of a peer that left");
 	CHECK(z.err == 1);   /* still asleep: the socket did not wake it */
 	OK(ivc_ring(c1, 0, 1));
 	CHECK(pthread_join(t, NULL) == 0);
@@ -78,9 +99,10 @@ static void sleepers(void)
 
 	/* the server stops while c0 sleeps: the wait ends, and says so */
 	z.err = 1;
+	z.tid = 0;
 	deadline_in(&z.deadline, 20000);
 	CHECK(pthread_create(&t, NULL, sleep_on, &z) == 0);
-	sleep_ms(50);
+	WAIT_UNTIL(thread_polls(z.tid), 10, "the client asleep in ivc_wait()");
 	stop_server(&sv);
 	CHECK(pthread_join(t, NULL) == 0);
 	EXPECT(z.err, -ENOTCONN);
@@ -211,12 +233,14 @@ struct joiner {
 	const char *path;
 	struct ivc *c;
 	int err;
+	_Atomic pid_t tid;
 };
 
 static void *join_late(void *arg)
 {
 	struct joiner *j = arg;
 
+	j->tid = gettid();
 	j->err = ivc_connect(&j->c, j->path, INFLIGHT_V);
 	return NULL;
 }
@@ -242,10 +266,12 @@ static void in_flight_limit(void)
 		expect_event(&sv, SMQ_PEER_JOINED, (unsigned)i, 0);
 	}
 	no_event(&sv, 300);   /* none dropped */
-	struct joiner j = { sv.path, NULL, 1 };
+	struct joiner j = { sv.path, NULL, 1, 0 };
 	CHECK(pthread_create(&t, NULL, join_late, &j) == 0);
 	expect_event(&sv, SMQ_PEER_JOINED, STALLED, 0);
-	sleep_ms(200);
+	/* asleep, waiting for its setup (not slept for: its state) */
+	WAIT_UNTIL(thread_polls(j.tid), 10, "the late joiner to wait for its "
+		   "setup");
 	CHECK(j.err == 1);   /* still waiting for its setup */
 	for (int i = 0; i < STALLED - 1; i++) {
 		close(st[i]);
@@ -475,6 +501,10 @@ static void refused_with_room(void)
 	srv_limit(&sv, true);
 	double cpu0 = cpu_ms_of(sv.pid);
 	int got = raw_drain(b);
+	/* a bound that load cannot break, not a speed: a server with
+	 * nothing to do uses next to no CPU however busy the machine, and
+	 * one that spins on its unwritable peer uses the whole second, or
+	 * less only when others take the CPU from it */
 	sleep_ms(1000);
 	double spent = cpu_ms_of(sv.pid) - cpu0;
 	if (spent > 300)

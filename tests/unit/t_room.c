@@ -3,48 +3,70 @@
  * of the queue neither waits for such a sender nor is missed by it; the
  * default spins a while and then sleeps;
  * SMQ_SLEEP sleeps at once.  The test build's hook SMQ_HOOK_ARM_ROOM
- * fires where a sender arms its sleep: it counts the sleeps.  Room comes
- * from a thread that takes one message after DELAY_MS. */
+ * fires where a sender arms its sleep: it counts the sleeps, and
+ * SMQ_HOOK_RUNG and SMQ_HOOK_SLEPT_OUT how each ended.  Room comes from a
+ * thread that takes one message once the sender waits for it (it armed a
+ * sleep, or, polling, counted a full wait): states, never a time. */
 #include <pthread.h>
-#include <time.h>
 #include "testint.h"
 #include "testlib.h"
+
+/* the least count of checks a run makes (86 to 91 here: the looks of
+ * the waits for the sender count too) */
+TEST_FLOOR(80);
 
 #ifndef SMQ_COUNT_FAR
 #error "t_room needs the test build's hooks (SMQ_COUNT_FAR)"
 #endif
 
-#define DELAY_MS 100
-
-static _Atomic int armed;
+static _Atomic int armed, rung, slept_out;
 
 static void count(enum smq_hook where)
 {
 	if (where == SMQ_HOOK_ARM_ROOM)
 		armed++;
+	else if (where == SMQ_HOOK_RUNG)
+		rung++;
+	else if (where == SMQ_HOOK_SLEPT_OUT)
+		slept_out++;
 }
 
-static uint64_t ms_since(const struct timespec *t0)
+/* the full waits counted on queue 0 */
+static uint64_t full_waits(struct smq_window *w)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)(t.tv_sec - t0->tv_sec) * 1000 +
-	       (uint64_t)((t.tv_nsec - t0->tv_nsec) / 1000000);
+	struct smq_queue_info qi;
+	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
+	return qi.full_waits;
+}
+
+/* Waits until the sender waits for room: armed its sleep (sleeping), or
+ * (polling) met the full ring, counted once it waits. */
+static void await_sender(struct smq_window *w, uint64_t waits, bool polls)
+{
+	if (polls)
+		WAIT_UNTIL(full_waits(w) > waits, 30,
+			   "the sender to wait for room (a full wait counted)");
+	else
+		WAIT_UNTIL(armed > 0, 30, "the sender to arm its sleep");
 }
 
 struct taker {
 	struct smq_queue *rx;
+	struct smq_window *w;
+	uint64_t waits;
+	bool polls;
 	int err;
+	int slept_out;          /* the sleeps ended unrung before the take */
 };
 
 static void *take_later(void *arg)
 {
 	struct taker *t = arg;
-	struct timespec d = { 0, DELAY_MS * 1000000L };
 	char buf[64];
 	size_t n;
 
-	nanosleep(&d, NULL);
+	await_sender(t->w, t->waits, t->polls);
+	t->slept_out = slept_out;
 	t->err = smq_receive(t->rx, buf, sizeof(buf), &n, NULL, 0);
 	return NULL;
 }
@@ -80,55 +102,60 @@ static void close_all(struct fixture *f)
 	OK(smq_close(f->w0));
 }
 
-/* A send into a full ring, room made by a take DELAY_MS later: it must
- * wait for it and then go on; returns the sleeps it armed. */
+/* A send into a full ring, room made by a take once it waits: it must
+ * wait for it and then go on, overwriting nothing, and no sleep of its
+ * may end at its slice after the take (the take rings it, or the look
+ * after arming sees the room); returns the sleeps it armed. */
 static int send_when_room(unsigned flags, const char *mode)
 {
 	struct fixture f = { 0 };
-	struct taker t = { 0, 0 };
-	struct timespec t0;
+	struct taker t = { 0 };
 	pthread_t th;
+	char buf[64];
+	size_t n;
 
 	open_full(&f, flags);
-	t.rx = f.rx;
-	armed = 0;
+	t = (struct taker){ f.rx, f.w0, full_waits(f.w0), flags & SMQ_POLL,
+			    0, 0 };
+	armed = rung = slept_out = 0;
 	smq_test_hook = count;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK(pthread_create(&th, NULL, take_later, &t) == 0);
-	OK(smq_send(f.tx, "room", 4, 5000));
-	uint64_t took = ms_since(&t0);
+	OK(smq_send(f.tx, "room", 4, 5000));  /* 5 s: a give-up bound */
 	CHECK(pthread_join(th, NULL) == 0);
 	smq_test_hook = NULL;
 	OK(t.err);
-	if (took < DELAY_MS - 10)
-		FAIL("%s: the send into a full ring returned after %llu ms, "
-		     "before there was room (%d ms)", mode,
-		     (unsigned long long)took, DELAY_MS);
-	if (took > DELAY_MS + 800)
-		FAIL("%s: room came at %d ms, the send went on only at %llu "
-		     "ms", mode, DELAY_MS, (unsigned long long)took);
-	printf("%s: a send into a full ring went on %llu ms after it began, "
-	       "room came at %d ms; sleeps armed: %d\n", mode,
-	       (unsigned long long)took, DELAY_MS, (int)armed);
+	/* it waited for the take: three of the fill, then its message */
+	for (int i = 0; i < 3; i++) {
+		OK(smq_receive(f.rx, buf, sizeof(buf), &n, NULL, 0));
+		CHECK(n == 4 && !memcmp(buf, "fill", 4));
+	}
+	OK(smq_receive(f.rx, buf, sizeof(buf), &n, NULL, 0));
+	CHECK(n == 4 && !memcmp(buf, "room", 4));
+	if (slept_out != t.slept_out)
+		FAIL("%s: a sender asleep for room slept its slice out after "
+		     "the take (%d rung, %d slept out, %d before the take): the "
+		     "take did not ring it", mode, (int)rung, (int)slept_out,
+		     t.slept_out);
+	CHECK(slept_out == t.slept_out);
+	printf("%s: a send into a full ring went on after the take; sleeps "
+	       "armed: %d (%d rung, %d slept out)\n", mode, (int)armed,
+	       (int)rung, (int)slept_out);
 	close_all(&f);
 	return armed;
 }
 
 struct clearer {
 	struct smq_window *w0;
+	uint64_t waits;
 	int err;
-	uint64_t took;
 };
 
 static void *clear_later(void *arg)
 {
 	struct clearer *c = arg;
-	struct timespec d = { 0, DELAY_MS * 1000000L }, t0;
 
-	nanosleep(&d, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	await_sender(c->w0, c->waits, true);
 	c->err = smq_clear(c->w0, 0);
-	c->took = ms_since(&t0);
 	return NULL;
 }
 
@@ -139,36 +166,35 @@ int main(void)
 	if (send_when_room(SMQ_POLL, "SMQ_POLL") != 0)
 		FAIL("SMQ_POLL: a sender that polls armed a sleep");
 	if (send_when_room(0, "default") < 1)
-		FAIL("default: a sender waiting %d ms for room never slept "
-		     "(it spins 20 us)", DELAY_MS);
+		FAIL("default: a sender waiting for room never slept (it "
+		     "spins 20 us)");
 	if (send_when_room(SMQ_SLEEP, "SMQ_SLEEP") < 1)
 		FAIL("SMQ_SLEEP: a sender waiting for room never slept");
 
 	/* a polling sender with a deadline and no room: -ETIMEDOUT, no sleep */
 	struct fixture f = { 0 };
-	struct timespec t0;
 	open_full(&f, SMQ_POLL);
 	armed = 0;
 	smq_test_hook = count;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t waits = full_waits(f.w0);
 	int err = smq_send(f.tx, "none", 4, 200);
-	uint64_t took = ms_since(&t0);
 	smq_test_hook = NULL;
-	if (err != -ETIMEDOUT || armed || took < 190)
-		FAIL("SMQ_POLL with no room: %d after %llu ms, %d sleeps (want "
-		     "-ETIMEDOUT after 200 ms, none)", err,
-		     (unsigned long long)took, (int)armed);
+	/* it waited (one full wait), never slept, and gave up */
+	if (err != -ETIMEDOUT || armed || full_waits(f.w0) != waits + 1)
+		FAIL("SMQ_POLL with no room: %d, %d sleeps, %llu full waits "
+		     "(want -ETIMEDOUT, none, one)", err, (int)armed,
+		     (unsigned long long)(full_waits(f.w0) - waits));
 	printf("SMQ_POLL with no room and a 200 ms timeout: -ETIMEDOUT after "
-	       "%llu ms, no sleep\n", (unsigned long long)took);
+	       "one full wait, no sleep\n");
 
 	/* a clear of the queue under a polling sender: the clear does not
-	 * wait for it (its mark is down), and the send learns of it */
-	struct clearer c = { f.w0, 0, 0 };
+	 * wait for it (its mark is down), and the send learns of it: its
+	 * -ESTALE says the clear came while it polled (a clear that waited
+	 * for it would come after its 5 s, a give-up bound: -ETIMEDOUT) */
+	struct clearer c = { f.w0, full_waits(f.w0), 0 };
 	pthread_t th;
 	CHECK(pthread_create(&th, NULL, clear_later, &c) == 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = smq_send(f.tx, "none", 4, 5000);
-	took = ms_since(&t0);
 	CHECK(pthread_join(th, NULL) == 0);
 	if (c.err)
 		FAIL("a clear under a polling sender failed: %s",
@@ -176,12 +202,8 @@ int main(void)
 	if (err != -ESTALE)
 		FAIL("a sender polling for room through a clear of its queue "
 		     "returned %d (%s), not -ESTALE", err, smq_strerror(err));
-	if (c.took > 1000)
-		FAIL("a clear waited %llu ms for a sender polling for room",
-		     (unsigned long long)c.took);
-	printf("a clear under a sender polling for room took %llu ms; the "
-	       "send returned -ESTALE after %llu ms\n",
-	       (unsigned long long)c.took, (unsigned long long)took);
+	printf("a clear under a sender polling for room: the send returned "
+	       "-ESTALE\n");
 	OK(smq_queue_close(f.tx));
 	f.tx = NULL;
 	close_all(&f);

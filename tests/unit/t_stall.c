@@ -28,6 +28,10 @@
 #include "testint.h"
 #include "testlib.h"
 
+/* the least count of checks a run makes (424 as root here; fewer
+ * where a part needs root or a device) */
+TEST_FLOOR(400);
+
 #define PAGE 4096
 #define HANDSHAKE_MS 300
 
@@ -51,6 +55,8 @@ struct shared {
 	_Atomic int release;    /* the test lets it go */
 	_Atomic int result;     /* what the held call returned */
 	_Atomic int done;
+	_Atomic int told;       /* a maintenance of the child told the boards
+				   (SMQ_HOOK_MAINT_TOLD): its handshake next */
 	_Atomic int returned;   /* the held call has returned */
 	_Atomic int go_on;      /* the test has looked: go on */
 	_Atomic int got;        /* messages the receiver took, after */
@@ -341,6 +347,16 @@ static int drain(const char *spec, unsigned board, unsigned queue,
 	return got;
 }
 
+/* a maintenance of this process: told the boards, writing */
+static _Atomic int maint_told, maint_writing;
+static void count_maint(enum smq_hook where)
+{
+	if (where == SMQ_HOOK_MAINT_TOLD)
+		maint_told++;
+	else if (where == SMQ_HOOK_MAINT_WRITING)
+		maint_writing++;
+}
+
 /* A sender held mid-copy while board 0 clears or re-formats. */
 static void sender_held(int kind, int queue, const char *what)
 {
@@ -355,21 +371,26 @@ static void sender_held(int kind, int queue, const char *what)
 
 	pid_t pid = test_fork(held_sender, &j);
 	wait_for(&sh->held, "the sender held");
-	uint64_t t0 = now_ms();
+	maint_told = maint_writing = 0;
+	smq_test_hook = count_maint;
 	CHECK(pthread_create(&th, NULL, run_maint, &m) == 0);
 	if (kind == 0 && queue == 1) {
 		/* a clear of another queue has no call of its own to wait
-		 * for: it is done while the send is still held */
-		uint64_t until = now_ms() + 5000;
-		while (!atomic_load(&m.done) && now_ms() < until)
-			nap_ms(1);
-		if (!atomic_load(&m.done) || atomic_load(&sh->done))
+		 * for: it is done while the send is still held (30 s: a
+		 * give-up bound) */
+		WAIT_UNTIL(atomic_load(&m.done), 30, "%s: board 0's clear of "
+			   "another queue while the send is held", what);
+		if (atomic_load(&sh->done))
 			FAIL("%s: board 0 waited for a call on another queue",
 			     what);
 	} else {
-		/* the handshake waits for the held call */
-		nap_ms(150);
-		if (atomic_load(&m.done))
+		/* the handshake waits for the held call: it has told the
+		 * boards and is not writing; what the held send returns
+		 * after the release (0, its message gone with the queue)
+		 * says it landed before the new layout */
+		WAIT_UNTIL(maint_told > 0, 30, "%s: board 0's maintenance to "
+			   "begin its handshake", what);
+		if (maint_writing || atomic_load(&m.done))
 			FAIL("%s: board 0 did not wait for the call held "
 			     "mid-copy (returned %d)", what,
 			     atomic_load(&m.result));
@@ -377,10 +398,10 @@ static void sender_held(int kind, int queue, const char *what)
 	atomic_store(&sh->release, 1);
 	CHECK(pthread_join(th, NULL) == 0);
 	test_wait_ok(pid, "held sender");
+	smq_test_hook = NULL;
 	OK(atomic_load(&m.result));
 	/* the send finished before the new layout was written */
 	OK(atomic_load(&sh->result));
-	uint64_t took = now_ms() - t0;
 	OK(smq_validate(w, NULL, 0));
 	int got = drain(spec, 0, 0, first);
 	if (kind == 0 && queue == 1) {
@@ -395,9 +416,9 @@ static void sender_held(int kind, int queue, const char *what)
 		printf("%s: board 0 went on at once; the held send landed "
 		       "after; %d message after, whole\n", what, got);
 	else
-		printf("%s: board 0 waited %llu ms for the call; it landed "
-		       "before the new layout; %d message%s after, whole\n",
-		       what, (unsigned long long)took, got, got == 1 ? "" : "s");
+		printf("%s: board 0 waited for the call; it landed before the "
+		       "new layout; %d message%s after, whole\n", what, got,
+		       got == 1 ? "" : "s");
 	OK(smq_close(w));
 	munmap(sh, sizeof(*sh));
 }
@@ -461,7 +482,9 @@ static void sender_held_too_long(void)
 	if (ho.board != 1 || ho.pid != (uint32_t)pid || !ho.same_host)
 		FAIL("holdout names board %u pid %u (same host %d), not board "
 		     "1 pid %d", ho.board, ho.pid, ho.same_host, (int)pid);
-	CHECK(took >= HANDSHAKE_MS && took < HANDSHAKE_MS + 2000);
+	/* a lower bound only (the handshake's own timeout, which no busy
+	 * machine shortens): never how fast */
+	CHECK(took >= HANDSHAKE_MS);
 	/* as it was: same generation, usable, the same bytes but for the
 	 * maintenance line and the marks */
 	OK(smq_validate(w, &f, sizeof(f)));
@@ -520,10 +543,16 @@ static void receiver_held(int (*fn)(void *), bool in_take, int kind,
 	bool other = kind == 0 && queue == 0;
 	pid_t pid = test_fork(fn, &j);
 	wait_for(&sh->held, "the receiver held");
+	maint_told = maint_writing = 0;
+	smq_test_hook = count_maint;
 	CHECK(pthread_create(&th, NULL, run_maint, &m) == 0);
-	nap_ms(150);
-	if (in_take && !other && atomic_load(&m.done))
-		FAIL("%s: board 0 did not wait for the held take", what);
+	if (in_take && !other) {
+		/* its handshake begun (told), not writing: it waits */
+		WAIT_UNTIL(maint_told > 0, 30, "%s: board 0's maintenance to "
+			   "begin its handshake", what);
+		if (maint_writing || atomic_load(&m.done))
+			FAIL("%s: board 0 did not wait for the held take", what);
+	}
 	if (!in_take || other) {
 		/* nothing to wait for: the copy out writes nothing of ours */
 		wait_for(&m.done, "maintenance beside a copy out");
@@ -532,6 +561,7 @@ static void receiver_held(int (*fn)(void *), bool in_take, int kind,
 	uint8_t *snap = test_snapshot(spec, &len);
 	atomic_store(&sh->release, 1);
 	CHECK(pthread_join(th, NULL) == 0);
+	smq_test_hook = NULL;
 	OK(atomic_load(&m.result));
 	if (other) {
 		/* its queue was not touched: the take goes through */
@@ -782,6 +812,7 @@ static void light_marks(void)
 	uint64_t t0 = now_ms();
 	OK(smq_clear(w, -1));
 	uint64_t took = now_ms() - t0;
+	/* counted; and a lower bound only (the settle's own wait) */
 	CHECK(settle_waits == 1 && took >= SMQ_SETTLE_MS);
 	/* the same slot, not light: no wait */
 	STORE(&s->flags, 0);
@@ -811,14 +842,13 @@ static void holder_killed(void)
 	wait_for(&sh->held, "the sender held");
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	OK(smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, HANDSHAKE_MS));
-	uint64_t t0 = now_ms();
+	/* 60 s: a give-up bound; a clear that waited for the dead
+	 * holder's mark would fail with -SMQ_EHELD at its end */
+	OK(smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, 60000));
 	OK(smq_clear(w, -1));
-	uint64_t took = now_ms() - t0;
-	CHECK(took < HANDSHAKE_MS);
 	OK(smq_validate(w, NULL, 0));
-	printf("a sender killed while held: clear took %llu ms, no wait\n",
-	       (unsigned long long)took);
+	printf("a sender killed while held: clear done, its mark taken "
+	       "down\n");
 	OK(smq_close(w));
 	munmap(sh, sizeof(*sh));
 }
@@ -1001,6 +1031,13 @@ static int loan_holder(void *p)
 	return 0;
 }
 
+static _Atomic int *told_flag;
+static void say_told(enum smq_hook where)
+{
+	if (where == SMQ_HOOK_MAINT_TOLD)
+		atomic_store(told_flag, 1);
+}
+
 static int clear_queue_0(void *p)
 {
 	struct job *j = p;
@@ -1009,6 +1046,8 @@ static int clear_queue_0(void *p)
 	OK(smq_open(j->spec, 0, SMQ_OPEN_FORCE, &w));
 	OK(smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, 30000));
 	atomic_store(&j->sh->returned, 1);
+	told_flag = &j->sh->told;
+	smq_test_hook = say_told;
 	smq_clear(w, 0);  /* killed in its handshake */
 	return 1;
 }
@@ -1032,14 +1071,9 @@ static void unfinished_clear_kept(void)
 	wait_for(&sh->held, "the loan held");
 	pid_t clearer = test_fork(clear_queue_0, &j);
 	wait_for(&sh->returned, "the clearer ready");
-	/* killed once it has told the queue's boards (its phase is up) */
-	for (int i = 0; i < 10000; i++) {
-		OK(smq_window_info(w, &wi, sizeof(wi)));
-		if (wi.maint_phase)
-			break;
-		nap_ms(1);
-	}
-	nap_ms(50);  /* in its handshake, waiting for the loan */
+	/* killed once it has told the queue's boards (its phase is up):
+	 * in its handshake, waiting for the loan */
+	wait_for(&sh->told, "the clearer to begin its handshake");
 	kill(clearer, SIGKILL);
 	waitpid(clearer, NULL, 0);
 	OK(smq_window_info(w, &wi, sizeof(wi)));
