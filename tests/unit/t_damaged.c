@@ -20,6 +20,8 @@
 #include "testint.h"
 #include "testlib.h"
 
+TEST_FLOOR(75);
+
 #define ESIZE 128
 #define ENTRIES 16
 

@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "testlib.h"
+
+TEST_FLOOR(90);
 #include "format/format.h"
 #include "transport/common.h"
 

@@ -36,6 +36,8 @@
 #include "testint.h"
 #include "testlib.h"
 
+TEST_FLOOR(330);
+
 #ifndef SMQ_COUNT_FAR
 #error "t_guards needs the test build's hooks (SMQ_COUNT_FAR)"
 #endif

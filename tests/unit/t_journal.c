@@ -17,6 +17,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include "testlib.h"
+
+TEST_FLOOR(1000);
 #include "testint.h"
 
 static const char *spec;

@@ -23,6 +23,8 @@
 #include "testint.h"
 #include "testlib.h"
 
+TEST_FLOOR(500);
+
 static const char *spec;
 static char boot_id[256];
 static uint64_t w_boot;         /* this host's boot hash */

@@ -8,6 +8,8 @@
 #include "testint.h"
 #include "testlib.h"
 
+TEST_FLOOR(85);
+
 #define BOARDS 3
 #define QUEUES 4
 
