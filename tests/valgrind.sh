@@ -11,7 +11,7 @@
 # its own file; a script fails if it fails, or if any log holds an error,
 # which catches errors in invocations whose exit status the script ignores.
 # The scripts run VALGRIND_JOBS at a time (default: the CPUs, at least 2);
-# VALGRIND_TIMEOUT (seconds, default 600) bounds each.  Prints PASS, FAIL or
+# VALGRIND_TIMEOUT (seconds, default 1200) bounds each.  Prints PASS, FAIL or
 # SKIP per script and "N passed, N failed, N skipped"; exit 0, 1 if any
 # failed, 77 (and no summary) without valgrind.
 # Unloaded, 2 CPUs: about 2.5 minutes, t_cli the longest.
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.." || exit 1
 . tests/lib/verdict.sh
 B=${B:-build}
 export B
-timeout=${VALGRIND_TIMEOUT:-600}
+timeout=${VALGRIND_TIMEOUT:-1200}
 if [ $# -eq 0 ]; then
 	set -- tests/cli/t_cli.sh tests/cli/t_recv.sh \
 		tests/cli/t_security.sh tests/cli/t_server.sh tests/cli/t_metrics.sh \

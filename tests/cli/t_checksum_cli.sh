@@ -15,7 +15,7 @@ for k in sys.argv[2].split("."):
     d = d[int(k)] if isinstance(d, list) else d[k]
 print(json.dumps(d))' "$@"; }
 
-"$S" -w "$W" init -n 2 --queues 2 --entries 8 --entry-size 256 --checksum --no-scratch >/dev/null ||
+"$S" -w "$W" init -n 2 --queues 2 --entries 8 --entry-size 256 --checksum --no-scratch --journal 0 >/dev/null ||
 	die "init --checksum"
 "$S" -w "$W" dump >"$T/dump.txt" || failed "dump of a fresh window exit $?"
 grep -q "format v3 (features: checksum)" "$T/dump.txt" &&
@@ -56,7 +56,7 @@ grep -Eq '^smq_queue_corrupt_messages_total\{[^}]*queue="1"[^}]*\} 1$' "$T/metri
 	{ failed "metrics: no corrupt count"; grep corrupt "$T/metrics" | sed 's/^/    /'; }
 
 # without the feature: nothing said, nothing counted
-"$S" -w "$W" init -n 2 --queues 2 --entries 8 --entry-size 256 --force --no-scratch >/dev/null || failed "init"
+"$S" -w "$W" init -n 2 --queues 2 --entries 8 --entry-size 256 --force --no-scratch --journal 0 >/dev/null || failed "init"
 "$S" -w "$W" dump | grep -q "format v3 (features: none)" &&
 	ok "dump of a window without checksums: features none" || failed "dump without checksums"
 "$S" -w "$W" --json dump >"$T/dump.json"

@@ -11,6 +11,8 @@
 #  - --until: exit 0 at once for a state that holds, 0 for an event that
 #    comes, 3 when --timeout passes first; --board, --queue, --kind narrow;
 #  - a closed output ends events with exit 0 and no message.
+# The window keeps no journal (init --journal 0): these are what watchers
+# see from their own looks (t_journal.sh: what journals say).
 # Waits are bounded; no duration is asserted.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
@@ -22,7 +24,7 @@ until_ok() { within 10 "$@" >/dev/null 2>&1; }
 # said FILE REGEX: the events in FILE come to hold a line matching REGEX
 said() { within 10 grep -Eq -e "$2" "$1"; }
 
-"$S" init -n 2 --queues 4 --force >/dev/null || die "init"
+"$S" init -n 2 --queues 4 --force --journal 0 >/dev/null || die "init"
 bg_start "$S" -b 1 sync -T 10
 "$S" sync -T 10 >/dev/null || failed "board 0's sync"
 wait_pid 10 $pid "board 1's sync"

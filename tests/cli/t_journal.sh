@@ -174,6 +174,23 @@ EOF
 	failed "a paused watcher: $(cat "$T/diff"); it read: $(cat "$T/story2")" ||
 	ok "a watcher paused over 40 entries of a 16-entry journal: exactly 24 lost, then the 16 in order"
 
+# every key printed is one smqctl(1) describes, of every event or of one
+# from a journal
+PYTHONPATH=$ROOT/tests/lib python3 - "$T/ev" "$T/ev2" >"$T/keys" 2>&1 <<'EOF'
+import json, sys
+from json_keys import blocks
+b = blocks("man/smqctl.1")
+known = b.get("events", set()) | b.get("events from a journal", set())
+printed = set()
+for f in sys.argv[1:]:
+    for l in open(f):
+        printed |= set(json.loads(l))
+if printed - known:
+    print("printed but not in smqctl(1): %s" % sorted(printed - known))
+EOF
+[ -s "$T/keys" ] && failed "events --json keys: $(cat "$T/keys")" ||
+	ok "every key events --json printed is in smqctl(1)"
+
 # ---- (c) a writer killed mid-entry ----
 "$S" init -n 2 --queues 2 --force >/dev/null || die "init for (c)"
 bg_start sh -c "exec \"$S\" events --since all --json >\"$T/ev3\""
@@ -232,4 +249,4 @@ run events --since all -T 1
 [ "$rc" -ne 0 ] && grep -qi "journal" "$T/err" &&
 	ok "events --since all without a journal: exit $rc, '$(head -n 1 "$T/err")'" ||
 	failed "events --since all without a journal: exit $rc, $(cat "$T/err")"
-finish 5
+finish 6
