@@ -160,7 +160,10 @@ static bool wanted(const struct out *out, const struct event *e)
 {
 	const struct events_opts *o = out->o;
 
-	if (out->ctx->board_set && e->board != (int)out->ctx->board)
+	/* what is of the whole window (unreadable, a generation, the
+	 * system ready) is every board's */
+	if (out->ctx->board_set && e->board >= 0 &&
+	    e->board != (int)out->ctx->board)
 		return false;
 	if (o->q.queue >= 0 && e->queue != o->q.queue)
 		return false;

@@ -119,6 +119,19 @@ want_rc 0
 grep -qv "board 1" "$T/out" && no "an event not of board 1: $(grep -v 'board 1' "$T/out")"
 grep -q "receiver" "$T/out" && no "a kind not asked for"
 verdict "--board 1 --kind: only board 1's events of those kinds"
+# the window's own events are every board's: a watcher of board 1 sees
+# the window removed and made again
+bg_start sh -c "exec \"$S\" -b 1 events --kind window_unreadable,window_readable,generation >\"$T/wb\""
+WB=$pid
+# (whether its first look comes before the removal or after, the window
+# is said unreadable once)
+rm -f "/dev/shm/$SHM"
+said "$T/wb" "window cannot be read"
+"$S" init -n 2 --queues 4 --journal 0 >/dev/null || failed "init again"
+said "$T/wb" "window can be read again" &&
+	ok "-b 1 events: the window unreadable and readable again, every board's" ||
+	failed "-b 1 events of the window going and coming back: $(cat "$T/wb")"
+stop_pid 10 $WB "the watcher of board 1"
 run events --kind nonsense
 case_begin
 want_rc 2
@@ -135,4 +148,4 @@ verdict "--kind of an unknown name is a usage error"
 	ok "events --until | true: exit 1 (the event did not come), nothing said" ||
 	failed "events --until | true: exit $(cat "$T/pipe.rc"), $(cat "$T/pipe.err")"
 kill $EV $SLOWEV 2>/dev/null
-finish 12
+finish 13
