@@ -3,10 +3,11 @@
 
 It decodes a window the way the page describes it (superblock, geometry
 checksum, features, queue table and sender sets, board table, control
-blocks, lanes and rings), makes the numbered checks of VALIDATION with the
-bounds the page gives, judges boards and receivers as "Who is at work"
-says, and prints what `smqctl dump -v --json` would.  tests/docs/t_smq7_reader.sh
-compares the two: where they differ, the page (or this reader) is wrong.
+blocks, lanes and rings, journals), makes the numbered checks of
+VALIDATION with the bounds the page gives, judges boards and receivers as
+"Who is at work" says, and prints what `smqctl dump -v --json` would.
+tests/docs/t_smq7_reader.sh compares the two: where they differ, the page
+(or this reader) is wrong.
 
 On a window with the feature checksum it also sums every queued entry
 (Checked payloads) and lists, under each queue's "damaged", those whose
@@ -53,13 +54,25 @@ LOOK_MS = TIMEOUT_MS + 100      # how long dump watches what is unknown
 
 # smq(7) Features: the bits this reader knows, by name
 FEATURE_CHECKSUM = 0x1          # features_incompat bit 0
-INCOMPAT_KNOWN = FEATURE_CHECKSUM
-INCOMPAT_NAMES = {0: "checksum"}
+FEATURE_JOURNAL = 0x2           # features_incompat bit 1: Journal
+INCOMPAT_KNOWN = FEATURE_CHECKSUM | FEATURE_JOURNAL
+INCOMPAT_NAMES = {0: "checksum", 1: "journal"}
 FEATURE_GROUPS = 0x1            # features_compat bit 0
 FEATURE_SCRATCH = 0x2           # features_compat bit 1: Scratch areas
 COMPAT_NAMES = {0: "groups", 1: "scratch"}
 NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 SCRATCH_SIZE = 69632            # the last bytes of body_extra
+# smq(7) Journal
+JOURNAL_MIN, JOURNAL_MAX = 16, 65536
+JOURNAL_MAGIC = b"SMQJOURN"
+WRITING = 1 << 63               # seq: being written
+ABANDON_MS = 1000               # SMQ_JOURNAL_ABANDON_MS
+NO_QUEUE = 0xffffffff
+
+
+def journal_bytes(n):
+    return round_up(64 + 64 * n, PAGE) if n else 0
+
 
 # enum values, as the page numbers them
 ACTIVITY = {0: "unknown", 1: "none", 2: "attached", 3: "working", 4: "dead"}
@@ -285,8 +298,9 @@ class Fault(Exception):
 # ---- smq(7) LAYOUT ----
 class Layout:
     def __init__(self, boards, queues, entries, entry_size, receivers,
-                 senders, tables_extra, body_extra):
+                 senders, tables_extra, body_extra, journal_entries=0):
         self.boards, self.queues = boards, queues
+        self.journal_entries = journal_entries
         self.diag_queues = boards
         self.app = queues - boards
         self.entries, self.entry_size = entries, entry_size
@@ -385,6 +399,13 @@ class Layout:
     def entry(self, q, s, n):
         return self.ring(q, s) + (n % self.q_entries(q)) * self.q_stride(q)
 
+    # smq(7) Journal: the start of each board's body_extra
+    def journal(self, b):
+        return self.body[b] + self.body_size[b] - self.body_extra
+
+    def journal_slot(self, b, s):
+        return self.journal(b) + 64 + 64 * (s % self.journal_entries)
+
     def ranges(self, b):
         r = []
         if b == 0:
@@ -455,7 +476,7 @@ class Reader:
                 return f
         return None
 
-    # checks 1 to 20
+    # checks 1 to 21
     def static(self):
         w = self.w
         self.groups = []
@@ -489,9 +510,28 @@ class Reader:
         if be % PAGE or be > 1 << 40:
             raise Fault("SMQ_EGEOMETRY", "body_extra", 200, be, 1 << 40,
                         PAGES)
-        if u32(sb, 20) & FEATURE_SCRATCH and be < SCRATCH_SIZE:
-            raise Fault("SMQ_EGEOMETRY", "body_extra", 200, be,
-                        SCRATCH_SIZE, AT_LEAST)
+        je = u32(sb, 208)
+        journal = u32(sb, 16) & FEATURE_JOURNAL
+        if journal and je > JOURNAL_MAX:
+            raise Fault("SMQ_EGEOMETRY", "journal_entries", 208, je,
+                        JOURNAL_MAX, AT_MOST)
+        if journal and je < JOURNAL_MIN:
+            raise Fault("SMQ_EGEOMETRY", "journal_entries", 208, je,
+                        JOURNAL_MIN, AT_LEAST)
+        if journal and je & (je - 1):
+            p = JOURNAL_MIN
+            while p < je:
+                p <<= 1
+            raise Fault("SMQ_EGEOMETRY", "journal_entries", 208, je, p,
+                        EXPECTED)
+        if not journal and je:
+            raise Fault("SMQ_EGEOMETRY", "journal_entries", 208, je, 0,
+                        EXPECTED)
+        need = journal_bytes(je if journal else 0) + \
+            (SCRATCH_SIZE if u32(sb, 20) & FEATURE_SCRATCH else 0)
+        if be < need:
+            raise Fault("SMQ_EGEOMETRY", "body_extra", 200, be, need,
+                        AT_LEAST)
         boards, queues = u32(sb, 24), u32(sb, 28)               # 9
         entries, entry_size = u32(sb, 32), u32(sb, 36)
         diag = u32(sb, 48)
@@ -560,7 +600,7 @@ class Reader:
             receivers.append(r)
             senders.append(m)
         lay = Layout(boards, queues, entries, entry_size, receivers,
-                     senders, te, be)
+                     senders, te, be, je if journal else 0)
         if lay.too_large:                                       # 14
             raise Fault(geo, "window_size", 40, u64(sb, 40), WINDOW_MAX,
                         AT_MOST)
@@ -579,8 +619,35 @@ class Reader:
                     raise Fault("SMQ_ETOOSMALL", "window_size", 40,
                                 w.view_size(), lay.size, AT_LEAST)
         self.state_checks(self.sb(), lay)
-        if u32(sb, 20) & FEATURE_GROUPS:                        # 20
+        if lay.journal_entries:                                 # 20
+            for b in range(boards):
+                self.journal_head(lay, b)
+        if u32(sb, 20) & FEATURE_GROUPS:                        # 21
             self.groups = self.group_checks(lay)
+
+    def journal_head(self, lay, b):
+        """Board b's journal head line, checked (smq(7) VALIDATION, check
+        20): its fields, as a dict."""
+        cor = "SMQ_ECORRUPT"
+        at = lay.journal(b)
+        h = self.rd(at, 64)
+        want = int.from_bytes(JOURNAL_MAGIC, "little")
+        if u64(h, 0) != want:
+            raise Fault(cor, "journal.magic", at, u64(h, 0), want, EXPECTED)
+        if u32(h, 8) != b:
+            raise Fault(cor, "journal.board", at + 8, u32(h, 8), b, EXPECTED)
+        if u32(h, 12) != lay.journal_entries:
+            raise Fault(cor, "journal.slots", at + 12, u32(h, 12),
+                        lay.journal_entries, EXPECTED)
+        if u32(h, 32) != crc32c(h[0:32]):
+            raise Fault(cor, "journal.check", at + 32, u32(h, 32),
+                        crc32c(h[0:32]), EXPECTED)
+        if u64(h, 16) == 0:
+            raise Fault(cor, "journal.incarnation", at + 16, 0, 1, AT_LEAST)
+        if u64(h, 40) == 0:
+            raise Fault(cor, "journal.head", at + 40, 0, 1, AT_LEAST)
+        return {"incarnation": u64(h, 16), "head": u64(h, 40),
+                "last_boot": u64(h, 48)}
 
     def group_checks(self, lay):
         """The group table (smq(7) GROUP TABLE): [(name, [queues])]."""
@@ -704,14 +771,14 @@ class Reader:
             raise Fault(cor, "rx_info.waiting", lay.rx_info(q) + 4,
                         u32(ri, 4), 1, AT_MOST)
 
-    # checks 21 to 25, lane by lane
+    # checks 22 to 26, lane by lane
     def dynamic(self):
         lay, sb = self.lay, self.sb()
         cor = "SMQ_ECORRUPT"
         for q in range(lay.queues):
             for s in lay.lane_boards(q):
                 epoch, bottom, top = self.lane_checks(q, s)
-                end = top                                       # 25
+                end = top                                       # 26
                 if bottom >= top:
                     e = self.rd(lay.entry(q, s, bottom), 16)
                     if u64(e, 8) == signature(epoch, q, s, bottom):
@@ -732,7 +799,7 @@ class Reader:
                                     0, EXPECTED)
 
     def lane_checks(self, q, s):
-        """Checks 21 to 24 on board s's lane of queue q; its epoch,
+        """Checks 22 to 25 on board s's lane of queue q; its epoch,
         bottom and top."""
         lay, sb = self.lay, self.sb()
         cor = "SMQ_ECORRUPT"
@@ -744,7 +811,7 @@ class Reader:
         top = u64(self.rd(lay.lane_in(q, s), 8), 0)
         shadow = u64(self.rd(lay.lane_out(s, q), 8), 0)
         qe = u64(self.rd(lay.lane_wake(s, q), 64), 32)
-        if epoch == 0:                                          # 21
+        if epoch == 0:                                          # 22
             raise Fault(cor, "queue.epoch", lay.rx[q] + 48, 0, 1, AT_LEAST)
         if epoch > u64(sb, 88):
             raise Fault(cor, "queue.epoch", lay.rx[q] + 48, epoch,
@@ -752,14 +819,14 @@ class Reader:
         if qe != epoch:
             raise Fault(cor, "lane.queue_epoch", lay.lane_wake(s, q) + 32,
                         qe, epoch, EXPECTED)
-        if fcb > bottom:                                        # 22
+        if fcb > bottom:                                        # 23
             raise Fault(cor, "lane.flow_bottom", lay.lane_fc(s, q), fcb,
                         bottom, AT_MOST)
         if (bottom > top and bottom - top > entries) or \
-                (top > bottom and top - bottom > entries):      # 23
+                (top > bottom and top - bottom > entries):      # 24
             raise Fault(cor, "lane.top", lay.lane_in(q, s), top,
                         (bottom + entries) & M64, AT_MOST)
-        if shadow < top:                                        # 24
+        if shadow < top:                                        # 25
             raise Fault(cor, "lane.sender_top", lay.lane_out(s, q), shadow,
                         top, AT_LEAST)
         if shadow - top > entries:
@@ -777,7 +844,7 @@ class Reader:
     def open_fault(self, q, role, board):
         """The fault that refuses an open of queue q as role ("sender"
         or "receiver") on board, or None: attaching (the static checks),
-        the board's right to the role, then checks 21 to 24 on the lanes
+        the board's right to the role, then checks 22 to 25 on the lanes
         the open uses (a sender's own, a receiver's every one) and, for a
         receiver, check 19 on its receive area; a fault there is the
         maintenance's while one is under way."""
@@ -810,18 +877,18 @@ class Reader:
             return f
         return None
 
-    # checks 26 to 28
+    # checks 27 to 29
     def usable(self):
         sb = self.sb()
         phase = u32(sb, 144)
-        if phase:                                               # 26
+        if phase:                                               # 27
             err = "EBUSY" if self.maint_alive(sb) == 1 else "SMQ_EINCOMPLETE"
             raise Fault(err, "maint_phase", 144, phase, 0, EXPECTED)
-        if u32(sb, 72) == 0:                                    # 27
+        if u32(sb, 72) == 0:                                    # 28
             raise Fault("SMQ_EINCOMPLETE", "system_state", 72, 0, 1,
                         EXPECTED)
         gen = u64(sb, 64)
-        for b in range(self.lay.boards):                        # 28
+        for b in range(self.lay.boards):                        # 29
             ngen = u64(self.rd(CTL_OFF + PAGE * b, 8), 0)
             if ngen != gen:
                 raise Fault("SMQ_EINCOMPLETE", "notice.generation",
@@ -975,9 +1042,9 @@ def feature_names(incompat, compat):
 
 def damaged(r, q):
     """The queued entries of queue q that fail their check (smq(7) Checked
-    payloads): what its receiver would refuse.  Entries as check 25 takes
+    payloads): what its receiver would refuse.  Entries as check 26 takes
     them, those that carry their signature; a lane whose top and bottom
-    check 23 refuses is not read."""
+    check 24 refuses is not read."""
     lay = r.lay
     epoch = u64(r.rd(lay.rx[q], 64), 48)
     limit = lay.q_entry_size(q)
@@ -994,7 +1061,7 @@ def damaged(r, q):
             e = r.rd(off, 16)
             size, check, sig = u32(e, 0), u32(e, 4), u64(e, 8)
             if sig != signature(epoch, q, s, n):
-                continue                # not a message: check 25's
+                continue                # not a message: check 26's
             bad = {"sender": s, "sequence": n, "offset": off,
                    "size": size, "check": check}
             if size > limit:
@@ -1043,6 +1110,7 @@ def dump(spec):
         "queues": lay.app, "diagnostic_queues": lay.diag_queues,
         "entries": lay.entries, "entry_size": lay.entry_size,
         "window_size": lay.size, "mapped_size": w.mapped_size,
+        "journal_slots": lay.journal_entries,
         "fault": fault.json() if fault else None,
         "board_table": [], "queue_table": [],
         "groups": r.groups,
@@ -1064,11 +1132,20 @@ def dump(spec):
             "announcer_pid": ann >> 32
             if judge.process(ann, boot, j["alive"]) != 0 else 0,
             "announces": u32(s, 4),
+            "journal_written": journal_written(r, b),
             "doorbell": {"kind": BELL_KIND[u16(s, 40)], "id": u32(s, 44)},
         })
     for q in range(lay.queues):
         out["queue_table"].append(queue(r, judge, q))
     return out
+
+
+def journal_written(r, b):
+    """smq(7) What a monitor shows: the entries begun, head - 1."""
+    if not r.lay.journal_entries:
+        return 0
+    head = u64(r.rd(r.lay.journal(b) + 40, 8), 0)
+    return head - 1 if head else 0
 
 
 def queue(r, judge, q):

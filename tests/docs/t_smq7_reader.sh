@@ -108,25 +108,25 @@ gcorrupt() {
 	poke "$T/g" "G = L.tables_end - L.tables_extra; $3; sign()"
 	compare "$1" "file:$T/g" "$2"
 }
-gcorrupt "20: no group" group_head.groups "put(G, 4, 0)"
-gcorrupt "20: 1025 groups" group_head.groups "put(G, 4, 1025)"
-gcorrupt "20: members past tables_extra" group_head.members \
+gcorrupt "21: no group" group_head.groups "put(G, 4, 0)"
+gcorrupt "21: 1025 groups" group_head.groups "put(G, 4, 1025)"
+gcorrupt "21: members past tables_extra" group_head.members \
 	"put(G + 4, 4, 2000)"
-gcorrupt "20: a name not of its letters" group.name "put(G + 64, 1, 0x20)"
-gcorrupt "20: a name not ended by NULs" group.name \
+gcorrupt "21: a name not of its letters" group.name "put(G + 64, 1, 0x20)"
+gcorrupt "21: a name not ended by NULs" group.name \
 	"put(G + 64 + 5, 1, ord('x'))"
-gcorrupt "20: a name twice" group.name "put(G + 128, 4, 0x6c6c61)"
-gcorrupt "20: first" group.first "put(G + 128 + 32, 4, 3)"
-gcorrupt "20: a count of 0" group.count "put(G + 64 + 36, 4, 0)"
-gcorrupt "20: a count past the members" group.count \
+gcorrupt "21: a name twice" group.name "put(G + 128, 4, 0x6c6c61)"
+gcorrupt "21: first" group.first "put(G + 128 + 32, 4, 3)"
+gcorrupt "21: a count of 0" group.count "put(G + 64 + 36, 4, 0)"
+gcorrupt "21: a count past the members" group.count \
 	"put(G + 128 + 36, 4, 3)"
-gcorrupt "20: a member that is not an application queue" group.member \
+gcorrupt "21: a member that is not an application queue" group.member \
 	"put(G + 192 + 4, 4, 4)"
-gcorrupt "20: a member twice" group.member "put(G + 192 + 4, 4, 0)"
-gcorrupt "20: members not the sum" group_head.members "put(G + 4, 4, 7)"
+gcorrupt "21: a member twice" group.member "put(G + 192 + 4, 4, 0)"
+gcorrupt "21: members not the sum" group_head.members "put(G + 4, 4, 7)"
 cp "$T/sets" "$T/g"
 poke "$T/g" "put(20, 4, 1); sign()"
-compare "20: the feature without a table" "file:$T/g" tables_extra
+compare "21: the feature without a table" "file:$T/g" tables_extra
 
 # ---- checked payloads: a message damaged in a window with checksums ----
 # validation does not judge a check, so dump shows no fault; the reader
@@ -168,14 +168,14 @@ else
 	failed "checksums: the reader's corrupt, received or damaged are wrong"
 fi
 poke "$T/ck-size" "put(L.entry(0, 1, 2), 4, 65)"
-compare "checksums: a size past entry_size is still check 25's" \
+compare "checksums: a size past entry_size is still check 26's" \
 	"file:$T/ck-size" entry.size
 
 # ---- a split window: a shared memory object per board ----
 # (the geometry of smq(7)'s example of mapped_size)
 split=0
 if [ -d /dev/shm ] && "$S" init -w "split:$SHM" --boards 3 --queues 3 \
-	--entries 4 --entry-size 1K --no-scratch >/dev/null 2>&1; then
+	--entries 4 --entry-size 1K --no-scratch --journal 0 >/dev/null 2>&1; then
 	split=3
 	"$S" send -w "split:$SHM" -b 2 -q 0 "across" ||
 		failed "send on the split window"
@@ -292,9 +292,18 @@ corrupt "6: sb_size" sb_size "put(12, 4, 256)"
 corrupt "7: an unknown incompatible feature" features_incompat \
 	"put(16, 4, 0x80000040)"
 corrupt "7: a compatible one is ignored" "" "put(20, 4, 0x10); sign()"
-corrupt "7: bit 0 is known (checksum)" "" "put(16, 4, 1); sign()"
+corrupt "7: bits 0 and 1 are known (checksum, journal)" "" \
+	"put(16, 4, 3); sign()"
 corrupt "8: tables_extra" tables_extra "put(192, 8, 100)"
 corrupt "8: body_extra" body_extra "put(200, 8, 1 << 41)"
+corrupt "8: journal_entries past 65536" journal_entries "put(208, 4, 131072)"
+corrupt "8: journal_entries below 16" journal_entries "put(208, 4, 8)"
+corrupt "8: journal_entries not a power of two" journal_entries \
+	"put(208, 4, 300)"
+corrupt "8: journal_entries without the feature" journal_entries \
+	"put(16, 4, 0)"
+corrupt "8: body_extra short of the journal and the scratch area" body_extra \
+	"put(200, 8, 69632)"
 corrupt "9: 0 boards" boards "put(24, 4, 0)"
 corrupt "9: 65 boards" boards "put(24, 4, 65)"
 corrupt "9: diag_queues" diag_queues "put(48, 4, 2)"
@@ -352,33 +361,48 @@ put(h + 36, 4, 70)"
 corrupt "19: queue.index" queue.index "put(L.rx[2], 4, 9)"
 corrupt "19: queue.cursor" queue.cursor "put(L.rx[2] + 4, 4, 3)"
 corrupt "19: rx_info.waiting" rx_info.waiting "put(L.rx_info(6) + 4, 4, 2)"
-corrupt "21: an epoch of 0" queue.epoch "put(L.rx[1] + 48, 8, 0)"
-corrupt "21: an epoch past epoch_last" queue.epoch \
+# check 20: each board's journal head, in the order of its fields
+corrupt "20: journal.magic" journal.magic "put(L.journal(1), 1, ord('X'))"
+corrupt "20: journal.board" journal.board "put(L.journal(2) + 8, 4, 1)"
+corrupt "20: journal.slots" journal.slots "put(L.journal(0) + 12, 4, 128)"
+corrupt "20: journal.check" journal.check "put(L.journal(1) + 24, 8, 5)"
+corrupt "20: journal.incarnation" journal.incarnation "
+J = L.journal(2)
+h = bytearray(open(path, 'rb').read()[J:J + 32])
+h[16:24] = bytes(8)
+put(J + 16, 8, 0); put(J + 32, 4, R.crc32c(bytes(h)))"
+corrupt "20: an incarnation of 0 under its old check: the check first" \
+	journal.check "put(L.journal(2) + 16, 8, 0)"
+corrupt "20: journal.head" journal.head "put(L.journal(0) + 40, 8, 0)"
+corrupt "20: a damaged entry is not the window's fault" "" \
+	"put(L.journal_slot(0, 2) + 48, 8, 12345)"
+corrupt "22: an epoch of 0" queue.epoch "put(L.rx[1] + 48, 8, 0)"
+corrupt "22: an epoch past epoch_last" queue.epoch \
 	"put(L.rx[1] + 48, 8, R.u64(sb, 88) + 1)"
-corrupt "21: a copy of the epoch" lane.queue_epoch \
+corrupt "22: a copy of the epoch" lane.queue_epoch \
 	"put(L.lane_wake(2, 1) + 32, 8, 5)"
-corrupt "22: lane.flow_bottom" lane.flow_bottom "put(L.lane_fc(0, 0), 8, 3)"
-corrupt "23: lane.top" lane.top "put(L.lane_in(2, 1), 8, 40)"
-corrupt "23: a bottom more than a ring past top" lane.top \
+corrupt "23: lane.flow_bottom" lane.flow_bottom "put(L.lane_fc(0, 0), 8, 3)"
+corrupt "24: lane.top" lane.top "put(L.lane_in(2, 1), 8, 40)"
+corrupt "24: a bottom more than a ring past top" lane.top \
 	"put(L.bottoms(2) + 8, 8, 40)"
-corrupt "24: lane.sender_top more than a ring ahead" lane.sender_top \
+corrupt "25: lane.sender_top more than a ring ahead" lane.sender_top \
 	"put(L.lane_out(0, 2), 8, 40)"
-corrupt "24: a sender past a full ring" lane.sender_top \
+corrupt "25: a sender past a full ring" lane.sender_top \
 	"put(L.lane_out(1, 3), 8, 17)"
-corrupt "24: a sender more than two rings past the copy of bottom" \
+corrupt "25: a sender more than two rings past the copy of bottom" \
 	lane.sender_top "put(L.bottoms(3) + 8, 8, 17); \
 	put(L.lane_in(3, 1), 8, 33); put(L.lane_out(1, 3), 8, 33)"
-corrupt "25: entry.signature" entry.signature \
+corrupt "26: entry.signature" entry.signature \
 	"put(L.entry(2, 1, 1) + 8, 8, 1)"
-corrupt "25: entry.size" entry.size "put(L.entry(3, 1, 10), 4, 101)"
-corrupt "25: entry.check" entry.check "put(L.entry(3, 1, 10) + 4, 4, 1)"
-corrupt "25: a signed entry at top" entry.size "
+corrupt "26: entry.size" entry.size "put(L.entry(3, 1, 10), 4, 101)"
+corrupt "26: entry.check" entry.check "put(L.entry(3, 1, 10) + 4, 4, 1)"
+corrupt "26: a signed entry at top" entry.size "
 e = L.entry(1, 0, 3)
 put(e + 8, 8, R.signature(R.u64(sb, 88), 1, 0, 3)); put(e, 4, 500)"
-corrupt "25: an unsigned entry at top is not checked" "" \
+corrupt "26: an unsigned entry at top is not checked" "" \
 	"put(L.entry(1, 0, 3), 4, 500)"
-corrupt "27: system_state 0" system_state "put(72, 4, 0)"
-corrupt "28: a notice of generation 0" notice.generation \
+corrupt "28: system_state 0" system_state "put(72, 4, 0)"
+corrupt "29: a notice of generation 0" notice.generation \
 	"put(R.CTL_OFF + R.PAGE, 8, 0); put(R.CTL_OFF + R.PAGE + 16, 8, 0)"
 
 # ---- usable: no call reads maint_phase or the superblock's system_state ----
@@ -399,10 +423,10 @@ done
 LIVE_SB="boot = R.boot_hash(); put(128, 8, R.tag_of($LIVE, boot)); put(136, 8, boot)"
 DEAD_SB="boot = R.boot_hash(); put(128, 8, R.tag_of($GONE, boot)); put(136, 8, boot)"
 FAR_SB="put(128, 8, R.tag_of($LIVE, R.boot_hash())); put(136, 8, 0x1234)"
-corrupt "25: an init left unfinished" maint_phase "$DEAD_SB; put(144, 4, 1)"
-corrupt "25: an init running here" maint_phase "$LIVE_SB; put(144, 4, 2)"
-corrupt "25: an init running elsewhere" maint_phase "$FAR_SB; put(144, 4, 1)"
-corrupt "25: a tag whose start time differs" maint_phase "
+corrupt "27: an init left unfinished" maint_phase "$DEAD_SB; put(144, 4, 1)"
+corrupt "27: an init running here" maint_phase "$LIVE_SB; put(144, 4, 2)"
+corrupt "27: an init running elsewhere" maint_phase "$FAR_SB; put(144, 4, 1)"
+corrupt "27: a tag whose start time differs" maint_phase "
 boot = R.boot_hash(); put(128, 8, R.tag_of($LIVE, boot) ^ 1)
 put(136, 8, boot); put(144, 4, 1)"
 corrupt "9 under a dead init: unfinished" maint_phase \
@@ -421,10 +445,10 @@ cp "$T/base" "$T/c"
 poke "$T/c" "$LIVE_SB; put(144, 4, 1)"
 head -c 200 "$T/c" >"$T/c2"
 compare "4 under a live init: as found" "file:$T/c2" window_size
-corrupt "20 in a clear of that queue, dead" maint_phase \
+corrupt "22 in a clear of that queue, dead" maint_phase \
 	"$DEAD_SB; put(144, 4, 1); put(148, 4, 2); put(L.rx[1] + 48, 8, 0)"
-corrupt "20 in a clear of that queue, live" maint_phase \
+corrupt "22 in a clear of that queue, live" maint_phase \
 	"$LIVE_SB; put(144, 4, 2); put(148, 4, 2); put(L.rx[1] + 48, 8, 0)"
 
 # 109, and the split window's 3 where /dev/shm holds one
-finish $((109 + split))
+finish $((122 + split))
