@@ -672,9 +672,9 @@ then
 else
 	failed "an entry damaged: more changed than that entry"
 fi
-# a slot's sequence damaged to one that no writer reached: the slot
-# damaged, the entries after it read
-for how in "+ 100:one past the head"; do
+# a slot's sequence damaged: one that belongs in another slot, one that no
+# writer reached: the slot damaged, the entries after it read
+for how in "+ 1:one of another slot" "+ 100:one past the head"; do
 	cp "$U" "$T/ud"
 	poke "$T/ud" "put(L.journal_slot(1, $seq), 8, $seq ${how%%:*})"
 	events_agree "a slot's sequence damaged to ${how#*:}" "file:$T/ud" all \
@@ -701,5 +701,5 @@ else
 	skip_part "an abandoned entry" "no $B/tests/smqctl-hooked"
 fi
 
-# 143, and the split window's 4 where /dev/shm holds one
-finish $((143 + split))
+# 144, and the split window's 4 where /dev/shm holds one
+finish $((144 + split))
