@@ -374,8 +374,8 @@ static void journal_entry(const struct smq_layout *l, unsigned b,
 	uint64_t j = lay_journal(l, b), e = lay_journal_slot(l, b, seq);
 	char s[160];
 
-	snprintf(s, sizeof(s), "journal[%u].head: fetch-and-add 1 returns %llu "
-		 "(acquire-release)", b, U(seq));
+	snprintf(s, sizeof(s), "journal[%u].head: fetch-and-add 1 returns %llu",
+		 b, U(seq));
 	at(j + offsetof(struct smq_journal_head, head), "", s);
 	snprintf(s, sizeof(s), "slot %llu: seq := %llu | 1 << 63 (being "
 		 "written)", U(seq & (l->journal - 1)), U(seq));
