@@ -54,7 +54,7 @@ static uint64_t open_load(struct smq_window *w, uint64_t off)
 	return v;
 }
 
-/* Lane s of queue i as validation checks it (smq(7), checks 21 to 24),
+/* Lane s of queue i as validation checks it (smq(7), checks 22 to 25),
  * its words read in the order struct smq_lane_words gives, so that a
  * lane in use never fails.  look: the look made with no mark up. */
 static int lane_fault(struct smq_window *w, unsigned i, unsigned s,

@@ -183,8 +183,10 @@ static int read_one(struct smq_window *w, struct smq_journal_cursor *c,
 		}
 		if ((v & ~SMQ_JOURNAL_WRITING) > s) {
 			/* a later entry there: lapped (the head says so next
-			 * time round), or a sequence no writer reached */
-			if (LOAD_ACQ(&h->head) - 1 < (v & ~SMQ_JOURNAL_WRITING)) {
+			 * time round), or a sequence no writer reached or that
+			 * is not this slot's (else waited on for ever) */
+			if (LOAD_ACQ(&h->head) - 1 < (v & ~SMQ_JOURNAL_WRITING) ||
+			    ((v - s) & (l->journal - 1))) {
 				c->next = s + 1;
 				return note(e, c, SMQ_JOURNAL_BROKEN, s, 0);
 			}

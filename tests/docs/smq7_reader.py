@@ -3,15 +3,25 @@
 
 It decodes a window the way the page describes it (superblock, geometry
 checksum, features, queue table and sender sets, board table, control
-blocks, lanes and rings), makes the numbered checks of VALIDATION with the
-bounds the page gives, judges boards and receivers as "Who is at work"
-says, and prints what `smqctl dump -v --json` would.  tests/docs/t_smq7_reader.sh
-compares the two: where they differ, the page (or this reader) is wrong.
+blocks, lanes and rings, journals), makes the numbered checks of
+VALIDATION with the bounds the page gives, judges boards and receivers as
+"Who is at work" says, and prints what `smqctl dump -v --json` would.
+tests/docs/t_smq7_reader.sh compares the two: where they differ, the page
+(or this reader) is wrong.
 
 On a window with the feature checksum it also sums every queued entry
 (Checked payloads) and lists, under each queue's "damaged", those whose
 receiver would refuse them: validation does not judge a check, so dump
 says nothing of them, and the comparison leaves that key out.
+
+On a window with the feature journal it reads every board's journal as
+smq(7) says a reader does (Journal, Reading a journal), and says each
+entry as `smqctl --json events --since all` says it at its first look:
+the boards' entries merged by generation, then board, each board's in
+its order, with the keys of events' JSON (smqctl(1); all but time_ns and
+text, which are the writer's clock and words for people).  events reads
+at most 512 entries of a board at a look: on larger journals it merges
+them in steps of that many, and this reader does not.
 
   smq7_reader.py WINDOW                 print the reader's JSON
   smq7_reader.py --compare DUMP WINDOW [FIELD]
@@ -22,10 +32,26 @@ says nothing of them, and the comparison leaves that key out.
                                         what opening the queue meets before
                                         it writes (Opening a queue): "ok",
                                         or "refused FIELD ERROR VALUE LIMIT"
+  smq7_reader.py --events [OPTION...] WINDOW
+                                        print the journals' entries as
+                                        events, one JSON object a line
+  smq7_reader.py --compare-events EVENTS [OPTION...] WINDOW
+                                        compare with the "source":
+                                        "journal" lines of events --json
+                                        (a file): exit 0 same, 1 different
   smq7_reader.py --boot-hash            this host's boot hash
   smq7_reader.py --tag PID              the tag of a process of this host
   smq7_reader.py --checksum WINDOW      store the right geometry checksum
                                         (for a test that changes geometry)
+
+OPTIONs of the journals: --since all (the default), --since B:SEQ[,B:SEQ]
+(board B from its entry SEQ, the others from their head: as events
+--since); --cursor FILE (the boards a file of events --cursor names from
+where it says, in the journal it names); --abandoned (say an entry found
+unfinished abandoned at once, as a reader that has watched it for
+SMQ_JOURNAL_ABANDON_MS does); --per-board (--compare-events: compare
+each board's entries in their order, not the order of the merge, for
+events that read them over several looks).
 
 WINDOW is file:PATH or split:NAME (the objects /dev/shm/NAME.B).
 """
@@ -53,13 +79,25 @@ LOOK_MS = TIMEOUT_MS + 100      # how long dump watches what is unknown
 
 # smq(7) Features: the bits this reader knows, by name
 FEATURE_CHECKSUM = 0x1          # features_incompat bit 0
-INCOMPAT_KNOWN = FEATURE_CHECKSUM
-INCOMPAT_NAMES = {0: "checksum"}
+FEATURE_JOURNAL = 0x2           # features_incompat bit 1: Journal
+INCOMPAT_KNOWN = FEATURE_CHECKSUM | FEATURE_JOURNAL
+INCOMPAT_NAMES = {0: "checksum", 1: "journal"}
 FEATURE_GROUPS = 0x1            # features_compat bit 0
 FEATURE_SCRATCH = 0x2           # features_compat bit 1: Scratch areas
 COMPAT_NAMES = {0: "groups", 1: "scratch"}
 NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 SCRATCH_SIZE = 69632            # the last bytes of body_extra
+# smq(7) Journal
+JOURNAL_MIN, JOURNAL_MAX = 16, 65536
+JOURNAL_MAGIC = b"SMQJOURN"
+WRITING = 1 << 63               # seq: being written
+ABANDON_MS = 1000               # SMQ_JOURNAL_ABANDON_MS
+NO_QUEUE = 0xffffffff
+
+
+def journal_bytes(n):
+    return round_up(64 + 64 * n, PAGE) if n else 0
+
 
 # enum values, as the page numbers them
 ACTIVITY = {0: "unknown", 1: "none", 2: "attached", 3: "working", 4: "dead"}
@@ -285,8 +323,9 @@ class Fault(Exception):
 # ---- smq(7) LAYOUT ----
 class Layout:
     def __init__(self, boards, queues, entries, entry_size, receivers,
-                 senders, tables_extra, body_extra):
+                 senders, tables_extra, body_extra, journal_entries=0):
         self.boards, self.queues = boards, queues
+        self.journal_entries = journal_entries
         self.diag_queues = boards
         self.app = queues - boards
         self.entries, self.entry_size = entries, entry_size
@@ -385,6 +424,13 @@ class Layout:
     def entry(self, q, s, n):
         return self.ring(q, s) + (n % self.q_entries(q)) * self.q_stride(q)
 
+    # smq(7) Journal: the start of each board's body_extra
+    def journal(self, b):
+        return self.body[b] + self.body_size[b] - self.body_extra
+
+    def journal_slot(self, b, s):
+        return self.journal(b) + 64 + 64 * (s % self.journal_entries)
+
     def ranges(self, b):
         r = []
         if b == 0:
@@ -455,7 +501,7 @@ class Reader:
                 return f
         return None
 
-    # checks 1 to 20
+    # checks 1 to 21
     def static(self):
         w = self.w
         self.groups = []
@@ -489,9 +535,28 @@ class Reader:
         if be % PAGE or be > 1 << 40:
             raise Fault("SMQ_EGEOMETRY", "body_extra", 200, be, 1 << 40,
                         PAGES)
-        if u32(sb, 20) & FEATURE_SCRATCH and be < SCRATCH_SIZE:
-            raise Fault("SMQ_EGEOMETRY", "body_extra", 200, be,
-                        SCRATCH_SIZE, AT_LEAST)
+        je = u32(sb, 208)
+        journal = u32(sb, 16) & FEATURE_JOURNAL
+        if journal and je > JOURNAL_MAX:
+            raise Fault("SMQ_EGEOMETRY", "journal_entries", 208, je,
+                        JOURNAL_MAX, AT_MOST)
+        if journal and je < JOURNAL_MIN:
+            raise Fault("SMQ_EGEOMETRY", "journal_entries", 208, je,
+                        JOURNAL_MIN, AT_LEAST)
+        if journal and je & (je - 1):
+            p = JOURNAL_MIN
+            while p < je:
+                p <<= 1
+            raise Fault("SMQ_EGEOMETRY", "journal_entries", 208, je, p,
+                        EXPECTED)
+        if not journal and je:
+            raise Fault("SMQ_EGEOMETRY", "journal_entries", 208, je, 0,
+                        EXPECTED)
+        need = journal_bytes(je if journal else 0) + \
+            (SCRATCH_SIZE if u32(sb, 20) & FEATURE_SCRATCH else 0)
+        if be < need:
+            raise Fault("SMQ_EGEOMETRY", "body_extra", 200, be, need,
+                        AT_LEAST)
         boards, queues = u32(sb, 24), u32(sb, 28)               # 9
         entries, entry_size = u32(sb, 32), u32(sb, 36)
         diag = u32(sb, 48)
@@ -560,7 +625,7 @@ class Reader:
             receivers.append(r)
             senders.append(m)
         lay = Layout(boards, queues, entries, entry_size, receivers,
-                     senders, te, be)
+                     senders, te, be, je if journal else 0)
         if lay.too_large:                                       # 14
             raise Fault(geo, "window_size", 40, u64(sb, 40), WINDOW_MAX,
                         AT_MOST)
@@ -579,8 +644,35 @@ class Reader:
                     raise Fault("SMQ_ETOOSMALL", "window_size", 40,
                                 w.view_size(), lay.size, AT_LEAST)
         self.state_checks(self.sb(), lay)
-        if u32(sb, 20) & FEATURE_GROUPS:                        # 20
+        if lay.journal_entries:                                 # 20
+            for b in range(boards):
+                self.journal_head(lay, b)
+        if u32(sb, 20) & FEATURE_GROUPS:                        # 21
             self.groups = self.group_checks(lay)
+
+    def journal_head(self, lay, b):
+        """Board b's journal head line, checked (smq(7) VALIDATION, check
+        20): its fields, as a dict."""
+        cor = "SMQ_ECORRUPT"
+        at = lay.journal(b)
+        h = self.rd(at, 64)
+        want = int.from_bytes(JOURNAL_MAGIC, "little")
+        if u64(h, 0) != want:
+            raise Fault(cor, "journal.magic", at, u64(h, 0), want, EXPECTED)
+        if u32(h, 8) != b:
+            raise Fault(cor, "journal.board", at + 8, u32(h, 8), b, EXPECTED)
+        if u32(h, 12) != lay.journal_entries:
+            raise Fault(cor, "journal.slots", at + 12, u32(h, 12),
+                        lay.journal_entries, EXPECTED)
+        if u32(h, 32) != crc32c(h[0:32]):
+            raise Fault(cor, "journal.check", at + 32, u32(h, 32),
+                        crc32c(h[0:32]), EXPECTED)
+        if u64(h, 16) == 0:
+            raise Fault(cor, "journal.incarnation", at + 16, 0, 1, AT_LEAST)
+        if u64(h, 40) == 0:
+            raise Fault(cor, "journal.head", at + 40, 0, 1, AT_LEAST)
+        return {"incarnation": u64(h, 16), "head": u64(h, 40),
+                "last_boot": u64(h, 48)}
 
     def group_checks(self, lay):
         """The group table (smq(7) GROUP TABLE): [(name, [queues])]."""
@@ -704,14 +796,14 @@ class Reader:
             raise Fault(cor, "rx_info.waiting", lay.rx_info(q) + 4,
                         u32(ri, 4), 1, AT_MOST)
 
-    # checks 21 to 25, lane by lane
+    # checks 22 to 26, lane by lane
     def dynamic(self):
         lay, sb = self.lay, self.sb()
         cor = "SMQ_ECORRUPT"
         for q in range(lay.queues):
             for s in lay.lane_boards(q):
                 epoch, bottom, top = self.lane_checks(q, s)
-                end = top                                       # 25
+                end = top                                       # 26
                 if bottom >= top:
                     e = self.rd(lay.entry(q, s, bottom), 16)
                     if u64(e, 8) == signature(epoch, q, s, bottom):
@@ -732,7 +824,7 @@ class Reader:
                                     0, EXPECTED)
 
     def lane_checks(self, q, s):
-        """Checks 21 to 24 on board s's lane of queue q; its epoch,
+        """Checks 22 to 25 on board s's lane of queue q; its epoch,
         bottom and top."""
         lay, sb = self.lay, self.sb()
         cor = "SMQ_ECORRUPT"
@@ -744,7 +836,7 @@ class Reader:
         top = u64(self.rd(lay.lane_in(q, s), 8), 0)
         shadow = u64(self.rd(lay.lane_out(s, q), 8), 0)
         qe = u64(self.rd(lay.lane_wake(s, q), 64), 32)
-        if epoch == 0:                                          # 21
+        if epoch == 0:                                          # 22
             raise Fault(cor, "queue.epoch", lay.rx[q] + 48, 0, 1, AT_LEAST)
         if epoch > u64(sb, 88):
             raise Fault(cor, "queue.epoch", lay.rx[q] + 48, epoch,
@@ -752,14 +844,14 @@ class Reader:
         if qe != epoch:
             raise Fault(cor, "lane.queue_epoch", lay.lane_wake(s, q) + 32,
                         qe, epoch, EXPECTED)
-        if fcb > bottom:                                        # 22
+        if fcb > bottom:                                        # 23
             raise Fault(cor, "lane.flow_bottom", lay.lane_fc(s, q), fcb,
                         bottom, AT_MOST)
         if (bottom > top and bottom - top > entries) or \
-                (top > bottom and top - bottom > entries):      # 23
+                (top > bottom and top - bottom > entries):      # 24
             raise Fault(cor, "lane.top", lay.lane_in(q, s), top,
                         (bottom + entries) & M64, AT_MOST)
-        if shadow < top:                                        # 24
+        if shadow < top:                                        # 25
             raise Fault(cor, "lane.sender_top", lay.lane_out(s, q), shadow,
                         top, AT_LEAST)
         if shadow - top > entries:
@@ -777,7 +869,7 @@ class Reader:
     def open_fault(self, q, role, board):
         """The fault that refuses an open of queue q as role ("sender"
         or "receiver") on board, or None: attaching (the static checks),
-        the board's right to the role, then checks 21 to 24 on the lanes
+        the board's right to the role, then checks 22 to 25 on the lanes
         the open uses (a sender's own, a receiver's every one) and, for a
         receiver, check 19 on its receive area; a fault there is the
         maintenance's while one is under way."""
@@ -810,18 +902,18 @@ class Reader:
             return f
         return None
 
-    # checks 26 to 28
+    # checks 27 to 29
     def usable(self):
         sb = self.sb()
         phase = u32(sb, 144)
-        if phase:                                               # 26
+        if phase:                                               # 27
             err = "EBUSY" if self.maint_alive(sb) == 1 else "SMQ_EINCOMPLETE"
             raise Fault(err, "maint_phase", 144, phase, 0, EXPECTED)
-        if u32(sb, 72) == 0:                                    # 27
+        if u32(sb, 72) == 0:                                    # 28
             raise Fault("SMQ_EINCOMPLETE", "system_state", 72, 0, 1,
                         EXPECTED)
         gen = u64(sb, 64)
-        for b in range(self.lay.boards):                        # 28
+        for b in range(self.lay.boards):                        # 29
             ngen = u64(self.rd(CTL_OFF + PAGE * b, 8), 0)
             if ngen != gen:
                 raise Fault("SMQ_EINCOMPLETE", "notice.generation",
@@ -975,9 +1067,9 @@ def feature_names(incompat, compat):
 
 def damaged(r, q):
     """The queued entries of queue q that fail their check (smq(7) Checked
-    payloads): what its receiver would refuse.  Entries as check 25 takes
+    payloads): what its receiver would refuse.  Entries as check 26 takes
     them, those that carry their signature; a lane whose top and bottom
-    check 23 refuses is not read."""
+    check 24 refuses is not read."""
     lay = r.lay
     epoch = u64(r.rd(lay.rx[q], 64), 48)
     limit = lay.q_entry_size(q)
@@ -994,7 +1086,7 @@ def damaged(r, q):
             e = r.rd(off, 16)
             size, check, sig = u32(e, 0), u32(e, 4), u64(e, 8)
             if sig != signature(epoch, q, s, n):
-                continue                # not a message: check 25's
+                continue                # not a message: check 26's
             bad = {"sender": s, "sequence": n, "offset": off,
                    "size": size, "check": check}
             if size > limit:
@@ -1043,6 +1135,7 @@ def dump(spec):
         "queues": lay.app, "diagnostic_queues": lay.diag_queues,
         "entries": lay.entries, "entry_size": lay.entry_size,
         "window_size": lay.size, "mapped_size": w.mapped_size,
+        "journal_slots": lay.journal_entries,
         "fault": fault.json() if fault else None,
         "board_table": [], "queue_table": [],
         "groups": r.groups,
@@ -1064,11 +1157,20 @@ def dump(spec):
             "announcer_pid": ann >> 32
             if judge.process(ann, boot, j["alive"]) != 0 else 0,
             "announces": u32(s, 4),
+            "journal_written": journal_written(r, b),
             "doorbell": {"kind": BELL_KIND[u16(s, 40)], "id": u32(s, 44)},
         })
     for q in range(lay.queues):
         out["queue_table"].append(queue(r, judge, q))
     return out
+
+
+def journal_written(r, b):
+    """smq(7) What a monitor shows: the entries begun, head - 1."""
+    if not r.lay.journal_entries:
+        return 0
+    head = u64(r.rd(r.lay.journal(b) + 40, 8), 0)
+    return head - 1 if head else 0
 
 
 def queue(r, judge, q):
@@ -1125,6 +1227,276 @@ def queue(r, judge, q):
     if u32(r.sb(), 16) & FEATURE_CHECKSUM:
         out["damaged"] = damaged(r, q)
     return out
+
+
+# ---- smq(7) Journal, Reading a journal ----
+LOST, ABANDONED, BROKEN, RESTARTED = 100, 101, 102, 103
+KIND_NAMES = {1: "FORMAT", 2: "CLEAR", 3: "CLEAR_QUEUE", 4: "EMPTIED",
+              5: "ANNOUNCE", 6: "READY", 7: "GAVE_UP", 8: "BOOT", 9: "OPEN",
+              10: "CLOSE", 11: "TAKEOVER", 12: "FULL", 13: "ROOM",
+              14: "DAMAGED", 15: "UNANSWERED", LOST: "LOST",
+              ABANDONED: "ABANDONED", BROKEN: "BROKEN",
+              RESTARTED: "RESTARTED"}
+ROLE_SENDER = 1                 # enum smq_role; 2 is the receiver
+
+
+class Cursor:
+    """Where a reader is in one board's journal: the incarnation it read
+    (0: none yet) and the sequence it reads next (0: the oldest)."""
+
+    def __init__(self, board, next_seq=0, incarnation=0):
+        self.board, self.next, self.incarnation = board, next_seq, incarnation
+
+
+def note(c, kind, seq, a):
+    """What a reader says of a ring: an entry of its own, written by
+    nobody, of generation 0."""
+    return {"board": c.board, "kind": kind, "seq": seq, "time_ns": 0,
+            "generation": 0, "epoch": 0, "queue": NO_QUEUE, "role": 0,
+            "pid": 0, "a": a, "b": 0, "incarnation": c.incarnation}
+
+
+def journal_step(r, c, abandoned=False):
+    """One step of cursor c, as smq(7) Reading a journal says: an entry,
+    what the reader says of the ring, or None (nothing more now).  A
+    journal whose head fails check 20 raises its Fault (step 1)."""
+    lay = r.lay
+    n = lay.journal_entries
+    head_line = r.journal_head(lay, c.board)                    # 1
+    inc = head_line["incarnation"]
+    if c.incarnation and c.incarnation != inc:                  # 2
+        was = c.incarnation
+        c.incarnation, c.next = inc, 0
+        return note(c, RESTARTED, 0, was)
+    c.incarnation = inc
+    for _ in range(4):
+        head = u64(r.rd(lay.journal(c.board) + 40, 8), 0)       # 3
+        oldest = head - n if head > n else 1
+        if not c.next:
+            c.next = oldest
+        if c.next >= head:
+            return None
+        if c.next < oldest:
+            lost = c.next
+            c.next = oldest
+            return note(c, LOST, lost, oldest - lost)
+        e = r.rd(lay.journal_slot(c.board, c.next), 64)        # 4
+        v = u64(e, 0)
+        w = v & ~WRITING
+        if v == c.next:
+            # this reader's window is one copy, read once: the seq found
+            # after the copy is the seq found before it
+            s = c.next
+            c.next += 1
+            if u32(e, 44) != crc32c(e[:44] + bytes(4) + e[48:]):
+                return note(c, BROKEN, s, 0)
+            return {"board": c.board, "kind": u16(e, 32), "seq": s,
+                    "time_ns": u64(e, 8), "generation": u64(e, 16),
+                    "epoch": u64(e, 24), "queue": u32(e, 36),
+                    "role": u16(e, 34), "pid": u32(e, 40), "a": u64(e, 48),
+                    "b": u64(e, 56), "incarnation": inc}
+        if w > c.next:
+            if w < head and (w - c.next) % n == 0:
+                continue                # lapped: step 3 finds it lost
+            s = c.next
+            c.next += 1
+            return note(c, BROKEN, s, 0)
+        # reserved, not finished: never waited for
+        if not abandoned:
+            return None
+        s = c.next
+        c.next += 1
+        return note(c, ABANDONED, s, 0)
+    return None
+
+
+def journals(spec, since="all", abandoned=False, cursor_file=None):
+    """Every board's journal read at one look, from where --since says
+    (and, for the boards it names, a cursor file of events --cursor:
+    "board B incarnation I next N" lines), merged as smqctl events merges
+    them (smq(7) Reading a journal): a list of entries and notes; None
+    when the window fails its static checks (events then says it cannot
+    be read)."""
+    r = Reader(Window(spec))
+    if r.validate(full=False):
+        return None, r
+    lay = r.lay
+    if not lay.journal_entries:
+        return [], r
+    cursors = [Cursor(b) for b in range(lay.boards)]
+    gen_from = 0
+    if since.startswith("gen:"):
+        gen_from = int(since[4:])
+    elif since != "all":
+        named = dict((int(b), int(q)) for b, q in
+                     (x.split(":") for x in since.split(",")))
+        for c in cursors:
+            h = r.journal_head(lay, c.board)
+            c.incarnation = h["incarnation"]
+            c.next = named.get(c.board, h["head"])
+    if cursor_file:
+        with open(cursor_file) as f:
+            words = f.read().split()
+        for i in range(0, len(words) - 5, 6):
+            b, inc, nxt = int(words[i + 1]), int(words[i + 3]), \
+                int(words[i + 5])
+            if b < lay.boards and inc and nxt:
+                cursors[b].incarnation, cursors[b].next = inc, nxt
+    read = []
+    for c in cursors:
+        mine = []
+        while True:
+            e = journal_step(r, c, abandoned)
+            if e is None:
+                break
+            mine.append(e)
+        read.append(mine)
+    out, at = [], [0] * len(read)
+    while True:
+        pick = None
+        for b, mine in enumerate(read):
+            if at[b] == len(mine):
+                continue
+            if pick is None or \
+                    mine[at[b]]["generation"] < read[pick][at[pick]]["generation"]:
+                pick = b
+        if pick is None:
+            break
+        e = read[pick][at[pick]]
+        at[pick] += 1
+        if e["kind"] < LOST and e["generation"] < gen_from:
+            continue
+        out.append(e)
+    return out, r
+
+
+def journal_event(e, lay):
+    """An entry as events --json says it (smqctl(1), events): its keys but
+    time_ns and text; None for a kind events does not know."""
+    kind, q, b = e["kind"], e["queue"], e["board"]
+    ev = {"source": "journal", "journal_board": b, "seq": e["seq"],
+          "count": 1}
+    names = {LOST: "journal_lost", ABANDONED: "journal_abandoned",
+             BROKEN: "journal_damaged", RESTARTED: "journal_restarted"}
+    if kind in names:
+        ev["event"] = names[kind]
+        ev["board"] = b
+        if kind == LOST:
+            ev["count"] = e["a"]
+        return ev
+    if kind not in range(1, 16):
+        return None
+    ev["event"] = {
+        1: "generation", 2: "generation", 3: "queue_cleared",
+        4: "queue_emptied", 5: "board_announced", 6: "system_ready",
+        7: "sync_gave_up", 8: "board_rebooted", 9: "receiver_attached",
+        10: "receiver_gone", 11: "takeover", 12: "queue_full",
+        13: "queue_drained", 14: "messages_corrupt",
+        15: "doorbell_unanswered"}[kind]
+    if kind == 9 and e["role"] == ROLE_SENDER:
+        ev["event"] = "sender_attached"
+    if kind == 10 and e["role"] == ROLE_SENDER:
+        ev["event"] = "sender_gone"
+    # events keeps the queue as a signed int: none for 0xffffffff
+    queue = q if q < 1 << 31 else q - (1 << 32)
+    if kind in (1, 2, 6):
+        board = None            # the window's, or the system's
+    elif queue >= 0:
+        board = lay.receiver[queue] if queue < lay.queues else None
+    else:
+        board = b
+    if board is not None:
+        ev["board"] = board
+    if queue >= 0:
+        ev["queue"] = queue
+    if e["pid"]:
+        ev["pid"] = e["pid"]
+    a, bb = e["a"], e["b"]
+    if kind == 11 and a & 0xffffffff:
+        ev["old_pid"] = a & 0xffffffff
+    if kind in (1, 2):
+        ev["from"], ev["to"] = e["epoch"], e["generation"]
+    elif kind == 3:
+        ev["from"], ev["to"] = bb, e["epoch"]
+    elif kind == 12:
+        ev["fill"] = ev["capacity"] = a
+    elif ev["event"] == "receiver_attached":
+        ev["takeovers"] = 0
+    elif kind == 14:
+        ev["corrupt"] = 0
+    elif kind == 15:
+        ev["asleep_ms"], ev["queued"] = a, 0
+    ev["generation"] = e["generation"]
+    if queue >= 0 and e["role"]:
+        ev["role"] = "sender" if e["role"] == ROLE_SENDER else "receiver"
+    if kind in (1, 2):
+        ev["by"] = "clear" if kind == 2 else "init"
+        ev["emptied"], ev["queues"] = a, bb
+    elif kind in (3, 4):
+        ev["emptied"] = a
+    elif kind == 5:
+        ev["announces"] = a
+    elif kind == 6:
+        ev["boards"] = a
+    elif kind == 7:
+        ev["missing"] = [i for i in range(64) if a >> i & 1]
+        ev["withdrew"] = bool(bb)
+    elif kind == 13:
+        ev["refusals"], ev["waits"] = a, bb
+    elif kind == 14:
+        ev["sender"], ev["sequence"] = a, bb
+    elif kind == 15:
+        ev["waited_ms"] = a
+    return ev
+
+
+def journal_events(spec, since="all", abandoned=False, cursor_file=None):
+    entries, r = journals(spec, since, abandoned, cursor_file)
+    if entries is None:
+        return None
+    return [ev for ev in (journal_event(e, r.lay) for e in entries) if ev]
+
+
+def events_of(path):
+    """The "source": "journal" lines of events --json, without the keys
+    of the writer's clock and words."""
+    out = []
+    with open(path, "rb") as f:
+        for line in f:
+            ev = json.loads(line.decode("utf-8", "replace"))
+            if ev.get("source") != "journal":
+                continue
+            ev.pop("time_ns", None)
+            ev.pop("text", None)
+            out.append(ev)
+    return out
+
+
+def line(ev):
+    return json.dumps(ev, sort_keys=True)
+
+
+def compare_events(path, spec, since, abandoned, per_board, cursor_file):
+    theirs = events_of(path)
+    mine = journal_events(spec, since, abandoned, cursor_file)
+    if mine is None:
+        print("  the window fails its static checks: no journal read")
+        return 1
+    if per_board:
+        key = lambda x: x["journal_board"]      # noqa: E731
+        theirs = sorted(theirs, key=key)        # a stable sort: in order
+        mine = sorted(mine, key=key)
+    a, b = [line(x) for x in mine], [line(x) for x in theirs]
+    if a == b:
+        kinds = sorted(set(x["event"] for x in mine))
+        print("  %d journal entries agree (%s)" %
+              (len(mine), ", ".join(kinds) or "none"))
+        return 0
+    import difflib
+    for d in difflib.unified_diff(b, a, "events", "reader", lineterm="",
+                                  n=1):
+        print("  " + d)
+    return 1
 
 
 # ---- comparing with dump ----
@@ -1254,6 +1626,29 @@ def main(argv):
         else:
             print("refused %s %s %d %d" % (f.field, f.err, f.value,
                                            f.limit))
+    elif argv[:1] in (["--events"], ["--compare-events"]) and len(argv) >= 2:
+        compare = argv[0] == "--compare-events"
+        rest = argv[2:] if compare else argv[1:]
+        since, abandoned, per_board, cursor = "all", False, False, None
+        while len(rest) > 1:
+            if rest[0] == "--since" and len(rest) > 2:
+                since, rest = rest[1], rest[2:]
+            elif rest[0] == "--cursor" and len(rest) > 2:
+                cursor, rest = rest[1], rest[2:]
+            elif rest[0] == "--abandoned":
+                abandoned, rest = True, rest[1:]
+            elif rest[0] == "--per-board":
+                per_board, rest = True, rest[1:]
+            else:
+                break
+        if len(rest) != 1:
+            sys.stderr.write(__doc__)
+            return 2
+        if compare:
+            return compare_events(argv[1], rest[0], since, abandoned,
+                                  per_board, cursor)
+        for ev in journal_events(rest[0], since, abandoned, cursor) or []:
+            print(line(ev))
     elif len(argv) == 1:
         json.dump(dump(argv[0]), sys.stdout, indent=2)
         print()

@@ -4,8 +4,9 @@
 # library exports has one, a page or a one-line .so link) is found by
 # man(1) in a man3 directory and renders there without a warning; and the
 # SYNOPSIS of a function's page gives the header's prototype, parameter
-# for parameter.  t_exports.sh checks that each link's target exists
-# and that the NAME section lists the function.
+# for parameter; and smq_journal_next(3)'s EXAMPLE, copied from the page,
+# builds and reads a window's journals.  t_exports.sh checks that each
+# link's target exists and that the NAME section lists the function.
 . "$(dirname "$0")/../lib/lib.sh"
 need_command groff "the pages are rendered with it"
 need_command man "man(1) must find each page"
@@ -140,6 +141,48 @@ for page in man/*.[137]; do
 		{ echo "$page: its .TH line does not say \"smq $v\""; status=1; }
 done
 
+# 7. The EXAMPLE of smq_journal_next(3), as a reader copies it from the
+# page, builds and prints what a window's journals hold: board 0's init,
+# then board 1's sender opening and closing queue 0.
+CC=${CC:-cc}
+if ! command -v "$CC" >/dev/null 2>&1 || [ ! -f "$B/libsmq.a" ] ||
+   [ ! -x "$B/smqctl" ]; then
+	skip_part "smq_journal_next(3)'s EXAMPLE" "no $CC, $B/libsmq.a or $B/smqctl"
+else
+	man -P cat 3 smq_journal_next 2>/dev/null |
+		sed -n '/^EXAMPLE/,/^SEE ALSO/p' | sed '1,3d;$d' |
+		sed 's/^       //' >"$tmp/journal.c"
+	jw=$tmp/journal-window
+	if ! "$CC" -std=c11 -Wall -Wextra -Werror -Iinclude -o "$tmp/journal" \
+		"$tmp/journal.c" "$B/libsmq.a" -pthread 2>"$tmp/cc.err"; then
+		failed "smq_journal_next(3)'s EXAMPLE does not build:"
+		cat "$tmp/cc.err"
+	elif ! "$B/smqctl" init -w "file:$jw" --boards 2 --queues 1 \
+		--entries 4 --entry-size 64 >/dev/null ||
+	     ! "$B/smqctl" send -w "file:$jw" -b 1 -q 0 hello; then
+		failed "smq_journal_next(3)'s EXAMPLE: no window to read"
+	else
+		bg_start "$tmp/journal" "file:$jw" >"$tmp/journal.out" 2>&1
+		jpid=$pid
+		printed() { [ "$(wc -l <"$tmp/journal.out")" -ge 3 ]; }
+		wait_for 10 "smq_journal_next(3)'s EXAMPLE to print 3 entries" \
+			printed
+		stop_pid 10 "$jpid" "smq_journal_next(3)'s EXAMPLE"
+		sed 's/, pid [0-9]*,/,/' "$tmp/journal.out" >"$tmp/journal.got"
+		printf '%s\n' \
+			"board 0 entry 1: kind 1, generation 1, queue -1, a 0, b 0" \
+			"board 1 entry 1: kind 9, generation 1, queue 0, a 0, b 0" \
+			"board 1 entry 2: kind 10, generation 1, queue 0, a 0, b 0" \
+			>"$tmp/journal.want"
+		if diff -u "$tmp/journal.want" "$tmp/journal.got" >"$tmp/diff"; then
+			ok "smq_journal_next(3)'s EXAMPLE builds and prints every board's journal"
+		else
+			failed "smq_journal_next(3)'s EXAMPLE printed otherwise:"
+			cat "$tmp/diff"
+		fi
+	fi
+fi
+
 n=$(wc -l <"$tmp/header")
 any_failed || echo "$n prototypes match smq.h; $(wc -l <"$tmp/pages") man3 names render"
-finish 7
+finish 8

@@ -6,7 +6,9 @@
 # of its size, so that a field taking over padding shows (the program
 # below names every padding member: renaming one does not compile).
 # Every block under EXAMPLE must be what a program calling the layout
-# functions prints for the same geometry (a queue with a sender set).
+# functions prints for the same geometry (a queue with a sender set, and
+# journals), and the table of the journal's kinds must name every value of
+# enum smq_journal_kind, with its number.
 # Exit 0 pass, 1 fail, 77 skip (no library built, no compiler).
 . "$(dirname "$0")/../lib/lib.sh"
 CC=${CC:-cc}
@@ -41,7 +43,8 @@ static void fields(void)
 	F(smq_sb, size_fixed); F(smq_sb, emptied); R(smq_sb, pad2); F(smq_sb, maint_owner); F(smq_sb, maint_boot);
 	F(smq_sb, maint_phase); F(smq_sb, maint_queue); F(smq_sb, maint_from);
 	R(smq_sb, pad4); F(smq_sb, tables_extra); F(smq_sb, body_extra);
-	R(smq_sb, pad5); R(smq_sb, pad6); END(smq_sb);
+	F(smq_sb, journal_entries); R(smq_sb, pad5); R(smq_sb, pad6);
+	END(smq_sb);
 	F(smq_ctl, notice); F(smq_ctl, local); F(smq_ctl, slot); END(smq_ctl);
 	F(smq_notice, generation); F(smq_notice, system_state);
 	R(smq_notice, pad); F(smq_notice, check); R(smq_notice, pad2);
@@ -95,6 +98,18 @@ static void fields(void)
 	F(smq_scratch_head, size); F(smq_scratch_head, offset);
 	F(smq_scratch_head, check); R(smq_scratch_head, pad);
 	END(smq_scratch_head);
+	F(smq_journal_head, magic); F(smq_journal_head, board);
+	F(smq_journal_head, slots); F(smq_journal_head, incarnation);
+	F(smq_journal_head, made_generation); F(smq_journal_head, check);
+	R(smq_journal_head, pad); F(smq_journal_head, head);
+	F(smq_journal_head, last_boot); R(smq_journal_head, pad2);
+	END(smq_journal_head);
+	F(smq_journal_slot, seq); F(smq_journal_slot, time_ns);
+	F(smq_journal_slot, generation); F(smq_journal_slot, epoch);
+	F(smq_journal_slot, kind); F(smq_journal_slot, role);
+	F(smq_journal_slot, queue); F(smq_journal_slot, pid);
+	F(smq_journal_slot, check); F(smq_journal_slot, a);
+	F(smq_journal_slot, b); END(smq_journal_slot);
 }
 
 static void at(uint64_t off, const char *indent, const char *what)
@@ -188,6 +203,24 @@ static void receive_area(const struct smq_layout *l, unsigned q)
 	}
 }
 
+/* Board b's journal, the start of its body_extra (feature journal). */
+static void journal(const struct smq_layout *l, unsigned b)
+{
+	uint64_t j = lay_journal(l, b), n = l->journal;
+	uint64_t slots_end = j + SMQ_LINE + n * SMQ_LINE;
+	char s[160];
+
+	snprintf(s, sizeof(s), "journal of board %u: head line", b);
+	at(j, "  ", s);
+	snprintf(s, sizeof(s), "slots 0 to %llu, 64 bytes each", U(n - 1));
+	at(j + SMQ_LINE, "    ", s);
+	if (slots_end < j + smq_journal_bytes(l->journal))
+		at(slots_end, "    ", "zero to the end of the journal");
+	if (j + smq_journal_bytes(l->journal) < l->body[b] + l->body_size[b])
+		at(j + smq_journal_bytes(l->journal), "  ",
+		   "the rest of body_extra");
+}
+
 static void bodies(const struct smq_layout *l)
 {
 	char s[160];
@@ -213,8 +246,11 @@ static void bodies(const struct smq_layout *l)
 			receive_area(l, q);
 			end = lay_ring_k(l, q, lay_lanes(l, q));
 		}
-		if (end < l->body[b] + l->body_size[b])
+		uint64_t extra = l->body[b] + l->body_size[b] - l->body_extra;
+		if (end < extra)
 			at(end, "  ", "zero to the page boundary");
+		if (l->journal)
+			journal(l, b);
 	}
 	at(l->size, "", "end: window_size");
 }
@@ -330,16 +366,49 @@ static void arm_sleep(const struct smq_layout *l, unsigned q)
 	}
 }
 
+/* A process of board b writes entry seq of its journal; a reader of
+ * another board reads it. */
+static void journal_entry(const struct smq_layout *l, unsigned b,
+			  uint64_t seq)
+{
+	uint64_t j = lay_journal(l, b), e = lay_journal_slot(l, b, seq);
+	char s[160];
+
+	snprintf(s, sizeof(s), "journal[%u].head: fetch-and-add 1 returns %llu",
+		 b, U(seq));
+	at(j + offsetof(struct smq_journal_head, head), "", s);
+	snprintf(s, sizeof(s), "slot %llu: seq := %llu | 1 << 63 (being "
+		 "written)", U(seq & (l->journal - 1)), U(seq));
+	at(e, "", s);
+	at(e + offsetof(struct smq_journal_slot, time_ns), "  ",
+	   "time_ns to b, check among them, after a publish");
+	snprintf(s, sizeof(s), "seq := %llu (release), after a publish",
+		 U(seq));
+	at(e, "", s);
+	printf("--\n");
+	snprintf(s, sizeof(s), "journal[%u].head read (acquire): %llu, the "
+		 "oldest entry %llu", b, U(seq + 1),
+		 U(seq + 1 > l->journal ? seq + 1 - l->journal : 1));
+	at(j + offsetof(struct smq_journal_head, head), "", s);
+	snprintf(s, sizeof(s), "slot %llu: seq read (acquire): %llu",
+		 U(seq & (l->journal - 1)), U(seq));
+	at(e, "", s);
+	at(e, "  ", "the 64 bytes copied, then a consume");
+	snprintf(s, sizeof(s), "seq read again: %llu, so the copy is entry "
+		 "%llu, whole", U(seq), U(seq));
+	at(e, "", s);
+}
+
 static void example(void)
 {
 	/* queue 0: every board (a mask of 0 says so); queue 1 carries
 	 * messages from board 0 to board 1 only */
 	static const uint64_t senders[2] = { 0, 1 };
 	const struct smq_shape sh = { { 2, 2, 64, 1024, NULL }, senders, 0,
-				      NULL, 0, 0, 0 };
+				      NULL, 0, 0, 16 };
 	struct smq_layout l;
 
-	if (smq_layout_make(&l, &sh, 0, 0)) {
+	if (smq_layout_make(&l, &sh, 0, smq_shape_body_extra(&sh))) {
 		printf("layout failed\n");
 		return;
 	}
@@ -356,10 +425,14 @@ static void example(void)
 	printf("diag_entries    = %u\n", l.diag_entries);
 	printf("diag_entry_size = %u\n", l.diag_entry_size);
 	printf("diag_stride     = %llu\n", U(l.diag_stride));
+	printf("body_extra      = %llu = journal_bytes(%u)\n",
+	       U(l.body_extra), l.journal);
 	printf("tables_end      = %llu\n", U(l.tables_end));
 	for (unsigned b = 0; b < l.boards; b++)
 		printf("body[%u]         = %llu, body_size[%u] = %llu\n", b,
 		       U(l.body[b]), b, U(l.body_size[b]));
+	for (unsigned b = 0; b < l.boards; b++)
+		printf("journal[%u]      = %llu\n", b, U(lay_journal(&l, b)));
 	printf("window_size     = %llu\n", U(l.size));
 	printf("--\n");
 	superblock_and_tables(&l);
@@ -370,6 +443,8 @@ static void example(void)
 	message(&l, 0, 1, 70);
 	printf("--\n");
 	arm_sleep(&l, 0);
+	printf("--\n");
+	journal_entry(&l, 1, 21);
 	smq_layout_free(&l);
 }
 
@@ -466,6 +541,23 @@ END {
 	exit bad
 }' "$page" && ok "the tables of fields"
 
+# ---- the journal's kinds: every value of enum smq_journal_kind (smq.h)
+# is a row "N  NAME ..." of the table marked ".\" kinds:", and no other ----
+sed -n '/^enum smq_journal_kind {/,/^};/s/^[^A-Z]*SMQ_JOURNAL_\([A-Z_]*\) = \([0-9]*\).*/\2 \1/p' \
+	include/smq.h | sort >"$T/kinds-code"
+awk '/^\.\\" kinds: smq_journal_kind/ { on = 1; next }
+     on && /^\.EX/ { ex = 1; next }
+     on && /^\.EE/ { exit }
+     ex && $1 ~ /^[0-9]+$/ { print $1, $2 }' "$page" | sort >"$T/kinds-page"
+if [ "$(wc -l <"$T/kinds-code")" -lt 15 ]; then
+	failed "fewer than 15 journal kinds read from smq.h"
+elif diff -u "$T/kinds-code" "$T/kinds-page" >"$T/diff"; then
+	ok "the journal's kinds ($(wc -l <"$T/kinds-code"))"
+else
+	failed "the journal's kinds differ (- smq.h, + the page):"
+	cat "$T/diff"
+fi
+
 # ---- the EXAMPLE blocks ----
 awk '
 /^\.SH / { inside = ($2 == "EXAMPLE"); next }
@@ -478,4 +570,4 @@ else
 	failed "the EXAMPLE section differs from the library (- library, + page):"
 	cat "$T/diff"
 fi
-finish 2
+finish 3
