@@ -97,7 +97,8 @@ static void layout_and_words(const char *spec)
 			r.kind, (unsigned long long)r.offset, r.what,
 			(unsigned long long)r.found,
 			(unsigned long long)r.expected);
-	CHECK(r.kind == SMQ_MAP_OK && r.words == 13);
+	/* the notice, the journal head, the scratch head (4), the guard (8) */
+	CHECK(r.kind == SMQ_MAP_OK && r.words == 14);
 	/* the bit with too little body_extra: refused, named */
 	struct smq_sb *sb = at(w, 0);
 	sb->body_extra = 4096;
@@ -124,9 +125,9 @@ static void without_feature(const char *spec)
 	EXPECT(smq_scratch_write(w, 1, 0, buf, 8, 1), -ENOTSUP);
 	EXPECT(smq_scratch_read(w, 1, 0, buf, 8), -ENOTSUP);
 	OK(smq_map_look(w, 0, &r, sizeof(r)));
-	CHECK(r.kind == SMQ_MAP_OK && r.words == 2);
+	CHECK(r.kind == SMQ_MAP_OK && r.words == 3);
 	OK(smq_map_look(w, 1, &r, sizeof(r)));
-	CHECK(r.kind == SMQ_MAP_OK && r.words == 1);
+	CHECK(r.kind == SMQ_MAP_OK && r.words == 2);
 	OK(smq_close(w));
 }
 
