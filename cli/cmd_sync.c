@@ -221,8 +221,8 @@ static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 		int slice = remaining(deadline);
 		if (slice < 0 || slice > o->interval_ms)
 			slice = o->interval_ms;
-		err = smq_synchronize(w, slice_flags(deadline, slice), slice,
-				      o->interval_ms, &pending);
+		unsigned stay = slice_flags(deadline, slice);
+		err = smq_synchronize(w, stay, slice, o->interval_ms, &pending);
 		if (err == -EBUSY)
 			return announcer_busy(ctx, w);
 		if (err && err != -ETIMEDOUT)
@@ -245,8 +245,10 @@ static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 			smq_close(w);
 			return 0;
 		}
+		/* a slice that did not stay announced gave up itself: a
+		 * last look would announce the board again */
 		if (deadline >= 0 && now_ms() >= deadline &&
-		    (err = give_up(w, o, &pending)) == -ETIMEDOUT) {
+		    (!stay || (err = give_up(w, o, &pending)) == -ETIMEDOUT)) {
 			fprintf(stderr, "smqctl: sync timed out after ");
 			print_duration(stderr, o->timeout_ms);
 			print_missing(w, pending);
@@ -356,14 +358,15 @@ static int sync_board(struct ctx *ctx, const struct sync_opts *o,
 						"generation %" PRIu64 ")\n", ctx->board,
 						window_spec(ctx), older);
 				told = told || flags;
-				err = smq_synchronize(w, flags |
-						      slice_flags(deadline, slice),
-						      slice, o->interval_ms,
-						      &pending);
+				unsigned stay = slice_flags(deadline, slice);
+				err = smq_synchronize(w, flags | stay, slice,
+						      o->interval_ms, &pending);
 				if (err == -EBUSY && !flags)
 					return announcer_busy(ctx, w);
-				if (err == -ETIMEDOUT && !flags && deadline >= 0 &&
-				    now_ms() >= deadline)
+				/* only a slice that stayed announced needs a
+				 * last look: one that did not gave up itself */
+				if (err == -ETIMEDOUT && !flags && stay &&
+				    deadline >= 0 && now_ms() >= deadline)
 					err = give_up(w, o, &pending);
 				if (err != -ETIMEDOUT ||
 				    (deadline >= 0 && now_ms() >= deadline))

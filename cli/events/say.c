@@ -109,11 +109,15 @@ static bool journal_text(const struct event *e, const char *w, char *buf,
 		snprintf(buf, n, "board 0 declared the system ready: %" PRIu64
 			 " boards", e->a);
 		return true;
-	case EV_SYNC_GAVE_UP:
-		snprintf(buf, n, "board %u's sync gave up%s, boards missing: "
-			 "mask %#" PRIx64 "%s", e->jboard, w, e->a,
+	case EV_SYNC_GAVE_UP: {
+		char missing[200];
+		/* 64: no "every board", the window's count not known here */
+		snprintf(buf, n, "board %u's sync gave up%s, waiting for %s%s",
+			 e->jboard, w, board_set(e->a, 64, missing,
+						 sizeof(missing)),
 			 e->b ? "; it took its announcement back" : "");
 		return true;
+	}
 	case EV_BOARD_REBOOTED:
 		snprintf(buf, n, "board %u booted again: the first entry of a new "
 			 "boot of its host%s", e->jboard, w);

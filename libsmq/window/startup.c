@@ -253,13 +253,15 @@ static int sync_step(struct smq_window *w, uint64_t *missing)
 }
 
 /* A sync that gave up takes its announcement back, so that board 0 does
- * not count a board nobody is starting.  If board 0 declared the system
- * ready meanwhile (it counted us), the board is ready after all: 1. */
-static int withdraw(struct smq_window *w)
+ * not count a board nobody is starting (*took: it did).  If board 0
+ * declared the system ready meanwhile (it counted us), the board is ready
+ * after all: 1. */
+static int withdraw(struct smq_window *w, bool *took)
 {
 	struct smq_far s = slot_far(w, w->board);
 	int ready = 0;
 
+	*took = false;
 	if (smq_enter(w))
 		return 0;
 	if (FAR_LOAD(w, SMQ_FAR_STARTUP, s, struct smq_board_slot, announcer) ==
@@ -268,6 +270,7 @@ static int withdraw(struct smq_window *w)
 		    SMQ_BOARD_INITIALIZED) {
 		FAR_STORE_REL(s, struct smq_board_slot, state, SMQ_BOARD_ABSENT);
 		FAR_STORE(s, struct smq_board_slot, announcer, 0);
+		*took = true;
 		w->map.order->full();
 		if (w->board != 0 && LOAD_ACQ(&w->ctl->notice.system_state) ==
 				     SMQ_SYS_READY) {
@@ -368,12 +371,16 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 		left = 1;  /* all announced: board 0 has not declared */
 	if (pending)
 		*pending = left;
-	if (!(flags & SMQ_SYNC_STAY) && withdraw(w)) {
+	/* a slice that stays announced has not given up: its caller looks
+	 * again (and says so, in the journal too, when it does give up) */
+	if (flags & SMQ_SYNC_STAY)
+		return -ETIMEDOUT;
+	bool took;
+	if (withdraw(w, &took)) {
 		if (pending)
 			*pending = 0;
 		return 0;
 	}
-	smq_journal(w, SMQ_JOURNAL_GAVE_UP, 0, SMQ_NO_QUEUE, 0, left,
-		    !(flags & SMQ_SYNC_STAY));
+	smq_journal(w, SMQ_JOURNAL_GAVE_UP, 0, SMQ_NO_QUEUE, 0, left, took);
 	return -ETIMEDOUT;
 }

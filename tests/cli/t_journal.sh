@@ -16,7 +16,10 @@
 #      (the next send goes through and its message is received);
 #  (d) a window re-formatted in another shape under a following watcher:
 #      the journal says it started again, and the new story follows;
-#  (e) init --journal 0: no journal, and events --since all says so.
+#  (e) syncs that time out (board 1, then board 0, three boards): each
+#      writes one announcement and one sync_gave_up, naming the boards it
+#      waited for and that it took its announcement back;
+#  (f) init --journal 0: no journal, and events --since all says so.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
 need_command python3
@@ -242,11 +245,31 @@ wait_line 10 "$T/ev4" '"event": "journal_restarted"' &&
 	failed "re-formatted under a watcher: $(grep -o '"event": "[a-z_]*"' "$T/ev4" | tr '\n' ' ')"
 stop_pid 10 $EV "the watcher"
 
-# ---- (e) no journal ----
+# ---- (e) syncs that give up ----
+"$S" init -n 3 --queues 2 --force >/dev/null || failed "init for (e)"
+"$S" -b 1 sync -T 0.3 >/dev/null 2>&1 && failed "board 1's sync alone did not time out"
+"$S" sync -T 0.3 >/dev/null 2>&1 && failed "board 0's sync alone did not time out"
+"$S" events --since all --json -T 1 >"$T/ev5" || failed "events (e): exit $?"
+python3 - "$T/ev5" >"$T/diff" <<'EOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if '"journal"' in l]
+bad = []
+for b, missing in ((1, [0, 2]), (0, [1, 2])):
+    mine = [(e["event"], e.get("missing"), e.get("withdrew")) for e in ev
+            if e["journal_board"] == b and e["event"] != "generation"]
+    if mine != [("board_announced", None, None),
+                ("sync_gave_up", missing, True)]:
+        bad.append("board %d: %s" % (b, mine))
+bad and print("; ".join(bad))
+EOF
+[ -s "$T/diff" ] && failed "syncs that gave up: $(cat "$T/diff")" ||
+	ok "a sync that times out: one announcement, one sync_gave_up naming whom it waited for"
+
+# ---- (f) no journal ----
 "$S" init -n 2 --queues 2 --journal 0 --force >/dev/null || failed "init --journal 0"
 "$S" dump --json | grep -q '"journal_slots": 0' || failed "dump --json after --journal 0: $("$S" dump --json | grep journal)"
 run events --since all -T 1
 [ "$rc" -ne 0 ] && grep -qi "journal" "$T/err" &&
 	ok "events --since all without a journal: exit $rc, '$(head -n 1 "$T/err")'" ||
 	failed "events --since all without a journal: exit $rc, $(cat "$T/err")"
-finish 6
+finish 7
