@@ -176,7 +176,10 @@ static int read_one(struct smq_window *w, struct smq_journal_cursor *c,
 				continue;  /* overwritten as we read: lost */
 			c->next = s + 1;
 			c->pending_ns = 0;
-			if (copy.check != smq_journal_slot_check(&copy, s))
+			/* kinds from SMQ_JOURNAL_LOST on are the reader's
+			 * words, never a writer's */
+			if (copy.check != smq_journal_slot_check(&copy, s) ||
+			    copy.kind >= SMQ_JOURNAL_LOST)
 				return note(e, c, SMQ_JOURNAL_BROKEN, s, 0);
 			entry_out(e, c->board, &copy, s, inc);
 			return 1;

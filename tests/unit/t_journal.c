@@ -282,6 +282,16 @@ static void damaged(void)
 	CHECK(next(mon, &c, &e) == 1 && e.kind == SMQ_JOURNAL_BROKEN &&
 	      e.seq == 2);
 	WANT(mon, &c, SMQ_JOURNAL_CLOSE, 0, SMQ_SENDER);
+	/* an entry whose check holds but whose kind is one only a reader
+	 * says (a forged lost note): damaged too, never a note */
+	open_close(w0, 0, SMQ_SENDER);
+	struct smq_journal_slot *forged = at(w0, lay_journal_slot(l, 0, 4));
+	forged->kind = SMQ_JOURNAL_LOST;
+	forged->a = 1000;
+	forged->check = smq_journal_slot_check(forged, 4);
+	CHECK(next(mon, &c, &e) == 1 && e.kind == SMQ_JOURNAL_BROKEN &&
+	      e.seq == 4);
+	WANT(mon, &c, SMQ_JOURNAL_CLOSE, 0, SMQ_SENDER);
 	/* a damaged entry is the journal's, not a fault of the window */
 	OK(smq_validate(mon, &f, sizeof(f)));
 	/* its head is: validation names it, and no entry is written */
