@@ -14,6 +14,6 @@ int smq_struct_out(void *dst, size_t size, const void *src, size_t have);
 int smq_struct_in(void *dst, size_t have, const void *src, size_t size);
 
 /* Our own codes end here (smq.h's enum smq_error). */
-#define SMQ_ERRNO_END (SMQ_EPAYLOAD + 1)
+#define SMQ_ERRNO_END (SMQ_EHOLDING + 1)
 
 #endif

@@ -288,6 +288,8 @@ int smq_validate(struct smq_window *w, struct smq_fault *out, size_t size)
 
 	if (!w || (out && !size))
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	memset(&f, 0, sizeof(f));
 	pthread_mutex_lock(&w->follow_lock);
 	if (w->readonly && w->map.tp->removed && w->map.tp->removed(&w->map))

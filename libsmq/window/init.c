@@ -226,6 +226,8 @@ int smq_init(struct smq_window *w, const struct smq_geometry *gin,
 
 	if (!w)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if ((err = smq_struct_in(&sh.geometry, sizeof(sh.geometry), gin, size)))
 		return err;
 	return smq_init_shape(w, &sh, sizeof(sh));
@@ -255,6 +257,8 @@ static int init_args(struct smq_window *w, const struct smq_shape *sin,
 
 	if (!w)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	/* the shape came with this call, in 1.1: no caller passes less of
 	 * it (one that does was not built against smq.h) */
 	if (size < offsetof(struct smq_shape, ngroups) + sizeof(sh->ngroups))

@@ -211,6 +211,8 @@ int smq_journal_next(struct smq_window *w, struct smq_journal_cursor *c,
 
 	if (!w || !c || !out || !size)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	memset(&e, 0, sizeof(e));
 	pthread_mutex_lock(&w->follow_lock);
 	int err = smq_monitor_follow(w);

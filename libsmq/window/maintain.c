@@ -524,6 +524,8 @@ int smq_emptied(struct smq_window *w, struct smq_emptied *e, size_t size)
 {
 	if (!w || !e)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	return smq_struct_out(e, size, &w->emptied, sizeof(w->emptied));
 }
 

@@ -322,6 +322,8 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 		*pending = 0;
 	if (!w || (flags & ~(unsigned)(SMQ_SYNC_NEW_GENERATION | SMQ_SYNC_STAY)))
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if (w->readonly)
 		return -EROFS;
 	if (poll_ms <= 0)

@@ -67,6 +67,7 @@ struct smq_window {
 	uint64_t tag, boot;     /* this process */
 	uint64_t host_written;  /* generation whose board slot has our name */
 	int handshake_ms;
+	unsigned long forks;    /* smq_forks when opened (smq_inherited()) */
 	unsigned queues_open;   /* queue handles on this window handle */
 	pthread_mutex_t follow_lock; /* attaching again (a monitor following
 				   the window, sync's new generation) against
@@ -248,6 +249,23 @@ const void *smq_snapshot_at(struct smq_window *w, uint64_t off, uint64_t len);
 static inline struct smq_view smq_window_view(const struct smq_window *w)
 {
 	return (struct smq_view){ w->map.seg, w->map.nseg };
+}
+
+/* ---- whose the handle is ---- */
+
+/* The forks this process has been the child of (window.c counts them in
+ * the child, pthread_atfork()): one count for the process, which is why
+ * the library keeps it outside every handle. */
+extern unsigned long smq_forks;
+/* A handle serves the process that opened it.  A child of fork() has a
+ * copy of the handle that names the parent's claims, marks, loans and lane
+ * lock as its own: every call on it is refused (-EBADF) before it reads
+ * or writes anything of the window, so that nothing the child does takes
+ * them from the parent.  One load of a word of this process, no system
+ * call (getpid() is one). */
+static inline bool smq_inherited(const struct smq_window *w)
+{
+	return __atomic_load_n(&smq_forks, __ATOMIC_RELAXED) != w->forks;
 }
 
 /* ---- staleness and the in-flight mark ---- */

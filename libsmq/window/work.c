@@ -504,6 +504,8 @@ int smq_watch(struct smq_window *w, unsigned flags, int timeout_ms)
 	if (!w || !flags || (flags & ~(SMQ_WATCH_BOARDS | SMQ_WATCH_QUEUES)) ||
 	    timeout_ms < -1)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if (timeout_ms < 0) {
 		/* a look past the longest judgement asked for */
 		timeout_ms = flags & SMQ_WATCH_BOARDS
