@@ -37,7 +37,9 @@ extern "C" {
  *   passes sizeof() of the struct it was built with.  An output struct is
  *   zeroed to that size and filled as far as both sides know it; in an
  *   input struct, bytes past what the library knows must be zero
- *   (-E2BIG otherwise).  Structs only ever grow at their end;
+ *   (-E2BIG otherwise).  Structs only ever grow at their end; a size
+ *   under the struct as it was when the call came (its fields marked
+ *   "since" a later version left out) is -EINVAL;
  * - a handle serves the process that opened it: in a child of fork(),
  *   every call on one it inherited is -EBADF and does nothing. */
 

@@ -209,7 +209,7 @@ int smq_journal_next(struct smq_window *w, struct smq_journal_cursor *c,
 {
 	struct smq_journal_entry e;
 
-	if (!w || !c || !out || !size)
+	if (!w || !c || !out || size < SMQ_LEAST_JOURNAL_ENTRY)
 		return -EINVAL;
 	if (smq_inherited(w))
 		return -EBADF;

@@ -522,7 +522,7 @@ void smq_maint_emptied(struct smq_window *w, const struct smq_emptied *e)
 
 int smq_emptied(struct smq_window *w, struct smq_emptied *e, size_t size)
 {
-	if (!w || !e)
+	if (!w || !e || size < SMQ_LEAST_EMPTIED)
 		return -EINVAL;
 	if (smq_inherited(w))
 		return -EBADF;

@@ -224,7 +224,7 @@ int smq_map_look(struct smq_window *w, unsigned board,
 {
 	struct smq_map_result r;
 
-	if (!w || !out || !size)
+	if (!w || !out || size < SMQ_LEAST_MAP_RESULT)
 		return -EINVAL;
 	if (smq_inherited(w))
 		return -EBADF;
@@ -351,7 +351,7 @@ int smq_map_verify(struct smq_window *w, unsigned writer, uint64_t nonce,
 	int err;
 
 	memset(&r, 0, sizeof(r));
-	if (!out || !size)
+	if (!out || size < SMQ_LEAST_MAP_RESULT)
 		return -EINVAL;
 	if ((err = scratch_ready(w, w ? w->board : 0)) ||
 	    writer >= w->lay.boards)

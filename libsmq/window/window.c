@@ -399,6 +399,8 @@ int smq_holdout(struct smq_window *w, struct smq_holdout *h, size_t size)
 		return -EINVAL;
 	if (smq_inherited(w))
 		return -EBADF;
+	if (!h || size < SMQ_LEAST_HOLDOUT)
+		return -EINVAL;
 	return smq_struct_out(h, size, &w->holdout, sizeof(w->holdout));
 }
 
@@ -438,9 +440,9 @@ int smq_close(struct smq_window *w)
  * the fills of other threads read. */
 int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
 		      unsigned a, unsigned b, void *info, size_t have,
-		      void *out, size_t size)
+		      void *out, size_t size, size_t least)
 {
-	if (!w || !out || !size)
+	if (!w || !out || !size || size < least)
 		return -EINVAL;
 	if (smq_inherited(w))
 		return -EBADF;

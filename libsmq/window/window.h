@@ -369,12 +369,13 @@ int smq_owner_of(const struct smq_layout *l, uint64_t off);
  * it was removed; attached again after an init or clear; 0 for others. */
 int smq_monitor_follow(struct smq_window *w);
 /* A snapshot call (window.c): fill(w, a, b, info) into our struct of have
- * bytes, handed out to the caller's of size bytes. */
+ * bytes, handed out to the caller's of size bytes, at least least (the
+ * call's, abi.h). */
 typedef int smq_snapshot_fill(struct smq_window *w, unsigned a, unsigned b,
 			      void *info);
 int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
 		      unsigned a, unsigned b, void *info, size_t have,
-		      void *out, size_t size);
+		      void *out, size_t size, size_t least);
 /* Whether the process holding the maintenance lock runs: 1 yes, 0 no, -1
  * unknown (another boot: another host, or before a reboot). */
 int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb);

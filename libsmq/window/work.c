@@ -194,7 +194,7 @@ int smq_board_info(struct smq_window *w, unsigned board,
 	struct smq_board_info info;
 
 	return smq_snapshot_call(w, board_fill, board, 0, &info, sizeof(info),
-				 out, size);
+				 out, size, SMQ_LEAST_BOARD_INFO);
 }
 
 /* ---- receivers ---- */
@@ -368,10 +368,10 @@ int smq_workers(struct smq_window *w, struct smq_worker *list, unsigned max,
 	struct worker_list wl = { (uint8_t *)list, max, 0, size };
 	int unused;
 
-	if (!w || (max && (!list || !size)))
+	if (!w || (max && (!list || size < SMQ_LEAST_WORKER)))
 		return -EINVAL;
 	int err = smq_snapshot_call(w, workers_fill, 0, 0, &wl, 0, &unused,
-				    sizeof(unused));
+				    sizeof(unused), sizeof(unused));
 	return err && err != -ESTALE ? err : (int)wl.n;
 }
 
