@@ -41,7 +41,9 @@ extern "C" {
  *   under the struct as it was when the call came (its fields marked
  *   "since" a later version left out) is -EINVAL;
  * - a handle serves the process that opened it: in a child of fork(),
- *   every call on one it inherited is -EBADF and does nothing. */
+ *   every call on one it inherited is -EBADF and does nothing;
+ * - a call that waits returns -EINTR once a signal handler ran while it
+ *   slept (libsmq(3), Signals). */
 
 #define SMQ_FORMAT_VERSION 3
 #define SMQ_MAX_BOARDS 64

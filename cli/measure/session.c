@@ -19,7 +19,10 @@ static int send_msg(struct session *s, uint32_t op, uint64_t size,
 {
 	struct session_msg m = { SESSION_MAGIC, op, s->id, size, count, cpu,
 				 { errors }, warm, 0 };
-	return smq_send(s->tx, &m, sizeof(m), s->timeout_ms);
+	int err;
+
+	MEASURE_WAIT(err, smq_send(s->tx, &m, sizeof(m), s->timeout_ms));
+	return err;
 }
 
 /* Waits for a control message op of this session; skips anything else. */
@@ -33,6 +36,8 @@ static int wait_msg(struct session *s, uint32_t op, struct session_msg *m,
 		int64_t left = (int64_t)(end - now_ns()) / 1000000;
 		int err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
 				      &len, NULL, left > 0 ? (int)left : 0);
+		if (err == -EINTR)
+			continue;  /* as MEASURE_WAIT, with what time is left */
 		if (err == -EAGAIN)
 			err = -ETIMEDOUT;
 		if (err)
@@ -54,7 +59,8 @@ int session_round(struct session *s, uint32_t op, uint64_t size,
 	m.how.flags = (h->zero_copy ? HOW_ZERO_COPY : 0) |
 		      (h->verify ? HOW_VERIFY : 0);
 	m.how.burst = h->burst;
-	if ((err = smq_send(s->tx, &m, sizeof(m), s->timeout_ms)))
+	MEASURE_WAIT(err, smq_send(s->tx, &m, sizeof(m), s->timeout_ms));
+	if (err)
 		return err;
 	return wait_msg(s, OP_READY, &m, CTL_TIMEOUT_MS);
 }
@@ -116,7 +122,8 @@ static int serve_round(struct session *s, const struct session_msg *ctl)
 		return err;
 	struct session_msg m = { SESSION_MAGIC, OP_REPORT, s->id, ctl->size, n,
 				 cpu, { errors }, 0, wall };
-	return smq_send(s->tx, &m, sizeof(m), s->timeout_ms);
+	MEASURE_WAIT(err, smq_send(s->tx, &m, sizeof(m), s->timeout_ms));
+	return err;
 }
 
 static int serve(struct session *s, pid_t parent)
@@ -127,6 +134,8 @@ static int serve(struct session *s, pid_t parent)
 	for (;;) {
 		int err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
 				      &len, NULL, 1000);
+		if (err == -EINTR)
+			continue;
 		if (err == -ETIMEDOUT) {
 			/* a forked peer outlives no parent; a real one gives up
 			 * after its timeout */

@@ -170,7 +170,10 @@ int smq_group_send(struct smq_group *g, const void *data, size_t len,
 		int err = smq_send(g->q[i], data, len, left);
 		if (!err)
 			todo &= ~(1ull << i);
-		else if (!first)
+		else if (err == -EINTR) {
+			first = err;  /* a signal ends the whole wait */
+			break;
+		} else if (!first)
 			first = err == -EAGAIN ? -ETIMEDOUT : err;
 	}
 	if (todo && !first)

@@ -365,7 +365,7 @@ int smq_broker_next(struct smq_broker *b, int timeout_ms,
 		}
 		n = epoll_wait(b->epoll_fd, e, BATCH, timeout_ms);
 		if (n < 0)
-			return errno == EINTR ? -ETIMEDOUT : -errno;
+			return -errno;  /* -EINTR: a signal handler ran */
 		if (n == 0)
 			return -ETIMEDOUT;
 		for (int i = 0; i < n; i++) {

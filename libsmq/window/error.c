@@ -46,6 +46,7 @@ static const struct {
 	{ ESTALE, "window was re-initialised, or the queue cleared, since "
 		  "this handle attached (stale): open it again" },
 	{ ETIMEDOUT, "timed out" },
+	{ EINTR, "interrupted: a signal handler ran while the call waited" },
 	{ EAGAIN, "nothing to do without waiting (queue empty, or full)" },
 	{ EUSERS, "too many handles on this board's window (62 at most per "
 		  "board)" },

@@ -312,7 +312,12 @@ int smq_maint_handshake(struct smq_window *w, int only)
 			smq_maint_holdout(w, board, tag, here, queue);
 			return -SMQ_EHELD;
 		}
-		smq_sleep_ms(1);
+		/* a signal ends the wait: the caller puts the window back as
+		 * a handshake that failed does */
+		if (smq_sleep_ms(1)) {
+			smq_maint_holdout(w, board, tag, here, queue);
+			return -EINTR;
+		}
 	}
 	return 0;
 }

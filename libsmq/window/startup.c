@@ -270,11 +270,12 @@ static int withdraw(struct smq_window *w)
 }
 
 /* A pause between looks: poll_ms, but never past the deadline (NULL:
- * none), so that a timeout is kept to within a look. */
-static void nap(int poll_ms, const struct timespec *deadline)
+ * none), so that a timeout is kept to within a look.  -EINTR: a signal
+ * handler ran, which ends the wait. */
+static int nap(int poll_ms, const struct timespec *deadline)
 {
 	int left = deadline ? smq_ms_left(deadline) : poll_ms;
-	smq_sleep_ms(left < poll_ms ? (left > 0 ? left : 1) : poll_ms);
+	return smq_sleep_ms(left < poll_ms ? (left > 0 ? left : 1) : poll_ms);
 }
 
 /* The handle attached under an earlier start's generation: wait until
@@ -307,7 +308,9 @@ static int await_new_generation(struct smq_window *w, int timeout_ms,
 		}
 		if (timeout_ms >= 0 && smq_past(deadline))
 			return -ETIMEDOUT;
-		nap(poll_ms, timeout_ms >= 0 ? deadline : NULL);
+		int err = nap(poll_ms, timeout_ms >= 0 ? deadline : NULL);
+		if (err)
+			return err;
 	}
 }
 
@@ -345,6 +348,8 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 	}
 	if ((err = announce_claiming(w)))
 		return err;
+	/* a signal ends the wait as its deadline would */
+	int why = -ETIMEDOUT;
 	for (;;) {
 		if ((err = sync_step(w, &missing)))
 			return err;
@@ -352,7 +357,9 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 			return 0;
 		if (timeout_ms >= 0 && smq_past(&deadline))
 			break;
-		nap(poll_ms, timeout_ms >= 0 ? &deadline : NULL);
+		if ((why = nap(poll_ms, timeout_ms >= 0 ? &deadline : NULL)))
+			break;
+		why = -ETIMEDOUT;
 	}
 	uint64_t left = w->board == 0 ? missing : missing_boards(w);
 	if (!left)
@@ -366,5 +373,5 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 	}
 	smq_journal(w, SMQ_JOURNAL_GAVE_UP, 0, SMQ_NO_QUEUE, 0, left,
 		    !(flags & SMQ_SYNC_STAY));
-	return -ETIMEDOUT;
+	return why;
 }

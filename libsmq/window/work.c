@@ -543,7 +543,8 @@ int smq_watch(struct smq_window *w, unsigned flags, int timeout_ms)
 			err = -ETIMEDOUT;
 			break;
 		}
-		smq_sleep_ms(left < 100 ? left : 100);
+		if ((err = smq_sleep_ms(left < 100 ? left : 100)))
+			break;  /* -EINTR: a signal handler ran */
 	}
 	free(first);
 	return err;
