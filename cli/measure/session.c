@@ -132,6 +132,10 @@ static int serve(struct session *s, pid_t parent)
 	int waited = 0;
 
 	for (;;) {
+		/* a peer half of its own (--peer) ends on SIGINT between
+		 * rounds; a forked one ignores it (its parent ends the run) */
+		if (measure_interrupted)
+			return -EINTR;
 		int err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
 				      &len, NULL, 1000);
 		if (err == -EINTR)
@@ -470,7 +474,8 @@ static int session_peer_half(struct ctx *ctx, const struct session_opts *o,
 				s.notify);
 		int err = serve(&s, 0);
 		session_close(&s);
-		return err ? window_error(ctx, "peer", err) : 0;
+		return err == -EINTR ? say_error("interrupted")
+		       : err ? window_error(ctx, "peer", err) : 0;
 	}
 	s.id = new_id();
 	int err = hello(&s, 60000, true);
