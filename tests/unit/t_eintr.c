@@ -7,11 +7,14 @@
  * finds the call asleep).  The waits: a receive, a peek, a burst, a
  * group's (futex_waitv), a send, a burst, a loan and a group send waiting
  * for room, a sync, a watch, the handshake of an init and of a clear, a
- * receiver that naps (no doorbell reaches it), and one asleep on an
- * ivshmem window's eventfd.  What each leaves is as a timeout leaves it. */
+ * receiver that naps (no doorbell reaches it), one asleep on an ivshmem
+ * window's eventfd, and the eventfd wait of the pci transport's doorbell
+ * (no device here: the wait alone).  What each leaves is as a timeout
+ * leaves it. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -354,6 +357,27 @@ static void ivshmem(struct ctx *x)
 	printf("a receiver asleep on an ivshmem eventfd ends on a signal\n");
 }
 
+static int eventfd_wait(void *p)
+{
+	struct timespec deadline;
+
+	smq_deadline(&deadline, LONG_MS);
+	return smq_wait_eventfd(*(const int *)p, &deadline);
+}
+
+/* The pci transport's doorbell, an MSI-X vector that VFIO delivers as an
+ * eventfd (a vfio broker's clients wait the same way): the wait itself,
+ * as pci_wait() makes it. */
+static void pci_eventfd(void)
+{
+	int fd = eventfd(0, EFD_CLOEXEC);
+
+	CHECK(fd >= 0);
+	interrupted("the pci doorbell's eventfd wait", eventfd_wait, &fd);
+	close(fd);
+	printf("an eventfd wait (the pci doorbell's) ends on a signal\n");
+}
+
 static void open_all(struct ctx *x)
 {
 	static const uint16_t receivers[QUEUES] = { 0, 0, 0, 0, 0, 0, 0 };
@@ -401,5 +425,6 @@ int main(void)
 	OK(smq_queue_close(x.rx0));
 	OK(smq_close(x.w));
 	ivshmem(&x);
+	pci_eventfd();
 	return 0;
 }
