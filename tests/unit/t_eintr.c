@@ -96,8 +96,8 @@ static int interrupted(const char *what, int (*fn)(void *), void *arg)
 		   what);
 	CHECK(pthread_join(c.thread, NULL) == 0);
 	if (c.result != -EINTR)
-		FAIL("%s returned %d (%s), not -EINTR (%u signals handled)", what,
-		     c.result, smq_strerror(c.result),
+		FAIL("%s returned %d (%s), not -EINTR (%u signals handled)",
+		     what, c.result, smq_strerror(c.result),
 		     atomic_load(&handled) - before);
 	TEST_COUNT();
 	CHECK(atomic_load(&handled) > before);

@@ -28,11 +28,13 @@ static uint8_t junk[4096];
 		{ size_t size = size_ - 1; EXPECT(call, -EINVAL); } \
 		for (size_t i_ = 0; i_ < sizeof(junk); i_++) \
 			if (junk[i_] != 0xaa) \
-				FAIL("%s: a refused call wrote byte %zu", what, i_); \
+				FAIL("%s: a refused call wrote byte %zu", \
+				     what, i_); \
 		{ size_t size = size_; EXPECT(call, want); } \
 		for (size_t i_ = size_; i_ < sizeof(junk); i_++) \
 			if (junk[i_] != 0xaa) \
-				FAIL("%s: wrote byte %zu, past %zu", what, i_, size_); \
+				FAIL("%s: wrote byte %zu, past %zu", what, \
+				     i_, size_); \
 	} while (0)
 
 /* A group and scratch areas, for the calls that read them */
@@ -78,7 +80,8 @@ static void inputs(struct smq_window *w)
 	EXPECT(smq_shape_parts(&sh, END(struct smq_shape, ngroups) - 1, &parts,
 			       sizeof(parts)), -EINVAL);
 	EXPECT(smq_shape_parts(&sh, sizeof(sh), &parts,
-			       END(struct smq_shape_parts, region) - 1), -EINVAL);
+			       END(struct smq_shape_parts, region) - 1),
+	       -EINVAL);
 	CHECK(parts.total == 0xaaaaaaaaaaaaaaaaull);
 
 	/* at their least they work: 1.1's shape, 1.2's for the dry run */
