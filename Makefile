@@ -162,7 +162,7 @@ $(B)/tests/t_probe_%: tests/unit/t_probe_%.c tests/lib/testlib.c $(TEST_HDRS) $(
 		$(PROBE_OBJ) $(INTLIB) $(LDFLAGS) $(PCI_LIBS) -lm
 
 # The ivshmem tests share a server in a child process (tests/unit/ivshmem_srv.c).
-IVSHMEM_TESTS := $(B)/tests/t_ivshmem $(B)/tests/t_ivshmem_idle
+IVSHMEM_TESTS := $(B)/tests/t_ivshmem $(B)/tests/t_ivshmem_idle $(B)/tests/t_eintr
 $(IVSHMEM_TESTS): $(B)/tests/%: tests/unit/%.c tests/unit/ivshmem_srv.c tests/unit/ivshmem_srv.h \
 		tests/lib/testlib.c $(TEST_HDRS) $(INTLIB)
 	@mkdir -p $(@D)

@@ -154,7 +154,8 @@ static int serve(struct ctx *ctx, struct smq_broker *b, const char *socket,
 	for (;;) {
 		while ((err = smq_broker_next(b, 0, &ev, sizeof(ev))) == 0)
 			print_event(ctx, &ev);
-		if (err != -ETIMEDOUT)
+		/* -EINTR: stopped and continued (Ctrl-Z, fg) */
+		if (err != -ETIMEDOUT && err != -EINTR)
 			return say_error("broker on %s: %s", socket,
 				     smq_strerror(err));
 		if (ferror(stdout))

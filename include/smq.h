@@ -37,7 +37,13 @@ extern "C" {
  *   passes sizeof() of the struct it was built with.  An output struct is
  *   zeroed to that size and filled as far as both sides know it; in an
  *   input struct, bytes past what the library knows must be zero
- *   (-E2BIG otherwise).  Structs only ever grow at their end. */
+ *   (-E2BIG otherwise).  Structs only ever grow at their end; a size
+ *   under the struct as it was when the call came (its fields marked
+ *   "since" a later version left out) is -EINVAL;
+ * - a handle serves the process that opened it: in a child of fork(),
+ *   every call on one it inherited is -EBADF and does nothing;
+ * - a call that waits returns -EINTR once a signal handler ran while it
+ *   slept (libsmq(3), Signals). */
 
 #define SMQ_FORMAT_VERSION 3
 #define SMQ_MAX_BOARDS 64
@@ -81,12 +87,17 @@ enum smq_error {
 	SMQ_EATWORK = 2014,      /* init, clear: processes are at work on what
 				    it would empty (smq_workers() names them;
 				    SMQ_OPEN_FORCE lets it go ahead) */
-	SMQ_EPAYLOAD = 2015      /* smq_peek, smq_receive: the next message
+	SMQ_EPAYLOAD = 2015,     /* smq_peek, smq_receive: the next message
 				    is damaged (a window formatted with
 				    SMQ_SHAPE_CHECKSUM): it failed its check,
 				    or its size is past the entry size (*len
 				    0).  It was taken off the ring, never
 				    handed over; *len and *sender say whose */
+	SMQ_EHOLDING = 2016      /* since 1.2: smq_queue_open as a receiver,
+				    smq_group_open to receive: this process
+				    holds the queue's receiver already, by
+				    another of its handles (one receiver
+				    handle per queue) */
 };
 
 struct smq_window;
@@ -218,7 +229,8 @@ struct smq_shape_parts {
 /* Attach to the window named by spec ("shm:NAME", "file:PATH",
  * "split:NAME", "pci:BDF/BAR", "ivshmem:SOCKET"; NULL: smq_default_window())
  * as board.  A handle may be used by many threads of one process; it does
- * not survive fork() (the child opens its own) nor exec().  Errors that
+ * not survive fork() (in the child every call on it, closing included,
+ * is -EBADF: the child opens its own) nor exec().  Errors that
  * go away by themselves (the window not created or not formatted yet,
  * being formatted now) are those smq_transient() accepts. */
 int smq_open(const char *spec, unsigned board, unsigned flags,
@@ -226,6 +238,8 @@ int smq_open(const char *spec, unsigned board, unsigned flags,
 /* Permission bits of the window's object (shm, file); -EOPNOTSUPP on a
  * transport without them (pci).  Windows are created 0600. */
 int smq_set_mode(struct smq_window *w, unsigned mode);
+/* -EBUSY while queue or group handles are open on w: they reach the
+ * window through it (close them first; w stays as it was). */
 int smq_close(struct smq_window *w);
 /* Remove the window's objects (the shm object, the file, every region of
  * a split window).  Handles open on it keep their memory until closed;

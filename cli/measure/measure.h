@@ -78,6 +78,13 @@ void *shared_page(size_t size);
  * what they measured.  measure_signals() installs the handler. */
 extern volatile sig_atomic_t measure_interrupted;
 void measure_signals(void);
+/* err = call, a call of the library that waits, taken up again when a
+ * signal handler ended its wait (-EINTR): a run looks at
+ * measure_interrupted between its rounds and ends there, with what it
+ * measured; a round stopped halfway would leave the peer's answers in
+ * the queues. */
+#define MEASURE_WAIT(err, call) \
+	do { (err) = (call); } while ((err) == -EINTR)
 /* Progress on stderr when it is a terminal: "label: done/total". */
 void progress(const char *label, uint64_t done, uint64_t total);
 void progress_end(void);

@@ -28,7 +28,10 @@ static int send_msg(struct session *s, uint32_t op, uint64_t size,
 {
 	struct session_msg m = { SESSION_MAGIC, op, s->id, size, count, cpu,
 				 { errors }, warm, 0 };
-	return smq_send(s->tx, &m, sizeof(m), s->timeout_ms);
+	int err;
+
+	MEASURE_WAIT(err, smq_send(s->tx, &m, sizeof(m), s->timeout_ms));
+	return err;
 }
 
 /* Waits for a control message op of this session; skips anything else. */
@@ -43,6 +46,8 @@ static int wait_msg(struct session *s, uint32_t op, struct session_msg *m,
 		int err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
 				      &len, NULL, timeout_ms < 0 ? SMQ_WAIT_FOREVER
 				      : left > 0 ? (int)left : 0);
+		if (err == -EINTR)
+			continue;  /* as MEASURE_WAIT, with what time is left */
 		if (err == -EAGAIN)
 			err = -ETIMEDOUT;
 		if (err)
@@ -64,7 +69,8 @@ int session_round(struct session *s, uint32_t op, uint64_t size,
 	m.how.flags = (h->zero_copy ? HOW_ZERO_COPY : 0) |
 		      (h->verify ? HOW_VERIFY : 0);
 	m.how.burst = h->burst;
-	if ((err = smq_send(s->tx, &m, sizeof(m), s->timeout_ms)))
+	MEASURE_WAIT(err, smq_send(s->tx, &m, sizeof(m), s->timeout_ms));
+	if (err)
 		return err;
 	return wait_msg(s, OP_READY, &m, s->timeout_ms);
 }
@@ -140,7 +146,8 @@ static int serve_round(struct session *s, const struct session_msg *ctl)
 		return err;
 	struct session_msg m = { SESSION_MAGIC, OP_REPORT, s->id, ctl->size, n,
 				 cpu, { errors }, 0, wall };
-	return smq_send(s->tx, &m, sizeof(m), s->timeout_ms);
+	MEASURE_WAIT(err, smq_send(s->tx, &m, sizeof(m), s->timeout_ms));
+	return err;
 }
 
 static int serve(struct session *s, pid_t parent)
@@ -149,8 +156,14 @@ static int serve(struct session *s, pid_t parent)
 	int waited = 0;
 
 	for (;;) {
+		/* a peer half of its own (--peer) ends on SIGINT between
+		 * rounds; a forked one ignores it (its parent ends the run) */
+		if (measure_interrupted)
+			return -EINTR;
 		int err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
 				      &len, NULL, 1000);
+		if (err == -EINTR)
+			continue;
 		if (err == -ETIMEDOUT) {
 			/* a forked peer outlives no parent; a real one gives up
 			 * after its timeout */
@@ -497,7 +510,8 @@ static int session_peer_half(struct ctx *ctx, const struct session_opts *o,
 			return 1;
 		}
 		session_close(&s);
-		return err ? window_error(ctx, "peer", err) : 0;
+		return err == -EINTR ? say_error("interrupted")
+		       : err ? window_error(ctx, "peer", err) : 0;
 	}
 	s.id = new_id();
 	int err = hello(&s, timeout_ms, true);

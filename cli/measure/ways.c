@@ -220,7 +220,8 @@ static int loan_send(struct session *s, size_t size, uint64_t seq)
 	void *p;
 	int err;
 
-	if ((err = smq_loan(s->tx, size, s->timeout_ms, &p)))
+	MEASURE_WAIT(err, smq_loan(s->tx, size, s->timeout_ms, &p));
+	if (err)
 		return err;
 	if (!s->checksum) {
 		if (size < STREAM_FROM) {
@@ -262,7 +263,8 @@ int way_send(struct session *s, const struct how *h, struct way_bufs *b,
 	if (h->burst <= 1) {
 		for (unsigned i = 0; i < n && !err; i++) {
 			payload_fill(b->mem, size, seq + i, h->verify);
-			err = smq_send(s->tx, b->mem, size, s->timeout_ms);
+			MEASURE_WAIT(err, smq_send(s->tx, b->mem, size,
+						   s->timeout_ms));
 		}
 		return err;
 	}
@@ -273,8 +275,9 @@ int way_send(struct session *s, const struct how *h, struct way_bufs *b,
 	}
 	/* as many as the ring has room for; then the rest */
 	for (unsigned done = 0; done < n;) {
-		int k = smq_send_burst(s->tx, b->iov + done, n - done,
-				       s->timeout_ms);
+		int k;
+		MEASURE_WAIT(k, smq_send_burst(s->tx, b->iov + done, n - done,
+					       s->timeout_ms));
 		if (k < 0)
 			return k;
 		done += (unsigned)k;
@@ -314,7 +317,9 @@ static int peek_receive(struct session *s, const struct how *h,
 {
 	const void *data;
 	size_t len;
-	int err = smq_peek(s->rx, &data, &len, NULL, timeout_ms);
+	int err;
+
+	MEASURE_WAIT(err, smq_peek(s->rx, &data, &len, NULL, timeout_ms));
 
 	if (err)
 		return err;
@@ -333,16 +338,17 @@ static int receive_call(struct session *s, const struct how *h,
 		return peek_receive(s, h, size, seq, timeout_ms, got);
 	if (h->burst <= 1 || max <= 1) {
 		size_t len;
-		err = smq_receive(s->rx, b->mem, b->each, &len, NULL,
-				  timeout_ms);
+		MEASURE_WAIT(err, smq_receive(s->rx, b->mem, b->each, &len,
+					      NULL, timeout_ms));
 		if (!err)
 			take_one(s, h, b->mem, len, size, seq, got);
 		return err;
 	}
 	if (max > b->n)
 		max = b->n;
-	int k = smq_receive_burst(s->rx, b->in, max, timeout_ms, b->lens,
-				  NULL);
+	int k;
+	MEASURE_WAIT(k, smq_receive_burst(s->rx, b->in, max, timeout_ms,
+					  b->lens, NULL));
 	if (k < 0)
 		return k;
 	for (int i = 0; i < k; i++)

@@ -14,11 +14,12 @@ int smq_struct_out(void *dst, size_t size, const void *src, size_t have)
 	return 0;
 }
 
-int smq_struct_in(void *dst, size_t have, const void *src, size_t size)
+int smq_struct_in(void *dst, size_t have, const void *src, size_t size,
+		  size_t least)
 {
 	const unsigned char *extra = src;
 
-	if (!src || !size)
+	if (!src || !size || size < least)
 		return -EINVAL;
 	memset(dst, 0, have);
 	memcpy(dst, src, size < have ? size : have);

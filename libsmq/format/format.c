@@ -237,7 +237,7 @@ int smq_shape_size(const struct smq_shape *sin, size_t size, uint64_t *bytes)
 
 	if (!bytes)
 		return -EINVAL;
-	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size)))
+	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size, SMQ_LEAST_SHAPE)))
 		return err;
 	err = smq_layout_of_shape(&l, &sh);
 	if (err)
@@ -258,9 +258,9 @@ int smq_shape_parts(const struct smq_shape *sin, size_t size,
 	struct smq_range r[SMQ_MAX_RANGES];
 	int err;
 
-	if (!out)
+	if (!out || psize < SMQ_LEAST_SHAPE_PARTS)
 		return -EINVAL;
-	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size)))
+	if ((err = smq_struct_in(&sh, sizeof(sh), sin, size, SMQ_LEAST_SHAPE)))
 		return err;
 	if ((err = smq_layout_of_shape(&l, &sh)))
 		return err == -SMQ_EGEOMETRY ? -EINVAL : err;
@@ -301,7 +301,8 @@ int smq_layout_size(const struct smq_geometry *gin, size_t size,
 
 	if (!bytes)
 		return -EINVAL;
-	if ((err = smq_struct_in(&sh.geometry, sizeof(sh.geometry), gin, size)))
+	if ((err = smq_struct_in(&sh.geometry, sizeof(sh.geometry), gin, size,
+				 SMQ_LEAST_GEOMETRY)))
 		return err;
 	return smq_shape_size(&sh, sizeof(sh), bytes);
 }

@@ -567,8 +567,8 @@ int ivc_wait(struct ivc *c, unsigned vector, const struct timespec *deadline)
 		 * make non-blocking (its flags are shared with every peer
 		 * that rings it), and only we read it. */
 		int n = ppoll(pf, 2, time_left(deadline, &left), NULL);
-		if (n < 0 && errno != EINTR)
-			return -errno;
+		if (n < 0)
+			return -errno;  /* -EINTR: a signal handler ran */
 		if (n > 0 && pf[0].revents) {
 			if (read(fd, &rings, sizeof(rings)) == sizeof(rings))
 				return 0;

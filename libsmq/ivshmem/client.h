@@ -88,7 +88,8 @@ int ivc_ring_learn(struct ivc *c, unsigned peer, unsigned vector,
 		   int timeout_ms);
 
 /* Waits until vector is rung, or deadline (CLOCK_MONOTONIC, absolute;
- * NULL: forever) passes: 0 rung, -ETIMEDOUT, -ENXIO (no such vector).  A
+ * NULL: forever) passes: 0 rung, -ETIMEDOUT, -ENXIO (no such vector),
+ * -EINTR (a signal handler ran).  A
  * ring that came before the call is not lost; the rings are taken, so
  * several rings before a wait make one wake-up.  The server's socket is
  * read in the same wait (as ivc_update()), so peers are tracked while

@@ -41,7 +41,8 @@ int smq_server_open(const struct smq_server_config *config, size_t size,
 	if (!sp)
 		return -EINVAL;
 	*sp = NULL;
-	if ((err = smq_struct_in(&conf, sizeof(conf), config, size)))
+	if ((err = smq_struct_in(&conf, sizeof(conf), config, size,
+				 SMQ_LEAST_SERVER_CONFIG)))
 		return err;
 	if (!c->socket_path || c->vectors < 1 ||
 	    c->vectors > SMQ_SERVER_MAX_VECTORS || c->size == 0 ||
@@ -186,7 +187,7 @@ int smq_server_next(struct smq_server *s, int timeout_ms,
 {
 	struct smq_server_event ev;
 
-	if (!s || !out || !size)
+	if (!s || !out || size < SMQ_LEAST_SERVER_EVENT)
 		return -EINVAL;
 	int err = server_next(s, timeout_ms, &ev);
 	if (!err)
@@ -214,7 +215,7 @@ int smq_server_info(struct smq_server *s, struct smq_server_info *out,
 {
 	struct smq_server_info info;
 
-	if (!s)
+	if (!s || !out || size < SMQ_LEAST_SERVER_INFO)
 		return -EINVAL;
 	memset(&info, 0, sizeof(info));
 	info.memory_size = s->size;

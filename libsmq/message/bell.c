@@ -43,8 +43,9 @@ int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,
 
 	if (!can_sleep) {
 		struct timespec nap = { 0, NAP_NS };
-		if (!deadline || !smq_past(deadline))
-			nanosleep(&nap, NULL);
+		if ((!deadline || !smq_past(deadline)) &&
+		    nanosleep(&nap, NULL) < 0 && errno == EINTR)
+			return -EINTR;
 		return 0;
 	}
 	slice_until(&slice, deadline);

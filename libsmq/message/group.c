@@ -51,6 +51,8 @@ int smq_group_open_queues(struct smq_window *w, const unsigned *queues,
 	*gp = NULL;
 	if (!w || !queues || n < 1 || n > SMQ_GROUP_MAX_MEMBERS)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if (!w->valid)
 		return w->readonly ? -EROFS : -SMQ_EUNFORMATTED;
 	/* application queues, each once: the diagnostic ones are for
@@ -102,6 +104,8 @@ int smq_group_open(struct smq_window *w, const char *name, enum smq_role role,
 	*gp = NULL;
 	if (!w || !name)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if (!w->valid)
 		return -SMQ_EUNFORMATTED;
 	int err = smq_stale(w);
@@ -125,13 +129,19 @@ int smq_group_close(struct smq_group *g)
 {
 	if (!g)
 		return -EINVAL;
+	if (smq_inherited(g->w))
+		return -EBADF;
 	group_free(g);
 	return 0;
 }
 
 int smq_group_member(struct smq_group *g, unsigned member)
 {
-	if (!g || member >= g->n)
+	if (!g)
+		return -EINVAL;
+	if (smq_inherited(g->w))
+		return -EBADF;
+	if (member >= g->n)
 		return -EINVAL;
 	return (int)g->q[member]->index;
 }
@@ -148,7 +158,11 @@ int smq_group_send(struct smq_group *g, const void *data, size_t len,
 	uint64_t todo, full = 0;
 	int first = 0;
 
-	if (!g || g->role != SMQ_SENDER)
+	if (!g)
+		return -EINVAL;
+	if (smq_inherited(g->w))
+		return -EBADF;
+	if (g->role != SMQ_SENDER)
 		return -EINVAL;
 	uint64_t all = g->n == 64 ? ~0ull : (1ull << g->n) - 1;
 	todo = (pending ? *pending : all) & all;
@@ -173,7 +187,10 @@ int smq_group_send(struct smq_group *g, const void *data, size_t len,
 		int err = smq_send(g->q[i], data, len, left);
 		if (!err)
 			todo &= ~(1ull << i);
-		else if (!first)
+		else if (err == -EINTR) {
+			first = err;  /* a signal ends the whole wait */
+			break;
+		} else if (!first)
 			first = err == -EAGAIN ? -ETIMEDOUT : err;
 	}
 	if (todo && !first)
@@ -233,7 +250,11 @@ int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
 		      int timeout_ms, size_t *len, unsigned *sender,
 		      unsigned *queue)
 {
-	if (!g || g->role != SMQ_RECEIVER || (cap && !buf))
+	if (!g)
+		return -EINVAL;
+	if (smq_inherited(g->w))
+		return -EBADF;
+	if (g->role != SMQ_RECEIVER || (cap && !buf))
 		return -EINVAL;
 	for (;;) {
 		int m = next_member(g, timeout_ms, queue);
@@ -261,7 +282,11 @@ int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
 int smq_group_peek(struct smq_group *g, int timeout_ms, const void **data,
 		   size_t *len, unsigned *sender, unsigned *queue)
 {
-	if (!g || g->role != SMQ_RECEIVER || !data)
+	if (!g)
+		return -EINVAL;
+	if (smq_inherited(g->w))
+		return -EBADF;
+	if (g->role != SMQ_RECEIVER || !data)
 		return -EINVAL;
 	for (;;) {
 		int m = next_member(g, timeout_ms, queue);
@@ -282,7 +307,11 @@ int smq_group_peek(struct smq_group *g, int timeout_ms, const void **data,
 
 int smq_group_commit(struct smq_group *g)
 {
-	if (!g || g->role != SMQ_RECEIVER)
+	if (!g)
+		return -EINVAL;
+	if (smq_inherited(g->w))
+		return -EBADF;
+	if (g->role != SMQ_RECEIVER)
 		return -EINVAL;
 	if (g->peeked < 0)
 		return -ENOMSG;

@@ -194,8 +194,10 @@ static bool receiver_of_ours(const struct smq_queue *q)
 	return false;
 }
 
-/* One receiver per queue.  The claim of a process that is gone (exited,
- * its pid reused, or from before this host's last boot) is taken over.
+/* One receiver per queue: another process's claim is -EBUSY, one of this
+ * process's own handles' -SMQ_EHOLDING.  The claim of a process that is
+ * gone (exited, its pid reused, or from before this host's last boot) is
+ * taken over.
  * The receivers of a queue are processes of its receiving board, so of
  * this host: the tag alone says whether one lives (it hashes the boot,
  * so a tag of an earlier boot is dead here); owner_boot, written after
@@ -212,8 +214,9 @@ static int claim_receiver(struct smq_queue *q, uint64_t *was)
 	while (!__atomic_compare_exchange_n(&q->rx->owner, &owner, w->tag,
 					    false, __ATOMIC_ACQ_REL,
 					    __ATOMIC_ACQUIRE)) {
-		if (owner == w->tag ? receiver_of_ours(q)
-				    : smq_tag_alive(owner))
+		if (owner == w->tag && receiver_of_ours(q))
+			return -SMQ_EHOLDING;
+		if (owner != w->tag && smq_tag_alive(owner))
 			return -EBUSY;
 	}
 	q->owner_tag = w->tag;
@@ -328,6 +331,8 @@ int smq_queue_open_bell(struct smq_window *w, unsigned index,
 	*qp = NULL;
 	if (!w)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if (w->readonly)
 		return -EROFS;
 	if (!w->valid)
@@ -401,6 +406,10 @@ int smq_queue_close(struct smq_queue *q)
 {
 	if (!q)
 		return -EINVAL;
+	/* a child's copy would give up the parent's claim, its loan and its
+	 * slot: it is left as it is, the child's memory with the child */
+	if (smq_inherited(q->w))
+		return -EBADF;
 	/* a loan never submitted is given back: its lane unlocked, its mark
 	 * down, nothing published */
 	if (q->loaned)
@@ -430,6 +439,8 @@ int smq_queue_set_spin(struct smq_queue *q, unsigned spin_ns)
 {
 	if (!q)
 		return -EINVAL;
+	if (smq_inherited(q->w))
+		return -EBADF;
 	q->spin_ns = spin_ns;
 	return 0;
 }
@@ -438,6 +449,8 @@ int smq_queue_notify(struct smq_queue *q, char *buf, size_t len)
 {
 	if (!q || !buf || !len)
 		return -EINVAL;
+	if (smq_inherited(q->w))
+		return -EBADF;
 	struct smq_window *w = q->w;
 	const struct smq_layout *l = &w->lay;
 	if (q->role == SMQ_RECEIVER && (q->flags & SMQ_POLL)) {

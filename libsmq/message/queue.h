@@ -65,7 +65,8 @@ static inline bool smq_lane_copy_sane(uint64_t copy, uint64_t top,
 }
 
 /* bell.c: waiting: a doorbell when every ringer can reach ours, else a nap.
- * Wakes by the caller's deadline, or after a slice to beat. */
+ * Wakes by the caller's deadline, or after a slice to beat; -EINTR when a
+ * signal handler ran, which ends the caller's wait. */
 int smq_wait_bell(struct smq_queue *q, bool can_sleep, const uint32_t *word,
 		  uint32_t seen, const struct timespec *deadline);
 /* ...on the doorbells of n queues of one board (a group's), each seen[i]

@@ -457,6 +457,8 @@ int smq_peek(struct smq_queue *q, const void **data, size_t *len,
 	uint32_t size, check;
 	int s;
 
+	if (q && smq_inherited(q->w))
+		return -EBADF;
 	if (!q || q->role != SMQ_RECEIVER || !data)
 		return -EINVAL;
 	s = next_message(q, timeout_ms, &e, &size, &check);
@@ -481,6 +483,8 @@ int smq_peek(struct smq_queue *q, const void **data, size_t *len,
 
 int smq_commit(struct smq_queue *q)
 {
+	if (q && smq_inherited(q->w))
+		return -EBADF;
 	if (!q || q->role != SMQ_RECEIVER)
 		return -EINVAL;
 	if (q->peeked < 0)
@@ -496,6 +500,8 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 	uint32_t size, check;
 	int s;
 
+	if (q && smq_inherited(q->w))
+		return -EBADF;
 	if (!q || q->role != SMQ_RECEIVER || (cap && !buf))
 		return -EINVAL;
 	s = next_message(q, timeout_ms, &e, &size, &check);
@@ -610,6 +616,8 @@ int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
 	int err;
 	bool bad = false;
 
+	if (q && smq_inherited(q->w))
+		return -EBADF;
 	if (!q || q->role != SMQ_RECEIVER || !n || !bufs || !lens)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++)

@@ -439,6 +439,8 @@ static inline void publish(struct smq_queue *q, const struct lane_w *l,
 /* What every send looks at before it waits or writes. */
 static inline int send_check(const struct smq_queue *q, size_t len)
 {
+	if (q && smq_inherited(q->w))
+		return -EBADF;
 	if (!q || q->role != SMQ_SENDER)
 		return -EINVAL;
 	if (q->loaned)
@@ -532,6 +534,8 @@ int smq_loan(struct smq_queue *q, size_t len, int timeout_ms, void **data)
 int smq_loan_write(struct smq_queue *q, size_t offset, const void *src,
 		   size_t n)
 {
+	if (q && smq_inherited(q->w))
+		return -EBADF;
 	if (!q || !q->loaned || (n && !src))
 		return -EINVAL;
 	if (offset > q->loan_cap || n > q->loan_cap - offset)
@@ -554,6 +558,8 @@ int smq_loan_write(struct smq_queue *q, size_t offset, const void *src,
 
 int smq_loan_submit(struct smq_queue *q, size_t len)
 {
+	if (q && smq_inherited(q->w))
+		return -EBADF;
 	if (!q || !q->loaned)
 		return -EINVAL;
 	if (len > q->loan_cap)
@@ -582,6 +588,8 @@ int smq_loan_submit(struct smq_queue *q, size_t len)
 
 int smq_loan_abort(struct smq_queue *q)
 {
+	if (q && smq_inherited(q->w))
+		return -EBADF;
 	if (!q || !q->loaned)
 		return -EINVAL;
 	smq_lane_end_loan(q);

@@ -321,10 +321,8 @@ static int broker_wait(struct smq_map *m, const struct smq_bell_addr *a,
 			ms = left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 		}
 		int n = poll(pf, 2, ms);
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0)
-			return -errno;
+			return -errno;  /* -EINTR: a signal handler ran */
 		if (n == 0)
 			return -ETIMEDOUT;
 		if (pf[1].revents & (POLLRDHUP | POLLHUP | POLLERR))

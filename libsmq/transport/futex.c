@@ -41,14 +41,12 @@ int smq_futex_wait(struct smq_map *m, const struct smq_bell_addr *a,
 {
 	(void)m;
 	(void)a;
-	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline. */
+	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline.  A
+	 * signal handler that ran ends the wait: the caller's call returns
+	 * -EINTR, so that a program can stop a wait for good. */
 	if (syscall(SYS_futex, word, FUTEX_WAIT_BITSET, seen, deadline, NULL,
-		    FUTEX_BITSET_MATCH_ANY) < 0) {
-		if (errno == ETIMEDOUT)
-			return -ETIMEDOUT;
-		if (errno != EAGAIN && errno != EINTR)
-			return -errno;
-	}
+		    FUTEX_BITSET_MATCH_ANY) < 0 && errno != EAGAIN)
+		return -errno;
 	return 0;
 }
 
@@ -67,14 +65,11 @@ int smq_futex_wait_many(const uint32_t *const *words, const uint32_t *seen,
 		v[i] = (struct futex_waitv){ .val = seen[i],
 					     .uaddr = (uintptr_t)words[i],
 					     .flags = FUTEX_32 };
-	if (syscall(SYS_futex_waitv, v, n, 0, deadline, CLOCK_MONOTONIC) >= 0)
-		return 0;
-	if (errno == ETIMEDOUT)
-		return -ETIMEDOUT;
-	if (errno == EAGAIN || errno == EINTR)
+	if (syscall(SYS_futex_waitv, v, n, 0, deadline, CLOCK_MONOTONIC) >= 0 ||
+	    errno == EAGAIN)
 		return 0;
 	if (errno != ENOSYS)
-		return -errno;
+		return -errno;  /* -ETIMEDOUT, -EINTR... */
 #endif
 	struct timespec soon;
 	clock_gettime(CLOCK_MONOTONIC, &soon);
@@ -92,7 +87,8 @@ int smq_futex_wait_many(const uint32_t *const *words, const uint32_t *seen,
 }
 
 /* Waits until eventfd fd counts a ring, or deadline (CLOCK_MONOTONIC,
- * absolute; NULL: none) passes; takes the rings.  0 or -ETIMEDOUT. */
+ * absolute; NULL: none) passes; takes the rings.  0, -ETIMEDOUT, or
+ * -EINTR when a signal handler ran. */
 int smq_wait_eventfd(int fd, const struct timespec *deadline)
 {
 	for (;;) {
@@ -108,8 +104,6 @@ int smq_wait_eventfd(int fd, const struct timespec *deadline)
 		}
 		struct pollfd p = { fd, POLLIN, 0 };
 		int n = poll(&p, 1, ms);
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0)
 			return -errno;
 		if (n == 0)

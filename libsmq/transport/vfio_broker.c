@@ -167,7 +167,8 @@ int smq_broker_open(const struct smq_broker_config *config, size_t size,
 	if (!bp)
 		return -EINVAL;
 	*bp = NULL;
-	if ((err = smq_struct_in(&c, sizeof(c), config, size)))
+	if ((err = smq_struct_in(&c, sizeof(c), config, size,
+				 SMQ_LEAST_BROKER_CONFIG)))
 		return err;
 	if (!c.socket_path || !c.window || (c.mode & ~07777u))
 		return -EINVAL;
@@ -350,7 +351,7 @@ static void serve_client(struct smq_broker *b, struct client *c)
 int smq_broker_next(struct smq_broker *b, int timeout_ms,
 		    struct smq_broker_event *out, size_t size)
 {
-	if (!b || !out || !size)
+	if (!b || !out || size < SMQ_LEAST_BROKER_EVENT)
 		return -EINVAL;
 	for (;;) {
 		struct epoll_event e[BATCH];
@@ -364,7 +365,7 @@ int smq_broker_next(struct smq_broker *b, int timeout_ms,
 		}
 		n = epoll_wait(b->epoll_fd, e, BATCH, timeout_ms);
 		if (n < 0)
-			return errno == EINTR ? -ETIMEDOUT : -errno;
+			return -errno;  /* -EINTR: a signal handler ran */
 		if (n == 0)
 			return -ETIMEDOUT;
 		for (int i = 0; i < n; i++) {
@@ -382,7 +383,7 @@ int smq_broker_info(struct smq_broker *b, struct smq_broker_info *out,
 {
 	struct smq_broker_info info;
 
-	if (!b)
+	if (!b || !out || size < SMQ_LEAST_BROKER_INFO)
 		return -EINVAL;
 	memset(&info, 0, sizeof(info));
 	snprintf(info.device, sizeof(info.device), "%s", smq_vfio_bdf(b->v));

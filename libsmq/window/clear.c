@@ -142,6 +142,8 @@ static int clear_args(struct smq_window *w, int queue, struct smq_layout *l)
 
 	if (!w)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if (w->readonly)
 		return -EROFS;
 	if (w->board != 0)

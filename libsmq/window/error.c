@@ -31,6 +31,9 @@ static const char *const messages[] = {
 	[SMQ_EPAYLOAD - SMQ_EUNFORMATTED] =
 		("a message failed its checksum (corrupted in the window or "
 		 "on the bus): taken off the queue, not delivered"),
+	[SMQ_EHOLDING - SMQ_EUNFORMATTED] =
+		("this process already holds the queue's receiver, by another "
+		 "of its handles (one receiver handle per queue)"),
 };
 
 /* What an errno value means when this library returns it: libc's words
@@ -43,6 +46,7 @@ static const struct {
 	{ ESTALE, "window was re-initialised, or the queue cleared, since "
 		  "this handle attached (stale): open it again" },
 	{ ETIMEDOUT, "timed out" },
+	{ EINTR, "interrupted: a signal handler ran while the call waited" },
 	{ EAGAIN, "nothing to do without waiting (queue empty, or full)" },
 	{ EUSERS, "too many handles on this board's window (62 at most per "
 		  "board)" },
@@ -50,8 +54,9 @@ static const struct {
 	{ EMSGSIZE, "message larger than the buffer or the queue's entry "
 		    "size" },
 	{ EALREADY, "another init or clear is under way" },
-	{ EBUSY, "busy: an init or clear is under way, or the resource is "
-		 "held by another process" },
+	{ EBUSY, "busy: an init or clear is under way, the resource is held "
+		 "by another process, or (closing a window) queue handles are "
+		 "still open on it" },
 	{ EIDRM, "window was removed" },
 	{ EROFS, "handle is read-only (a monitor): it does not write" },
 	{ EPROTONOSUPPORT, "unknown transport in window spec, or a server "
@@ -67,6 +72,9 @@ static const struct {
 	{ EINPROGRESS, "a loan is held on this handle: submit or abort it "
 		       "first" },
 	{ ELOOP, "window is a symbolic link" },
+	{ EBADF, "handle belongs to another process: opened before fork(), "
+		 "it serves only the process that opened it (a child opens "
+		 "the window anew)" },
 	{ E2BIG, "struct has fields this library does not know (built "
 		 "against a newer smq.h?)" },
 	{ EINVAL, "invalid argument" },

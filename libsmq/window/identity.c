@@ -191,8 +191,8 @@ bool smq_past(const struct timespec *deadline)
 	return smq_now_ns() >= d;
 }
 
-void smq_sleep_ms(int ms)
+int smq_sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	return nanosleep(&ts, NULL) < 0 && errno == EINTR ? -EINTR : 0;
 }

@@ -23,6 +23,8 @@ void smq_deadline(struct timespec *ts, int timeout_ms);
 bool smq_past(const struct timespec *deadline);
 /* Whole milliseconds left until deadline, 0 once it has passed. */
 int smq_ms_left(const struct timespec *deadline);
-void smq_sleep_ms(int ms);
+/* Sleeps ms: 0, or -EINTR when a signal handler ran meanwhile (the rest
+ * is not slept: a wait that naps ends with it). */
+int smq_sleep_ms(int ms);
 
 #endif

@@ -74,7 +74,7 @@ int smq_window_info(struct smq_window *w, struct smq_window_info *out,
 	struct smq_window_info info;
 
 	return smq_snapshot_call(w, window_fill, 0, 0, &info, sizeof(info),
-				 out, size);
+				 out, size, SMQ_LEAST_WINDOW_INFO);
 }
 
 static int lane_info(struct smq_window *w, unsigned queue, unsigned sender,
@@ -178,7 +178,7 @@ int smq_lane_info(struct smq_window *w, unsigned queue, unsigned sender,
 	struct smq_lane_info info;
 
 	return smq_snapshot_call(w, lane_fill, queue, sender, &info,
-				 sizeof(info), out, size);
+				 sizeof(info), out, size, SMQ_LEAST_LANE_INFO);
 }
 
 int smq_queue_info(struct smq_window *w, unsigned queue,
@@ -187,7 +187,7 @@ int smq_queue_info(struct smq_window *w, unsigned queue,
 	struct smq_queue_info info;
 
 	return smq_snapshot_call(w, queue_fill, queue, 0, &info, sizeof(info),
-				 out, size);
+				 out, size, SMQ_LEAST_QUEUE_INFO);
 }
 
 static int fault(struct smq_fault *f, int err, const char *field,
@@ -286,8 +286,10 @@ int smq_validate(struct smq_window *w, struct smq_fault *out, size_t size)
 	struct smq_fault f;
 	int err = -ESTALE;
 
-	if (!w || (out && !size))
+	if (!w || (out && size < SMQ_LEAST_FAULT))
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	memset(&f, 0, sizeof(f));
 	pthread_mutex_lock(&w->follow_lock);
 	if (w->readonly && w->map.tp->removed && w->map.tp->removed(&w->map))
@@ -363,7 +365,7 @@ int smq_group_info(struct smq_window *w, unsigned index,
 	if (!w || !info)
 		return -EINVAL;
 	return smq_snapshot_call(w, group_fill, index, 0, &mine, sizeof(mine),
-				 info, size);
+				 info, size, SMQ_LEAST_GROUP_INFO);
 }
 
 /* The number of groups the window names. */

@@ -226,7 +226,10 @@ int smq_init(struct smq_window *w, const struct smq_geometry *gin,
 
 	if (!w)
 		return -EINVAL;
-	if ((err = smq_struct_in(&sh.geometry, sizeof(sh.geometry), gin, size)))
+	if (smq_inherited(w))
+		return -EBADF;
+	if ((err = smq_struct_in(&sh.geometry, sizeof(sh.geometry), gin, size,
+				 SMQ_LEAST_GEOMETRY)))
 		return err;
 	return smq_init_shape(w, &sh, sizeof(sh));
 }
@@ -247,19 +250,19 @@ uint64_t smq_fixed_size(struct smq_window *w)
 	       ? LOAD(&sb->size_fixed) : 0;
 }
 
-/* The arguments of an init: its shape and layout, or why not. */
+/* The arguments of an init: its shape (of at least least bytes, the
+ * call's) and layout, or why not. */
 static int init_args(struct smq_window *w, const struct smq_shape *sin,
-		     size_t size, struct smq_shape *sh, struct smq_layout *lay)
+		     size_t size, size_t least, struct smq_shape *sh,
+		     struct smq_layout *lay)
 {
 	int err;
 
 	if (!w)
 		return -EINVAL;
-	/* the shape came with this call, in 1.1: no caller passes less of
-	 * it (one that does was not built against smq.h) */
-	if (size < offsetof(struct smq_shape, ngroups) + sizeof(sh->ngroups))
-		return -EINVAL;
-	if ((err = smq_struct_in(sh, sizeof(*sh), sin, size)))
+	if (smq_inherited(w))
+		return -EBADF;
+	if ((err = smq_struct_in(sh, sizeof(*sh), sin, size, least)))
 		return err;
 	if (w->readonly)
 		return -EROFS;
@@ -312,7 +315,7 @@ int smq_init_dry_run(struct smq_window *w, const struct smq_shape *sin,
 	bool valid_old;
 	int err;
 
-	if ((err = init_args(w, sin, size, &sh, &lay)))
+	if ((err = init_args(w, sin, size, SMQ_LEAST_SHAPE_1_2, &sh, &lay)))
 		return err;
 	memset(&e, 0, sizeof(e));
 	err = init_refusal(w, &sh, &lay, &old, &valid_old);
@@ -336,7 +339,7 @@ int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
 	bool valid_old;
 	int err;
 
-	if ((err = init_args(w, sin, size, &sh, &lay)))
+	if ((err = init_args(w, sin, size, SMQ_LEAST_SHAPE, &sh, &lay)))
 		return err;
 	memset(&e, 0, sizeof(e));
 	if ((err = init_refusal(w, &sh, &lay, &old, &valid_old)))

@@ -214,8 +214,10 @@ int smq_journal_next(struct smq_window *w, struct smq_journal_cursor *c,
 {
 	struct smq_journal_entry e;
 
-	if (!w || !c || !out || !size)
+	if (!w || !c || !out || size < SMQ_LEAST_JOURNAL_ENTRY)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	memset(&e, 0, sizeof(e));
 	pthread_mutex_lock(&w->follow_lock);
 	int err = smq_monitor_follow(w);

@@ -312,7 +312,12 @@ int smq_maint_handshake(struct smq_window *w, int only)
 			smq_maint_holdout(w, board, tag, here, queue);
 			return -SMQ_EHELD;
 		}
-		smq_sleep_ms(1);
+		/* a signal ends the wait: the caller puts the window back as
+		 * a handshake that failed does */
+		if (smq_sleep_ms(1)) {
+			smq_maint_holdout(w, board, tag, here, queue);
+			return -EINTR;
+		}
 	}
 	return 0;
 }
@@ -522,8 +527,10 @@ void smq_maint_emptied(struct smq_window *w, const struct smq_emptied *e)
 
 int smq_emptied(struct smq_window *w, struct smq_emptied *e, size_t size)
 {
-	if (!w || !e)
+	if (!w || !e || size < SMQ_LEAST_EMPTIED)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	return smq_struct_out(e, size, &w->emptied, sizeof(w->emptied));
 }
 

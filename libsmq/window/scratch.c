@@ -229,8 +229,10 @@ int smq_map_look(struct smq_window *w, unsigned board,
 {
 	struct smq_map_result r;
 
-	if (!w || !out || !size)
+	if (!w || !out || size < SMQ_LEAST_MAP_RESULT)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	pthread_mutex_lock(&w->follow_lock);
 	int err = look(w, board, &r);
 	pthread_mutex_unlock(&w->follow_lock);
@@ -244,6 +246,8 @@ static int scratch_ready(struct smq_window *w, unsigned board)
 {
 	if (!w)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if (!w->valid)
 		return -SMQ_EUNFORMATTED;
 	if (board >= w->lay.boards)
@@ -352,9 +356,10 @@ int smq_map_verify(struct smq_window *w, unsigned writer, uint64_t nonce,
 	int err;
 
 	memset(&r, 0, sizeof(r));
-	if (!out || !size)
+	if (!out || size < SMQ_LEAST_MAP_RESULT)
 		return -EINVAL;
-	if ((err = scratch_ready(w, w->board)) || writer >= w->lay.boards)
+	if ((err = scratch_ready(w, w ? w->board : 0)) ||
+	    writer >= w->lay.boards)
 		return err ? err : -EINVAL;
 	r.board = w->board;
 	r.words = DATA_WORDS;

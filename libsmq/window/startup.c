@@ -284,11 +284,12 @@ static int withdraw(struct smq_window *w, bool *took)
 }
 
 /* A pause between looks: poll_ms, but never past the deadline (NULL:
- * none), so that a timeout is kept to within a look. */
-static void nap(int poll_ms, const struct timespec *deadline)
+ * none), so that a timeout is kept to within a look.  -EINTR: a signal
+ * handler ran, which ends the wait. */
+static int nap(int poll_ms, const struct timespec *deadline)
 {
 	int left = deadline ? smq_ms_left(deadline) : poll_ms;
-	smq_sleep_ms(left < poll_ms ? (left > 0 ? left : 1) : poll_ms);
+	return smq_sleep_ms(left < poll_ms ? (left > 0 ? left : 1) : poll_ms);
 }
 
 /* The handle attached under an earlier start's generation: wait until
@@ -321,7 +322,9 @@ static int await_new_generation(struct smq_window *w, int timeout_ms,
 		}
 		if (timeout_ms >= 0 && smq_past(deadline))
 			return -ETIMEDOUT;
-		nap(poll_ms, timeout_ms >= 0 ? deadline : NULL);
+		int err = nap(poll_ms, timeout_ms >= 0 ? deadline : NULL);
+		if (err)
+			return err;
 	}
 }
 
@@ -336,6 +339,8 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 		*pending = 0;
 	if (!w || (flags & ~(unsigned)(SMQ_SYNC_NEW_GENERATION | SMQ_SYNC_STAY)))
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if (w->readonly)
 		return -EROFS;
 	if (poll_ms <= 0)
@@ -357,6 +362,8 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 	}
 	if ((err = announce_claiming(w)))
 		return err;
+	/* a signal ends the wait as its deadline would */
+	int why = -ETIMEDOUT;
 	for (;;) {
 		if ((err = sync_step(w, &missing)))
 			return err;
@@ -364,7 +371,9 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 			return 0;
 		if (timeout_ms >= 0 && smq_past(&deadline))
 			break;
-		nap(poll_ms, timeout_ms >= 0 ? &deadline : NULL);
+		if ((why = nap(poll_ms, timeout_ms >= 0 ? &deadline : NULL)))
+			break;
+		why = -ETIMEDOUT;
 	}
 	uint64_t left = w->board == 0 ? missing : missing_boards(w);
 	if (!left)
@@ -374,7 +383,7 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 	/* a slice that stays announced has not given up: its caller looks
 	 * again (and says so, in the journal too, when it does give up) */
 	if (flags & SMQ_SYNC_STAY)
-		return -ETIMEDOUT;
+		return why;
 	bool took;
 	if (withdraw(w, &took)) {
 		if (pending)
@@ -382,5 +391,5 @@ int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
 		return 0;
 	}
 	smq_journal(w, SMQ_JOURNAL_GAVE_UP, 0, SMQ_NO_QUEUE, 0, left, took);
-	return -ETIMEDOUT;
+	return why;
 }

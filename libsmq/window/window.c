@@ -143,6 +143,8 @@ int smq_enter(struct smq_window *w)
 {
 	if (!w)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if (w->readonly)
 		return -EROFS;
 	if (!w->valid)
@@ -279,6 +281,25 @@ int smq_monitor_follow(struct smq_window *w)
 	return err == -SMQ_EUNFORMATTED ? 0 : err;
 }
 
+/* ---- forks ---- */
+
+unsigned long smq_forks;
+
+static void forked(void)
+{
+	__atomic_fetch_add(&smq_forks, 1, __ATOMIC_RELAXED);
+}
+
+static pthread_once_t forks_once = PTHREAD_ONCE_INIT;
+static int forks_err;
+
+/* Counted from the first open on: a handle that exists was opened after
+ * it, so every fork that copies one is counted in the child. */
+static void count_forks(void)
+{
+	forks_err = -pthread_atfork(NULL, NULL, forked);
+}
+
 #define OPEN_FLAGS (SMQ_OPEN_CREATE | SMQ_OPEN_RAW | SMQ_OPEN_FORCE | \
 		    SMQ_OPEN_READONLY)
 
@@ -299,9 +320,13 @@ int smq_open(const char *spec, unsigned board, unsigned flags,
 	}
 	if (board >= SMQ_MAX_BOARDS || (flags & ~(unsigned)OPEN_FLAGS))
 		return -EINVAL;
+	pthread_once(&forks_once, count_forks);
+	if (forks_err)
+		return forks_err;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
+	w->forks = __atomic_load_n(&smq_forks, __ATOMIC_RELAXED);
 	w->board = board;
 	w->readonly = flags & SMQ_OPEN_READONLY;
 	pthread_mutex_init(&w->follow_lock, NULL);
@@ -340,6 +365,8 @@ int smq_set_mode(struct smq_window *w, unsigned mode)
 {
 	if (!w || (mode & ~07777u))
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if (w->readonly)
 		return -EROFS;
 	if (!w->map.tp->chmod)
@@ -351,6 +378,8 @@ int smq_set_timeout(struct smq_window *w, unsigned what, int timeout_ms)
 {
 	if (!w || timeout_ms < -1)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	switch (what) {
 	case SMQ_TIMEOUT_HANDSHAKE:
 		w->handshake_ms = timeout_ms;
@@ -368,6 +397,10 @@ int smq_holdout(struct smq_window *w, struct smq_holdout *h, size_t size)
 {
 	if (!w)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
+	if (!h || size < SMQ_LEAST_HOLDOUT)
+		return -EINVAL;
 	return smq_struct_out(h, size, &w->holdout, sizeof(w->holdout));
 }
 
@@ -375,6 +408,18 @@ int smq_close(struct smq_window *w)
 {
 	if (!w)
 		return -EINVAL;
+	/* a child's copy: its mapping and memory go with the child (at its
+	 * exit or exec); closing it here would free the parent's slot */
+	if (smq_inherited(w))
+		return -EBADF;
+	/* Queue and group handles reach the window through this one: freed
+	 * under them, their next call would write through freed memory.
+	 * Refused, the handle stays whole and every handle on it works; the
+	 * caller closes them first.  (Made stale instead, they would still
+	 * hold this memory, and a caller that never learns of its mistake
+	 * would leak it.) */
+	if (__atomic_load_n(&w->queues_open, __ATOMIC_ACQUIRE))
+		return -EBUSY;
 	/* A slot is in our control block, a place every geometry keeps: it
 	 * is ours to free even on a stale handle. */
 	if (w->ctl)
@@ -395,10 +440,12 @@ int smq_close(struct smq_window *w)
  * the fills of other threads read. */
 int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
 		      unsigned a, unsigned b, void *info, size_t have,
-		      void *out, size_t size)
+		      void *out, size_t size, size_t least)
 {
-	if (!w || !out || !size)
+	if (!w || !out || !size || size < least)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	memset(info, 0, have);
 	pthread_mutex_lock(&w->follow_lock);
 	int err = smq_monitor_follow(w);

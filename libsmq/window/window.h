@@ -67,6 +67,7 @@ struct smq_window {
 	uint64_t tag, boot;     /* this process */
 	uint64_t host_written;  /* generation whose board slot has our name */
 	int handshake_ms;
+	unsigned long forks;    /* smq_forks when opened (smq_inherited()) */
 	unsigned queues_open;   /* queue handles on this window handle */
 	pthread_mutex_t follow_lock; /* attaching again (a monitor following
 				   the window, sync's new generation) against
@@ -250,6 +251,23 @@ static inline struct smq_view smq_window_view(const struct smq_window *w)
 	return (struct smq_view){ w->map.seg, w->map.nseg };
 }
 
+/* ---- whose the handle is ---- */
+
+/* The forks this process has been the child of (window.c counts them in
+ * the child, pthread_atfork()): one count for the process, which is why
+ * the library keeps it outside every handle. */
+extern unsigned long smq_forks;
+/* A handle serves the process that opened it.  A child of fork() has a
+ * copy of the handle that names the parent's claims, marks, loans and lane
+ * lock as its own: every call on it is refused (-EBADF) before it reads
+ * or writes anything of the window, so that nothing the child does takes
+ * them from the parent.  One load of a word of this process, no system
+ * call (getpid() is one). */
+static inline bool smq_inherited(const struct smq_window *w)
+{
+	return __atomic_load_n(&smq_forks, __ATOMIC_RELAXED) != w->forks;
+}
+
 /* ---- staleness and the in-flight mark ---- */
 
 static inline int smq_stale_gen(const struct smq_window *w, uint64_t gen,
@@ -351,12 +369,13 @@ int smq_owner_of(const struct smq_layout *l, uint64_t off);
  * it was removed; attached again after an init or clear; 0 for others. */
 int smq_monitor_follow(struct smq_window *w);
 /* A snapshot call (window.c): fill(w, a, b, info) into our struct of have
- * bytes, handed out to the caller's of size bytes. */
+ * bytes, handed out to the caller's of size bytes, at least least (the
+ * call's, abi.h). */
 typedef int smq_snapshot_fill(struct smq_window *w, unsigned a, unsigned b,
 			      void *info);
 int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
 		      unsigned a, unsigned b, void *info, size_t have,
-		      void *out, size_t size);
+		      void *out, size_t size, size_t least);
 /* Whether the process holding the maintenance lock runs: 1 yes, 0 no, -1
  * unknown (another boot: another host, or before a reboot). */
 int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb);

@@ -194,7 +194,7 @@ int smq_board_info(struct smq_window *w, unsigned board,
 	struct smq_board_info info;
 
 	return smq_snapshot_call(w, board_fill, board, 0, &info, sizeof(info),
-				 out, size);
+				 out, size, SMQ_LEAST_BOARD_INFO);
 }
 
 /* ---- receivers ---- */
@@ -368,10 +368,10 @@ int smq_workers(struct smq_window *w, struct smq_worker *list, unsigned max,
 	struct worker_list wl = { (uint8_t *)list, max, 0, size };
 	int unused;
 
-	if (!w || (max && (!list || !size)))
+	if (!w || (max && (!list || size < SMQ_LEAST_WORKER)))
 		return -EINVAL;
 	int err = smq_snapshot_call(w, workers_fill, 0, 0, &wl, 0, &unused,
-				    sizeof(unused));
+				    sizeof(unused), sizeof(unused));
 	return err && err != -ESTALE ? err : (int)wl.n;
 }
 
@@ -504,6 +504,8 @@ int smq_watch(struct smq_window *w, unsigned flags, int timeout_ms)
 	if (!w || !flags || (flags & ~(SMQ_WATCH_BOARDS | SMQ_WATCH_QUEUES)) ||
 	    timeout_ms < -1)
 		return -EINVAL;
+	if (smq_inherited(w))
+		return -EBADF;
 	if (timeout_ms < 0) {
 		/* a look past the longest judgement asked for */
 		timeout_ms = flags & SMQ_WATCH_BOARDS
@@ -541,7 +543,8 @@ int smq_watch(struct smq_window *w, unsigned flags, int timeout_ms)
 			err = -ETIMEDOUT;
 			break;
 		}
-		smq_sleep_ms(left < 100 ? left : 100);
+		if ((err = smq_sleep_ms(left < 100 ? left : 100)))
+			break;  /* -EINTR: a signal handler ran */
 	}
 	free(first);
 	return err;

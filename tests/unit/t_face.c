@@ -30,13 +30,19 @@ static void test_sizes(const char *spec)
 	unsigned char buf[sizeof(struct smq_window_info) + 32];
 	struct smq_window_info wi;
 
-	/* an older, smaller struct: filled as far as it goes, nothing past */
+	/* an older, smaller struct (1.0's): filled as far as it goes,
+	 * nothing past; smaller than any header's: refused
+	 * (t_struct_least) */
 	memset(buf, 0xaa, sizeof(buf));
-	size_t small = offsetof(struct smq_window_info, board);
+	size_t small = offsetof(struct smq_window_info, first_bytes) +
+		       sizeof(wi.first_bytes);
 	OK(smq_window_info(w, (struct smq_window_info *)(void *)buf, small));
 	CHECK(!strcmp((char *)buf, "shm") || !strcmp((char *)buf, "file"));
 	for (size_t i = small; i < sizeof(buf); i++)
 		CHECK(buf[i] == 0xaa);
+	EXPECT(smq_window_info(w, (struct smq_window_info *)(void *)buf,
+			       offsetof(struct smq_window_info, board)),
+	       -EINVAL);
 	/* ours: filled, nothing written past it */
 	memset(buf, 0xaa, sizeof(buf));
 	OK(smq_window_info(w, (struct smq_window_info *)(void *)buf,

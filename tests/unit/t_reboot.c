@@ -137,7 +137,7 @@ int main(void)
 	printf("a receiver claim of a reused pid: taken back\n");
 
 	/* a live claim is honoured: ours, from another handle */
-	EXPECT(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx2), -EBUSY);
+	EXPECT(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx2), -SMQ_EHOLDING);
 	CHECK(rx2 == NULL);
 
 	/* a lane lock held by a thread of our tid from before the reboot */

@@ -113,7 +113,7 @@ int main(void)
 
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
-	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx2), -EBUSY);
+	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx2), -SMQ_EHOLDING);
 	wrap_around(tx, rx);
 
 	/* Too large: refused, nothing written. */

@@ -500,7 +500,7 @@ static void sender_held_too_long(void)
 	OK(smq_open(spec, 0, 0, &wr));
 	OK(smq_queue_open(wr, 0, SMQ_RECEIVER, 0, &rq));
 	struct smq_queue *twice;
-	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &twice), -EBUSY);
+	EXPECT(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &twice), -SMQ_EHOLDING);
 	OK(smq_queue_close(rq));
 	OK(smq_close(wr));
 	/* the held send goes on in the layout it began in */
