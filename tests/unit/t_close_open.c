@@ -4,6 +4,7 @@
  * SAN=address,undefined).  Closed in order, everything closes. */
 #include <sys/uio.h>
 #include "testlib.h"
+TEST_FLOOR(29);
 
 #define ESIZE 64
 

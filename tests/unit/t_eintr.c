@@ -20,6 +20,7 @@
 #include <time.h>
 #include "testint.h"
 #include "testlib.h"
+TEST_FLOOR(144);
 #include "ivshmem_srv.h"
 
 #define QUEUES 7

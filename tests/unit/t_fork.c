@@ -7,6 +7,7 @@
  * receiver of one process is refused in words that say so. */
 #include <sys/uio.h>
 #include "testlib.h"
+TEST_FLOOR(44);
 
 #define QUEUES 4
 #define ESIZE 64

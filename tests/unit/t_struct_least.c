@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 #include "testlib.h"
+TEST_FLOOR(62);
 
 /* The size of type up to the end of member m */
 #define END(type, m) (offsetof(type, m) + sizeof(((type *)0)->m))
