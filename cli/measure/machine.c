@@ -13,6 +13,7 @@
 #include "measure.h"
 
 volatile sig_atomic_t measure_interrupted;
+volatile sig_atomic_t measure_orphaned;
 
 int cpu_pick(int which)
 {
@@ -137,14 +138,33 @@ static void on_interrupt(int sig)
 	measure_interrupted = 1;
 }
 
-void measure_signals(void)
+static void on_orphaned(int sig)
+{
+	(void)sig;
+	measure_orphaned = 1;
+	measure_interrupted = 1;
+}
+
+/* No SA_RESTART: a handler that ran ends the library's wait (-EINTR). */
+static void handle(int sig, void (*fn)(int))
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_interrupt;
+	sa.sa_handler = fn;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
+	sigaction(sig, &sa, NULL);
+}
+
+void measure_signals(void)
+{
+	handle(SIGINT, on_interrupt);
+}
+
+void measure_orphan_signals(void)
+{
+	signal(SIGINT, SIG_IGN);  /* its parent ends the run */
+	handle(SIGTERM, on_orphaned);
 }
 
 static uint64_t last_progress;

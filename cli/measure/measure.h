@@ -78,13 +78,19 @@ void *shared_page(size_t size);
  * what they measured.  measure_signals() installs the handler. */
 extern volatile sig_atomic_t measure_interrupted;
 void measure_signals(void);
+/* Set in a forked peer by SIGTERM, which the kernel sends when the run
+ * that forked it dies (measure_orphan_signals() installs the handler):
+ * nobody will read what it measures, so its waits end at once and it
+ * closes its queues. */
+extern volatile sig_atomic_t measure_orphaned;
+void measure_orphan_signals(void);
 /* err = call, a call of the library that waits, taken up again when a
  * signal handler ended its wait (-EINTR): a run looks at
  * measure_interrupted between its rounds and ends there, with what it
  * measured; a round stopped halfway would leave the peer's answers in
- * the queues. */
+ * the queues.  An orphaned peer's wait is not taken up. */
 #define MEASURE_WAIT(err, call) \
-	do { (err) = (call); } while ((err) == -EINTR)
+	do { (err) = (call); } while ((err) == -EINTR && !measure_orphaned)
 /* Progress on stderr when it is a terminal: "label: done/total". */
 void progress(const char *label, uint64_t done, uint64_t total);
 void progress_end(void);

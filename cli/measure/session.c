@@ -46,7 +46,7 @@ static int wait_msg(struct session *s, uint32_t op, struct session_msg *m,
 		int err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
 				      &len, NULL, timeout_ms < 0 ? SMQ_WAIT_FOREVER
 				      : left > 0 ? (int)left : 0);
-		if (err == -EINTR)
+		if (err == -EINTR && !measure_orphaned)
 			continue;  /* as MEASURE_WAIT, with what time is left */
 		if (err == -EAGAIN)
 			err = -ETIMEDOUT;
@@ -531,9 +531,10 @@ static int session_peer_half(struct ctx *ctx, const struct session_opts *o,
 static void session_child(struct ctx *ctx, const struct session_opts *o,
 			  const struct pairing *p, uint64_t id, pid_t parent)
 {
-	signal(SIGINT, SIG_IGN);
 	/* a driver killed outright (SIGKILL) tells nobody: the kernel tells
-	 * its child, at once, rather than the child's next wait ending */
+	 * its child, at once, rather than the child's next wait ending; the
+	 * child's wait ends and it gives its queue up */
+	measure_orphan_signals();
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != parent)
 		_exit(1);

@@ -11,8 +11,9 @@
 #      board 0 sent nothing for 1 s;
 #  (e) -T 0 and a bad duration are refused (exit 2, the option named);
 #  (f) the driving pingpong killed (SIGKILL): its peer process ends at
-#      once (the kernel tells it), not after its wait for a message; the
-#      next pingpong runs (after --drain of what was left).
+#      once (the kernel tells it), not after its wait for a message, and
+#      gives its queue up (no receiver left, none dead); the next
+#      pingpong runs (after --drain of what was left).
 # Waits are bounded; no duration is asserted.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
@@ -69,7 +70,14 @@ wait $RUN 2>/dev/null
 untrack $RUN
 # within 5 s: before the 10 s a peer waits for a message could end it
 within 5 gone "$PEER" || { failed "the peer $PEER of a killed pingpong still runs after 5 s"; kill -9 "$PEER"; }
+# the diagnostic queues of -n 2 are 2 (board 0's) and 3 (board 1's):
+# board 0's receiver died with its process; board 1's (the peer's) was
+# given up: the dump's receiver states, queue by queue
+"$S" --json dump >"$T/dump.f" || failed "dump after (f)"
+states=$(sed -n 's/.*"receiver_state": *"\([a-z]*\)".*/\1/p' "$T/dump.f" | tr '\n' ' ')
+[ "$states" = "none none dead none " ] ||
+	failed "after the driver's kill, receivers of queues 0-3: $states(want queue 3's none: the peer gave its queue up)"
 run pingpong --drain -c 100 -z 0
-[ "$rc" -eq 0 ] && ok "a killed pingpong's peer ended; the next pingpong runs" ||
+[ "$rc" -eq 0 ] && ok "a killed pingpong's peer ended, its queue given up; the next pingpong runs" ||
 	failed "the next pingpong: exit $rc, $(cat "$T/err")"
 finish 6
