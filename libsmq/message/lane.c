@@ -214,20 +214,11 @@ int smq_lane_lock(struct smq_queue *q, const struct timespec *deadline)
 	}
 }
 
-/* The release alone, before a full barrier the caller makes anyway (a
- * send's, between its top and its look at the receiver's sleep word),
- * then smq_lane_wake. */
-void smq_lane_release(struct smq_queue *q)
+/* After the release and a full barrier, the flag found set: wakes the
+ * sleepers that flagged this handle.  A flag cleared here and set again
+ * by a waiter that sleeps anew is seen at the next release. */
+void smq_lane_wake_sleepers(struct smq_queue *q)
 {
-	STORE_REL(&q->out->lock, 0);
-}
-
-/* After the release and a full barrier: wakes the sleepers that flagged
- * this handle. */
-void smq_lane_wake(struct smq_queue *q)
-{
-	if (!LOAD(&q->slot->lock_waiters))
-		return;
 	STORE(&q->slot->lock_waiters, 0);
 	if (lock_can_sleep(q))
 		smq_futex_wake(lock_word(q));

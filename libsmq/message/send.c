@@ -405,9 +405,13 @@ static inline void write_entry(const struct lane_w *l, uint64_t seq,
  * written: then their signatures, then top, each published before the
  * next, so that a receiver that sees a signature (or top) sees a whole
  * entry, even through a write-combining mapping.  One fence and one store
- * of top for the lot.  Releases the lane lock. */
-static inline void publish(struct smq_queue *q, const struct lane_w *l,
-			   uint64_t seq, unsigned n, uint64_t bytes)
+ * of top for the lot.  Releases the lane lock.  Always inline: out of
+ * line (GCC 12 left it there once the lock's release and wake-up were
+ * added), the lane's shape goes through memory and a send runs 264
+ * instructions instead of 226 (callgrind, one process, 64 B). */
+static inline __attribute__((always_inline)) void
+publish(struct smq_queue *q, const struct lane_w *l,
+	uint64_t seq, unsigned n, uint64_t bytes)
 {
 	struct smq_window *w = q->w;
 	const struct smq_order *order = w->map.order;
