@@ -254,10 +254,10 @@ static int compare_rows(const struct figures *f, struct row *rows)
 	}
 	struct row *lr = &rows[nr++];
 	*lr = (struct row){ "", "msgs/s", median_of(two, RUNS),
-			    median_of(one, RUNS), "1 sender beside 2 hogs",
-			    false, 0.5, NULL, NULL };
-	snprintf(lr->what, sizeof(lr->what), "lane lock, 2 senders beside 2 "
-		 "hogs, %d runs", RUNS);
+			    median_of(one, RUNS), "1 sender, 2 hogs", false,
+			    0.5, NULL, NULL };
+	snprintf(lr->what, sizeof(lr->what), "lane lock, 2 senders, 2 hogs, %d "
+		 "runs", RUNS);
 	for (int i = 0; i < NP; i++) {
 		struct row *r = &rows[nr++];
 		const struct result *p = &f->poll[0];
@@ -299,7 +299,9 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 	} else if (so->csv) {
 		rows_csv(rows, nr);
 	} else {
-		char c0[16], c1[16];
+		char c0[16], c1[16], where[512];
+		printf("smqctl %s bench --baseline, %s\n", SMQ_VERSION,
+		       machine_words(where, sizeof(where)));
 		printf("smq against baselines measured in this run, CPUs %s and %s\n",
 		       cpu_name(f->a, c0), cpu_name(f->b, c1));
 		printf("cache-line ping-pong %.0f ns half RTT (%.0f/s per "
