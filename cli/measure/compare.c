@@ -34,6 +34,7 @@ static const double ck_target[NCK] = { 1.2, NAN, 1.5 };
 struct figures {
 	struct result pollrun[RUNS][NRUN_POLL], clrun[RUNS];
 	struct result ck[RUNS][NCK][2];  /* without and with checksums */
+	struct result lane[RUNS][2];     /* one sender, two: lane_lock.c */
 	struct result poll[NPOLL], sleep_[2], st64, stbig[NB];
 	struct result cl, fx, rg64, rgbig[NB], mq, ux, pp, mc[NB];
 	uint64_t n;             /* --count, or 0 */
@@ -168,6 +169,20 @@ static int measure_checksums(struct ctx *ctx, struct session_opts *so,
 	return 0;
 }
 
+/* The lane lock beside two CPU hogs: one sender alone, then two, RUNS
+ * times in turn. */
+static int measure_lane_lock(struct figures *f)
+{
+	int rc;
+
+	for (int r = 0; r < RUNS && !measure_interrupted; r++)
+		for (int k = 0; k < 2; k++)
+			if ((rc = lane_lock_run(k + 1, f->a, f->b, LANE_MS,
+						&f->lane[r][k])))
+				return rc;
+	return 0;
+}
+
 /* The comparisons of the figures, with their targets; returns how many. */
 static int compare_rows(const struct figures *f, struct row *rows)
 {
@@ -232,6 +247,17 @@ static int compare_rows(const struct figures *f, struct row *rows)
 				   NAN, NULL, NULL };
 		snprintf(r->what, sizeof(r->what), "stream %zu KiB", big[i] / 1024);
 	}
+	double one[RUNS], two[RUNS];
+	for (int r = 0; r < RUNS; r++) {
+		one[r] = f->lane[r][0].msgs_per_s;
+		two[r] = f->lane[r][1].msgs_per_s;
+	}
+	struct row *lr = &rows[nr++];
+	*lr = (struct row){ "", "msgs/s", median_of(two, RUNS),
+			    median_of(one, RUNS), "1 sender, 2 hogs", false,
+			    0.5, NULL, NULL };
+	snprintf(lr->what, sizeof(lr->what), "lane lock, 2 senders, 2 hogs, %d "
+		 "runs", RUNS);
 	for (int i = 0; i < NP; i++) {
 		struct row *r = &rows[nr++];
 		const struct result *p = &f->poll[0];
@@ -252,7 +278,7 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 	struct row rows[40 + WAYS_ROWS];
 	int nr = compare_rows(f, rows);
 	nr += ways_rows(&f->ways, rows + nr);
-	const struct result *m[30 + WAYS_MEASUREMENTS] = {
+	const struct result *m[32 + WAYS_MEASUREMENTS] = {
 		&f->poll[0], &f->poll[1], &f->poll[2], &f->poll[3], &f->poll[4],
 		&f->poll[5], &f->sleep_[0], &f->sleep_[1], &f->st64, &f->stbig[0],
 		&f->stbig[1], &f->stbig[2], &f->cl, &f->fx, &f->rg64,
@@ -260,8 +286,9 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 		&f->pp, &f->mc[0], &f->mc[1], &f->mc[2],
 		&f->ck[0][0][0], &f->ck[0][0][1], &f->ck[0][1][0],
 		&f->ck[0][1][1], &f->ck[0][2][0], &f->ck[0][2][1],
+		&f->lane[0][0], &f->lane[0][1],
 	};
-	int nm = 30;
+	int nm = 32;
 	nm += ways_measurements(&f->ways, m + nm);
 
 	if (ctx->json) {
@@ -272,7 +299,9 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 	} else if (so->csv) {
 		rows_csv(rows, nr);
 	} else {
-		char c0[16], c1[16];
+		char c0[16], c1[16], where[512];
+		printf("smqctl %s bench --baseline, %s\n", SMQ_VERSION,
+		       machine_words(where, sizeof(where)));
 		printf("smq against baselines measured in this run, CPUs %s and %s\n",
 		       cpu_name(f->a, c0), cpu_name(f->b, c1));
 		printf("cache-line ping-pong %.0f ns half RTT (%.0f/s per "
@@ -319,7 +348,8 @@ int baseline_compare(struct ctx *ctx, struct session_opts *so, uint64_t n)
 	if ((rc = measure_small(ctx, so, &f)) ||
 	    (rc = measure_big(ctx, so, &f)) ||
 	    (rc = measure_checksums(ctx, so, &f)) ||
-	    (rc = measure_ways(ctx, so, &f.ways)))
+	    (rc = measure_ways(ctx, so, &f.ways)) ||
+	    (rc = measure_lane_lock(&f)))
 		return rc;
 	if (isatty(2))
 		fputs("\r\033[K", stderr);

@@ -113,6 +113,15 @@ void ways_states(const struct ways *w, double ns[2], int n[2]);
  * absent. */
 void ways_text(const struct ways *w);
 
+/* lane_lock.c: the lane lock under preemption: messages/s of 64 bytes
+ * through one queue from senders (1 or 2) processes of one board to a
+ * receiver, beside two CPU hogs, all on CPUs a and b (or where this
+ * process may run, when either is -1) and pinned to neither, over ms
+ * milliseconds.  0, or the exit status (said). */
+#define LANE_MS 500
+int lane_lock_run(int senders, int cpu_a, int cpu_b, int ms,
+		  struct result *r);
+
 /* The comparisons as JSON (with the measurements m behind them and the
  * machine's state), CSV or a text table.  a and b: the two CPUs, -1 when
  * not pinned. */

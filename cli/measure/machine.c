@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include "measure.h"
@@ -116,6 +117,50 @@ void cpu_window_stop(const struct cpu_window *w, double *cpu, double *wall)
 
 	*cpu = c >= 0 && w->cpu0 >= 0 ? c - w->cpu0 : -1;
 	*wall = (double)(t - w->wall0) / 1e9;
+}
+
+/* The processor's name as the kernel gives it (x86: "model name"; else
+ * the machine's architecture), into buf. */
+static void cpu_model(char *buf, size_t len)
+{
+	char line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	struct utsname u;
+
+	buf[0] = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		snprintf(buf, len, "%s", colon + 2);
+		buf[strcspn(buf, "\n")] = 0;
+		break;
+	}
+	if (f)
+		fclose(f);
+	if (!buf[0] && !uname(&u))
+		snprintf(buf, len, "%s", u.machine);
+}
+
+const char *machine_words(char *buf, size_t len)
+{
+	char model[160], date[32];
+	struct utsname u;
+	time_t t = time(NULL);
+	struct tm tm;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	cpu_model(model, sizeof(model));
+	if (uname(&u))
+		memset(&u, 0, sizeof(u));
+	if (!gmtime_r(&t, &tm) ||
+	    !strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", &tm))
+		snprintf(date, sizeof(date), "an unknown date");
+	snprintf(buf, len, "%s, host %s: %s, %ld CPUs online, %d this process "
+		 "may use, %s %s", date, u.nodename[0] ? u.nodename : "unknown",
+		 model[0] ? model : "an unknown processor", online,
+		 cpu_allowed_count(), u.sysname, u.release);
+	return buf;
 }
 
 uint64_t now_ns(void)

@@ -69,6 +69,10 @@ int cpu_allowed_count(void);
 bool cpu_allowed(int cpu);
 const char *cpu_allowed_list(char *buf, size_t len);
 double cpu_seconds(void);  /* CPU time of this process, to the nanosecond */
+/* When and where a measurement runs, as a line of words: the date (UTC),
+ * the host's name, its processor, the CPUs online and this process's,
+ * the kernel. */
+const char *machine_words(char *buf, size_t len);
 uint64_t now_ns(void);     /* CLOCK_MONOTONIC */
 
 /* Memory shared with children forked after it is made; munmap it. */

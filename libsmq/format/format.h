@@ -209,7 +209,10 @@ struct smq_handle_slot {
 	uint32_t flags;         /* SMQ_SLOT_LIGHT */
 	uint32_t queue;         /* a queue handle's queue; SMQ_SLOT_NO_QUEUE */
 	uint32_t role;          /* a queue handle's enum smq_role; 0 */
-	uint8_t pad[20];
+	uint32_t lock_waiters;  /* non-zero: a sender of the board sleeps on
+				   a lane lock this handle may hold, and is
+				   woken when the handle releases it */
+	uint8_t pad[16];
 };
 enum smq_slot_kind { SMQ_SLOT_FREE = 0, SMQ_SLOT_WINDOW = 1, SMQ_SLOT_QUEUE = 2 };
 /* The mark is set without a barrier of its own: board 0 sends one to every

@@ -77,6 +77,16 @@ enum smq_hook {
 					   announcer's tag and the board's
 					   state read, the process not yet
 					   looked up; mark up */
+	SMQ_HOOK_LOCK_SLEEP,            /* a sender that found its lane lock
+					   held is about to sleep on it
+					   (futex); mark up */
+	SMQ_HOOK_LOCK_WOKEN,            /* that sleep ended woken (or the
+					   lock had changed already) */
+	SMQ_HOOK_LOCK_SLEPT_OUT,        /* that sleep ended at its nap or
+					   the deadline, unwoken */
+	SMQ_HOOK_LOCK_YIELD,            /* a sender whose lane lock cannot
+					   be slept on (no futex on its
+					   memory) yields the CPU */
 };
 #include <stdint.h>
 /* A fault of the view smqctl check tests (scratch.c): where the reads or

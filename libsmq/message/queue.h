@@ -37,7 +37,23 @@ int smq_queue_open_bell(struct smq_window *w, unsigned index,
 			struct smq_queue **qp);
 /* lane.c: the lane lock, in the sending board's own memory */
 int smq_lane_lock(struct smq_queue *q, const struct timespec *deadline);
+/* The release, then a full barrier, then smq_lane_wake */
 void smq_lane_unlock(struct smq_queue *q);
+/* The release alone, for a caller that makes a full barrier after it
+ * anyway and then calls smq_lane_wake (a send).  Inline, as the flag's
+ * look below: every send makes them. */
+static inline void smq_lane_release(struct smq_queue *q)
+{
+	STORE_REL(&q->out->lock, 0);
+}
+void smq_lane_wake_sleepers(struct smq_queue *q);
+/* Wakes the waiters asleep on the lock this handle released, if any said
+ * so (its slot's lock_waiters); after the release and a full barrier */
+static inline void smq_lane_wake(struct smq_queue *q)
+{
+	if (LOAD(&q->slot->lock_waiters))
+		smq_lane_wake_sleepers(q);
+}
 void smq_lane_recover(struct smq_queue *q);
 /* A loan given back unsubmitted: nothing published, the lock and the
  * mark down */

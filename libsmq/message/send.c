@@ -194,10 +194,10 @@ static void ring_receiver(struct smq_queue *q)
 	memcpy(&a, &q->wake->bell, sizeof(a));
 	if (!smq_can_ring(q->ring_kinds, w->boot, &a))
 		return;  /* the receiver knows, and naps instead */
-	/* a value no other ringer stores: the lane's count (under its lock)
-	 * and our board */
-	uint64_t n = LOAD(&q->out->doorbells) + 1;
-	STORE(&q->out->doorbells, n);
+	/* a value no other ringer stores: the lane's count and our board (a
+	 * send rings after it released the lane lock, so the count is an
+	 * atomic add: the sleeping path only) */
+	uint64_t n = __atomic_add_fetch(&q->out->doorbells, 1, __ATOMIC_RELAXED);
 	if (TEST_SKIP(SMQ_HOOK_RING))
 		return;  /* test builds: a doorbell that never arrives */
 	w->map.tp->ring(&w->map, &a, q->rbell, (uint32_t)(n << 6) | w->board);
@@ -350,9 +350,9 @@ static inline int send_begin(struct smq_queue *q, int timeout_ms,
 	return err;
 }
 
+/* After publish, which released the lock. */
 static inline void send_end(struct smq_queue *q)
 {
-	smq_lane_unlock(q);
 	smq_queue_leave(q);
 }
 
@@ -405,9 +405,13 @@ static inline void write_entry(const struct lane_w *l, uint64_t seq,
  * written: then their signatures, then top, each published before the
  * next, so that a receiver that sees a signature (or top) sees a whole
  * entry, even through a write-combining mapping.  One fence and one store
- * of top for the lot. */
-static inline void publish(struct smq_queue *q, const struct lane_w *l,
-			   uint64_t seq, unsigned n, uint64_t bytes)
+ * of top for the lot.  Releases the lane lock.  Always inline: out of
+ * line (GCC 12 left it there once the lock's release and wake-up were
+ * added), the lane's shape goes through memory and a send runs 264
+ * instructions instead of 226 (callgrind, one process, 64 B). */
+static inline __attribute__((always_inline)) void
+publish(struct smq_queue *q, const struct lane_w *l,
+	uint64_t seq, unsigned n, uint64_t bytes)
 {
 	struct smq_window *w = q->w;
 	const struct smq_order *order = w->map.order;
@@ -428,10 +432,16 @@ static inline void publish(struct smq_queue *q, const struct lane_w *l,
 	STORE(&q->out->top, seq + n);
 	TEST_HOOK(SMQ_HOOK_TOP_STORED);
 	FAR_STORE(q->in, struct smq_lane_in, top, seq + n);
+	/* the lane is ours no longer: released before the barrier below,
+	 * which serves two Dekker pairs at once (lane.c) */
+	smq_lane_release(q);
 	/* our top before the receiver's sleep word: it stores that word, then
-	 * reads our top across the bus (smq(7), Sleeping and waking) */
+	 * reads our top across the bus (smq(7), Sleeping and waking); our
+	 * release before our look at whether a sender of our board sleeps on
+	 * the lock */
 	smq_dekker(order);
 	ring_receiver(q);
+	smq_lane_wake(q);
 	if ((seq - 1) / HEARTBEAT_EVERY != (seq + n - 1) / HEARTBEAT_EVERY)
 		smq_beat(w);
 }

@@ -89,6 +89,8 @@ void smq_futex_ring(struct smq_map *m, const struct smq_bell_addr *a,
 int smq_futex_wait(struct smq_map *m, const struct smq_bell_addr *a,
 		   const uint32_t *word, uint32_t seen,
 		   const struct timespec *deadline);
+/* Wakes every waiter on word (shared memory of this kernel). */
+void smq_futex_wake(const uint32_t *word);
 /* ...on n words at once: 0 when one of them changed or was woken */
 int smq_futex_wait_many(const uint32_t *const *words, const uint32_t *seen,
 			unsigned n, const struct timespec *deadline);

@@ -35,6 +35,13 @@ void smq_futex_ring(struct smq_map *m, const struct smq_bell_addr *a,
 	syscall(SYS_futex, p, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/* Wakes every waiter on word, which the caller changed: a lane lock's
+ * sleepers (lane.c). */
+void smq_futex_wake(const uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 int smq_futex_wait(struct smq_map *m, const struct smq_bell_addr *a,
 		   const uint32_t *word, uint32_t seen,
 		   const struct timespec *deadline)

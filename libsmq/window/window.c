@@ -94,6 +94,7 @@ struct smq_handle_slot *smq_slot_claim(struct smq_window *w,
 						 __ATOMIC_RELAXED))
 			continue;
 		STORE(&s->busy, 0);
+		STORE(&s->lock_waiters, 0);
 		STORE(&s->boot, w->boot);
 		STORE(&s->queue, queue);
 		STORE(&s->role, role);

@@ -54,6 +54,7 @@ static void fields(void)
 	F(smq_handle_slot, busy); F(smq_handle_slot, kind);
 	F(smq_handle_slot, generation); F(smq_handle_slot, flags);
 	F(smq_handle_slot, queue); F(smq_handle_slot, role);
+	F(smq_handle_slot, lock_waiters);
 	R(smq_handle_slot, pad); END(smq_handle_slot);
 	F(smq_board_slot, state); F(smq_board_slot, announces);
 	F(smq_board_slot, generation); F(smq_board_slot, heartbeat);
