@@ -8,7 +8,7 @@
 #include <string.h>
 #include "probe/report.h"
 
-enum { OPT_NTB = 0x100 };
+enum { OPT_NTB = 0x100, OPT_SYSFS };
 
 static const struct argp_option options[] = {
 	{ "slot", 's', "[[DOMAIN:]BUS:]SLOT[.FUNC]", 0,
@@ -23,6 +23,10 @@ static const struct argp_option options[] = {
 	{ "ntb", OPT_NTB, NULL, 0,
 	  "Only the candidates (non-transparent bridges, ivshmem, CXL "
 	  "memory) and the BARs that could carry a window", 0 },
+	{ "sysfs", OPT_SYSFS, "DIR", 0,
+	  "Read what Linux's CXL bus calls a CXL memory device (its memory "
+	  "device and root decoder) under DIR, not /sys (a recorded tree; "
+	  "with --dump, only then)", 0 },
 	{ 0 }
 };
 
@@ -60,6 +64,11 @@ static error_t parse(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_NTB:
 		o->ntb = true;
+		break;
+	case OPT_SYSFS:
+		if (!*arg)
+			argp_error(st, "--sysfs needs a directory");
+		o->sysfs = arg;
 		break;
 	case ARGP_KEY_INIT:
 		st->child_inputs[0] = o->shape;
@@ -123,7 +132,8 @@ static int no_match(const struct probe_opts *o, const char *filter,
 static int run(int argc, char **argv, struct ctx *ctx)
 {
 	static struct shape_opts shape;
-	struct probe_opts o = { { NULL, NULL }, NULL, false, false, &shape, 0 };
+	struct probe_opts o = { { NULL, NULL }, NULL, NULL, false, false,
+				&shape, 0 };
 	struct probe_list l;
 	char words[512];
 	int err;
@@ -143,6 +153,18 @@ static int run(int argc, char **argv, struct ctx *ctx)
 		return say_error("cannot scan the PCI bus: %s (%s)",
 			     probe_last_error(), strerror(-err));
 
+	/* the names the CXL commands need, from this machine's sysfs (a
+	 * dump is of another machine: only with --sysfs) */
+	for (int i = 0; i < l.n && (!o.dump || o.sysfs); i++) {
+		struct probe_dev *d = &l.dev[i];
+		char bdf[16];
+		if (!d->cxl.memory)
+			continue;
+		snprintf(bdf, sizeof(bdf), "%04x:%02x:%02x.%d",
+			 d->domain & 0xffff, d->bus & 0xff, d->dev & 0x1f,
+			 d->func & 7);
+		probe_sysfs_cxl(o.sysfs, bdf, &d->cxl);
+	}
 	int shown = 0;
 	for (int i = 0; i < l.n; i++)
 		shown += shown_dev(&l.dev[i], o.ntb);

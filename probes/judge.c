@@ -224,12 +224,14 @@ static void add_cmd(struct probe_advice *a, const char *fmt, ...)
  * same way (one device, no interleave; --map=mem: --map=dev would put
  * each host's page structures into the memory they share; one
  * alignment everywhere), and a device-DAX namespace of the region. */
-static void advise_cxl(struct probe_advice *a)
+static void advise_cxl(const struct probe_cxl *x, struct probe_advice *a)
 {
 	snprintf(a->spec, sizeof(a->spec), "dax:/dev/daxN.0");
 	a->cxl = true;
 	add_cmd(a, "cxl list -M -D -u");
-	add_cmd(a, "cxl create-region -m -t pmem -d DECODER -w 1 -g 256 MEMDEV");
+	add_cmd(a, "cxl create-region -m -t pmem -d %s -w 1 -g 256 %s",
+		x->decoder[0] ? x->decoder : "DECODER",
+		x->memdev[0] ? x->memdev : "MEMDEV");
 	add_cmd(a, "ndctl create-namespace -m devdax --map=mem -a 2M");
 	add_cmd(a, "ndctl list -X");
 }
@@ -245,7 +247,7 @@ void probe_advise(const struct probe_dev *d, struct probe_advice *a)
 	snprintf(a->bdf, sizeof(a->bdf), "%04x:%02x:%02x.%d", d->domain & 0xffff,
 		 d->bus & 0xff, d->dev & 0x1f, d->func & 7);
 	if (u->candidate && d->cxl.memory) {
-		advise_cxl(a);
+		advise_cxl(&d->cxl, a);
 		return;
 	}
 	if (!u->candidate || u->bar < 0)

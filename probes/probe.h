@@ -97,6 +97,13 @@ struct probe_cxl {
 	bool fb_sta_cache, fb_sta_io, fb_sta_mem, fb_sta_68b, fb_sta_mld;
 	bool memory;            /* a CXL memory device (class 0x0502) that
 				 * can carry memory: a window's candidate */
+	/* what Linux's CXL bus calls it (probe_sysfs_cxl()); "" when not
+	 * read (a dump) or not known */
+	char memdev[16];        /* "mem0": the memory device cxl_pci made */
+	char decoder[64];       /* "decoder0.0": the root decoder of
+				 * persistent memory, when exactly one;
+				 * else "" */
+	int decoders;           /* root decoders of persistent memory */
 };
 
 struct probe_dev {
@@ -269,5 +276,10 @@ int probe_sysfs_group_devices(const char *root, const char *group,
  * is not assigned. */
 int probe_sysfs_bar(const char *root, const char *bdf, int bar,
 		    uint64_t *start, uint64_t *size);
+/* The CXL bus's names for a CXL memory device: the memory device under
+ * its PCI device (memN) and the root decoders that can map persistent
+ * memory (bus/cxl/devices/decoderX.Y with cap_pmem 1), into x->memdev,
+ * x->decoder (when there is exactly one) and x->decoders. */
+void probe_sysfs_cxl(const char *root, const char *bdf, struct probe_cxl *x);
 
 #endif

@@ -178,3 +178,48 @@ int probe_sysfs_bar(const char *root, const char *bdf, int bar,
 	fclose(f);
 	return err;
 }
+
+/* cxl_pci makes the memory device a child of the PCI device; a root
+ * decoder (of the platform's CXL windows) has cap_pmem, the others not. */
+void probe_sysfs_cxl(const char *root, const char *bdf, struct probe_cxl *x)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *d;
+
+	x->memdev[0] = x->decoder[0] = 0;
+	x->decoders = 0;
+	snprintf(path, sizeof(path), "%s" DEVICES "/%s", root_of(root), bdf);
+	if ((d = opendir(path))) {
+		while ((e = readdir(d)))
+			if (!strncmp(e->d_name, "mem", 3) &&
+			    e->d_name[3] >= '0' && e->d_name[3] <= '9') {
+				snprintf(x->memdev, sizeof(x->memdev), "%.15s",
+					 e->d_name);
+				break;
+			}
+		closedir(d);
+	}
+	snprintf(path, sizeof(path), "%s/bus/cxl/devices", root_of(root));
+	if (!(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		char attr[800], v[8] = "";
+		if (strncmp(e->d_name, "decoder", 7))
+			continue;
+		snprintf(attr, sizeof(attr), "%s/%s/cap_pmem", path, e->d_name);
+		FILE *f = fopen(attr, "re");
+		if (!f)
+			continue;  /* not a root decoder */
+		bool pmem = fgets(v, sizeof(v), f) && v[0] == '1';
+		fclose(f);
+		if (!pmem)
+			continue;
+		if (!x->decoders++)
+			snprintf(x->decoder, sizeof(x->decoder), "%.63s",
+				 e->d_name);
+	}
+	closedir(d);
+	if (x->decoders != 1)
+		x->decoder[0] = 0;
+}

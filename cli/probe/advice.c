@@ -83,8 +83,11 @@ static void print_need(const struct probe_bar *b, const struct probe_opts *o)
 
 /* CXL memory: the commands that make a device-DAX device of it, on every
  * host that shares it. */
-static void print_cxl_use(const struct probe_advice *a)
+static void print_cxl_use(const struct probe_dev *d,
+			  const struct probe_advice *a)
 {
+	const struct probe_cxl *x = &d->cxl;
+
 	printf("\tsmq: CXL memory: a window on it is %s, a device-DAX "
 	       "device made of it on every host that shares it, the same way "
 	       "on each: one device, no interleave (-w 1); --map=mem "
@@ -93,10 +96,20 @@ static void print_cxl_use(const struct probe_advice *a)
 	       a->spec);
 	for (int i = 0; i < a->ncmds; i++)
 		printf("\t\t%s\n", a->cmds[i]);
-	printf("\tsmq: (MEMDEV and DECODER as cxl list names them: the "
-	       "memory device and its root decoder; -t ram for volatile "
-	       "capacity, then daxctl makes the device; the hosts must be "
-	       "coherent with the memory: smq writes no cache back)\n");
+	if (x->memdev[0] && x->decoder[0])
+		printf("\tsmq: (%s is this device on Linux's CXL bus, %s the "
+		       "root decoder of persistent memory; ", x->memdev,
+		       x->decoder);
+	else if (x->decoders > 1)
+		printf("\tsmq: (%d root decoders map persistent memory: "
+		       "DECODER is the one whose targets reach this device, "
+		       "as cxl list -D names them; ", x->decoders);
+	else
+		printf("\tsmq: (MEMDEV and DECODER as cxl list names them: "
+		       "the memory device and its root decoder; ");
+	printf("-t ram for volatile capacity, then daxctl makes the device; "
+	       "the hosts must be coherent with the memory: smq writes no "
+	       "cache back)\n");
 }
 
 /* Whether smq can use a candidate as it stands, and how it could. */
@@ -108,7 +121,7 @@ void print_use(const struct probe_dev *d, const struct probe_opts *o)
 
 	probe_advise(d, &a);
 	if (a.cxl) {
-		print_cxl_use(&a);
+		print_cxl_use(d, &a);
 		return;
 	}
 	print_roles(d);

@@ -134,6 +134,11 @@ static void json_cxl(struct json *j, const struct probe_cxl *x)
 		json_bool(j, "fb_sta_mld", x->fb_sta_mld);
 	}
 	json_bool(j, "memory", x->memory);
+	if (x->memory) {
+		json_str(j, "memdev", x->memdev);
+		json_str(j, "root_decoder", x->decoder);
+		json_u64(j, "root_decoders", (uint64_t)x->decoders);
+	}
 	json_end(j, '}');
 }
 

@@ -12,6 +12,7 @@
 struct probe_opts {
 	struct probe_filter filter;
 	const char *dump;
+	const char *sysfs;      /* --sysfs: where sysfs is ("/sys" if NULL) */
 	bool tree, ntb;
 	/* a window's shape given (--boards, --from ...): the bytes it needs,
 	 * said beside each candidate's BAR; need 0: none given */

@@ -158,7 +158,27 @@ has "$tmp/cxl" '0d:00.0 CXL [0502]: Intel Corporation Device 0d93 [8086:0d93] (r
 	'\t\tcxl create-region -m -t pmem -d DECODER -w 1 -g 256 MEMDEV' \
 	'\t\tndctl create-namespace -m devdax --map=mem -a 2M'
 lacks "$tmp/cxl" '0d:00.0 .*Region 0: .*window: yes'
-# 45, and the 2 JSON checks where there is python3
+# with a sysfs tree of that machine (Linux 6.1's CXL bus: mem0 under the
+# PCI device, root decoders with cap_pmem), the commands name what Linux
+# named; with two root decoders of persistent memory, the decoder stays
+# for the operator to pick, and the note says why
+X=$(dirname "$0")/../data/cxl-sysfs
+"$S" probe -F $D/cxl-qemu.txt --sysfs "$X/one" --ntb >"$tmp/cxl1" 2>&1 ||
+	failed "probe --sysfs one exit $?"
+has "$tmp/cxl1" '\t\tcxl create-region -m -t pmem -d decoder0.0 -w 1 -g 256 mem0' \
+	'\tsmq: (mem0 is this device on Linux'"'"'s CXL bus, decoder0.0 the root decoder of persistent memory; -t ram for volatile capacity, then daxctl makes the device; the hosts must be coherent with the memory: smq writes no cache back)'
+"$S" probe -F $D/cxl-qemu.txt --sysfs "$X/two" --ntb >"$tmp/cxl2" 2>&1 ||
+	failed "probe --sysfs two exit $?"
+has "$tmp/cxl2" '\t\tcxl create-region -m -t pmem -d DECODER -w 1 -g 256 mem0'
+grep -q '2 root decoders map persistent memory: DECODER is the one whose targets reach this device' "$tmp/cxl2" &&
+	ok "two root decoders: DECODER left, the note says why" ||
+	failed "two root decoders: no note: $(grep 'smq: (' "$tmp/cxl2")"
+"$S" --json probe -F $D/cxl-qemu.txt --sysfs "$X/one" --ntb >"$tmp/cxl1.json" 2>&1 ||
+	failed "probe --json --sysfs one exit $?"
+tr -d ' \n' <"$tmp/cxl1.json" | grep -q '"memdev":"mem0","root_decoder":"decoder0.0","root_decoders":1' &&
+	ok "probe --json: memdev mem0, root_decoder decoder0.0" ||
+	failed "probe --json: no memdev/root_decoder: $(grep -A3 memdev "$tmp/cxl1.json")"
+# 50, and the 2 JSON checks where there is python3
 json_checks=0
 command -v python3 >/dev/null 2>&1 && json_checks=2
-finish $((45 + json_checks))
+finish $((50 + json_checks))

@@ -9,6 +9,9 @@
 # (tests/qemu/guest-init-cxl) and is board 1 or 2 over dax:/dev/dax0.0;
 # the host is board 0 over the backing file where the DAX range begins,
 # file@2M:.  Checks:
+#  - each guest makes its region with the command smqctl probe --ntb
+#    advises there, naming the memory device and root decoder as Linux's
+#    CXL bus calls them (mem0, decoder0.0);
 #  - each guest's /dev/dax0.0: alignment 2 MiB, its range 2 MiB into the
 #    region, so 2 MiB into the backing file, where the host's window is;
 #  - dax@4K: is refused in words naming the device's alignment (the device
@@ -129,6 +132,9 @@ host_run() {
 # ---- each guest's device-DAX device ----
 for b in 1 2; do
 	await $b '^SMQ-GUEST: (ready|end )' 240 || bail "guest $b: no device-DAX device within 240 s"
+	said $b '^SMQ-GUEST: probe advises: cxl create-region -m -t pmem -d decoder0\.0 -w 1 -g 256 mem0$' &&
+		ok "guest $b: probe --ntb advised the region with Linux's names: $(serial $b | sed -n 's/^SMQ-GUEST: probe advises: //p')" ||
+		failed "guest $b: probe --ntb advised '$(serial $b | sed -n 's/^SMQ-GUEST: probe advises: //p')': $(block $b probe-out | grep -A3 'CXL memory') $(block $b probe-err)"
 	said $b '^SMQ-GUEST: ready$' || bail "guest $b ended before its device was ready"
 	set -- $(serial $b | sed -n 's/^SMQ-GUEST: dax dax0.0 align \([0-9]*\) size \([0-9]*\) offset \([0-9]*\)$/\1 \2 \3/p')
 	if [ "${1:-}" = $((2 * MiB)) ] && [ "${3:-}" = $((2 * MiB)) ] &&
@@ -245,8 +251,8 @@ said 1 '^SMQ-GUEST: end 0$' || failed "guest 1 did not end 0"
 
 if any_failed || [ -n "${SMQ_QEMU_VERBOSE:-}" ]; then show_logs; fi
 echo "done in $(elapsed) s (TCG)"
-# the devices' 2, refusals' 4, syncs' 3, messages' 2, pingpong's 1 (and
+# probe's advice 2, the devices' 2, refusals' 4, syncs' 3, messages' 2, pingpong's 1 (and
 # bench's), dead boards' 2, checks' 2
-floor=16
-[ "$nbench" -gt 0 ] && floor=17
+floor=18
+[ "$nbench" -gt 0 ] && floor=19
 finish $floor
