@@ -193,6 +193,15 @@ $(SMQCTL): $(CLI_OBJ) $(PROBE_OBJ) $(STLIB)
 $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
 
+# t_journal.sh: an application linked with the shared library alone, whose
+# steps the library journals without smqctl.
+JOURNAL_APP := $(B)/tests/journal_app
+$(JOURNAL_APP): tests/cli/journal_app.c $(SHLIB)
+	@mkdir -p $(@D)
+	$(CC) -Iinclude $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq \
+		-Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS)
+TEST_PROGS += $(JOURNAL_APP)
+
 # TESTS=t_a,t_b runs only those; the scripts run with the plain build.
 ALL_SCRIPTS := $(wildcard tests/build/t_*.sh tests/docs/t_*.sh tests/cli/t_*.sh \
 		tests/qemu/t_*.sh)

@@ -19,7 +19,10 @@
 #  (e) syncs that time out (board 1, then board 0, three boards): each
 #      writes one announcement and one sync_gave_up, naming the boards it
 #      waited for and that it took its announcement back;
-#  (f) init --journal 0: no journal, and events --since all says so.
+#  (f) init --journal 0: no journal, and events --since all says so;
+#  (g) an application linked with the shared library alone (no smqctl):
+#      its receiver's open and close, with its pid, in its board's
+#      journal, read afterwards.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
 need_command python3
@@ -265,6 +268,28 @@ EOF
 [ -s "$T/diff" ] && failed "syncs that gave up: $(cat "$T/diff")" ||
 	ok "a sync that times out: one announcement, one sync_gave_up naming whom it waited for"
 
+# ---- (g) an application linked with libsmq alone ----
+# Its steps are journaled by the library, not by smqctl: a watcher after
+# the fact reads its receiver open and close with its pid, and the sends.
+A=$B/tests/journal_app
+if [ -x "$A" ]; then
+	"$S" init -n 2 --queues 2 --force >/dev/null || failed "init for (g)"
+	bg_start sh -c "exec \"$A\" \"shm:$SHM\" 1 1 2 >\"$T/app\" 2>&1"
+	APP=$pid
+	within 10 receiver_is 1 asleep || failed "the application's receiver never showed asleep"
+	"$S" send -q 1 one >/dev/null && "$S" send -q 1 two >/dev/null || failed "sends to the application"
+	wait_pid 10 $APP "the application" || failed "the application: exit $rc: $(cat "$T/app")"
+	"$S" events --since all --json -T 1 >"$T/ev7" || failed "events (g): exit $?"
+	story "$T/ev7" | awk '$2 == 1' >"$T/story7"
+	got=$(awk '{ print $4, $5, $6, $7 }' "$T/story7" | tr '\n' ';')
+	[ "$got" = "receiver_attached q1 pid $APP;receiver_gone q1 pid $APP;" ] &&
+	[ "$(cat "$T/app")" = "$(printf 'one\ntwo')" ] &&
+		ok "an application on libsmq alone: its receiver's open and close, with its pid, read afterwards" ||
+		failed "the application's journal (board 1): '$got' (pid $APP); it printed: $(cat "$T/app")"
+else
+	failed "$A is not built: run make tests"
+fi
+
 # ---- (f) no journal ----
 "$S" init -n 2 --queues 2 --journal 0 --force >/dev/null || failed "init --journal 0"
 "$S" dump --json | grep -q '"journal_slots": 0' || failed "dump --json after --journal 0: $("$S" dump --json | grep journal)"
@@ -272,4 +297,4 @@ run events --since all -T 1
 [ "$rc" -ne 0 ] && grep -qi "journal" "$T/err" &&
 	ok "events --since all without a journal: exit $rc, '$(head -n 1 "$T/err")'" ||
 	failed "events --since all without a journal: exit $rc, $(cat "$T/err")"
-finish 7
+finish 8
