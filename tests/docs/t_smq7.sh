@@ -580,4 +580,9 @@ fi
 tables=$(grep -c '^\.\\" fields:' man/smq.7)
 [ "$tables" = 0 ] && ok "smq(7) holds no table of fields: smq-format(7) has them" ||
 	failed "smq(7) holds $tables tables of fields: they belong in smq-format(7)"
-finish 4
+# each page names the other where a reader looks for it
+sed -n '/^\.SH SEE ALSO/,$p' man/smq.7 | grep -q '^\.BR smq\\-format (7)' &&
+	sed -n '/^\.SH SEE ALSO/,$p' man/smq-format.7 | grep -q '^\.BR smq (7)' &&
+	ok "smq(7) and smq-format(7) name each other under SEE ALSO" ||
+	failed "smq(7) and smq-format(7) do not name each other under SEE ALSO"
+finish 5
