@@ -26,7 +26,9 @@ holds_libsmq_dev="/usr/include/smq.h /usr/lib/MA/libsmq.so /usr/lib/MA/libsmq.a
 	/usr/share/man/man3/smq_open.3.gz
 	/usr/share/doc/libsmq-dev/examples/twoboards.c"
 holds_smqctl="/usr/bin/smqctl /usr/share/man/man1/smqctl.1.gz
-	/usr/share/man/man7/smq.7.gz /usr/share/bash-completion/completions/smqctl
+	/usr/share/man/man1/smqctl-init.1.gz /usr/share/man/man1/smqctl-help.1.gz
+	/usr/share/man/man7/smq.7.gz /usr/share/man/man7/smq-format.7.gz
+	/usr/share/bash-completion/completions/smqctl
 	/usr/share/zsh/vendor-completions/_smqctl
 	/lib/systemd/system/smq-init.service /usr/share/doc/smqctl/smq-window.conf
 	/usr/share/doc/smqctl/smq-alerts.yml"

@@ -18,7 +18,13 @@ for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.1 opt/smq/lib/libsmq.so opt/
 	 opt/smq/share/doc/smq/smq-window.conf opt/smq/share/doc/smq/smq-alerts.yml; do
 	[ -e "$dest/$f" ] || failed "missing after install: /$f"
 done
-case_end "make install puts the libraries, the header, libsmq.pc, the pages, the completions, the units, smq-window.conf and smq-alerts.yml in place"
+# every page of man/, each command's smqctl-CMD.1 among them
+for p in man/*.[0-9]; do
+	s=${p##*.}
+	[ -e "$dest/opt/smq/share/man/man$s/${p#man/}" ] ||
+		failed "missing after install: /opt/smq/share/man/man$s/${p#man/}"
+done
+case_end "make install puts the libraries, the header, libsmq.pc, every page of man/, the completions, the units, smq-window.conf and smq-alerts.yml in place"
 cat >"$dest/prog.c" <<'C'
 #include <smq.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 #!/bin/sh
 # recv and send write nothing into a window that dump calls invalid.  A
-# lane damaged as a stray write leaves it (one field of smq(7)'s dynamic
+# lane damaged as a stray write leaves it (one field of smq-format(7)'s dynamic
 # checks at a time): dump names the field and exits 1; recv and send on
 # that queue exit 1 naming the same field, deliver nothing, and leave
 # every byte of the window as it was, so that dump still finds it; the
-# reader written from smq(7) alone (tests/docs/smq7_reader.py --open)
+# reader written from smq(7) and smq-format(7) alone (smq7_reader.py --open)
 # says the same of each open.  The case seen: the receiver's bottom
 # lowered by one, where recv delivered a message already taken a second
 # time, exited 0 and wrote over the evidence.  What a receiver that died

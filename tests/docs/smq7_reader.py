@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""A reader of an smq window, format version 3, written from smq(7) alone.
+"""A reader of an smq window, format version 3, written from smq(7) and
+smq-format(7) alone.
 
-It decodes a window the way the page describes it (superblock, geometry
+It decodes a window the way the pages describe it (superblock, geometry
 checksum, features, queue table and sender sets, board table, control
 blocks, lanes and rings, journals), makes the numbered checks of
-VALIDATION with the bounds the page gives, judges boards and receivers as
+VALIDATION with the bounds the pages give, judges boards and receivers as
 "Who is at work" says, and prints what `smqctl dump -v --json` would.
-tests/docs/t_smq7_reader.sh compares the two: where they differ, the page
-(or this reader) is wrong.
+tests/docs/t_smq7_reader.sh compares the two: where they differ, the pages
+(or this reader) are wrong.
 
 On a window with the feature checksum it also sums every queued entry
 (Checked payloads) and lists, under each queue's "damaged", those whose
@@ -15,10 +16,10 @@ receiver would refuse them: validation does not judge a check, so dump
 says nothing of them, and the comparison leaves that key out.
 
 On a window with the feature journal it reads every board's journal as
-smq(7) says a reader does (Journal, Reading a journal), and says each
+smq-format(7) and smq(7) say a reader does (Journal, Reading a journal), and says each
 entry as `smqctl --json events --since all` says it at its first look:
 the boards' entries merged by generation, then board, each board's in
-its order, with the keys of events' JSON (smqctl(1); all but time_ns and
+its order, with the keys of events' JSON (smqctl-events(1); all but time_ns and
 text, which are the writer's clock and words for people).  events reads
 at most 512 entries of a board at a look: on larger journals it merges
 them in steps of that many, and this reader does not.
@@ -61,7 +62,7 @@ import struct
 import sys
 import time
 
-# ---- smq(7): Conventions, LAYOUT, Fixed places ----
+# ---- smq-format(7): Conventions, LAYOUT, Fixed places ----
 LINE = 64
 PAGE = 4096
 CTL_OFF = 4096                  # control block of b: 4096 + 4096 * b
@@ -77,7 +78,7 @@ GENERATION_MAX = 0xffffffff
 TIMEOUT_MS = 5000               # SMQ_HEARTBEAT_TIMEOUT_MS
 LOOK_MS = TIMEOUT_MS + 100      # how long dump watches what is unknown
 
-# smq(7) Features: the bits this reader knows, by name
+# smq-format(7) Features: the bits this reader knows, by name
 FEATURE_CHECKSUM = 0x1          # features_incompat bit 0
 FEATURE_JOURNAL = 0x2           # features_incompat bit 1: Journal
 INCOMPAT_KNOWN = FEATURE_CHECKSUM | FEATURE_JOURNAL
@@ -87,7 +88,7 @@ FEATURE_SCRATCH = 0x2           # features_compat bit 1: Scratch areas
 COMPAT_NAMES = {0: "groups", 1: "scratch"}
 NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 SCRATCH_SIZE = 69632            # the last bytes of body_extra
-# smq(7) Journal
+# smq-format(7) Journal
 JOURNAL_MIN, JOURNAL_MAX = 16, 65536
 JOURNAL_MAGIC = b"SMQJOURN"
 WRITING = 1 << 63               # seq: being written
@@ -105,7 +106,7 @@ RECEIVER = {0: "unknown", 1: "none", 2: "waiting", 3: "away", 4: "dead"}
 SYSTEM_STATE = {0: "formatting", 1: "formatted", 2: "ready"}
 BOARD_STATE = {0: "absent", 1: "initialized", 2: "ready"}
 BELL_KIND = {0: "none", 1: "futex", 2: "ivshmem"}
-# the kinds of limit (smq(7) VALIDATION), as dump's JSON keys them
+# the kinds of limit (smq-format(7) VALIDATION), as dump's JSON keys them
 EXPECTED, AT_MOST, AT_LEAST, KNOWN, SUBSET, PAGES = range(6)
 KIND_KEY = ["expected", "at_most", "at_least", "known", "subset_of",
             "pages_at_most"]
@@ -131,7 +132,7 @@ def popcount(m):
     return bin(m).count("1")
 
 
-# ---- smq(7): Checksum, Checked payloads, Signature, Boot hashes and tags
+# ---- smq-format(7): Checksum, Signature; smq(7): Checked payloads, Boot hashes and tags
 def _crc_byte(c):
     """The register after one byte c, from c alone: the page's eight
     steps, made once per value so that a payload costs a lookup a byte."""
@@ -283,7 +284,7 @@ class Window:
             self.segments.append((start, length, b, at))
 
     def map_layout(self, lay):
-        """smq(7) Ranges of a region: every board's ranges, in order."""
+        """smq-format(7) Ranges of a region: every board's ranges, in order."""
         if self.transport != "split":
             return
         self.segments = []
@@ -320,7 +321,7 @@ class Fault(Exception):
                 KIND_KEY[self.kind]: self.limit}
 
 
-# ---- smq(7) LAYOUT ----
+# ---- smq-format(7) LAYOUT ----
 class Layout:
     def __init__(self, boards, queues, entries, entry_size, receivers,
                  senders, tables_extra, body_extra, journal_entries=0):
@@ -424,7 +425,7 @@ class Layout:
     def entry(self, q, s, n):
         return self.ring(q, s) + (n % self.q_entries(q)) * self.q_stride(q)
 
-    # smq(7) Journal: the start of each board's body_extra
+    # smq-format(7) Journal: the start of each board's body_extra
     def journal(self, b):
         return self.body[b] + self.body_size[b] - self.body_extra
 
@@ -443,7 +444,7 @@ class Layout:
         return r
 
 
-# ---- smq(7) VALIDATION ----
+# ---- smq-format(7) VALIDATION ----
 class Reader:
     def __init__(self, window):
         self.w = window
@@ -467,7 +468,7 @@ class Reader:
 
     def confirm(self, f, generation):
         """A failing check is the window's only if no maintenance ran
-        (smq(7) VALIDATION, before the static checks)."""
+        (smq-format(7) VALIDATION, before the static checks)."""
         sb = self.w.read(0, PAGE)
         if sb is None or f.err in ("SMQ_EMAGIC", "SMQ_EVERSION"):
             return f
@@ -651,7 +652,7 @@ class Reader:
             self.groups = self.group_checks(lay)
 
     def journal_head(self, lay, b):
-        """Board b's journal head line, checked (smq(7) VALIDATION, check
+        """Board b's journal head line, checked (smq-format(7) VALIDATION, check
         20): its fields, as a dict."""
         cor = "SMQ_ECORRUPT"
         at = lay.journal(b)
@@ -675,7 +676,7 @@ class Reader:
                 "last_boot": u64(h, 48)}
 
     def group_checks(self, lay):
-        """The group table (smq(7) GROUP TABLE): [(name, [queues])]."""
+        """The group table (smq-format(7) GROUP TABLE): [(name, [queues])]."""
         cor = "SMQ_ECORRUPT"
         te = lay.tables_extra
         if te < PAGE:
@@ -1229,7 +1230,7 @@ def queue(r, judge, q):
     return out
 
 
-# ---- smq(7) Journal, Reading a journal ----
+# ---- smq-format(7) Journal, smq(7) Reading a journal ----
 LOST, ABANDONED, BROKEN, RESTARTED = 100, 101, 102, 103
 KIND_NAMES = {1: "FORMAT", 2: "CLEAR", 3: "CLEAR_QUEUE", 4: "EMPTIED",
               5: "ANNOUNCE", 6: "READY", 7: "GAVE_UP", 8: "BOOT", 9: "OPEN",
@@ -1565,7 +1566,7 @@ def count_values(x):
 
 
 def store_checksum(spec):
-    """Sign the geometry as it is now (smq(7) Checksum)."""
+    """Sign the geometry as it is now (smq-format(7) Checksum)."""
     kind, _, path = spec.partition(":")
     if kind == "split":
         path = "/dev/shm/%s.0" % path

@@ -1,11 +1,16 @@
 #!/bin/sh
-# smqctl's command table, its man page and its completions agree.
-#  (a) every command of `smqctl --list-cmds` has a .SS under COMMANDS in
-#      man/smqctl.1, and every .SS there is a command;
-#  (b) every option of `smqctl --list-opts=CMD` is documented in CMD's .SS or
-#      under COMMON OPTIONS, with the short form and argument that
-#      `smqctl CMD --help` shows; every \-\-option a section mentions is one
-#      that the command (or, under COMMON OPTIONS, every command) accepts;
+# smqctl's command table, its man pages and its completions agree.
+#  (a) every command of `smqctl --list-cmds` has a page of its own,
+#      man/smqctl-CMD.1, and every man/smqctl-*.1 is a command's; the
+#      COMMANDS of man/smqctl.1 list each page with the line `smqctl help`
+#      gives the command, in its order, and each page's NAME says that line;
+#      `smqctl help CMD` prints what `smqctl CMD --help` prints;
+#  (b) every option of `smqctl --list-opts=CMD` is documented in CMD's page
+#      or under COMMON OPTIONS of man/smqctl.1, with the short form and
+#      argument that `smqctl CMD --help` shows; the OPTIONS of CMD's page
+#      are exactly the options of `smqctl help CMD` that are not common;
+#      every \-\-option a page mentions is one that the command (or, under
+#      COMMON OPTIONS, every command) accepts;
 #  (c) the bash completion offers exactly the commands and each command's
 #      options, as the binary lists them;
 #  (d) so does the zsh completion (skipped, with a note, without zsh);
@@ -18,22 +23,24 @@
 #      common options) a letter is one long option with one argument, and
 #      the table under SHORT OPTIONS in man/smqctl.1 is exactly that;
 #  (f) `smqctl help help` works; `smqctl help`, every `smqctl help CMD` and
-#      man/smqctl.1 never say "seed"; every window spec of `smqctl --window
+#      the pages never say "seed"; every window spec of `smqctl --window
 #      help` is in `smqctl --help` and under WINDOW SPECS; every variable
-#      the systemd units read is documented;
+#      the systemd units read is documented in man/smqctl.1;
 #  (g) no long option means two things: a long option that several
 #      commands take has the same short letter (or none) and the same
 #      argument in every `smqctl CMD --help`, and --timeout is -T, TIME;
 #      exceptions are listed, with their forms, where the meaning is one.
 # B is the build directory (default build, relative to the repository).
 # CLI_DOCS_MAN, CLI_DOCS_BASH and CLI_DOCS_ZSH check other files instead of
-# man/smqctl.1 and completions/ (to see that a broken copy is caught).
+# man/smqctl.1 (and the command pages beside it) and completions/ (to see
+# that a broken copy is caught).
 . "$(dirname "$0")/../lib/lib.sh"
 [ -x "$B/smqctl" ] || skip "no $B/smqctl: build it first (make)"
 need_smqctl
 # the completions run it as it is, no wrapper
 bin=$SMQCTL
 man=${CLI_DOCS_MAN:-man/smqctl.1}
+mandir=$(dirname "$man")
 bashcomp=${CLI_DOCS_BASH:-completions/smqctl.bash}
 zshcomp=${CLI_DOCS_ZSH:-completions/_smqctl}
 tmp=$T
@@ -72,32 +79,34 @@ builtin_opts="--help
 --usage
 --version"
 
-# ---- the man page, cut into sections ----
-# sec.COMMON: COMMON OPTIONS; sec.CMD: the .SS of CMD under COMMANDS;
-# headings: the first word of every .SS under COMMANDS.
-: >"$tmp/headings"
+# ---- the man pages ----
+# sec.COMMON: COMMON OPTIONS of man/smqctl.1; sec.CMD: the page of CMD,
+# smqctl-CMD.1; pages: the commands that have a page.
 awk -v dir="$tmp" '
 /^\.SH/ {
 	h = $0; sub(/^\.SH[ \t]+/, "", h); gsub(/"/, "", h)
 	out = h == "COMMON OPTIONS" ? dir "/sec.COMMON" : ""
 	if (out != "") printf "" > out
-	incmds = h == "COMMANDS"; if (incmds) seen = 1
-	next
-}
-/^\.SS/ && incmds {
-	h = $0; sub(/^\.SS[ \t]+/, "", h); gsub(/"/, "", h)
-	gsub(/\\f[BIRP]/, "", h); gsub(/\\f\(../, "", h); gsub(/\\-/, "-", h)
-	split(h, w, /[ \t]+/)
-	print w[1] > (dir "/headings")
-	name = w[1]; gsub(/[^A-Za-z0-9_-]/, "_", name)
-	out = dir "/sec." name; printf "" > out
 	next
 }
 out != "" { print > out }
-END { if (!seen) print "no .SH COMMANDS" > (dir "/nocommands") }
 ' "$man"
-[ -e "$tmp/nocommands" ] && fail "$man has no COMMANDS section"
 [ -e "$tmp/sec.COMMON" ] || { fail "$man has no COMMON OPTIONS section"; : >"$tmp/sec.COMMON"; }
+for p in "$mandir"/smqctl-*.1; do
+	[ -e "$p" ] || continue
+	c=${p##*/smqctl-}; c=${c%.1}
+	echo "$c" >>"$tmp/pages"
+	cp "$p" "$tmp/sec.$c"
+done
+touch "$tmp/pages"
+# The lines of the section SECTION of a page, without its heading.
+section() {
+	awk -v want="$2" '/^\.SH/ { h = $0; sub(/^\.SH[ \t]+/, "", h)
+		gsub(/"/, "", h); on = h == want; next } on' "$1"
+}
+# The summary line of each command, "CMD LINE", as `smqctl help` lists them
+"$bin" help | awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ {
+	c = $1; sub(/^  [a-z]+ +/, ""); print c, $0; next } on { exit }' >"$tmp/summaries"
 
 # Every long option a section mentions, as \-\-name in troff, one a line;
 # one written after another command's name ("init \-\-journal 0" under
@@ -138,25 +147,48 @@ helpspecs() {
 		-e 's/^      \(--[^ ]*\).*/\1/p' | sed 's/ //g'
 }
 
-# ---- (a) commands and .SS headings ----
+# ---- (a) commands and their pages ----
 case_begin
 for c in $cmds; do
-	grep -qx -- "$c" "$tmp/headings" ||
-		fail "(a) command '$c' has no .SS under COMMANDS in $man"
+	grep -qx -- "$c" "$tmp/pages" ||
+		fail "(a) command '$c' has no page $mandir/smqctl-$c.1"
 done
-while read -r h; do
-	echo "$cmds" | grep -qx -- "$h" ||
-		fail "(a) .SS '$h' under COMMANDS in $man names no command"
-done <"$tmp/headings"
-dups=$(sort "$tmp/headings" | uniq -d)
-[ -z "$dups" ] || fail "(a) more than one .SS for: $dups"
-case_end "(a) every command has one .SS under COMMANDS in $man, and every .SS there is a command"
+while read -r c; do
+	echo "$cmds" | grep -qx -- "$c" ||
+		fail "(a) $mandir/smqctl-$c.1 is the page of no command"
+done <"$tmp/pages"
+case_end "(a) every command has a page smqctl-CMD.1, and every such page is a command's"
+same "(a) smqctl help lists every command with a line" \
+	"$cmds" "$(awk '{ print $1 }' "$tmp/summaries")"
+# the COMMANDS of the overview: ".BR smqctl\-CMD (1)", then the line
+same "(a) COMMANDS of $man: each command's page with the line of smqctl help, in order" \
+	"$(cat "$tmp/summaries")" \
+	"$(section "$man" COMMANDS | awk '/^\.TP/ { t = 1; next }
+		t == 1 { c = $0; sub(/^\.BR smqctl\\-/, "", c); sub(/ \(1\).*/, "", c)
+			t = 2; next }
+		t == 2 { print c, $0; t = 0 }' | sed 's/\\-/-/g')"
+case_begin
+while read -r c line; do
+	[ -e "$tmp/sec.$c" ] || continue   # reported above
+	name=$(section "$tmp/sec.$c" NAME | sed 's/\\-/-/g')
+	[ "$name" = "smqctl-$c - $line" ] ||
+		fail "(a) the NAME of smqctl-$c.1 is '$name', not 'smqctl-$c - $line' (smqctl help)"
+	"$bin" help "$c" >"$tmp/help.$c" 2>&1
+	"$bin" "$c" --help >"$tmp/dashhelp.$c" 2>&1
+	cmp -s "$tmp/help.$c" "$tmp/dashhelp.$c" ||
+		fail "(a) smqctl help $c and smqctl $c --help differ"
+	section "$tmp/sec.$c" "SEE ALSO" | grep -q '^\.BR smqctl (1)' ||
+		fail "(a) the SEE ALSO of smqctl-$c.1 does not name smqctl(1)"
+	section "$man" "SEE ALSO" | grep -q "^\.BR smqctl\\\\-$c (1)" ||
+		fail "(a) the SEE ALSO of $man does not name smqctl-$c(1)"
+done <"$tmp/summaries"
+case_end "(a) each page's NAME is its command's line in smqctl help, smqctl help CMD is smqctl CMD --help, and the SEE ALSOs name each other"
 
 # ---- (b) options ----
 # Options are written \-\- in troff: a plain "--" renders as dashes.
 case_begin
-plain=$(grep -n -- '--' "$man" | grep -v '^[0-9]*:\.\\"')
-[ -z "$plain" ] || fail "(b) write options as \\-\\- in $man:
+plain=$(grep -n -- '--' "$man" "$mandir"/smqctl-*.1 | grep -v '^[^:]*:[0-9]*:\.\\"')
+[ -z "$plain" ] || fail "(b) write options as \\-\\- in the pages:
 $plain"
 
 mentions "$tmp/sec.COMMON" >"$tmp/ment.COMMON"
@@ -173,11 +205,11 @@ for c in $optcmds; do
 	optlines "$sec" >"$tmp/lines.$c"
 	while read -r o; do
 		grep -qx -- "$o" "$tmp/ment.$c" "$tmp/ment.COMMON" ||
-			fail "(b) $o of '$c' is documented neither under $c nor under COMMON OPTIONS"
+			fail "(b) $o of '$c' is documented neither in smqctl-$c.1 nor under COMMON OPTIONS"
 	done <"$tmp/opts.$c"
 	while read -r o; do
 		{ cat "$tmp/opts.$c"; echo "$builtin_opts"; } | grep -qx -- "$o" ||
-			fail "(b) the $c section mentions $o, which smqctl $c does not accept"
+			fail "(b) smqctl-$c.1 mentions $o, which smqctl $c does not accept"
 	done <"$tmp/ment.$c"
 	# short form, long form and argument, as --help shows them
 	helpspecs "$c" >"$tmp/specs.$c"
@@ -190,10 +222,24 @@ for c in $optcmds; do
 			where=$c
 		fi
 		grep -qxF -- "$s" "$tmp/lines.$where" ||
-			fail "(b) no line '$s' (as in smqctl $c --help) under $([ "$where" = COMMON ] && echo "COMMON OPTIONS" || echo "$c") in $man"
+			fail "(b) no line '$s' (as in smqctl $c --help) $([ "$where" = COMMON ] && echo "under COMMON OPTIONS in $man" || echo "in smqctl-$c.1")"
 	done <"$tmp/specs.$c"
+	# the OPTIONS of the page: each tag a spec of --help that is not
+	# common, and each such spec a tag
+	section "$sec" OPTIONS | awk '/^\.TP/ { t = 1; next } t { print; t = 0 }' |
+		sed -n 's/^\.B[IR]\{0,1\}[ \t]//p' |
+		sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' -e 's/"//g' -e 's/[ \t]//g' |
+		sort >"$tmp/tags.$c"
+	while read -r s; do
+		long=${s#*--}; long=--${long%%=*}
+		printf '%s\n%s\n' "$common" "$builtin_opts" | grep -qx -- "$long" || echo "$s"
+	done <"$tmp/specs.$c" | sort >"$tmp/own.$c"
+	[ -s "$tmp/own.$c" ] && [ ! -s "$tmp/tags.$c" ] &&
+		fail "(b) smqctl-$c.1 has no OPTIONS section, or no option in it"
+	extra=$(comm -23 "$tmp/tags.$c" "$tmp/own.$c")
+	[ -z "$extra" ] || fail "(b) the OPTIONS of smqctl-$c.1 list what smqctl help $c does not: $(echo $extra)"
 done
-case_end "(b) every option of every command is documented under it or COMMON OPTIONS, as --help writes it, and every option mentioned is one the command takes"
+case_end "(b) every option of every command is documented in its page or under COMMON OPTIONS, as --help writes it; a page's OPTIONS are its command's; every option mentioned is one the command takes"
 
 # ---- what the completions are checked against ----
 prefixes=$("$bin" --window help | sed -n 's/^  *\([a-z][a-z0-9]*:\).*/\1/p')
@@ -440,9 +486,9 @@ case_begin
 "$bin" help help >"$tmp/helphelp" 2>&1 && grep -q 'smqctl help' "$tmp/helphelp" ||
 	fail "(f) smqctl help help fails: $(head -n 1 "$tmp/helphelp")"
 { "$bin" help; "$bin" --help; for c in $cmds; do "$bin" help "$c"; done; } >"$tmp/allhelp" 2>&1
-for f in "$tmp/allhelp" "$man"; do
+for f in "$tmp/allhelp" "$man" "$mandir"/smqctl-*.1; do
 	seeds=$(grep -in 'seed' "$f")
-	[ -z "$seeds" ] || fail "(f) $([ "$f" = "$man" ] && echo "$man" || echo "smqctl help") says \"seed\":
+	[ -z "$seeds" ] || fail "(f) $([ "$f" = "$tmp/allhelp" ] && echo "smqctl help" || echo "$f") says \"seed\":
 $seeds"
 done
 "$bin" --help >"$tmp/tophelp"
@@ -454,7 +500,7 @@ done
 for v in $(sed -n 's/.*\$\({\{0,1\}\)\(SMQ_[A-Z_]*\).*/\2/p' systemd/*.service | sort -u); do
 	grep -q "$v" "$man" || fail "(f) $v, which the systemd units read, is not in $man"
 done
-case_end "(f) smqctl help help works; no 'seed' in the help or $man; every window spec in smqctl --help and under WINDOW SPECS; every variable of the units in $man"
+case_end "(f) smqctl help help works; no 'seed' in the help or the pages; every window spec in smqctl --help and under WINDOW SPECS; every variable of the units in $man"
 
 # ---- (g) one meaning per long option ----
 # A long option that several commands take is written the same in every
@@ -506,11 +552,11 @@ bad=$(awk '$1 == "--timeout" && ($2 != "-T" || $3 != "TIME") { print $4 }' "$tmp
 case_end "(g) a long option that several commands take is written alike in each (the exceptions aside), and --timeout is -T, --timeout=TIME"
 
 any_failed || echo "commands, man page and completions agree"
-# The checks made: 26, one a command of its own options and one an option
+# The checks made: 29, one a command of its own options and one an option
 # that takes a file (bash); again for zsh, 11 and one a file option; the
 # windows in /dev/shm, 4 for bash and 1 for zsh.
 nopt=$(echo $optcmds | wc -w) nfile=$(wc -l <"$tmp/fileopts")
-floor=$((26 + nopt + nfile))
+floor=$((29 + nopt + nfile))
 [ "$shm_ok" = 1 ] && floor=$((floor + 4))
 if command -v zsh >/dev/null 2>&1; then
 	floor=$((floor + 11 + nfile))

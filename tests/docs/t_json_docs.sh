@@ -2,8 +2,9 @@
 # Every key that `smqctl dump --json` (with and without -v, on a sound
 # window and on windows with a faulty entry), `smqctl top --once --json`
 # and `smqctl check --json` (every check, on a recorded PCI path, and the
-# figures between two boards) print is described in smqctl(1) (the
-# json-keys blocks under JSON OUTPUT),
+# figures between two boards) print is described in its command's page
+# (smqctl-dump(1), smqctl-top(1), smqctl-check(1): the json-keys blocks under
+# JSON OUTPUT, which tests/lib/json_keys.py reads beside man/smqctl.1),
 # and every key described there is printed, as tests/cli/t_measure.sh checks
 # for pingpong and bench.  Exit 0 pass, 1 fail, 77 skip (no python3).
 . "$(dirname "$0")/../lib/lib.sh"

@@ -1,5 +1,6 @@
 #!/bin/sh
-# The man pages: every page renders without a groff warning; every man3
+# The man pages: every page renders without a groff warning, and through
+# man -l for sections 1 and 7; every man3
 # name (every function of the public header and every symbol the shared
 # library exports has one, a page or a one-line .so link) is found by
 # man(1) in a man3 directory and renders there without a warning; and the
@@ -32,6 +33,21 @@ case_begin
 grep -nE '[^ \\]\.(TP|PP|SH|SS|IP|RS|RE|BR|RB|IR|RI|BI|IB|EX|EE|nf|fi)( |$)' \
 	man/*.[0-9] >"$tmp/glued" && { failed "requests inside text:"; cat "$tmp/glued"; }
 case_end "no request is glued to the text before it"
+
+# ...and man(1) renders each page of sections 1 and 7 (smqctl(1), a page
+# per command, smq(7), smq-format(7)) as a reader opens it, man -l, under
+# its own name and with no word on standard error
+case_begin
+for page in man/*.[17]; do
+	name=${page#man/}; name=${name%.*}
+	MANWIDTH=80 man -l -P cat "$page" >"$tmp/rendered" 2>"$tmp/man.err"
+	up=$(echo "$name" | tr '[:lower:]' '[:upper:]')
+	head -n 1 "$tmp/rendered" | grep -q "^$up(" && grep -q "^NAME" "$tmp/rendered" &&
+		grep -Eq "^ +$name +- " "$tmp/rendered" ||
+		failed "man -l $page: not rendered as $name: $(head -n 1 "$tmp/rendered")"
+	[ -s "$tmp/man.err" ] && { failed "man -l $page:"; cat "$tmp/man.err"; }
+done
+case_end "man -l renders every page of sections 1 and 7 under its name"
 
 # 2. The names: the header's functions, and the library's exports if it
 # was built.
@@ -185,4 +201,4 @@ fi
 
 n=$(wc -l <"$tmp/header")
 any_failed || echo "$n prototypes match smq.h; $(wc -l <"$tmp/pages") man3 names render"
-finish 8
+finish 9

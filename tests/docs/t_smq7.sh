@@ -1,5 +1,7 @@
 #!/bin/sh
-# smq(7) against the library.  Every table of fields marked ".\" fields:
+# smq(7) and smq-format(7) against the library.  The tables are read from
+# both pages, wherever they are; smq-format(7) holds the bytes, so smq(7)
+# holds no table of fields.  Every table of fields marked ".\" fields:
 # STRUCT" must give each named field the offset and size it has in
 # libsmq/format/format.h, and its rows must cover the structure exactly: a
 # "reserved" row is a padding member of the structure, at its offset and
@@ -12,7 +14,10 @@
 # Exit 0 pass, 1 fail, 77 skip (no library built, no compiler).
 . "$(dirname "$0")/../lib/lib.sh"
 CC=${CC:-cc}
-page=man/smq.7
+# the pages, read as one (a table counts wherever it is)
+pages="man/smq.7 man/smq-format.7"
+page=$T/pages
+cat $pages >"$page" || die "cannot read $pages"
 [ -f "$B/libsmq-internal.a" ] || skip "no $B/libsmq-internal.a: run make first"
 command -v "$CC" >/dev/null 2>&1 || skip "no C compiler ($CC)"
 cat >"$T/numbers.c" <<'CEOF'
@@ -571,4 +576,13 @@ else
 	failed "the EXAMPLE section differs from the library (- library, + page):"
 	cat "$T/diff"
 fi
-finish 3
+# the bytes are smq-format(7)'s: no table of fields in smq(7)
+tables=$(grep -c '^\.\\" fields:' man/smq.7)
+[ "$tables" = 0 ] && ok "smq(7) holds no table of fields: smq-format(7) has them" ||
+	failed "smq(7) holds $tables tables of fields: they belong in smq-format(7)"
+# each page names the other where a reader looks for it
+sed -n '/^\.SH SEE ALSO/,$p' man/smq.7 | grep -q '^\.BR smq\\-format (7)' &&
+	sed -n '/^\.SH SEE ALSO/,$p' man/smq-format.7 | grep -q '^\.BR smq (7)' &&
+	ok "smq(7) and smq-format(7) name each other under SEE ALSO" ||
+	failed "smq(7) and smq-format(7) do not name each other under SEE ALSO"
+finish 5

@@ -1,13 +1,13 @@
 #!/bin/sh
-# smq(7) is enough to write a reader from it alone: tests/docs/smq7_reader.py,
-# written from the page, decodes windows (superblock, checksum, queue table
-# and sender sets, board table, control blocks, lanes, rings, journals),
-# makes the numbered checks and judges boards and receivers, and must agree
+# smq(7) and smq-format(7) are enough to write a reader from them alone:
+# tests/docs/smq7_reader.py, written from the pages, decodes windows
+# (superblock, checksum, queue table and sender sets, board table, control
+# blocks, lanes, rings, journals), makes the numbered checks and judges boards and receivers, and must agree
 # with `smqctl dump -v --json` on every value: a fresh window, one with
 # traffic, sender sets, a split window, a window with checksums and a
 # message damaged in it, live, dead, away and other hosts' processes, and
 # windows with a field damaged for each check it can reach.  It reads
-# every board's journal as the page says a reader does, and must say what
+# every board's journal as the pages say a reader does, and must say what
 # `smqctl --json events --since all` says of them, entry for entry, key for
 # key: after every kind of entry the library writes, on a journal that
 # wrapped (the same count lost), with an entry damaged (said damaged, and

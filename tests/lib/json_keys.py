@@ -4,13 +4,24 @@ its page and every key described is printed (tests/cli/t_measure.sh,
 tests/cli/t_events.sh, tests/docs/t_json_docs.sh).  They import it with
 PYTHONPATH=tests/lib."""
 
+import glob
+import os
+
+
+def pages(man):
+    """MAN and the pages of its commands beside it: for man/smqctl.1,
+    man/smqctl-*.1 too, where each command's JSON OUTPUT is."""
+    d, f = os.path.split(man)
+    stem, dot, sect = f.rpartition(".")
+    return [man] + sorted(glob.glob(os.path.join(d, stem + "-*" + dot + sect)))
+
 
 def blocks(man):
-    """{BLOCK: set of keys} of the page MAN: a line '.\\" json-keys: BLOCK'
-    begins a block, whose keys begin its lines (after macros and indented
-    lines are left out) up to .EE."""
+    """{BLOCK: set of keys} of the page MAN and its command pages: a line
+    '.\\" json-keys: BLOCK' begins a block, whose keys begin its lines
+    (after macros and indented lines are left out) up to .EE."""
     found, cur = {}, None
-    for line in open(man):
+    for line in (l for p in pages(man) for l in open(p)):
         line = line.rstrip("\n")
         if line.startswith('.\\" json-keys: '):
             cur = line.split(": ", 1)[1]
