@@ -75,9 +75,12 @@ static int wake_child(void *arg)
 	const char *spec = arg;
 	struct smq_window *w;
 	struct smq_queue *tx;
+	struct smq_queue_info qi;
 
-	usleep(200 * 1000);
 	OK(smq_open(spec, 1, 0, &w));
+	/* the send must find the receiver asleep, or no doorbell rings */
+	WAIT_UNTIL(!smq_queue_info(w, 0, &qi, sizeof(qi)) && qi.sleeping, 20,
+		   "queue 0's receiver to show asleep");
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "wake", 4, 0));
 	return 0;
