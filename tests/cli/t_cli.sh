@@ -188,7 +188,8 @@ run -b 1 recv --count 0 --timeout $((100 * slow))ms
 want_rc 0
 want_no_out
 [ ! -s "$T/err" ] || no "stderr not empty"
-[ $(($(date +%s) - start)) -le $((2 * slow)) ] || no "took more than $((2 * slow)) s"
+# a give-up bound, not a speed: it ends by itself at its timeout
+[ $(($(date +%s) - start)) -le $((20 * slow)) ] || no "took more than $((20 * slow)) s"
 verdict "-b 1 recv --count 0 --timeout 0.1 on an empty queue"
 
 run -b 1 send world
@@ -519,21 +520,25 @@ want_rc 1
 want_no_out
 want_err "timed out"
 want_err "boards 1 and 2"
-[ $(($(date +%s) - start)) -le $((3 * slow)) ] || no "took more than $((3 * slow)) s"
+# a give-up bound, not a speed: it ends by itself at its timeout
+[ $(($(date +%s) - start)) -le $((20 * slow)) ] || no "took more than $((20 * slow)) s"
 verdict "sync --timeout 0.3 on board 0, 3 boards, none came: names boards 1 and 2"
 
-# a look every 10 s keeps the timeout all the same: board 0 waiting for
-# boards, board 1 for board 0 to format, board 1 for board 0 to declare
+# a look every 120 s keeps the timeout all the same: board 0 waiting for
+# boards, board 1 for board 0 to format, board 1 for board 0 to declare.
+# Not a speed: a sync that waited for its next look would take 120 s;
+# 30 s is far from both, so no busy machine decides it
+iv=$((120 * slow))
 for args in "-w file:$W3 sync" "-w file:$T/none -b 1 sync" "-w file:$W3 -b 1 sync"; do
 	start=$(date +%s%N)
 	# shellcheck disable=SC2086
-	run $args --timeout 1 --interval 10s
+	run $args --timeout 1 --interval ${iv}s
 	took=$((($(date +%s%N) - start) / 1000000))
 	want_rc 1
 	want_err "timed out"
-	[ $took -le $((1800 * slow)) ] ||
-		no "took $took ms, the timeout 1 s, a look every 10 s"
-	verdict "$args --timeout 1 --interval 10s: timed out within the timeout, not a look later"
+	[ $took -lt $((30000 * slow)) ] ||
+		no "took $took ms, the timeout 1 s, a look every $iv s"
+	verdict "$args --timeout 1 --interval ${iv}s: timed out at the timeout, not a look later"
 done
 
 bg_smqctl "$T/b1" -w "file:$W3" -b 1 sync --timeout $((2 * slow))
