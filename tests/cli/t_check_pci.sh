@@ -66,7 +66,8 @@ grow() {
 	printf 'TLP 0\n%s 0\n' "$total" >"$f" &
 	track $!
 	wait_pid 20 $! "check $name to read the first AER counts from a FIFO"
-	sleep 0.3
+	# (no sleep: the writer ends only once check has opened the FIFO,
+	# and what it reads stays in the pipe when the name is replaced)
 	rm -f "$f"
 	printf 'TLP 2\n%s 2\n' "$total" >"$f"
 	wait_pid 20 $cp "check $name, watching 3 s"

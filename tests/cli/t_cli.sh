@@ -62,6 +62,8 @@ epoch() { # epoch QUEUE: its epoch in $W, as dump -v says it (0x...)
 hex() { printf '%#x' "$1"; }
 # waitfor SHELL-CONDITION: poll it for up to 10 s
 waitfor() { within 10 eval "$1"; }
+# announced B: board B has announced itself (dump shows it initialized)
+announced() { "$S" dump 2>/dev/null | grep -Eq "^$1 +initialized "; }
 # bg_smqctl OUTFILE ARGS...: smqctl in the background, pid in $bgpid
 bg_smqctl() {
 	o=$1
@@ -97,7 +99,7 @@ verdict "--json init -T 5s: parses, geometry and generation 2"
 
 # ---- sync: board 1 first, then board 0 ----
 bg_smqctl "$T/b1" -b 1 sync --timeout $((5 * slow))
-sleep 0.3
+within 5 announced 1 || no "board 1's sync never showed it announced"
 run sync --timeout $((5 * slow))
 want_rc 0
 want_out "board 1 announced"
@@ -110,7 +112,7 @@ verdict "sync: board 1 started before board 0"
 # ---- sync: board 0 first, then board 1 (a new generation first) ----
 "$S" init --entries 16 --entry-size 256 >/dev/null 2>&1
 bg_smqctl "$T/b0" sync --timeout $((5 * slow))
-sleep 0.3
+within 5 announced 0 || no "board 0's sync never showed it announced"
 run -b 1 sync --timeout $((5 * slow))
 want_rc 0
 want_out "board 1: system ready"
@@ -123,7 +125,7 @@ verdict "sync: board 1 started after board 0"
 # ---- sync --json on both boards ----
 "$S" init --entries 16 --entry-size 256 >/dev/null 2>&1
 bg_smqctl "$T/b0" --json sync --timeout $((5 * slow))
-sleep 0.2
+within 5 announced 0 || no "board 0's sync never showed it announced"
 run -b 1 --json sync --timeout $((5 * slow))
 want_rc 0
 jsonl "$T/out" 'd[-1]["event"]=="ready" and d[-1]["board"]==1'
@@ -186,7 +188,8 @@ run -b 1 recv --count 0 --timeout $((100 * slow))ms
 want_rc 0
 want_no_out
 [ ! -s "$T/err" ] || no "stderr not empty"
-[ $(($(date +%s) - start)) -le $((2 * slow)) ] || no "took more than $((2 * slow)) s"
+# a give-up bound, not a speed: it ends by itself at its timeout
+[ $(($(date +%s) - start)) -le $((20 * slow)) ] || no "took more than $((20 * slow)) s"
 verdict "-b 1 recv --count 0 --timeout 0.1 on an empty queue"
 
 run -b 1 send world
@@ -209,10 +212,11 @@ verdict "board 1 -> queue 0 from stdin, recv on board 0"
 
 # Receiver waiting in its own process while the sender sends.
 bg_smqctl "$T/bgrecv" -b 1 recv --count 3 --timeout $((5 * slow))
-sleep 0.2
+waitfor '"$S" dump 2>/dev/null | grep -Eq "^1 +1 (waiting|asleep) "' ||
+	no "queue 1's receiver never showed waiting"
 for m in one two three; do
 	"$S" send -q 1 "$m" || no "send $m failed"
-	sleep 0.05
+	sleep 0.05  # a pace, not a state: messages that come one by one
 done
 bg_wait "$bgpid"
 [ "$bgrc" -eq 0 ] || no "background recv exited $bgrc"
@@ -516,21 +520,25 @@ want_rc 1
 want_no_out
 want_err "timed out"
 want_err "boards 1 and 2"
-[ $(($(date +%s) - start)) -le $((3 * slow)) ] || no "took more than $((3 * slow)) s"
+# a give-up bound, not a speed: it ends by itself at its timeout
+[ $(($(date +%s) - start)) -le $((20 * slow)) ] || no "took more than $((20 * slow)) s"
 verdict "sync --timeout 0.3 on board 0, 3 boards, none came: names boards 1 and 2"
 
-# a look every 10 s keeps the timeout all the same: board 0 waiting for
-# boards, board 1 for board 0 to format, board 1 for board 0 to declare
+# a look every 120 s keeps the timeout all the same: board 0 waiting for
+# boards, board 1 for board 0 to format, board 1 for board 0 to declare.
+# Not a speed: a sync that waited for its next look would take 120 s;
+# 30 s is far from both, so no busy machine decides it
+iv=$((120 * slow))
 for args in "-w file:$W3 sync" "-w file:$T/none -b 1 sync" "-w file:$W3 -b 1 sync"; do
 	start=$(date +%s%N)
 	# shellcheck disable=SC2086
-	run $args --timeout 1 --interval 10s
+	run $args --timeout 1 --interval ${iv}s
 	took=$((($(date +%s%N) - start) / 1000000))
 	want_rc 1
 	want_err "timed out"
-	[ $took -le $((1800 * slow)) ] ||
-		no "took $took ms, the timeout 1 s, a look every 10 s"
-	verdict "$args --timeout 1 --interval 10s: timed out within the timeout, not a look later"
+	[ $took -lt $((30000 * slow)) ] ||
+		no "took $took ms, the timeout 1 s, a look every $iv s"
+	verdict "$args --timeout 1 --interval ${iv}s: timed out at the timeout, not a look later"
 done
 
 bg_smqctl "$T/b1" -w "file:$W3" -b 1 sync --timeout $((2 * slow))

@@ -34,8 +34,15 @@ wait_event() {
 }
 # both watchers saw it
 seen() { wait_event "$T/ev.json" "\"event\": \"$1\".*${2#, }" "$1"; wait_event "$T/ev.txt" "$3" "$1"; }
-# a step ends when both watchers have been quiet for a few looks
-settle() { sleep 0.4; }
+# a step ends when both watchers have looked 3 times more (each look ends
+# in a nap: counted, not timed), so that what a step made is said in it
+looked() { [ "$(naps $EV_TXT)" -ge "$1" ] && [ "$(naps $EV_JSON)" -ge "$2" ]; }
+settle() {
+	wait_for 10 "both watchers to look 3 times more" \
+		looked $(($(naps $EV_TXT) + 3)) $(($(naps $EV_JSON) + 3))
+}
+# asleep Q: queue Q's receiver sleeps on its doorbell, as dump says
+asleep() { "$S" dump 2>/dev/null | grep -Eq "^$1 +[0-9]+ asleep "; }
 step() { echo "== $*" >>"$T/steps"; settle; }
 
 "$S" init -n 3 --queues 3 --entries 4 --journal 0 >/dev/null || die "init"
@@ -44,7 +51,8 @@ bg "$S" events -i 50ms --stall 3s -T $EVT >"$T/ev.txt"
 EV_TXT=$!
 bg "$S" --json events -i 50ms --stall 3s -T $EVT >"$T/ev.json"
 EV_JSON=$!
-sleep 0.3
+wait_for 10 "the text watcher's first look" napping $EV_TXT
+wait_for 10 "the JSON watcher's first look" napping $EV_JSON
 
 step "boards announce one by one, then are ready and at rest"
 bg "$S" -b 1 sync -T 20 -i 10ms >/dev/null
@@ -77,7 +85,7 @@ seen board_restarted ', "board": 1' 'board 1 back'
 seen receiver_attached '.*"takeovers": 1' 'in the place of one that died'
 
 step "the receiver stopped asleep, the queue filled behind it"
-sleep 0.3   # past its spinning: asleep on its doorbell
+wait_for 10 "queue 1's receiver asleep on its doorbell" asleep 1
 kill -STOP $RX2
 for m in 1 2 3 4; do "$S" -b 2 send -q 1 -T 0 "m$m" || die "send m$m"; done
 "$S" -b 2 send -q 1 -T 0 refused >/dev/null 2>&1 && die "a send to a full queue went through"
@@ -142,7 +150,7 @@ seen receiver_gone ', "board": 1, "queue": 1' 'queue 1: receiver closed the queu
 
 step "the watchers stopped and let go on: they say they fell behind"
 kill -STOP $EV_TXT $EV_JSON
-sleep 1.5
+sleep 1.5  # on purpose: the boards go on while the watchers cannot look
 kill -CONT $EV_TXT $EV_JSON
 seen lagged '' 'events fell behind'
 settle

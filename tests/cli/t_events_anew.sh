@@ -14,18 +14,8 @@ need_smqctl
 need_command python3 "it reads the events' JSON"
 W=shm:$SHM
 smq() { "$S" -w "$W" "$@"; }
-# napping PID: the watcher PID has made its first look and naps until
-# the next (it naps in nanosleep between looks, after its first): what
-# the test does next falls between two looks
-napping() {
-	case $(cat "/proc/$1/wchan" 2>/dev/null) in
-	*nanosleep*) return 0 ;;
-	esac
-	case $(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null) in
-	230|35|101|115) return 0 ;;  # (clock_)nanosleep: x86-64, arm64
-	esac
-	return 1
-}
+# (napping PID, of tests/lib/lib.sh: the watcher has made its first look
+# and naps until the next)
 smq init -n 2 --queues 2 --entries 4 >/dev/null || die "init"
 
 # (a)

@@ -98,7 +98,8 @@ want_no_out
 verdict "--until board_dead with none dying: exit 3 at --timeout"
 bg_start sh -c "exec \"$S\" --json events --queue 2 --until receiver_attached -T $RT >\"$T/w.json\""
 W=$pid
-sleep 0.3
+# the receiver attaches after the watcher's first look: an event that comes
+wait_for 10 "the watcher's first look" napping $W
 "$S" -b 0 send -q 2 -T 0 nothing >/dev/null 2>&1
 bg_start "$S" recv -q 2 -c 0 -T $RT
 R2=$pid
@@ -108,6 +109,7 @@ import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 last = lines[-1]
 assert last["event"] == "receiver_attached" and last["queue"] == 2, last
+assert "first look" not in last["text"], last
 assert all(e.get("queue") == 2 for e in lines), lines
 PY
 kill $R2

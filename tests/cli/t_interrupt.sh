@@ -53,9 +53,10 @@ os.execv(sys.argv[1], sys.argv[1:])'
 for sig in INT TERM; do
 	bg_start python3 -c "$dfl_int" "$S" sync -T 60
 	SY=$pid
+	# in its wait: board 0 announced, and the sync napping between looks
 	until_ok sh -c "\"$S\" dump 2>/dev/null | grep -Eq '^ *0 +(initialized|announced)'" ||
-		note "board 0 not seen announced (dump: $("$S" dump 2>&1 | sed -n '/board/,+3p' | head -n 4))"
-	sleep 0.3
+		failed "board 0 not seen announced (dump: $("$S" dump 2>&1 | sed -n '/board/,+3p' | head -n 4))"
+	wait_for 20 "sync on board 0 to nap between its looks" napping $SY
 	stop_pid 10 $SY "sync on board 0, sent SIG$sig" $sig
 	[ "$rc" -gt 128 ] && ok "sync waiting for board 1: SIG$sig ends it (exit $rc)" ||
 		failed "sync waiting for board 1: SIG$sig, exit $rc"
@@ -68,7 +69,7 @@ bg_start "$S" -b 1 sync -T 20
 bg_start sh -c "exec \"$S\" pingpong --wait sleep --duration 60 --size 0 >\"$T/pp.txt\" 2>\"$T/pp.err\""
 PP=$pid
 wait_line 30 "$T/pp.err" "" 2>/dev/null
-sleep 2
+sleep 2  # on purpose: rows measured before the Ctrl-C
 stop_pid 30 $PP "pingpong --wait sleep, sent SIGINT" INT
 if [ "$rc" = 1 ] && grep -q "(interrupted)" "$T/pp.txt" &&
    grep -qE '^ +0 +[0-9]+ ' "$T/pp.txt"; then

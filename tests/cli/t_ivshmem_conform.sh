@@ -191,7 +191,7 @@ track $stopper
 		[ "$n" -gt "$max" ] && max=$n && echo "$max" >"$T/fdmax"
 		[ "$efds" -gt $((3 * (sockets - 1) + 3)) ] &&
 			echo "$efds eventfds for $((sockets - 1)) peers" >>"$T/fdover"
-		sleep 0.02
+		sleep 0.02  # a nap between samples, not a stand-in
 	done
 ) &
 sampler=$!

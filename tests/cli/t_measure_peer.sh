@@ -17,20 +17,30 @@
 # Waits are bounded; no duration is asserted.
 . "$(dirname "$0")/../lib/lib.sh"
 need_smqctl
+need_command python3 "it reads dump's JSON"
 export SMQ_WINDOW=shm:$SHM
 "$S" init -n 2 --force >/dev/null || die "init"
 # child_of PID: the peer process a run forked
 child_of() { pgrep -P "$1" | head -n 1; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
+# taken: the messages the peer (board 1) has taken on its diagnostic
+# queue, 3 (the window's queues 0-3: 2 and 3 are the diagnostic ones of
+# -n 2); moving N: more than N
+taken() {
+	"$S" --json dump 2>/dev/null | python3 -c 'import json, sys
+print(json.load(sys.stdin)["queue_table"][3]["received"])'
+}
+moving() { [ "$(taken)" -gt "$1" ] 2>/dev/null; }
 
 # ---- (a), (b): a stopped peer ----
 for cmd in pingpong bench; do
+	before=$(taken)
 	bg_start sh -c "exec \"$S\" $cmd --drain -c 100000000 -z 64 -T 1 >\"$T/out.$cmd\" 2>\"$T/err.$cmd\""
 	RUN=$pid
 	within 10 sh -c "[ -n \"\$(pgrep -P $RUN)\" ]" || failed "$cmd: no peer process"
 	PEER=$(child_of $RUN)
 	# the peer running its rounds: its queue's counts move
-	sleep 0.3
+	wait_for 10 "$cmd's peer to take messages" moving "$before"
 	kill -STOP "$PEER"
 	wait_pid 8 $RUN "$cmd with its peer stopped"
 	[ "$rc" -eq 1 ] && grep -q "$cmd: board 1 did not answer within 1 s" "$T/err.$cmd" &&
@@ -63,8 +73,9 @@ run bench -T 2x
 bg_start sh -c "exec \"$S\" pingpong --drain -c 100000000 -z 0 >/dev/null 2>\"$T/err.f\""
 RUN=$pid
 within 10 sh -c "[ -n \"\$(pgrep -P $RUN)\" ]" || failed "pingpong (f): no peer process"
+before=$(taken)
 PEER=$(child_of $RUN)
-sleep 0.3
+wait_for 10 "pingpong (f)'s peer to take messages" moving "$before"
 kill -9 $RUN
 wait $RUN 2>/dev/null
 untrack $RUN

@@ -113,6 +113,8 @@ while [ $i -lt $((100 * slow)) ]; do
 	wchan=$(cat "/proc/$pid/wchan" 2>/dev/null)
 	case $wchan in *pipe_write*|*pipe_wait*) break ;; esac
 	[ -z "$wchan" ] || [ "$wchan" = 0 ] && [ $i -ge $((20 * slow)) ] && break
+	# a nap between looks at wchan; where the kernel hides it, 20 naps
+	# stand in for 'blocked in write()' (said above: no state to read)
 	sleep 0.05
 	i=$((i + 1))
 done

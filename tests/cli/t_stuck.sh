@@ -81,6 +81,7 @@ wait_pid 10 $RX "the receiver, sent SIGINT"
 
 # ---- a slow receiver is not stalled ----
 for i in 1 2 3 4 5 6 7 8 9 10 11 12; do "$S" send -q 1 "s$i" >/dev/null; done
+# (the 0.5 s is the point, a pace: a receiver slow on purpose)
 bg_start sh -c "while \"$S\" -b 1 recv -q 1 -c 1 -T 5 >>\"$T/slow\"; do sleep 0.5; done"
 SLOW=$pid
 run check --only stalled --stall 2s

@@ -72,6 +72,10 @@ start() {
 		"'$S' $*; echo \$? >'$T/rc.$s'" || die "tmux"
 }
 session_ended() { [ -s "$T/rc.$1" ]; }
+# top_pid SESSION: the smqctl top that the session's shell runs
+top_pid() { pgrep -P "$(tm display -p -t "$1" '#{pane_pid}')" | head -n 1; }
+# napped PID N: PID has napped N times (lib.sh's naps: a look each)
+napped() { [ "$(naps "$1")" -ge "$2" ] 2>/dev/null; }
 status_is() { [ "$(cat "$T/rc.$1" 2>/dev/null)" = "$2" ]; }
 smq() { "$S" -w "file:$W" "$@"; }
 
@@ -198,10 +202,19 @@ if command -v python3 >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1 &&
 	track $orcv
 	bg_start "$S" -w "$OW" recv -q 0 --count 100000 --timeout 30 >/dev/null 2>&1
 	r0=$pid
+	# (a pace, not a state: a message every 0.02 s)
 	bg_start sh -c 'while :; do "$0" -w "$1" send -q 0 m || exit; sleep 0.02; done' \
 		"$S" "$OW" >/dev/null 2>&1
 	snd=$pid
-	sleep 0.5
+	# going: queue 0's receiver has taken messages, and the other
+	# host's has opened queue 1 (dump's columns: QUEUE, RECEIVER board
+	# and state, FILL, QUEUED, SENT, RECEIVED)
+	going() {
+		"$S" -w "$OW" dump 2>/dev/null | awk '$1 == 0 && $2 == 0 && $7 > 0 { a = 1 }
+			$1 == 1 && $2 == 1 && $3 != "none" { b = 1 }
+			END { exit !(a && b) }'
+	}
+	wait_for 10 "the other host's receiver, and messages moving on queue 0" going
 	# three times: one whose first interval saw the heartbeat move did
 	# not wait
 	for k in 1 2 3; do
@@ -284,7 +297,10 @@ check "live: s again sorts by queue" \
 tm send-keys -t live p
 check "live: p shows PAUSED" waitfor 2 'shows live PAUSED'
 smq send -q 0 g
-sleep 0.6
+# three of its looks, counted by its naps: a top not paused would have
+# drawn queue 0's sent 2 by then
+tp=$(top_pid live)
+wait_for 10 "the paused top to look 3 times" napped "$tp" $(($(naps "$tp") + 3))
 check "live: paused, the frame stays (queue 0 sent still 1)" sent_is live 0 1
 tm send-keys -t live p
 check "live: p again resumes (no PAUSED, queue 0 sent 2)" \

@@ -26,7 +26,8 @@
 # a tool the machine lacks fails loudly.  Every wait is bounded and says
 # what it waited for:
 # wait_for, wait_line, within, wait_pid, stop_pid; a command that waits
-# (smqctl recv, sync, events, check) has its own --timeout.
+# (smqctl recv, sync, events, check) has its own --timeout.  A watcher's
+# looks are told by napping PID (it has looked) and counted by naps PID.
 
 # ---- where the script runs ----
 cd "$(dirname "$0")/../.." || exit 1
@@ -451,6 +452,25 @@ wait_pid() {
 	_lib_waiting=""
 	untrack "$2"
 	return $rc
+}
+# napping PID: PID, a watcher that looks and then naps in nanosleep until
+# its next look (smqctl events, top), naps now: it has made its first
+# look, and what the script does next falls between two looks
+napping() {
+	case $(cat "/proc/$1/wchan" 2>/dev/null) in
+	*nanosleep*) return 0 ;;
+	esac
+	case $(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null) in
+	230|35|101|115) return 0 ;;  # (clock_)nanosleep: x86-64, arm64
+	esac
+	return 1
+}
+# naps PID: how many times PID gave the CPU up of its own (its voluntary
+# context switches; empty once it is gone): each look of such a watcher
+# ends in one, so looks are counted, not timed
+naps() {
+	sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' "/proc/$1/status" \
+		2>/dev/null
 }
 # stop_pid SECONDS PID WHAT [SIGNAL]: SIGNAL (default TERM) to PID, then
 # wait_pid SECONDS PID WHAT

@@ -82,6 +82,8 @@ rp=$(serial | sed -n 's|^SMQ-GUEST: aer counts: /sys/bus/pci/devices/||p' | head
 echo "     the guest's AER counts: $rp ($(serial | grep -c '^SMQ-GUEST: aer counts: ') device(s))"
 # inject ERROR [-c]: once the guest's check has read the counts a first time
 inject() {
+	# (a stand-in left: nothing the guest says tells when its check has
+	# read the counts; 3 s into a watch of $watch s, under TCG)
 	sleep 3
 	monitor "pcie_aer_inject_error $1" >"$T/mon.out" 2>&1
 	# the monitor echoes the line as typed, then answers

@@ -214,7 +214,10 @@ fi
 for b in 1 2; do
 	await $b '^SMQ-GUEST: holding$' 60 || bail "guest $b: not holding its board"
 done
-sleep 2  # the receivers open their queues (seconds under TCG)
+# the receivers open their queues (seconds under TCG): dump names their
+# pids once they have
+opened() { sm --json dump 2>/dev/null | json_flat | grep -q "^queue_table\.$1\.receiver_pid=[1-9]"; }
+wait_for 60 "guests 1 and 2 to open their queues 1 and 2" eval 'opened 1 && opened 2'
 qp2=$(cat "$T/qemu-2.pid" 2>/dev/null)
 [ -n "$qp2" ] && kill -KILL "$qp2" 2>/dev/null || bail "cannot kill guest 2's QEMU (pid '$qp2')"
 wait_pid 10 $g2 "guest 2's QEMU, killed"

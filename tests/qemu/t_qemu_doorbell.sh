@@ -253,10 +253,13 @@ ticks() { # utime + stime of PID in clock ticks, or nothing
 hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
 bg_start "$S" --window "ivshmem:$sock" recv --queue 0 --timeout 60 >"$T/hrecv.out" 2>"$T/hrecv.err"
 hrecv=$pid
+# (a stand-in left: the receiver settles into its sleep; a dump to see it
+# would join the server as a peer while guest 2 measures its own idle)
 sleep 1
 ht0=$(now_ms)
 hc0=$(ticks $hrecv)
 await 2 '^SMQ-GUEST: idle ' 30 || failed "guest 2: no idle receiver"
+# on purpose: 5 s of the host's receiver idle, its CPU measured over them
 while [ $(($(now_ms) - ht0)) -lt 5000 ]; do sleep 0.1; done
 ht1=$(now_ms)
 hc1=$(ticks $hrecv)

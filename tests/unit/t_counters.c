@@ -1,7 +1,6 @@
 /* A counter counts events: one send that meets a full ring and waits is
  * one full wait, however many naps or spins the wait took. */
 #include <sys/wait.h>
-#include <time.h>
 #include "testlib.h"
 
 /* the least count of checks a run makes (16 here) */
@@ -23,11 +22,13 @@ static int drain_later(void *arg)
 	char buf[64];
 	size_t n;
 	unsigned from;
-	struct timespec ts = { 0, 300 * 1000000L };
+	struct smq_lane_info li;
 
 	OK(smq_open(spec, 0, 0, &w));
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, SMQ_POLL, &q));
-	nanosleep(&ts, NULL);
+	/* room only once board 1's send waits for it: a wait to count */
+	WAIT_UNTIL(!smq_lane_info(w, 0, 1, &li, sizeof(li)) &&
+		   li.sender_waiting, 20, "board 1's send to wait for room");
 	OK(smq_receive(q, buf, sizeof(buf), &n, &from, 1000));
 	OK(smq_queue_close(q));
 	OK(smq_close(w));

@@ -211,7 +211,7 @@ static void *look(void *arg)
 			smq_queue_info(l->m, q, &qi, sizeof(qi));
 		smq_board_info(l->m, 1, &bi, sizeof(bi));
 		smq_validate(l->m, NULL, 0);
-		l->looks++;
+		__atomic_add_fetch(&l->looks, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -230,10 +230,14 @@ static void test_monitor_threads(const char *spec)
 		l[i] = (struct looker){ m, &stop, 0 };
 		CHECK(pthread_create(&th[i], NULL, look, &l[i]) == 0);
 	}
-	sleep_ms(20);
+	/* each has looked at the window unmade */
+	for (int i = 0; i < 3; i++)
+		WAIT_UNTIL(__atomic_load_n(&l[i].looks, __ATOMIC_ACQUIRE), 20,
+			   "looker %d's first look", i);
 	for (int i = 0; i < 40; i++) {
 		struct smq_geometry g = { 2, i & 1 ? 50 : 2, 4, 64, NULL };
 		OK(smq_init(w, &g, sizeof(g)));
+		/* a pace, not a state: the threads look between formats */
 		sleep_ms(2);
 	}
 	stop = 1;
@@ -445,6 +449,9 @@ static void test_new_generation(const char *spec)
 	test_waiting("board 1 (pid %d) to start waiting", (int)pid);
 	CHECK(read(p[0], &c, 1) == 1);
 	test_waiting(NULL);
+	/* time passes on purpose, not a stand-in: board 1's sync looks every
+	 * 5 ms, and one that announced into the old generation would show
+	 * below; no state says it never will */
 	sleep_ms(100);
 	/* it waits without announcing into the old generation */
 	OK(smq_open(spec, 0, 0, &w));

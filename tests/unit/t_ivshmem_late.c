@@ -9,6 +9,7 @@
  * (SMQ_HOOK_SLEPT_OUT), which is what a lost doorbell leaves it. */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -26,12 +27,17 @@ TEST_FLOOR(120);
 #define FILLERS 60  /* peers that join and stay, never reading */
 
 static char path[256];
+static int *joined;              /* atomic, shared with the server's
+				    process: the peers it has taken in */
+static int asleep;               /* atomic: the receiver went to sleep */
 static int after_send;           /* atomic */
 static int ended;                /* atomic: the first end of a sleep after
 				    the send, a hook's number; 0 none */
 
 static void on_hook(enum smq_hook where)
 {
+	if (where == SMQ_HOOK_SLEEP)
+		__atomic_store_n(&asleep, 1, __ATOMIC_RELEASE);
 	if ((where == SMQ_HOOK_RUNG || where == SMQ_HOOK_SLEPT_OUT) &&
 	    __atomic_load_n(&after_send, __ATOMIC_ACQUIRE)) {
 		int none = 0;
@@ -52,6 +58,10 @@ static int serve(void *arg)
 		int err = smq_server_next(s, -1, &ev, sizeof(ev));
 		if (err && err != -ETIMEDOUT && err != -EINTR)
 			return 1;
+		/* a join's event comes once its messages to every peer are
+		 * sent or held back */
+		if (!err && ev.type == SMQ_PEER_JOINED)
+			__atomic_add_fetch(joined, 1, __ATOMIC_RELEASE);
 	}
 }
 
@@ -66,6 +76,8 @@ static pid_t srv;
 static void *resume_server(void *arg)
 {
 	(void)arg;
+	/* (not a stand-in for a state: the server is held on purpose while
+	 * the send begins, so that what it holds comes only later) */
 	usleep(50 * 1000);
 	kill(srv, SIGCONT);
 	return NULL;
@@ -90,9 +102,11 @@ int main(void)
 
 	snprintf(path, sizeof(path), "%s/ivshmem.sock", test_dir());
 	snprintf(spec, sizeof(spec), "ivshmem:%s", path);
+	joined = mmap(NULL, sizeof(*joined), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(joined != MAP_FAILED);
 	srv = test_fork(serve, NULL);
-	for (int i = 0; i < 500 && access(path, F_OK); i++)
-		usleep(10 * 1000);
+	WAIT_UNTIL(!access(path, F_OK), 20, "the server's socket %s", path);
 	const struct smq_geometry g = { 2, 1, 4, 64, (const uint16_t[]){ 1 } };
 	OK(smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w0));
 	OK(smq_init(w0, &g, sizeof(g)));
@@ -104,13 +118,17 @@ int main(void)
 		strcpy(a.sun_path, path);
 		CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
 	}
-	usleep(300 * 1000);  /* the server has told the sender's socket all it holds */
+	/* the server has told the sender's socket all it holds: it took in
+	 * the sender and every filler */
+	WAIT_UNTIL(__atomic_load_n(joined, __ATOMIC_ACQUIRE) >= FILLERS + 1, 20,
+		   "the server to take in the sender and %d fillers", FILLERS);
 	OK(smq_open(spec, 1, 0, &w1));
 	OK(smq_queue_open(w1, 0, SMQ_RECEIVER, SMQ_SLEEP, &r.q));
 	smq_test_hook = on_hook;
 	pthread_t t;
 	CHECK(pthread_create(&t, NULL, receive, &r) == 0);
-	usleep(200 * 1000);  /* the receiver sleeps on its doorbell */
+	WAIT_UNTIL(__atomic_load_n(&asleep, __ATOMIC_ACQUIRE), 20,
+		   "the receiver to sleep on its doorbell");
 	__atomic_store_n(&after_send, 1, __ATOMIC_RELEASE);
 	pthread_t resume;
 	kill(srv, SIGSTOP);

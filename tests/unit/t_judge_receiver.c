@@ -151,7 +151,7 @@ int main(void)
 			     "(state %s, heartbeat still %lld ms)", looks,
 			     state_name(qi.receiver_state),
 			     (long long)qi.receiver_age_ms);
-		usleep(50000);
+		usleep(50000);  /* a nap between looks (400 at most) */
 	}
 	test_waiting(NULL);
 	CHECK(qi.receiver_alive == 0 && !qi.sleeping);

@@ -12,8 +12,8 @@
 #include "testint.h"
 #include "testlib.h"
 
-/* the least count of checks a run makes (37 here) */
-TEST_FLOOR(37);
+/* the least count of checks a run makes (36 here) */
+TEST_FLOOR(36);
 
 /* The tag a process with this pid had before the host's last boot (or an
  * earlier process with the same pid): same id, another hash. */
@@ -35,8 +35,8 @@ static void *receiving_thread(void *p)
 	OK(smq_open(ld->spec, 0, 0, &w));
 	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &q));
 	atomic_store(&ld->claimed, 1);
-	while (!atomic_load(&ld->release))
-		usleep(1000);
+	WAIT_UNTIL(atomic_load(&ld->release), 60, "the test to let the "
+		   "receiver go");
 	OK(smq_queue_close(q));
 	OK(smq_close(w));
 	/* the process ends here, its first thread long gone: what it
@@ -53,35 +53,38 @@ static int leader_exits(void *p)
 	pthread_exit(NULL);  /* the process goes on in its other thread */
 }
 
+/* The first thread of process pid shows as a zombie in stat[]. */
+static bool leader_zombie(pid_t pid, char *stat, size_t n)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	stat[0] = 0;
+	if ((f = fopen(path, "r"))) {
+		if (!fgets(stat, (int)n, f))
+			stat[0] = 0;
+		fclose(f);
+	}
+	const char *e = strrchr(stat, ')');
+	return e && e[1] == ' ' && e[2] == 'Z';
+}
+
 static void zombie_leader(const char *spec, struct smq_window *w0)
 {
 	struct leader *ld = mmap(NULL, sizeof(*ld), PROT_READ | PROT_WRITE,
 				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct smq_queue *rx;
 	struct smq_queue_info qi;
-	char path[64], stat[512] = "";
+	char stat[512] = "";
 
 	CHECK(ld != MAP_FAILED);
 	ld->spec = spec;
 	pid_t pid = test_fork(leader_exits, ld);
-	while (!atomic_load(&ld->claimed))
-		usleep(1000);
-	/* wait until the first thread shows as a zombie */
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	for (int i = 0; i < 2000; i++) {
-		FILE *f = fopen(path, "r");
-		if (f) {
-			if (!fgets(stat, sizeof(stat), f))
-				stat[0] = 0;
-			fclose(f);
-		}
-		const char *e = strrchr(stat, ')');
-		if (e && e[1] == ' ' && e[2] == 'Z')
-			break;
-		usleep(1000);
-	}
-	const char *e = strrchr(stat, ')');
-	CHECK(e && e[2] == 'Z');
+	WAIT_UNTIL(atomic_load(&ld->claimed), 20, "the receiving thread of "
+		   "pid %d to claim queue 0", (int)pid);
+	WAIT_UNTIL(leader_zombie(pid, stat, sizeof(stat)), 20, "the first "
+		   "thread of pid %d to show as a zombie", (int)pid);
 	EXPECT(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx), -EBUSY);
 	OK(smq_queue_info(w0, 0, &qi, sizeof(qi)));
 	if (qi.receiver_pid != (uint32_t)pid || qi.receiver_alive != 1)

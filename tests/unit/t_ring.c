@@ -75,9 +75,12 @@ static int wake_child(void *arg)
 	const char *spec = arg;
 	struct smq_window *w;
 	struct smq_queue *tx;
+	struct smq_queue_info qi;
 
-	usleep(200 * 1000);
 	OK(smq_open(spec, 1, 0, &w));
+	/* the send must find the receiver asleep, or no doorbell rings */
+	WAIT_UNTIL(!smq_queue_info(w, 0, &qi, sizeof(qi)) && qi.sleeping, 20,
+		   "queue 0's receiver to show asleep");
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "wake", 4, 0));
 	return 0;
@@ -93,6 +96,8 @@ static int late_receiver(void *arg)
 	size_t len;
 
 	OK(smq_open(spec, 0, 0, &w));
+	/* on purpose, not a stand-in: the sender's wait must outlast its
+	 * 1 s sleep slice */
 	usleep(1300 * 1000);
 	OK(smq_queue_open(w, 1, SMQ_RECEIVER, 0, &rx));
 	OK(smq_receive(rx, buf, sizeof(buf), &len, NULL, 0));
@@ -130,6 +135,8 @@ int main(void)
 	EXPECT(smq_send(tx, "x", 1, 0), -EAGAIN);
 	uint64_t t0 = ms_now();
 	EXPECT(smq_send(tx, "x", 1, 50), -ETIMEDOUT);
+	/* a floor, not a speed: -ETIMEDOUT no sooner than asked (a busy
+	 * machine only lengthens it) */
 	CHECK(ms_now() - t0 >= 49);
 	struct smq_queue_info qi;
 	OK(smq_queue_info(w, 0, &qi, sizeof(qi)));
@@ -154,7 +161,7 @@ int main(void)
 		t0 = ms_now();
 		EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 30),
 		       -ETIMEDOUT);
-		CHECK(ms_now() - t0 >= 29);
+		CHECK(ms_now() - t0 >= 29);     /* a floor, as above */
 		EXPECT(smq_receive(rx, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
 		OK(smq_queue_close(rx));
 	}
@@ -196,6 +203,7 @@ int main(void)
 		     "makes", (int)pid);
 	OK(smq_send(tx, "c", 1, SMQ_WAIT_FOREVER));
 	test_waiting(NULL);
+	/* a floor, not a speed: the send did wait across a slice */
 	CHECK(ms_now() - t0 >= 1200);
 	test_wait_ok(pid, "late receiver");
 

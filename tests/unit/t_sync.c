@@ -93,7 +93,7 @@ static int board_start(void *p)
 	struct smq_board_info bi;
 	uint64_t pending = 12345;
 
-	sleep_ms(a->delay_ms);
+	sleep_ms(a->delay_ms);  /* a random start, on purpose: no state */
 	OK(smq_open(a->spec, a->board, 0, &w));
 	uint64_t gen = generation(w);
 	EXPECT(smq_synchronize(w, 0, 5000, 2, &pending), 0);
