@@ -191,12 +191,12 @@ static int compare_rows(const struct figures *f, struct row *rows)
 	double cl[RUNS], v[RUNS];
 	for (int r = 0; r < RUNS; r++)
 		cl[r] = f->clrun[r].half_rtt.median;
-	double clm = median_of(cl, RUNS);
+	double clm = median_double(cl, RUNS);
 	for (int i = 0; i < NRUN_POLL; i++) {
 		for (int r = 0; r < RUNS; r++)
 			v[r] = f->pollrun[r][i].half_rtt.median;
 		struct row *w = &rows[nr++];
-		*w = (struct row){ "", "ns", median_of(v, RUNS), clm,
+		*w = (struct row){ "", "ns", median_double(v, RUNS), clm,
 				   "cache-line ping-pong", true, 1.3, NULL, NULL };
 		snprintf(w->what, sizeof(w->what), "poll half RTT %zu B, %d runs",
 			 poll_size[i], RUNS);
@@ -211,8 +211,8 @@ static int compare_rows(const struct figures *f, struct row *rows)
 			with[r] = 1e9 / f->ck[r][i][1].msgs_per_s;
 		}
 		struct row *w = &rows[nr++];
-		*w = (struct row){ "", "ns/msg", median_of(with, RUNS),
-				   median_of(without, RUNS), "without checksums",
+		*w = (struct row){ "", "ns/msg", median_double(with, RUNS),
+				   median_double(without, RUNS), "without checksums",
 				   true, ck_target[i], NULL, NULL };
 		snprintf(w->what, sizeof(w->what), "checked stream %zu B, %d "
 			 "runs", ck_size[i], RUNS);
@@ -253,8 +253,8 @@ static int compare_rows(const struct figures *f, struct row *rows)
 		two[r] = f->lane[r][1].msgs_per_s;
 	}
 	struct row *lr = &rows[nr++];
-	*lr = (struct row){ "", "msgs/s", median_of(two, RUNS),
-			    median_of(one, RUNS), "1 sender, 2 hogs", false,
+	*lr = (struct row){ "", "msgs/s", median_double(two, RUNS),
+			    median_double(one, RUNS), "1 sender, 2 hogs", false,
 			    0.5, NULL, NULL };
 	snprintf(lr->what, sizeof(lr->what), "lane lock, 2 senders, 2 hogs, %d "
 		 "runs", RUNS);

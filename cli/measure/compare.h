@@ -34,8 +34,6 @@ int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 #define SMALL_ENTRIES 256
 #define SMALL_ENTRY_SIZE 1024
 uint32_t big_entries(size_t size);
-/* The median of n values (sorts them) */
-double median_of(double *v, int n);
 
 /* One comparison: smq's figure against a baseline's. */
 struct row {

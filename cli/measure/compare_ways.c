@@ -129,7 +129,7 @@ static double fastest(const struct ways *w)
 				v[n++] = w->cl[r][k].half_rtt.median;
 	if (!n)
 		return NAN;
-	median_of(v, n);  /* sorts them */
+	median_double(v, n);  /* sorts them */
 	return v[n / 10];
 }
 
@@ -250,8 +250,8 @@ static int pair_rows(struct ways *w, const struct pair *p, struct row *rows,
 					 st ? "slow" : "fast" };
 		struct row *o = &rows[nr++];
 		*o = (struct row){ "", p->z <= SMALL_ENTRY_SIZE ? "msgs/s" : "MB/s",
-				   n[st] ? median_of(a, n[st]) : NAN,
-				   n[st] && p->y ? median_of(b, n[st]) : NAN,
+				   n[st] ? median_double(a, n[st]) : NAN,
+				   n[st] && p->y ? median_double(b, n[st]) : NAN,
 				   p->base_name, false, p->target,
 				   p->y ? NULL : p->absent, p->y ? rr : NULL };
 		snprintf(o->what, sizeof(o->what), "%s, %s, %d run%s", p->what,
@@ -331,7 +331,7 @@ void ways_states(const struct ways *w, double ns[2], int n[2])
 			}
 		}
 	for (int st = 0; st < 2; st++)
-		ns[st] = n[st] ? median_of(v[st], n[st]) : NAN;
+		ns[st] = n[st] ? median_double(v[st], n[st]) : NAN;
 }
 
 void ways_text(const struct ways *w)

@@ -16,6 +16,9 @@ struct lat_stats {
 	double min, mean, median, p95, p99, p999, max;
 };
 void lat_compute(uint64_t *samples, uint64_t n, struct lat_stats *st);
+/* The median of n values (sorts them): what the comparisons of bench
+ * --baseline are made of, in runs. */
+double median_double(double *v, int n);
 
 /* Counts of samples by powers of two of nanoseconds: bucket k holds
  * [2^k, 2^(k+1)) ns, and bucket 0 also the samples of 0 ns. */

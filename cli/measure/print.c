@@ -273,7 +273,7 @@ double row_ratio(const struct row *r)
 	double v[WAYS_MAX_RUNS];
 	for (int i = 0; i < rr->n; i++)
 		v[i] = rr->smq[i] / rr->base[i];
-	return median_of(v, rr->n);
+	return median_double(v, rr->n);
 }
 
 /* 1 holds, 0 does not, -1 no target (or no baseline, or a row of pairs
