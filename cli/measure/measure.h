@@ -133,17 +133,5 @@ struct ring_params {
 };
 int baseline_ring(const struct ring_params *p, struct result *r,
 		  const char **why);
-/* UCX's tag-matching bandwidth test (ucx_perftest -t tag_bw) streaming
- * count messages of size bytes from cpu_a to cpu_b over the transports of
- * ucx_transports(): $UCX_TLS, else its POSIX shared memory ("posix,self").
- * -ENOENT when ucx_perftest is not installed.  ucx_parse() reads the
- * client's final figures (-f -v) into r: 0 or -EIO. */
-int baseline_ucx(size_t size, uint64_t count, int cpu_a, int cpu_b,
-		 struct result *r, const char **why);
-const char *ucx_transports(void);
-int ucx_parse(const char *out, struct result *r);
-enum stream_kind { STREAM_PIPE, STREAM_UNIX, STREAM_MQUEUE };
-int baseline_stream(enum stream_kind kind, size_t size, uint64_t count,
-		    int cpu_a, int cpu_b, struct result *r, const char **why);
 
 #endif

@@ -19,6 +19,10 @@ for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.1 opt/smq/lib/libsmq.so opt/
 	[ -e "$dest/$f" ] || failed "missing after install: /$f"
 done
 case_end "make install puts the libraries, the header, libsmq.pc, the pages, the completions, the units, smq-window.conf and smq-alerts.yml in place"
+# the project's benchmark program (bench/) is built, never installed
+bench=$(cd "$dest" && find . -name 'smq-bench*')
+[ -z "$bench" ] && ok "the benchmark program (smq-bench) is not installed" ||
+	failed "make install installed the benchmark program: $bench"
 cat >"$dest/prog.c" <<'C'
 #include <smq.h>
 #include <stdio.h>
@@ -87,4 +91,4 @@ else
 	failed "the statically linked program called our internals"
 fi
 any_failed || echo "installed and linked version $out; $(wc -l <"$dest/static") global names in each library, all public"
-finish 10
+finish 11
