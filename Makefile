@@ -59,6 +59,11 @@ PROBE_SRC := $(wildcard probes/*.c)
 PROBE_OBJ := $(PROBE_SRC:%.c=$(B)/%.o)
 PCI_LIBS  := -lpci
 SMQCTL    := $(B)/smqctl
+# the smq project's benchmark (bench/): built by make tests and make bench,
+# never installed
+SMQ_BENCH := $(B)/smq-bench
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_OBJ := $(BENCH_SRC:%.c=$(B)/%.o)
 VFIO_CHECK := $(B)/tests/qemu/vfio_check
 IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 
@@ -67,7 +72,7 @@ IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 # `make` builds the product; `make tests` the test programs too, which
 # `make check` runs.
 all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE)
-TEST_PROGS := $(TEST_BIN) $(VFIO_CHECK) $(IVSHMEM_HOST)
+TEST_PROGS := $(TEST_BIN) $(VFIO_CHECK) $(IVSHMEM_HOST) $(SMQ_BENCH)
 # what every test program built from its sources depends on
 TEST_HDRS := $(wildcard include/*.h libsmq/*/*.h tests/*/*.h) Makefile
 
@@ -101,9 +106,11 @@ $(SHLIB): $(LIB_OBJ) libsmq/libsmq.map
 
 
 # t_baseline runs the baselines themselves: it links the cli objects they need.
-BASELINE_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard cli/measure/baseline_*.c)) \
+BASELINE_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard cli/measure/baseline_*.c \
+		bench/baseline_*.c)) \
 		$(B)/cli/measure/stats.o $(B)/cli/measure/machine.o
 $(B)/tests/t_baseline: tests/unit/t_baseline.c tests/lib/testlib.c $(TEST_HDRS) cli/measure/measure.h \
+		bench/products.h \
 		$(BASELINE_OBJ) $(INTLIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests/lib $(ALL_CFLAGS) -o $@ $< tests/lib/testlib.c \
@@ -190,6 +197,16 @@ $(SMQCTL): $(CLI_OBJ) $(PROBE_OBJ) $(STLIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(STLIB) $(LDFLAGS) \
 		$(PCI_LIBS) -lncursesw -lmicrohttpd -lm
 
+# The benchmark program runs smq through smqctl's measurement module: it
+# links smqctl's objects from an archive (the linker takes only those it
+# needs), never smqctl's main.
+$(B)/smqctl-parts.a: $(filter-out $(B)/cli/main.o,$(CLI_OBJ))
+	rm -f $@
+	$(AR) rcs $@ $^
+$(SMQ_BENCH): $(BENCH_OBJ) $(B)/smqctl-parts.a $(PROBE_OBJ) $(STLIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(BENCH_OBJ) $(B)/smqctl-parts.a $(PROBE_OBJ) \
+		$(STLIB) $(LDFLAGS) $(PCI_LIBS) -lm
+
 $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
 
@@ -251,10 +268,10 @@ fresh-check:
 # BAR, valgrind, faketime, a cross compiler for the aarch64 build, and
 # abidiff for the ABI check; libmicrohttpd for smqctl metrics --listen,
 # and Prometheus and node_exporter, which t_metrics.sh runs against it;
-# UCX's ucx_perftest, which bench --baseline measures beside smq (and
-# t_measure.sh runs, briefly); procps (ps, which the scripts' cleanup
-# reads the process tree with), man-db (man, t_man.sh), xz-utils (the
-# guest kernel's modules) and g++ (smq.h compiled as C++, t_header.sh),
+# UCX's ucx_perftest, which the benchmark program measures beside smq
+# (and t_bench_products.sh runs, briefly); procps (ps, which the scripts'
+# cleanup reads the process tree with), man-db (man, t_man.sh), xz-utils
+# (the guest kernel's modules) and g++ (smq.h compiled as C++, t_header.sh),
 # which a minimal Debian lacks.
 # .ci/run installs through this target, so the two never disagree;
 # make fresh-check runs it in a minimal Debian root.
@@ -270,16 +287,23 @@ deps:
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -q --no-install-recommends $(DEPS)
 
-# Speed, never in timed tests: smq beside baselines measured in the same
-# run, as ratios (smqctl bench --baseline); UCX too when ucx_perftest
-# (ucx-utils, in DEPS) is installed.  smqctl exits 0 whether its targets
-# hold or not (it measured); make bench fails when one was missed, after
-# the table and its last lines (MISSED ...), so that no one reads a missed
-# target as a passing bench.
-bench: $(SMQCTL)
+# Speed, never in timed tests, as ratios to what is measured in the same
+# run: smqctl bench --baseline, smq against the limits of this machine
+# (the bare two-core ring, cache-line and futex ping-pongs, memcpy, the
+# lane lock beside CPU hogs), then the project's benchmark program
+# (smq-bench, from bench/, never installed), smq against other products:
+# POSIX message queues, Unix sockets, pipes, and UCX when ucx_perftest
+# (ucx-utils, in DEPS) is installed.  Both exit 0 whether their targets
+# hold or not (they measured); make bench fails when one was missed, after
+# the tables and their last lines (MISSED ...), so that no one reads a
+# missed target as a passing bench.
+bench: $(SMQCTL) $(SMQ_BENCH)
 	@$(SMQCTL) bench --baseline >$(B)/bench.txt; rc=$$?; cat $(B)/bench.txt; \
 	[ $$rc -eq 0 ] || exit $$rc; \
-	if grep -q '^targets: .* MISSED$$' $(B)/bench.txt; then \
+	$(SMQ_BENCH) >$(B)/bench-products.txt; rc=$$?; echo; \
+	cat $(B)/bench-products.txt; [ $$rc -eq 0 ] || exit $$rc; \
+	if grep -q '^targets: .* MISSED$$' $(B)/bench.txt \
+		$(B)/bench-products.txt; then \
 		echo "make bench: a target was missed (MISSED above)" >&2; exit 1; fi
 
 # This tree's smqctl beside REF's (a commit or tag, built apart from git

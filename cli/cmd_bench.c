@@ -23,10 +23,9 @@ static const char count_doc[] =
 
 static const struct argp_option options[] = {
 	{ "baseline", OPT_BASELINE, NULL, 0,
-	  "Measure smq beside the baselines on this machine (a bare two-core "
-	  "ring, cache-line and futex ping-pong, POSIX message queues, pipes, "
-	  "Unix sockets, memcpy) and print the ratios; uses scratch windows of "
-	  "its own", 0 },
+	  "Measure smq beside the limits of this machine (a bare two-core "
+	  "ring, cache-line and futex ping-pong, memcpy, the lane lock beside "
+	  "CPU hogs) and print the ratios; uses scratch windows of its own", 0 },
 	{ 0 }
 };
 

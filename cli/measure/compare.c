@@ -36,9 +36,9 @@ struct figures {
 	struct result ck[RUNS][NCK][2];  /* without and with checksums */
 	struct result lane[RUNS][2];     /* one sender, two: lane_lock.c */
 	struct result poll[NPOLL], sleep_[2], st64, stbig[NB];
-	struct result cl, fx, rg64, rgbig[NB], mq, ux, pp, mc[NB];
+	struct result cl, fx, rg64, rgbig[NB], mc[NB];
 	uint64_t n;             /* --count, or 0 */
-	uint64_t pp_count, sl_count, st_count, sys_count, big_count[NB];
+	uint64_t pp_count, sl_count, st_count, big_count[NB];
 	uint64_t ck_count[NCK];
 	int a, b;               /* the two CPUs */
 	struct ways ways;       /* compare_ways.c */
@@ -54,7 +54,7 @@ struct figures {
 	} while (0)
 
 /* The small messages: smq's ping-pongs and 64-byte stream, each followed
- * by the baselines it is compared with. */
+ * by the limit it is compared with. */
 static int measure_small(struct ctx *ctx, struct session_opts *so,
 			 struct figures *f)
 {
@@ -105,12 +105,6 @@ static int measure_small(struct ctx *ctx, struct session_opts *so,
 				  .slots = SMALL_ENTRIES, .count = f->st_count,
 				  .cpu_a = a, .cpu_b = b };
 	BASE(baseline_ring(&rp, &f->rg64, &why), "two-core ring");
-	BASE(baseline_stream(STREAM_MQUEUE, 64, f->sys_count, a, b, &f->mq,
-			     &why), "POSIX message queue");
-	BASE(baseline_stream(STREAM_UNIX, 64, f->sys_count, a, b, &f->ux,
-			     &why), "Unix socket");
-	BASE(baseline_stream(STREAM_PIPE, 64, f->sys_count, a, b, &f->pp,
-			     &why), "pipe");
 	return 0;
 }
 
@@ -191,12 +185,12 @@ static int compare_rows(const struct figures *f, struct row *rows)
 	double cl[RUNS], v[RUNS];
 	for (int r = 0; r < RUNS; r++)
 		cl[r] = f->clrun[r].half_rtt.median;
-	double clm = median_of(cl, RUNS);
+	double clm = median_double(cl, RUNS);
 	for (int i = 0; i < NRUN_POLL; i++) {
 		for (int r = 0; r < RUNS; r++)
 			v[r] = f->pollrun[r][i].half_rtt.median;
 		struct row *w = &rows[nr++];
-		*w = (struct row){ "", "ns", median_of(v, RUNS), clm,
+		*w = (struct row){ "", "ns", median_double(v, RUNS), clm,
 				   "cache-line ping-pong", true, 1.3, NULL, NULL };
 		snprintf(w->what, sizeof(w->what), "poll half RTT %zu B, %d runs",
 			 poll_size[i], RUNS);
@@ -211,8 +205,8 @@ static int compare_rows(const struct figures *f, struct row *rows)
 			with[r] = 1e9 / f->ck[r][i][1].msgs_per_s;
 		}
 		struct row *w = &rows[nr++];
-		*w = (struct row){ "", "ns/msg", median_of(with, RUNS),
-				   median_of(without, RUNS), "without checksums",
+		*w = (struct row){ "", "ns/msg", median_double(with, RUNS),
+				   median_double(without, RUNS), "without checksums",
 				   true, ck_target[i], NULL, NULL };
 		snprintf(w->what, sizeof(w->what), "checked stream %zu B, %d "
 			 "runs", ck_size[i], RUNS);
@@ -226,13 +220,6 @@ static int compare_rows(const struct figures *f, struct row *rows)
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
 				   f->rg64.msgs_per_s, "two-core ring", false,
 				   0.8, NULL, NULL };
-	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
-				   f->mq.msgs_per_s, "POSIX mqueue", false,
-				   10, NULL, NULL };
-	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
-				   f->ux.msgs_per_s, "Unix socket", false, 5, NULL, NULL };
-	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
-				   f->pp.msgs_per_s, "pipe", false, 1, NULL, NULL };
 	for (int i = 0; i < NB; i++) {
 		struct row *r = &rows[nr++];
 		*r = (struct row){ "", "MB/s", f->stbig[i].mb_per_s,
@@ -253,8 +240,8 @@ static int compare_rows(const struct figures *f, struct row *rows)
 		two[r] = f->lane[r][1].msgs_per_s;
 	}
 	struct row *lr = &rows[nr++];
-	*lr = (struct row){ "", "msgs/s", median_of(two, RUNS),
-			    median_of(one, RUNS), "1 sender, 2 hogs", false,
+	*lr = (struct row){ "", "msgs/s", median_double(two, RUNS),
+			    median_double(one, RUNS), "1 sender, 2 hogs", false,
 			    0.5, NULL, NULL };
 	snprintf(lr->what, sizeof(lr->what), "lane lock, 2 senders, 2 hogs, %d "
 		 "runs", RUNS);
@@ -278,24 +265,25 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 	struct row rows[40 + WAYS_ROWS];
 	int nr = compare_rows(f, rows);
 	nr += ways_rows(&f->ways, rows + nr);
-	const struct result *m[32 + WAYS_MEASUREMENTS] = {
+	const struct result *m[29 + WAYS_MEASUREMENTS] = {
 		&f->poll[0], &f->poll[1], &f->poll[2], &f->poll[3], &f->poll[4],
 		&f->poll[5], &f->sleep_[0], &f->sleep_[1], &f->st64, &f->stbig[0],
 		&f->stbig[1], &f->stbig[2], &f->cl, &f->fx, &f->rg64,
-		&f->rgbig[0], &f->rgbig[1], &f->rgbig[2], &f->mq, &f->ux,
-		&f->pp, &f->mc[0], &f->mc[1], &f->mc[2],
+		&f->rgbig[0], &f->rgbig[1], &f->rgbig[2],
+		&f->mc[0], &f->mc[1], &f->mc[2],
 		&f->ck[0][0][0], &f->ck[0][0][1], &f->ck[0][1][0],
 		&f->ck[0][1][1], &f->ck[0][2][0], &f->ck[0][2][1],
 		&f->lane[0][0], &f->lane[0][1],
 	};
-	int nm = 32;
+	int nm = 29;
 	nm += ways_measurements(&f->ways, m + nm);
 
 	if (ctx->json) {
 		double ns[2];
 		int probes[2];
 		ways_states(&f->ways, ns, probes);
-		rows_json(f->a, f->b, measure_interrupted, ns, m, nm, rows, nr);
+		rows_json("bench", f->a, f->b, measure_interrupted, ns, m, nm,
+			  rows, nr);
 	} else if (so->csv) {
 		rows_csv(rows, nr);
 	} else {
@@ -321,7 +309,6 @@ int baseline_compare(struct ctx *ctx, struct session_opts *so, uint64_t n)
 	f.pp_count = n ? n : 200000;
 	f.sl_count = n ? n : 20000;
 	f.st_count = n ? n : 1000000;
-	f.sys_count = n ? n : 200000;
 	for (int i = 0; i < NB; i++)
 		f.big_count[i] = n ? n : stream_auto_count(big[i]) * 2;
 	for (int i = 0; i < NCK; i++)

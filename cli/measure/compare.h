@@ -34,8 +34,6 @@ int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 #define SMALL_ENTRIES 256
 #define SMALL_ENTRY_SIZE 1024
 uint32_t big_entries(size_t size);
-/* The median of n values (sorts them) */
-double median_of(double *v, int n);
 
 /* One comparison: smq's figure against a baseline's. */
 struct row {
@@ -67,7 +65,7 @@ double row_ratio(const struct row *r);
 /* compare_ways.c: the ways of sending beside their yardsticks, in runs:
  * a 64 B stream through 16 entries, single calls and bursts of
  * WAYS_BURST, with a bare ring of 16 slots; copies and loans doing the
- * same work at 64 B, 64 KiB and 1 MiB, with UCX.  Each group of them (the
+ * same work at 64 B, 64 KiB and 1 MiB.  Each group of them (the
  * 16-entry streams; each size) is bracketed by a cache-line ping-pong,
  * the machine's state: a run of a group counts only when the two agree
  * within STATE_GAP, and then in the state they show, fast (within
@@ -79,19 +77,17 @@ double row_ratio(const struct row *r);
 #define WAYS_GROUPS (1 + NWAYS)
 #define WAYS_MAX_RUNS (2 * RUNS)
 #define STATE_GAP 1.5
-/* a comparison in each state: the 16-entry ones, three of each size */
-#define WAYS_ROWS (2 * (2 + 3 * NWAYS))
+/* a comparison in each state: the 16-entry ones, one of each size */
+#define WAYS_ROWS (2 * (2 + NWAYS))
 struct ways {
 	int a, b;                       /* the two CPUs */
 	uint64_t count[NWAYS];          /* messages of each size */
 	uint64_t pp_count;              /* round trips of a state probe */
 	struct result single[WAYS_MAX_RUNS], burst[WAYS_MAX_RUNS],
 		ring[WAYS_MAX_RUNS];
-	struct result copy[WAYS_MAX_RUNS][NWAYS], zc[WAYS_MAX_RUNS][NWAYS],
-		ucx[WAYS_MAX_RUNS][NWAYS];
+	struct result copy[WAYS_MAX_RUNS][NWAYS], zc[WAYS_MAX_RUNS][NWAYS];
 	/* the state before each group and after the last */
 	struct result cl[WAYS_MAX_RUNS][WAYS_GROUPS + 1];
-	const char *ucx_why;            /* why UCX's rows are absent */
 	int runs;                       /* runs made */
 	/* the runs behind the rows (ways_rows): smq, yardstick, state */
 	double pick[WAYS_ROWS][3][WAYS_MAX_RUNS];
@@ -103,14 +99,13 @@ int measure_ways(struct ctx *ctx, struct session_opts *so, struct ways *w);
 int ways_rows(struct ways *w, struct row *rows);
 /* Their first run's measurements, into m: how many (at most
  * WAYS_MEASUREMENTS). */
-#define WAYS_MEASUREMENTS (4 + 3 * NWAYS)
+#define WAYS_MEASUREMENTS (4 + 2 * NWAYS)
 int ways_measurements(const struct ways *w, const struct result **m);
 /* The machine's states beside them: the median cache-line ping-pong half
  * round trip, ns, of the probes in the fast state and in the slow one
  * (NAN: none), and how many probes each. */
 void ways_states(const struct ways *w, double ns[2], int n[2]);
-/* Lines for the text output: the states, UCX's transports or why it is
- * absent. */
+/* A line for the text output: the machine's states. */
 void ways_text(const struct ways *w);
 
 /* lane_lock.c: the lane lock under preemption: messages/s of 64 bytes
@@ -123,9 +118,10 @@ int lane_lock_run(int senders, int cpu_a, int cpu_b, int ms,
 		  struct result *r);
 
 /* The comparisons as JSON (with the measurements m behind them and the
- * machine's state), CSV or a text table.  a and b: the two CPUs, -1 when
- * not pinned. */
-void rows_json(int a, int b, bool interrupted, const double state_ns[2],
+ * machine's state; command: the program's, "bench" for smqctl's), CSV or a
+ * text table.  a and b: the two CPUs, -1 when not pinned. */
+void rows_json(const char *command, int a, int b, bool interrupted,
+	       const double state_ns[2],
 	       const struct result *const *m, int nm,
 	       const struct row *r, int n);
 void rows_csv(const struct row *r, int n);

@@ -2,9 +2,7 @@
  * times each, in turn: a 64-byte stream through a ring of 16 entries by
  * single calls and by bursts, against a bare two-core ring of 16 slots;
  * streams written and read in place (loans) against copies doing the same
- * work; both against UCX; and the machine's state while they ran, a
- * cache-line ping-pong. */
-#include <errno.h>
+ * work; and the machine's state while they ran, a cache-line ping-pong. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -71,32 +69,18 @@ static int ring16_run(struct ctx *ctx, struct session_opts *so,
 }
 
 /* Run r of size i: copies and loans doing the same work (every byte made
- * and checked), then UCX; UCX missing or failing leaves its rows absent,
- * with why, and is not tried again.  smq busy-polls, as UCX's test does. */
+ * and checked), both busy-polling. */
 static int size_run(struct ctx *ctx, struct session_opts *so, struct ways *w,
 		    int r, int i)
 {
-	const char *why = NULL;
 	size_t z = way_size[i];
 	struct job copy = { true, z, w->count[i], &w->copy[r][i],
 			    { false, true, 0 } };
 	struct job loan = { true, z, w->count[i], &w->zc[r][i],
 			    { true, true, 0 } };
-	int rc;
 
-	if ((rc = two_jobs(ctx, so, r, SMQ_POLL, way_entries(z),
-			   way_entry_size(z), copy, loan)))
-		return rc;
-	if (w->ucx_why || measure_interrupted)
-		return 0;
-	if (isatty(2))
-		fprintf(stderr, "\r\033[Kbench --baseline: UCX, %zu bytes", z);
-	rc = baseline_ucx(z, w->count[i], w->a, w->b, &w->ucx[r][i], &why);
-	if (rc == -EINTR)
-		return 1;
-	if (rc)
-		w->ucx_why = why ? why : "ucx_perftest failed";
-	return 0;
+	return two_jobs(ctx, so, r, SMQ_POLL, way_entries(z), way_entry_size(z),
+			copy, loan);
 }
 
 /* The machine's state before group k of run r (after the last: k =
@@ -129,7 +113,7 @@ static double fastest(const struct ways *w)
 				v[n++] = w->cl[r][k].half_rtt.median;
 	if (!n)
 		return NAN;
-	median_of(v, n);  /* sorts them */
+	median_double(v, n);  /* sorts them */
 	return v[n / 10];
 }
 
@@ -250,8 +234,8 @@ static int pair_rows(struct ways *w, const struct pair *p, struct row *rows,
 					 st ? "slow" : "fast" };
 		struct row *o = &rows[nr++];
 		*o = (struct row){ "", p->z <= SMALL_ENTRY_SIZE ? "msgs/s" : "MB/s",
-				   n[st] ? median_of(a, n[st]) : NAN,
-				   n[st] && p->y ? median_of(b, n[st]) : NAN,
+				   n[st] ? median_double(a, n[st]) : NAN,
+				   n[st] && p->y ? median_double(b, n[st]) : NAN,
 				   p->base_name, false, p->target,
 				   p->y ? NULL : p->absent, p->y ? rr : NULL };
 		snprintf(o->what, sizeof(o->what), "%s, %s, %d run%s", p->what,
@@ -266,8 +250,8 @@ static int pair_rows(struct ways *w, const struct pair *p, struct row *rows,
 int ways_rows(struct ways *w, struct row *rows)
 {
 	int nr = 0, slot = 0;
-	struct pair p[2 + 3 * NWAYS];
-	char what[2 * NWAYS][32], bursts[32];
+	struct pair p[2 + NWAYS];
+	char what[NWAYS][32], bursts[32];
 	int np = 0;
 
 	snprintf(bursts, sizeof(bursts), "16 entries, bursts of %d", WAYS_BURST);
@@ -281,17 +265,11 @@ int ways_rows(struct ways *w, struct row *rows)
 		snprintf(zs, sizeof(zs), z >= (1u << 20) ? "%zu MiB" :
 			 z >= 1024 ? "%zu KiB" : "%zu B",
 			 z >= (1u << 20) ? z >> 20 : z >= 1024 ? z >> 10 : z);
-		char *zc = what[2 * i], *copies = what[2 * i + 1];
+		char *zc = what[i];
 		snprintf(zc, sizeof(what[0]), "zero-copy %s", zs);
-		snprintf(copies, sizeof(what[0]), "copies %s", zs);
-		const struct result *ucx = w->ucx_why ? NULL : &w->ucx[0][i];
 		p[np++] = (struct pair){ zc, "copies, same work", NULL, i + 1,
 					 &w->zc[0][i], &w->copy[0][i], NWAYS, z,
 					 zc_target[i] };
-		p[np++] = (struct pair){ zc, "UCX tag_bw", w->ucx_why, i + 1,
-					 &w->zc[0][i], ucx, NWAYS, z, 1 };
-		p[np++] = (struct pair){ copies, "UCX tag_bw", w->ucx_why, i + 1,
-					 &w->copy[0][i], ucx, NWAYS, z, NAN };
 	}
 	for (int i = 0; i < np; i++, slot += 2)
 		nr += pair_rows(w, &p[i], rows + nr, slot);
@@ -310,8 +288,6 @@ int ways_measurements(const struct ways *w, const struct result **m)
 	for (int i = 0; i < NWAYS; i++) {
 		m[n++] = &w->copy[0][i];
 		m[n++] = &w->zc[0][i];
-		if (!w->ucx_why)
-			m[n++] = &w->ucx[0][i];
 	}
 	m[n++] = &w->cl[0][0];
 	return n;
@@ -331,7 +307,7 @@ void ways_states(const struct ways *w, double ns[2], int n[2])
 			}
 		}
 	for (int st = 0; st < 2; st++)
-		ns[st] = n[st] ? median_of(v[st], n[st]) : NAN;
+		ns[st] = n[st] ? median_double(v[st], n[st]) : NAN;
 }
 
 void ways_text(const struct ways *w)
@@ -340,8 +316,8 @@ void ways_text(const struct ways *w)
 	int n[2];
 
 	ways_states(w, ns, n);
-	printf("machine state beside the rows of 16 entries, zero-copy and "
-	       "UCX (a cache-line ping-pong before and after each group of "
+	printf("machine state beside the rows of 16 entries and zero-copy "
+	       "(a cache-line ping-pong before and after each group of "
 	       "them, %d runs): fast %.0f ns half RTT (%d probes)", w->runs,
 	       ns[0], n[0]);
 	if (n[1])
@@ -351,9 +327,4 @@ void ways_text(const struct ways *w)
 	printf("; a run counts in the state its two probes agree on within "
 	       "%.1fx, fast within %.1fx of the tenth percentile of the "
 	       "probes\n", STATE_GAP, STATE_GAP);
-	if (w->ucx_why)
-		printf("UCX rows absent: %s\n", w->ucx_why);
-	else
-		printf("UCX: ucx_perftest -t tag_bw, UCX_TLS=%s, the sender on "
-		       "the first CPU\n", ucx_transports());
 }

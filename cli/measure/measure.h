@@ -16,6 +16,9 @@ struct lat_stats {
 	double min, mean, median, p95, p99, p999, max;
 };
 void lat_compute(uint64_t *samples, uint64_t n, struct lat_stats *st);
+/* The median of n values (sorts them): what the comparisons of bench
+ * --baseline are made of, in runs. */
+double median_double(double *v, int n);
 
 /* Counts of samples by powers of two of nanoseconds: bucket k holds
  * [2^k, 2^(k+1)) ns, and bucket 0 also the samples of 0 ns. */
@@ -130,17 +133,5 @@ struct ring_params {
 };
 int baseline_ring(const struct ring_params *p, struct result *r,
 		  const char **why);
-/* UCX's tag-matching bandwidth test (ucx_perftest -t tag_bw) streaming
- * count messages of size bytes from cpu_a to cpu_b over the transports of
- * ucx_transports(): $UCX_TLS, else its POSIX shared memory ("posix,self").
- * -ENOENT when ucx_perftest is not installed.  ucx_parse() reads the
- * client's final figures (-f -v) into r: 0 or -EIO. */
-int baseline_ucx(size_t size, uint64_t count, int cpu_a, int cpu_b,
-		 struct result *r, const char **why);
-const char *ucx_transports(void);
-int ucx_parse(const char *out, struct result *r);
-enum stream_kind { STREAM_PIPE, STREAM_UNIX, STREAM_MQUEUE };
-int baseline_stream(enum stream_kind kind, size_t size, uint64_t count,
-		    int cpu_a, int cpu_b, struct result *r, const char **why);
 
 #endif

@@ -273,7 +273,7 @@ double row_ratio(const struct row *r)
 	double v[WAYS_MAX_RUNS];
 	for (int i = 0; i < rr->n; i++)
 		v[i] = rr->smq[i] / rr->base[i];
-	return median_of(v, rr->n);
+	return median_double(v, rr->n);
 }
 
 /* 1 holds, 0 does not, -1 no target (or no baseline, or a row of pairs
@@ -293,15 +293,15 @@ static const char *const compare_keys[] = {
 	"better", "target", "holds", "absent",
 };
 
-void rows_json(int a, int b, bool interrupted, const double state_ns[2],
-	       const struct result *const *m, int nm,
+void rows_json(const char *command, int a, int b, bool interrupted,
+	       const double state_ns[2], const struct result *const *m, int nm,
 	       const struct row *r, int n)
 {
 	struct json j;
 
 	json_open(&j, stdout);
 	json_begin(&j, NULL, '{');
-	json_str(&j, "command", "bench");
+	json_str(&j, "command", command);
 	json_bool(&j, "baseline", true);
 	if (a >= 0)
 		json_i64(&j, "cpu_a", a);

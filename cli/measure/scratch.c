@@ -1,8 +1,6 @@
 /* bench --baseline: the scratch windows smq is measured on (each of its
- * own, formatted, used and removed), their slot counts, and the median
- * the comparisons are made of.  Under compare.c and compare_ways.c,
- * which both measure through them. */
-#include <stdlib.h>
+ * own, formatted, used and removed) and their slot counts.  Under
+ * compare.c and compare_ways.c, which both measure through them. */
 #include <string.h>
 #include <unistd.h>
 #include "compare.h"
@@ -74,16 +72,4 @@ uint32_t big_entries(size_t size)
 {
 	uint32_t n = (uint32_t)((2u << 20) / size);
 	return n < 4 ? 4 : n;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return a < b ? -1 : a > b;
-}
-
-double median_of(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }

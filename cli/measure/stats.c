@@ -50,3 +50,15 @@ double cpu_percent(double cpu, double wall)
 		return NAN;
 	return cpu >= wall ? 100.0 : 100.0 * cpu / wall;
 }
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+double median_double(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

@@ -294,7 +294,7 @@ static inline bool take_one(struct session *s, const struct how *h,
 		     struct way_got *got)
 {
 	if (len == sizeof(struct session_msg) &&
-	    session_is_stop(s, data, len)) {
+	    is_ctl(data, len, s->id, OP_STOP)) {
 		got->stop = true;
 		return true;
 	}

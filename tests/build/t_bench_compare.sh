@@ -33,14 +33,14 @@ EOF
 		cat <<'EOF'
 row "sleep half RTT, 0 B" "futex ping-pong" $(pick 1.00 1.02 0.98 1.01 0.99) lower
 row "16 entries, bursts of 8, fast, $(pick 3 4 5 6 3) runs" "two-core ring, 16 slots" $(pick 1.00 1.01 0.99 1.02 1.00) higher
-row "stream 64 B" "pipe" $(pick 1.0 3.0 2.0 1.5 2.5) higher
+row "stream 64 B" "two-core ring" $(pick 1.0 3.0 2.0 1.5 2.5) higher
 EOF
 	else
 		cat <<'EOF'
 row "sleep half RTT, 0 B" "futex ping-pong" $(pick 2.00 2.04 1.97 2.02 1.99) lower
 row "16 entries, bursts of 8, fast, $(pick 5 5 4 6 7) runs" "two-core ring, 16 slots" $(pick 1.30 1.31 1.29 1.32 1.30) higher
-row "stream 64 B" "pipe" $(pick 2.6 1.4 3.2 2.0 2.4) higher
-row "zero-copy 1 MiB, slow, 2 runs" "UCX tag_bw" 1.5 higher
+row "stream 64 B" "two-core ring" $(pick 2.6 1.4 3.2 2.0 2.4) higher
+row "zero-copy 1 MiB, slow, 2 runs" "copies, same work" 1.5 higher
 EOF
 	fi
 	cat <<'EOF'
@@ -81,11 +81,11 @@ case $(row "16 entries, bursts of 8, fast") in
 *)	failed "the bursts row: $(row "16 entries, bursts of 8, fast")"; show ;;
 esac
 case $(row "stream 64 B") in
-"stream 64 B pipe 2.000x 2.400x 1.20x 100% -")
+"stream 64 B two-core ring 2.000x 2.400x 1.20x 100% -")
 	ok "a row 1.2x, its rounds spread 100%: not moved" ;;
-*)	failed "the pipe row: $(row "stream 64 B")"; show ;;
+*)	failed "the stream row: $(row "stream 64 B")"; show ;;
 esac
-grep -q '^not compared, in fewer than two rounds of a build: zero-copy 1 MiB, slow against UCX tag_bw (rounds: REF 0, tree 5)$' "$T/out" &&
+grep -q '^not compared, in fewer than two rounds of a build: zero-copy 1 MiB, slow against copies, same work (rounds: REF 0, tree 5)$' "$T/out" &&
 	ok "a row of one build only: named, not compared" || { failed "the row of one build"; show; }
 ! grep -q 'poll half RTT' "$T/out" && ok "a row without a ratio (baseline absent): left out" ||
 	{ failed "a row without a ratio"; show; }
@@ -122,15 +122,19 @@ rc=$?
 	ok "ROUNDS=five: refused, exit 2" || { failed "ROUNDS=five: exit $rc"; show; }
 [ ! -s "$T/order" ] && ok "nothing run on bad input" || failed "a bench ran on bad input"
 
-# make bench: the table, and a failure when a target was missed (smqctl
-# exits 0 either way); on a stand-in smqctl printing the last lines
-# smqctl bench --baseline prints
-bench() {  # LAST-LINE EXIT: make bench's exit status
+# make bench: smqctl bench --baseline's table, then the benchmark
+# program's (smq beside other products), and a failure when a target of
+# either was missed (both exit 0 either way); on stand-ins printing the
+# last lines they print
+bench() {  # LAST-LINE EXIT [PROGRAM'S-LAST-LINE EXIT]: make bench's exit status
 	printf '#!/bin/sh\necho "MEASURE ..."\necho "%s"\nexit %s\n' "$1" "$2" >"$T/bench"
-	chmod +x "$T/bench"
-	# -o: the stand-in is not rebuilt from the objects
-	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -o "$T/bench" bench \
-		SMQCTL="$T/bench" B="$T" >"$T/out" 2>"$T/err"
+	printf '#!/bin/sh\necho "MEASURE products"\necho "%s"\nexit %s\n' \
+		"${3:-targets: all 7 held}" "${4:-0}" >"$T/products"
+	chmod +x "$T/bench" "$T/products"
+	# -o: the stand-ins are not rebuilt from the objects
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -o "$T/bench" \
+		-o "$T/products" bench SMQCTL="$T/bench" SMQ_BENCH="$T/products" \
+		B="$T" >"$T/out" 2>"$T/err"
 }
 bench "targets: 2 of 17 MISSED" 0
 rc=$?
@@ -146,4 +150,21 @@ bench "baseline futex: not supported" 1
 rc=$?
 [ $rc != 0 ] && grep -q '^baseline futex: not supported$' "$T/out" &&
 	ok "make bench: a bench that failed fails it" || { failed "make bench, a failed bench: exit $rc"; show; }
-finish 18
+bench "targets: all 17 held" 0 "targets: all 7 held" 0
+rc=$?
+[ $rc = 0 ] && [ "$(grep '^targets: ' "$T/out" | tr '\n' ';')" = "targets: all 17 held;targets: all 7 held;" ] &&
+	grep -q '^MEASURE products$' "$T/out" &&
+	ok "make bench: the benchmark program's table after smqctl's" ||
+	{ failed "make bench: the benchmark program's table: exit $rc"; show; }
+bench "targets: all 17 held" 0 "targets: 1 of 7 MISSED" 0
+rc=$?
+[ $rc != 0 ] && grep -q '^targets: 1 of 7 MISSED$' "$T/out" &&
+	grep -q '^make bench: a target was missed (MISSED above)$' "$T/err" &&
+	ok "make bench: a target the benchmark program missed fails it" ||
+	{ failed "make bench, the program's target missed: exit $rc"; show; }
+bench "targets: all 17 held" 0 "POSIX message queue: not supported" 1
+rc=$?
+[ $rc != 0 ] && grep -q '^POSIX message queue: not supported$' "$T/out" &&
+	ok "make bench: the benchmark program failing fails it" ||
+	{ failed "make bench, the program failed: exit $rc"; show; }
+finish 21

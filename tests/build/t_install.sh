@@ -25,6 +25,10 @@ for p in man/*.[0-9]; do
 		failed "missing after install: /opt/smq/share/man/man$s/${p#man/}"
 done
 case_end "make install puts the libraries, the header, libsmq.pc, every page of man/, the completions, the units, smq-window.conf and smq-alerts.yml in place"
+# the project's benchmark program (bench/) is built, never installed
+bench=$(cd "$dest" && find . -name 'smq-bench*')
+[ -z "$bench" ] && ok "the benchmark program (smq-bench) is not installed" ||
+	failed "make install installed the benchmark program: $bench"
 cat >"$dest/prog.c" <<'C'
 #include <smq.h>
 #include <stdio.h>
@@ -93,4 +97,4 @@ else
 	failed "the statically linked program called our internals"
 fi
 any_failed || echo "installed and linked version $out; $(wc -l <"$dest/static") global names in each library, all public"
-finish 10
+finish 11

@@ -1,5 +1,6 @@
-/* The baselines (cli/measure/baseline_*.c) run with small counts and report numbers
- * that agree with each other; the two-core ring delivers every byte of
+/* The baselines (cli/measure/baseline_*.c, and bench/baseline_*.c of the
+ * benchmark program) run with small counts and report numbers that agree
+ * with each other; the two-core ring delivers every byte of
  * every message and catches one flipped byte; CPU time never exceeds the
  * wall time it was measured over, however short the run; stopped runs
  * report what they measured; no child, descriptor, message queue or CPU
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include "testlib.h"
 #include "../cli/measure/measure.h"
+#include "../bench/products.h"
 
 /* the least count of checks a run makes (146 here) */
 TEST_FLOOR(140);

@@ -11,7 +11,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "baseline_proc.h"
+#include "../cli/measure/baseline_proc.h"
+#include "products.h"
 
 /* The writer is the parent (on cpu_a), the reader the child (on cpu_b).  The
  * time runs from just before the writer's first write to just after the

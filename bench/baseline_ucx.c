@@ -16,7 +16,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "baseline_proc.h"
+#include "../cli/measure/baseline_proc.h"
+#include "products.h"
 
 #define UCX_PROGRAM "ucx_perftest"
 #define UCX_TLS_DEFAULT "posix,self"
