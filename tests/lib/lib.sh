@@ -49,6 +49,7 @@ export PYTHONDONTWRITEBYTECODE=1
 # waits below are slow times longer.
 slow=1
 [ -z "${SMQCTL_WRAP:-}" ] || slow=6
+export SMQ_TEST_SLOW=$slow  # for the scripts' Python helpers
 
 # ---- what a script made: the scratch folder, shm names, processes ----
 # (in /tmp, not TMPDIR: the path of a socket in T must stay short)
