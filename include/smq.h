@@ -22,8 +22,8 @@ extern "C" {
  * a library of the same major version and the same or a later minor one:
  * smq_version_check() says so at run time, SMQ_VERSION_AT_LEAST() at
  * compile time. */
-#define SMQ_VERSION_MAJOR 1
-#define SMQ_VERSION_MINOR 2
+#define SMQ_VERSION_MAJOR 2
+#define SMQ_VERSION_MINOR 0
 #define SMQ_VERSION_PATCH 0
 #define SMQ_VERSION_AT_LEAST(major, minor) \
 	(SMQ_VERSION_MAJOR > (major) || \

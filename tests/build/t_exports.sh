@@ -93,6 +93,29 @@ readelf -d "$lib" | grep -q "SONAME.*\[libsmq\.so\.$major\]" &&
 	ok "the soname is libsmq.so.$major, the header's major version" ||
 	failed "soname is not libsmq.so.$major"
 
+# The Debian package is named for the soname, and its symbols file lists
+# every export with its node and nothing else (dpkg-gensymbols -c4 fails
+# a package build otherwise, but no test builds one): each node a line.
+syms=debian/libsmq$major.symbols
+if [ -e "$syms" ]; then
+	sed -n 's/^ \([A-Za-z0-9_.]*@[A-Z0-9_.]*\) .*/\1/p' "$syms" | sort -u >"$tmp/debsyms"
+	{ nm -D --defined-only "$lib" | awk '$2 == "T" { sub(/@@/, "@", $3); print $3 }'
+	  sed 's/.*/&@&/' "$tmp/nodes"; } | sort -u >"$tmp/want_debsyms"
+	if diff -u "$tmp/want_debsyms" "$tmp/debsyms"; then
+		ok "$syms lists the exports and the map's nodes"
+	else
+		failed "$syms differs from the exports and the map's nodes"
+	fi
+	grep -q "^libsmq\.so\.$major libsmq$major " "$syms" &&
+		ok "$syms is for libsmq.so.$major in package libsmq$major" ||
+		failed "$syms does not name libsmq.so.$major and package libsmq$major"
+else
+	failed "no $syms: the library package is named for the soname"
+fi
+grep -q "^Package: libsmq$major\$" debian/control &&
+	ok "debian/control builds libsmq$major" ||
+	failed "debian/control has no package libsmq$major"
+
 # The NAME section of a page: the names before "\-", one a word.
 names_of() {
 	sed -n '/^\.SH NAME/,/^\.SH/{/^\.SH/d;p;}' "$1" | tr '\n' ' ' |
@@ -133,4 +156,4 @@ for page in man/*.3; do
 done
 case_end "libsmq(3) lists every page in SEE ALSO"
 any_failed || echo "$n exported symbols, all public, each with its man page"
-finish 12
+finish 15
