@@ -336,9 +336,9 @@ int smq_clear_dry_run(struct smq_window *w, int queue);
 /* Startup: a board announces itself (the SimpleMessageQueue paper's
  * boardInitialized); every board then synchronises.  On board 0 this
  * waits for all boards and then declares the system ready; on another
- * board it waits for that.  poll_ms is the paper's "nice".  On
- * -ETIMEDOUT, *pending (if not NULL) has bit b set for each board that
- * was still missing.  With SMQ_SYNC_NEW_GENERATION the generation this
+ * board it waits for that.  poll_ms is the paper's "nice".  When
+ * smq_synchronize() returns -ETIMEDOUT, *pending (if not NULL) has bit b
+ * set for each board that was still missing.  With SMQ_SYNC_NEW_GENERATION the generation this
  * handle attached under is taken as an earlier start's, even if board 0
  * made it a moment before (open before board 0 may format, as at boot):
  * it first waits for board 0 to format the window anew, then attaches to
@@ -346,10 +346,11 @@ int smq_clear_dry_run(struct smq_window *w, int queue);
  * announces and waits as above.  A board's process that restarts opens, and
  * synchronises again (a cheap no-op on a ready window). */
 #define SMQ_SYNC_NEW_GENERATION 0x1
-/* On -ETIMEDOUT the board takes its announcement back (it is absent
- * again: board 0 does not count a board nobody is starting), unless board
- * 0 declared the system ready meanwhile (then the call returns 0).  With
- * SMQ_SYNC_STAY (since 1.1) it stays announced: the caller calls again. */
+/* On smq_synchronize()'s -ETIMEDOUT the board takes its announcement
+ * back (it is absent again: board 0 does not count a board nobody is
+ * starting), unless board 0 declared the system ready meanwhile (then the
+ * call returns 0).  With SMQ_SYNC_STAY (since 1.1) it stays announced: the
+ * caller calls again. */
 #define SMQ_SYNC_STAY 0x2
 int smq_announce(struct smq_window *w);
 int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
@@ -427,7 +428,7 @@ int smq_loan_submit(struct smq_queue *q, size_t len);
 int smq_loan_abort(struct smq_queue *q);
 
 /* Since 1.1: groups.  A group handle opens every member queue in one
- * role: by the name init gave the set (smq_group_def; -ENOENT: no such
+ * role: by the name init gave the set (smq_group_def; -ESRCH: no such
  * group), or by a list of queues.  Members are numbered in the group's
  * order; smq_group_member() says a member's queue.
  * smq_group_send() sends the message to each member whose bit is set in
