@@ -32,7 +32,9 @@ extern "C" {
 /* The conventions of every call (libsmq(3), CONVENTIONS):
  * - it returns 0 (or a count, where its page says so) or a negative errno
  *   value, or a negated SMQ_E* code; it never prints and never exits;
- * - the handle it acts on comes first, output parameters come last;
+ * - the handle it acts on comes first, output parameters come last, and
+ *   a call that waits for a message or for room takes timeout_ms after
+ *   them, as its last parameter (smq_receive(), smq_group_peek());
  * - a struct crosses the interface with its size beside it: the caller
  *   passes sizeof() of the struct it was built with.  An output struct is
  *   zeroed to that size and filled as far as both sides know it; in an
@@ -404,7 +406,7 @@ int smq_commit(struct smq_queue *q);
 int smq_send_burst(struct smq_queue *q, const struct iovec *msgs, unsigned n,
 		   int timeout_ms);
 int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
-		      int timeout_ms, size_t *lens, unsigned *senders);
+		      size_t *lens, unsigned *senders, int timeout_ms);
 
 /* Since 1.1: loans, a send written in place.  smq_loan() reserves the
  * next entry of the ring for a message of at most len bytes, waiting for
@@ -421,7 +423,7 @@ int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
  * as it copies them, in order from offset 0 (-EINVAL otherwise), and
  * smq_loan_submit() takes exactly the bytes summed, since the window is
  * never read back to sum it. */
-int smq_loan(struct smq_queue *q, size_t len, int timeout_ms, void **data);
+int smq_loan(struct smq_queue *q, size_t len, void **data, int timeout_ms);
 int smq_loan_write(struct smq_queue *q, size_t offset, const void *src,
 		   size_t n);
 int smq_loan_submit(struct smq_queue *q, size_t len);
@@ -463,12 +465,12 @@ int smq_group_open_queues(struct smq_window *w, const unsigned *queues,
 int smq_group_close(struct smq_group *g);
 int smq_group_member(struct smq_group *g, unsigned member);
 int smq_group_send(struct smq_group *g, const void *data, size_t len,
-		   int timeout_ms, uint64_t *pending);
+		   uint64_t *pending, int timeout_ms);
 int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
-		      int timeout_ms, size_t *len, unsigned *sender,
-		      unsigned *queue);
-int smq_group_peek(struct smq_group *g, int timeout_ms, const void **data,
-		   size_t *len, unsigned *sender, unsigned *queue);
+		      size_t *len, unsigned *sender, unsigned *queue,
+		      int timeout_ms);
+int smq_group_peek(struct smq_group *g, const void **data, size_t *len,
+		   unsigned *sender, unsigned *queue, int timeout_ms);
 int smq_group_commit(struct smq_group *g);
 /* The group index of the window (-ENOENT past the last one). */
 int smq_group_info(struct smq_window *w, unsigned index,
