@@ -35,6 +35,8 @@ extern "C" {
  * - the handle it acts on comes first, output parameters come last, and
  *   a call that waits for a message or for room takes timeout_ms after
  *   them, as its last parameter (smq_receive(), smq_group_peek());
+ * - a queue number is unsigned in a call and uint32_t in a struct; every
+ *   queue is SMQ_ALL_QUEUES where a call takes it, none SMQ_NO_QUEUE;
  * - a struct crosses the interface with its size beside it: the caller
  *   passes sizeof() of the struct it was built with.  An output struct is
  *   zeroed to that size and filled as far as both sides know it; in an
@@ -54,6 +56,10 @@ extern "C" {
 #define SMQ_MAX_ENTRY_SIZE (16u << 20)
 #define SMQ_DEFAULT_WINDOW "shm:smq"
 #define SMQ_WAIT_FOREVER (-1)
+/* A queue number: every queue, where a call takes that (smq_clear());
+ * none, in a struct (struct smq_holdout, smq_worker, smq_journal_entry) */
+#define SMQ_ALL_QUEUES 0xffffffffu
+#define SMQ_NO_QUEUE 0xffffffffu
 
 /* Codes of our own, returned negated like errno values; smq_strerror()
  * words them and every errno value the library returns. */
@@ -272,13 +278,13 @@ int smq_init(struct smq_window *w, const struct smq_geometry *g,
 /* smq_init with a whole shape (since 1.1: sender sets). */
 int smq_init_shape(struct smq_window *w, const struct smq_shape *s,
 		   size_t size);
-/* Empty every queue (queue < 0): a new generation, every board attaches
+/* Empty every queue (SMQ_ALL_QUEUES): a new generation, every board attaches
  * and announces itself again.  Or empty queue alone: only the handles of
  * that queue are told (-ESTALE: open the queue again); the generation, the
  * boards and the other queues go on.  Either is refused with
  * -SMQ_EATWORK while processes of others are at work on what it would
  * empty, unless the handle was opened with SMQ_OPEN_FORCE. */
-int smq_clear(struct smq_window *w, int queue);
+int smq_clear(struct smq_window *w, unsigned queue);
 /* Bytes of window a geometry needs; a whole shape's (since 1.1). */
 int smq_layout_size(const struct smq_geometry *g, size_t size,
 		    uint64_t *bytes);
@@ -297,9 +303,10 @@ struct smq_holdout {
 	char host[64];           /* the board's host name, if known; always
 				    NUL-terminated */
 	/* since 1.1 */
-	int queue;               /* -SMQ_EHELD: the queue of the call that
-				    held on, -1 a window handle's (on any
-				    queue); else -1 */
+	uint32_t queue;          /* -SMQ_EHELD: the queue of the call that
+				    held on, SMQ_NO_QUEUE a window handle's
+				    (on any queue); else SMQ_NO_QUEUE (2.0:
+				    an int, -1, before) */
 };
 int smq_holdout(struct smq_window *w, struct smq_holdout *h, size_t size);
 
@@ -333,7 +340,7 @@ int smq_emptied(struct smq_window *w, struct smq_emptied *e, size_t size);
  * (-SMQ_EHELD), is not part of it. */
 int smq_init_dry_run(struct smq_window *w, const struct smq_shape *s,
 		     size_t size);
-int smq_clear_dry_run(struct smq_window *w, int queue);
+int smq_clear_dry_run(struct smq_window *w, unsigned queue);
 
 /* Startup: a board announces itself (the SimpleMessageQueue paper's
  * boardInitialized); every board then synchronises.  On board 0 this
@@ -646,7 +653,6 @@ struct smq_queue_info {
 
 /* Who is at work on the window: each handle open by a process not known
  * to be dead, on every board (smq_workers()). */
-#define SMQ_NO_QUEUE 0xffffffffu
 struct smq_worker {
 	uint32_t board;
 	uint32_t pid;
