@@ -535,6 +535,15 @@ struct smq_window_info {
 	uint32_t pad;
 	uint64_t emptied;        /* messages init and clear emptied, in all,
 				    since smq first formatted the window */
+	/* since 2.0 */
+	uint64_t incarnation;    /* which making of the window this is, for
+				    a monitor to compare: chosen at random
+				    when its journal was made (board 0's,
+				    smq(7) Journal), kept by the inits and
+				    clears that keep the journal; another one
+				    is the window made again, or formatted
+				    with a journal of another size; 0: no
+				    journal */
 };
 
 struct smq_bell_info {
