@@ -1,7 +1,10 @@
 #!/bin/sh
 # The shared library exports exactly the functions the public header
 # declares, under a version node of the symbol map, with the soname of
-# the header's major version; the symbol map lists exactly those; and
+# the header's major version; the static library shows the same names;
+# the symbol map lists exactly those; the tools' calls (smq_tools.h) are
+# on neither library's face but in libsmq-tools.a, which smqctl links;
+# the Debian symbols file and package follow the soname and the map; and
 # every one has a man page of its own name, man/NAME.3 (the page, or a
 # one-line ".so man3/PAGE.3" link to an existing page), whose NAME
 # section lists it.  t_man.sh renders them and compares their SYNOPSIS
