@@ -47,6 +47,7 @@ SONAME    := libsmq.so.$(SOMAJOR)
 SHLIB     := $(B)/libsmq.so.$(VERSION)
 STLIB     := $(B)/libsmq.a
 INTLIB    := $(B)/libsmq-internal.a
+TOOLSLIB  := $(B)/libsmq-tools.a
 
 # tests/unit: C tests of the library; tests/cli: scripts that drive smqctl;
 # tests/docs, tests/build, tests/qemu: the pages, the build and the guests
@@ -71,7 +72,7 @@ IVSHMEM_HOST := $(B)/tests/qemu/ivshmem_host
 	reliability deps package-check mutants fresh-check
 # `make` builds the product; `make tests` the test programs too, which
 # `make check` runs.
-all: $(STLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE)
+all: $(STLIB) $(TOOLSLIB) $(SHLIB) $(SMQCTL) $(EXAMPLE)
 TEST_PROGS := $(TEST_BIN) $(VFIO_CHECK) $(IVSHMEM_HOST) $(SMQ_BENCH)
 # what every test program built from its sources depends on
 TEST_HDRS := $(wildcard include/*.h libsmq/*/*.h tests/*/*.h) Makefile
@@ -88,8 +89,9 @@ $(B)/%.o: %.c Makefile
 $(B)/libsmq.syms: libsmq/libsmq.map
 	@mkdir -p $(@D)
 	sed -n 's/^[[:space:]]*\(smq_[a-z0-9_]*\);/\1/p' $< >$@
-$(STLIB): $(LIB_OBJ) $(B)/libsmq.syms
-	$(LD) -r -o $(B)/libsmq-all.o $(LIB_OBJ)
+$(B)/libsmq-all.o: $(LIB_OBJ)
+	$(LD) -r -o $@ $(LIB_OBJ)
+$(STLIB): $(B)/libsmq-all.o $(B)/libsmq.syms
 	$(OBJCOPY) --keep-global-symbols=$(B)/libsmq.syms $(B)/libsmq-all.o \
 		$(B)/libsmq-api.o
 	rm -f $@
@@ -97,6 +99,17 @@ $(STLIB): $(LIB_OBJ) $(B)/libsmq.syms
 $(INTLIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
+# smqctl links the public calls and the tools' (include/smq_tools.h: the
+# ivshmem server, the vfio broker, the window's map and the raw link),
+# which applications do not get: made as libsmq.a is, never installed.
+$(B)/libsmq-tools.syms: $(B)/libsmq.syms include/smq_tools.h
+	{ cat $(B)/libsmq.syms; grep -oE '\bsmq_[a-z0-9_]+\(' include/smq_tools.h | \
+		tr -d '('; } | sort -u >$@
+$(TOOLSLIB): $(B)/libsmq-all.o $(B)/libsmq-tools.syms
+	$(OBJCOPY) --keep-global-symbols=$(B)/libsmq-tools.syms $(B)/libsmq-all.o \
+		$(B)/libsmq-tools.o
+	rm -f $@
+	$(AR) rcs $@ $(B)/libsmq-tools.o
 
 $(SHLIB): $(LIB_OBJ) libsmq/libsmq.map
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=libsmq/libsmq.map \
@@ -192,9 +205,10 @@ $(IVSHMEM_HOST): tests/qemu/ivshmem_host.c tests/qemu/vfio_mailbox.h $(TEST_HDRS
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(INTLIB) $(LDFLAGS)
 
-# smqctl links libsmq statically: one binary to copy onto a board.
-$(SMQCTL): $(CLI_OBJ) $(PROBE_OBJ) $(STLIB)
-	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(STLIB) $(LDFLAGS) \
+# smqctl links libsmq statically: one binary to copy onto a board.  Its
+# archive has the tools' calls beside the public ones, and nothing else.
+$(SMQCTL): $(CLI_OBJ) $(PROBE_OBJ) $(TOOLSLIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(PROBE_OBJ) $(TOOLSLIB) $(LDFLAGS) \
 		$(PCI_LIBS) -lncursesw -lmicrohttpd -lm
 
 # The benchmark program runs smq through smqctl's measurement module: it
@@ -203,9 +217,9 @@ $(SMQCTL): $(CLI_OBJ) $(PROBE_OBJ) $(STLIB)
 $(B)/smqctl-parts.a: $(filter-out $(B)/cli/main.o,$(CLI_OBJ))
 	rm -f $@
 	$(AR) rcs $@ $^
-$(SMQ_BENCH): $(BENCH_OBJ) $(B)/smqctl-parts.a $(PROBE_OBJ) $(STLIB)
+$(SMQ_BENCH): $(BENCH_OBJ) $(B)/smqctl-parts.a $(PROBE_OBJ) $(TOOLSLIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(BENCH_OBJ) $(B)/smqctl-parts.a $(PROBE_OBJ) \
-		$(STLIB) $(LDFLAGS) $(PCI_LIBS) -lm
+		$(TOOLSLIB) $(LDFLAGS) $(PCI_LIBS) -lm
 
 $(EXAMPLE): libsmq/examples/twoboards.c $(SHLIB)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -L$(B) -lsmq -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)

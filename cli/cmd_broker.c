@@ -10,6 +10,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "smq_tools.h"  /* the vfio broker */
 #include "smqctl.h"
 
 struct broker_opts {

@@ -68,7 +68,8 @@ static int dry_run(struct ctx *ctx, const struct clear_opts *o,
 {
 	struct smq_emptied e;
 	char gone[400];
-	int err = smq_clear_dry_run(w, o->q.queue);
+	int err = smq_clear_dry_run(w, o->q.queue < 0 ? SMQ_ALL_QUEUES
+						     : (unsigned)o->q.queue);
 
 	smq_emptied(w, &e, sizeof(e));
 	if (ctx->json) {
@@ -170,7 +171,8 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	}
 	struct smq_window_info before;
 	smq_window_info(w, &before, sizeof(before));
-	err = smq_clear(w, o.q.queue);
+	err = smq_clear(w, o.q.queue < 0 ? SMQ_ALL_QUEUES
+					 : (unsigned)o.q.queue);
 	if (err) {
 		int rc = maint_error(ctx, w, "clear", o.q.queue, err,
 				     o.timeout_ms);

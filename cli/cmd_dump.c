@@ -243,6 +243,7 @@ static void json_dump(struct smq_window *w, const struct smq_window_info *wi,
 	json_u64(&j, "window_size", wi->window_size);
 	json_u64(&j, "mapped_size", wi->mapped_size);
 	json_u64(&j, "journal_slots", bi[0].journal_slots);
+	json_u64(&j, "incarnation", wi->incarnation);
 	json_str(&j, "notify", wi->notify);
 	json_fault(&j, err, f);
 	json_begin(&j, "board_table", '[');

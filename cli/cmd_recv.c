@@ -38,8 +38,8 @@ static int peek_one(struct source *src, const void **data, size_t *len,
 		    unsigned *from, int timeout_ms)
 {
 	if (src->g)
-		return smq_group_peek(src->g, timeout_ms, data, len, from,
-				      &src->queue);
+		return smq_group_peek(src->g, data, len, from, &src->queue,
+				      timeout_ms);
 	return smq_peek(src->q, data, len, from, timeout_ms);
 }
 

@@ -155,7 +155,7 @@ static int send_group(struct ctx *ctx, struct smq_window *w,
 	while (smq_group_member(g, (unsigned)n) >= 0)
 		n++;
 	uint64_t all = n == 64 ? ~0ull : (1ull << n) - 1;
-	err = smq_group_send(g, data, len, o->timeout_ms, &pending);
+	err = smq_group_send(g, data, len, &pending, o->timeout_ms);
 	members_words(g, all & ~pending, took, sizeof(took));
 	members_words(g, pending, left, sizeof(left));
 	smq_group_close(g);

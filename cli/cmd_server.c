@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "smq_tools.h"  /* the ivshmem server */
 #include "smqctl.h"
 
 struct server_opts {

@@ -161,9 +161,10 @@ int maint_error(struct ctx *ctx, struct smq_window *w, const char *what,
 			host[0] ? " on " : "", host);
 		/* the queue of the call itself: it may not be the one asked
 		 * for (a clear of one queue finishes another's first) */
-		if (h.queue >= 0 || queue >= 0)
-			fprintf(stderr, "on queue %d within ",
-				h.queue >= 0 ? h.queue : queue);
+		if (h.queue != SMQ_NO_QUEUE)
+			fprintf(stderr, "on queue %u within ", h.queue);
+		else if (queue >= 0)
+			fprintf(stderr, "on queue %d within ", queue);
 		else
 			fprintf(stderr, "under the old generation within ");
 		print_duration(stderr, timeout_ms);

@@ -22,8 +22,8 @@ extern "C" {
  * a library of the same major version and the same or a later minor one:
  * smq_version_check() says so at run time, SMQ_VERSION_AT_LEAST() at
  * compile time. */
-#define SMQ_VERSION_MAJOR 1
-#define SMQ_VERSION_MINOR 2
+#define SMQ_VERSION_MAJOR 2
+#define SMQ_VERSION_MINOR 0
 #define SMQ_VERSION_PATCH 0
 #define SMQ_VERSION_AT_LEAST(major, minor) \
 	(SMQ_VERSION_MAJOR > (major) || \
@@ -32,7 +32,11 @@ extern "C" {
 /* The conventions of every call (libsmq(3), CONVENTIONS):
  * - it returns 0 (or a count, where its page says so) or a negative errno
  *   value, or a negated SMQ_E* code; it never prints and never exits;
- * - the handle it acts on comes first, output parameters come last;
+ * - the handle it acts on comes first, output parameters come last, and
+ *   a call that waits for a message or for room takes timeout_ms after
+ *   them, as its last parameter (smq_receive(), smq_group_peek());
+ * - a queue number is unsigned in a call and uint32_t in a struct; every
+ *   queue is SMQ_ALL_QUEUES where a call takes it, none SMQ_NO_QUEUE;
  * - a struct crosses the interface with its size beside it: the caller
  *   passes sizeof() of the struct it was built with.  An output struct is
  *   zeroed to that size and filled as far as both sides know it; in an
@@ -52,6 +56,10 @@ extern "C" {
 #define SMQ_MAX_ENTRY_SIZE (16u << 20)
 #define SMQ_DEFAULT_WINDOW "shm:smq"
 #define SMQ_WAIT_FOREVER (-1)
+/* A queue number: every queue, where a call takes that (smq_clear());
+ * none, in a struct (struct smq_holdout, smq_worker, smq_journal_entry) */
+#define SMQ_ALL_QUEUES 0xffffffffu
+#define SMQ_NO_QUEUE 0xffffffffu
 
 /* Codes of our own, returned negated like errno values; smq_strerror()
  * words them and every errno value the library returns. */
@@ -177,8 +185,8 @@ struct smq_shape {
  * know them may ignore. */
 #define SMQ_FEATURE_GROUPS 0x1u    /* the window names groups of queues */
 /* Since 1.1: every board's region ends in a scratch area that only
- * tests of the window's map and of the raw link write (smq_map_look(),
- * smq_scratch_write(); smq(7), feature "scratch"); nothing of the
+ * tests of the window's map and of the raw link write (smqctl check;
+ * smq(7), feature "scratch"); nothing of the
  * message path reads or writes it.  smqctl init reserves one unless told
  * not to; smq_init_shape() only with this flag. */
 #define SMQ_SHAPE_SCRATCH 0x2u
@@ -270,13 +278,13 @@ int smq_init(struct smq_window *w, const struct smq_geometry *g,
 /* smq_init with a whole shape (since 1.1: sender sets). */
 int smq_init_shape(struct smq_window *w, const struct smq_shape *s,
 		   size_t size);
-/* Empty every queue (queue < 0): a new generation, every board attaches
+/* Empty every queue (SMQ_ALL_QUEUES): a new generation, every board attaches
  * and announces itself again.  Or empty queue alone: only the handles of
  * that queue are told (-ESTALE: open the queue again); the generation, the
  * boards and the other queues go on.  Either is refused with
  * -SMQ_EATWORK while processes of others are at work on what it would
  * empty, unless the handle was opened with SMQ_OPEN_FORCE. */
-int smq_clear(struct smq_window *w, int queue);
+int smq_clear(struct smq_window *w, unsigned queue);
 /* Bytes of window a geometry needs; a whole shape's (since 1.1). */
 int smq_layout_size(const struct smq_geometry *g, size_t size,
 		    uint64_t *bytes);
@@ -295,9 +303,10 @@ struct smq_holdout {
 	char host[64];           /* the board's host name, if known; always
 				    NUL-terminated */
 	/* since 1.1 */
-	int queue;               /* -SMQ_EHELD: the queue of the call that
-				    held on, -1 a window handle's (on any
-				    queue); else -1 */
+	uint32_t queue;          /* -SMQ_EHELD: the queue of the call that
+				    held on, SMQ_NO_QUEUE a window handle's
+				    (on any queue); else SMQ_NO_QUEUE (2.0:
+				    an int, -1, before) */
 };
 int smq_holdout(struct smq_window *w, struct smq_holdout *h, size_t size);
 
@@ -331,14 +340,14 @@ int smq_emptied(struct smq_window *w, struct smq_emptied *e, size_t size);
  * (-SMQ_EHELD), is not part of it. */
 int smq_init_dry_run(struct smq_window *w, const struct smq_shape *s,
 		     size_t size);
-int smq_clear_dry_run(struct smq_window *w, int queue);
+int smq_clear_dry_run(struct smq_window *w, unsigned queue);
 
 /* Startup: a board announces itself (the SimpleMessageQueue paper's
  * boardInitialized); every board then synchronises.  On board 0 this
  * waits for all boards and then declares the system ready; on another
- * board it waits for that.  poll_ms is the paper's "nice".  On
- * -ETIMEDOUT, *pending (if not NULL) has bit b set for each board that
- * was still missing.  With SMQ_SYNC_NEW_GENERATION the generation this
+ * board it waits for that.  poll_ms is the paper's "nice".  When
+ * smq_synchronize() returns -ETIMEDOUT, *pending (if not NULL) has bit b
+ * set for each board that was still missing.  With SMQ_SYNC_NEW_GENERATION the generation this
  * handle attached under is taken as an earlier start's, even if board 0
  * made it a moment before (open before board 0 may format, as at boot):
  * it first waits for board 0 to format the window anew, then attaches to
@@ -346,10 +355,11 @@ int smq_clear_dry_run(struct smq_window *w, int queue);
  * announces and waits as above.  A board's process that restarts opens, and
  * synchronises again (a cheap no-op on a ready window). */
 #define SMQ_SYNC_NEW_GENERATION 0x1
-/* On -ETIMEDOUT the board takes its announcement back (it is absent
- * again: board 0 does not count a board nobody is starting), unless board
- * 0 declared the system ready meanwhile (then the call returns 0).  With
- * SMQ_SYNC_STAY (since 1.1) it stays announced: the caller calls again. */
+/* On smq_synchronize()'s -ETIMEDOUT the board takes its announcement
+ * back (it is absent again: board 0 does not count a board nobody is
+ * starting), unless board 0 declared the system ready meanwhile (then the
+ * call returns 0).  With SMQ_SYNC_STAY (since 1.1) it stays announced: the
+ * caller calls again. */
 #define SMQ_SYNC_STAY 0x2
 int smq_announce(struct smq_window *w);
 int smq_synchronize(struct smq_window *w, unsigned flags, int timeout_ms,
@@ -403,7 +413,7 @@ int smq_commit(struct smq_queue *q);
 int smq_send_burst(struct smq_queue *q, const struct iovec *msgs, unsigned n,
 		   int timeout_ms);
 int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
-		      int timeout_ms, size_t *lens, unsigned *senders);
+		      size_t *lens, unsigned *senders, int timeout_ms);
 
 /* Since 1.1: loans, a send written in place.  smq_loan() reserves the
  * next entry of the ring for a message of at most len bytes, waiting for
@@ -420,14 +430,14 @@ int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
  * as it copies them, in order from offset 0 (-EINVAL otherwise), and
  * smq_loan_submit() takes exactly the bytes summed, since the window is
  * never read back to sum it. */
-int smq_loan(struct smq_queue *q, size_t len, int timeout_ms, void **data);
+int smq_loan(struct smq_queue *q, size_t len, void **data, int timeout_ms);
 int smq_loan_write(struct smq_queue *q, size_t offset, const void *src,
 		   size_t n);
 int smq_loan_submit(struct smq_queue *q, size_t len);
 int smq_loan_abort(struct smq_queue *q);
 
 /* Since 1.1: groups.  A group handle opens every member queue in one
- * role: by the name init gave the set (smq_group_def; -ENOENT: no such
+ * role: by the name init gave the set (smq_group_def; -ESRCH: no such
  * group), or by a list of queues.  Members are numbered in the group's
  * order; smq_group_member() says a member's queue.
  * smq_group_send() sends the message to each member whose bit is set in
@@ -462,12 +472,12 @@ int smq_group_open_queues(struct smq_window *w, const unsigned *queues,
 int smq_group_close(struct smq_group *g);
 int smq_group_member(struct smq_group *g, unsigned member);
 int smq_group_send(struct smq_group *g, const void *data, size_t len,
-		   int timeout_ms, uint64_t *pending);
+		   uint64_t *pending, int timeout_ms);
 int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
-		      int timeout_ms, size_t *len, unsigned *sender,
-		      unsigned *queue);
-int smq_group_peek(struct smq_group *g, int timeout_ms, const void **data,
-		   size_t *len, unsigned *sender, unsigned *queue);
+		      size_t *len, unsigned *sender, unsigned *queue,
+		      int timeout_ms);
+int smq_group_peek(struct smq_group *g, const void **data, size_t *len,
+		   unsigned *sender, unsigned *queue, int timeout_ms);
 int smq_group_commit(struct smq_group *g);
 /* The group index of the window (-ENOENT past the last one). */
 int smq_group_info(struct smq_window *w, unsigned index,
@@ -525,6 +535,15 @@ struct smq_window_info {
 	uint32_t pad;
 	uint64_t emptied;        /* messages init and clear emptied, in all,
 				    since smq first formatted the window */
+	/* since 2.0 */
+	uint64_t incarnation;    /* which making of the window this is, for
+				    a monitor to compare: chosen at random
+				    when its journal was made (board 0's,
+				    smq(7) Journal), kept by the inits and
+				    clears that keep the journal; another one
+				    is the window made again, or formatted
+				    with a journal of another size; 0: no
+				    journal */
 };
 
 struct smq_bell_info {
@@ -643,7 +662,6 @@ struct smq_queue_info {
 
 /* Who is at work on the window: each handle open by a process not known
  * to be dead, on every board (smq_workers()). */
-#define SMQ_NO_QUEUE 0xffffffffu
 struct smq_worker {
 	uint32_t board;
 	uint32_t pid;
@@ -798,159 +816,6 @@ struct smq_fault {
 				   tables too); -1 not known */
 };
 int smq_validate(struct smq_window *w, struct smq_fault *fault, size_t size);
-
-/* Since 1.1: the window's map and the raw link, through the scratch areas
- * of a window formatted with SMQ_SHAPE_SCRATCH (smq(7), feature
- * "scratch"), for smqctl check.  smq_map_look() reads what this board
- * knows board's region holds through its own mapping; smq_map_clear()
- * fills this board's scratch data with words that say their own offsets;
- * smq_map_write() writes words that say who wrote them and where into
- * board's scratch data, and smq_map_verify() reads this board's own back,
- * as written by writer.  The result names the first wrong word and what
- * the view looks like. */
-enum smq_map_kind {
-	SMQ_MAP_OK = 0,
-	SMQ_MAP_SHIFTED = 1,     /* the word found belongs at offset + shift:
-				    a translation offset */
-	SMQ_MAP_ALIASED = 2,     /* what lies wrap bytes lower shows here,
-				    while lower words read right: a view
-				    that wraps */
-	SMQ_MAP_STUCK = 3,       /* bits stuck_ones set (stuck_zeros clear)
-				    in every word, whatever was written */
-	SMQ_MAP_NOTHING = 4,     /* nothing arrived (the words cleared stay),
-				    or a read found all ones (nobody answers
-				    there) */
-	SMQ_MAP_WRONG = 5        /* something else */
-};
-struct smq_map_result {
-	uint32_t board;          /* whose region (verify: this board) */
-	uint32_t kind;           /* enum smq_map_kind */
-	uint64_t offset;         /* the first wrong word, in the window */
-	uint64_t found, expected; /* what it holds, and should */
-	int64_t shift;           /* SMQ_MAP_SHIFTED */
-	uint64_t wrap;           /* SMQ_MAP_ALIASED */
-	uint64_t stuck_ones, stuck_zeros; /* SMQ_MAP_STUCK */
-	uint64_t wrong, words;   /* words wrong, of the words looked at */
-	char what[48];           /* what the first wrong word is ("its guard
-				    words", "board 1's words") */
-};
-int smq_map_look(struct smq_window *w, unsigned board,
-		 struct smq_map_result *r, size_t size);
-int smq_map_clear(struct smq_window *w);
-int smq_map_write(struct smq_window *w, unsigned board, uint64_t nonce);
-int smq_map_verify(struct smq_window *w, unsigned writer, uint64_t nonce,
-		   struct smq_map_result *r, size_t size);
-/* Since 1.1: the raw link: the len bytes of buf written times, unit after
- * unit from offset of board's scratch data (SMQ_SCRATCH_DATA bytes; back
- * to its start where the next would not fit), returning once they
- * landed; and len bytes read from offset. */
-#define SMQ_SCRATCH_DATA 65536
-int smq_scratch_write(struct smq_window *w, unsigned board, size_t offset,
-		      const void *buf, size_t len, unsigned times);
-int smq_scratch_read(struct smq_window *w, unsigned board, size_t offset,
-		     void *buf, size_t len);
-
-/* An ivshmem server, for QEMU's ivshmem-doorbell device and host peers
- * (QEMU's ivshmem protocol, version 0): it owns the shared memory, gives
- * each client of its UNIX socket an ID (0 to 65535, in turn) and
- * one eventfd per interrupt vector, and tells every client when others
- * come and go.  One thread at a time uses a server handle. */
-struct smq_server;
-#define SMQ_SERVER_MAX_VECTORS 64
-#define SMQ_SERVER_MAX_PEERS 65536
-
-struct smq_server_config {
-	const char *socket_path;
-	const char *memory;  /* "shm:NAME", "file:PATH", or NULL: anonymous */
-	uint64_t size;       /* bytes, rounded up to a power of two (a PCI
-				BAR's size); an existing object is never
-				shrunk */
-	unsigned vectors;    /* 1 to SMQ_SERVER_MAX_VECTORS, for every client */
-	unsigned mode;       /* the socket's permission bits; 0: 0600 */
-};
-
-enum smq_server_event_type {
-	SMQ_PEER_JOINED = 1,
-	SMQ_PEER_LEFT = 2,
-	SMQ_PEER_REFUSED = 3    /* a client that got no ID */
-};
-
-struct smq_server_event {
-	int type;            /* enum smq_server_event_type */
-	unsigned peer;       /* its ID (0 when refused) */
-	int pid;             /* the client's process (SO_PEERCRED), -1 unknown */
-	int error;           /* LEFT: 0 if it closed its connection, else why
-				the server dropped it; REFUSED: why (negative
-				errno values) */
-};
-
-struct smq_server_info {
-	uint64_t memory_size;
-	unsigned vectors;
-	unsigned peers;      /* connected now */
-};
-
-int smq_server_open(const struct smq_server_config *c, size_t size,
-		    struct smq_server **s);
-/* poll() it for POLLIN: smq_server_next() has something to do. */
-int smq_server_fd(struct smq_server *s);
-/* Serves the socket up to timeout_ms (SMQ_WAIT_FOREVER, 0: only what is
- * ready) and returns 0 with the next event, or -ETIMEDOUT. */
-int smq_server_next(struct smq_server *s, int timeout_ms,
-		    struct smq_server_event *ev, size_t size);
-/* The IDs connected now, lowest first: returns how many there are and
- * stores up to max of them. */
-int smq_server_peers(struct smq_server *s, unsigned *ids, unsigned max);
-int smq_server_info(struct smq_server *s, struct smq_server_info *info,
-		    size_t size);
-/* Closes every connection and removes the socket; the memory stays. */
-int smq_server_close(struct smq_server *s);
-
-/* A vfio broker (1.1): VFIO lets one process hold a PCI device, so one
- * process of a board holds it and hands its device file and its MSI-X
- * vectors' eventfds to the board's other processes over a UNIX socket;
- * they name it with the window spec "broker:SOCKET".  One thread at a time
- * uses a broker handle. */
-struct smq_broker;
-
-struct smq_broker_config {
-	const char *socket_path;
-	const char *window;  /* "pci:BDF" or "pci:BDF/BAR", bound to vfio-pci */
-	unsigned mode;       /* the socket's permission bits; 0: 0600 */
-};
-
-enum smq_broker_event_type {
-	SMQ_CLIENT_ATTACHED = 1,
-	SMQ_CLIENT_DETACHED = 2
-};
-
-struct smq_broker_event {
-	int type;            /* enum smq_broker_event_type */
-	int pid;             /* the client's process (SO_PEERCRED), -1 unknown */
-	unsigned vectors;    /* DETACHED: the vectors it held, given back */
-	int error;           /* DETACHED: 0 if it closed, else why dropped */
-};
-
-struct smq_broker_info {
-	char device[16];     /* dddd:bb:ss.f */
-	int bar;             /* the BAR that holds the window */
-	uint64_t memory_size;
-	unsigned vectors;    /* MSI-X vectors routed (0: no doorbell) */
-	unsigned clients;    /* connected now */
-};
-
-int smq_broker_open(const struct smq_broker_config *c, size_t size,
-		    struct smq_broker **b);
-/* poll() it for POLLIN: smq_broker_next() has something to do. */
-int smq_broker_fd(struct smq_broker *b);
-/* Serves the socket up to timeout_ms (SMQ_WAIT_FOREVER, 0: only what is
- * ready) and returns 0 with the next event, or -ETIMEDOUT. */
-int smq_broker_next(struct smq_broker *b, int timeout_ms,
-		    struct smq_broker_event *ev, size_t size);
-int smq_broker_info(struct smq_broker *b, struct smq_broker_info *info,
-		    size_t size);
-/* Closes every connection, removes the socket, lets the device go. */
-int smq_broker_close(struct smq_broker *b);
 
 /* Words for any code a call of this library returned (negative or not). */
 const char *smq_strerror(int err);

@@ -9,6 +9,7 @@
 #define SMQCTL_CHECK_H
 
 #include <stdarg.h>
+#include "smq_tools.h"  /* the map and the raw link */
 #include "../smqctl.h"
 #include "../measure/measure.h"
 

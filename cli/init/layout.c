@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include "smq_tools.h"  /* SMQ_SCRATCH_DATA */
 #include "init.h"
 
 void json_shape_keys(struct json *j, const struct shape_opts *s,

@@ -220,7 +220,7 @@ static int loan_send(struct session *s, size_t size, uint64_t seq)
 	void *p;
 	int err;
 
-	MEASURE_WAIT(err, smq_loan(s->tx, size, s->timeout_ms, &p));
+	MEASURE_WAIT(err, smq_loan(s->tx, size, &p, s->timeout_ms));
 	if (err)
 		return err;
 	if (!s->checksum) {
@@ -347,8 +347,8 @@ static int receive_call(struct session *s, const struct how *h,
 	if (max > b->n)
 		max = b->n;
 	int k;
-	MEASURE_WAIT(k, smq_receive_burst(s->rx, b->in, max, timeout_ms,
-					  b->lens, NULL));
+	MEASURE_WAIT(k, smq_receive_burst(s->rx, b->in, max, b->lens,
+					  NULL, timeout_ms));
 	if (k < 0)
 		return k;
 	for (int i = 0; i < k; i++)

@@ -87,7 +87,7 @@ static int worker(const char *spec, unsigned b)
 		bufs[i].iov_len = sizeof(jobs[i]);
 	}
 	while (!stop) {
-		n = smq_receive_burst(in, bufs, BURST, 10000, lens, NULL);
+		n = smq_receive_burst(in, bufs, BURST, lens, NULL, 10000);
 		if (n < 0)
 			return fail(spec, "worker receive", n);
 		for (int i = 0; i < n && !stop; i++) {
@@ -98,7 +98,7 @@ static int worker(const char *spec, unsigned b)
 			/* the answer goes straight into board 0's ring;
 			 * smq_loan_write copies it there (and sums it, on a
 			 * window with checksums) */
-			if ((err = smq_loan(out, sizeof(a), 10000, &slot)) ||
+			if ((err = smq_loan(out, sizeof(a), &slot, 10000)) ||
 			    (err = smq_loan_write(out, 0, &a, sizeof(a))) ||
 			    (err = smq_loan_submit(out, sizeof(a))))
 				return fail(spec, "worker answer", err);
@@ -125,8 +125,8 @@ static int coordinator(const char *spec, struct smq_window *w, int rounds)
 		uint64_t pending = SMQ_GROUP_ALL;
 		/* a worker whose ring is full is waited for; one that never
 		 * takes it is named in pending, and only it is tried again */
-		while ((err = smq_group_send(jobs, &j, sizeof(j), 1000,
-					     &pending)) == -ETIMEDOUT)
+		while ((err = smq_group_send(jobs, &j, sizeof(j), &pending,
+					     1000)) == -ETIMEDOUT)
 			fprintf(stderr, "scatter: round %d: workers %#" PRIx64
 				" slow, trying them again\n", r, pending);
 		if (err)
@@ -135,8 +135,9 @@ static int coordinator(const char *spec, struct smq_window *w, int rounds)
 			struct answer a;
 			size_t len;
 			unsigned queue;
-			if ((err = smq_group_receive(answers, &a, sizeof(a), 10000,
-						     &len, NULL, &queue)))
+			if ((err = smq_group_receive(answers, &a, sizeof(a),
+						     &len, NULL, &queue,
+						     10000)))
 				return fail(spec, "gather", err);
 			if (len == sizeof(a) && a.round == (uint32_t)r &&
 			    a.board == queue - WORKERS &&

@@ -4,7 +4,7 @@
 #define SMQ_ABI_H
 
 #include <stddef.h>
-#include "smq.h"
+#include "smq_tools.h"
 
 /* Out: zeroes size bytes of dst and copies what both sides know (-EINVAL
  * for no room at all; the call checked size against its least first).

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "smq.h"
+#include "smq_tools.h"
 
 struct smq_view;
 

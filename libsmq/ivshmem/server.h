@@ -1,6 +1,7 @@
 /* libsmq internals: the ivshmem server's state, shared by its files
  * (server.c tells what the server is).  Not installed.  Like the
- * server, only the public header and system headers. */
+ * server, only the public headers (smq.h, smq_tools.h) and system
+ * headers. */
 #ifndef SMQ_IVSHMEM_SERVER_H
 #define SMQ_IVSHMEM_SERVER_H
 
@@ -8,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/un.h>
-#include "smq.h"
+#include "smq_tools.h"
 #include "protocol.h"
 
 _Static_assert(SMQ_SERVER_MAX_VECTORS == IVSHMEM_MAX_VECTORS,

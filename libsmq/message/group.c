@@ -152,7 +152,7 @@ int smq_group_member(struct smq_group *g, unsigned member)
  * *pending, so a retry with it sends to the others only; one that failed
  * for another reason than a full ring is not tried again in this call. */
 int smq_group_send(struct smq_group *g, const void *data, size_t len,
-		   int timeout_ms, uint64_t *pending)
+		   uint64_t *pending, int timeout_ms)
 {
 	struct timespec deadline;
 	uint64_t todo, full = 0;
@@ -247,8 +247,8 @@ static void pass_turn(struct smq_group *g, unsigned m)
 }
 
 int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
-		      int timeout_ms, size_t *len, unsigned *sender,
-		      unsigned *queue)
+		      size_t *len, unsigned *sender, unsigned *queue,
+		      int timeout_ms)
 {
 	if (!g)
 		return -EINVAL;
@@ -279,8 +279,8 @@ int smq_group_receive(struct smq_group *g, void *buf, size_t cap,
 	}
 }
 
-int smq_group_peek(struct smq_group *g, int timeout_ms, const void **data,
-		   size_t *len, unsigned *sender, unsigned *queue)
+int smq_group_peek(struct smq_group *g, const void **data, size_t *len,
+		   unsigned *sender, unsigned *queue, int timeout_ms)
 {
 	if (!g)
 		return -EINVAL;

@@ -609,7 +609,7 @@ static unsigned burst_copy(struct smq_queue *q, unsigned s, unsigned most,
  * pass; a first entry that is not whole or does not fit is met as
  * smq_receive() meets it, to say what it is. */
 int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
-		      int timeout_ms, size_t *lens, unsigned *senders)
+		      size_t *lens, unsigned *senders, int timeout_ms)
 {
 	size_t len;
 	unsigned sender, which;

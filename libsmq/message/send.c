@@ -522,7 +522,7 @@ int smq_send_burst(struct smq_queue *q, const struct iovec *msgs, unsigned n,
 
 /* A loan: the next entry, in place.  From here to its submit or abort the
  * handle holds its mark and the lane lock, as a send does for its copy. */
-int smq_loan(struct smq_queue *q, size_t len, int timeout_ms, void **data)
+int smq_loan(struct smq_queue *q, size_t len, void **data, int timeout_ms)
 {
 	uint64_t seq;
 	int err;

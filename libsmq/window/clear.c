@@ -1,5 +1,6 @@
 /* clear: every queue under a new generation, or one queue under a new
  * epoch, by handshake (maintain.c); or its dry run. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "maintain.h"
@@ -163,8 +164,17 @@ static int clear_args(struct smq_window *w, int queue, struct smq_layout *l)
 	return 0;
 }
 
-int smq_clear_dry_run(struct smq_window *w, int queue)
+/* The queue as the maintenance below takes it: < 0 every one.  A number
+ * past an int's is past the last queue too (-EINVAL from clear_args). */
+static int queue_asked(unsigned queue)
 {
+	return queue == SMQ_ALL_QUEUES ? -1 : queue > INT_MAX ? INT_MAX
+						       : (int)queue;
+}
+
+int smq_clear_dry_run(struct smq_window *w, unsigned which)
+{
+	int queue = queue_asked(which);
 	struct smq_layout l;
 	struct clear_plan p;
 	struct smq_emptied e;
@@ -185,8 +195,9 @@ int smq_clear_dry_run(struct smq_window *w, int queue)
 	return err;
 }
 
-int smq_clear(struct smq_window *w, int queue)
+int smq_clear(struct smq_window *w, unsigned which)
 {
+	int queue = queue_asked(which);
 	struct smq_layout l;
 	struct clear_plan p;
 	struct smq_emptied e;

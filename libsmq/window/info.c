@@ -56,6 +56,13 @@ static int window_info(struct smq_window *w, struct smq_window_info *info)
 	}
 	info->format_time_ns = LOAD(&sb->format_time_ns);
 	info->emptied = LOAD(&sb->emptied);
+	/* the format has no word of the window's own for this: board 0's
+	 * journal is made with the window and kept by its inits and clears */
+	if (w->lay.journal) {
+		const struct smq_journal_head *h = smq_snapshot_at(w,
+			lay_journal(&w->lay, 0), SMQ_LINE);
+		info->incarnation = h ? LOAD(&h->incarnation) : 0;
+	}
 	info->groups = smq_group_count(w);
 	return smq_stale(w);
 }

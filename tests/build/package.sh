@@ -19,8 +19,10 @@ export LC_ALL=C
 PATH=$PATH:/usr/sbin:/sbin
 suite=bookworm
 # the packages and, in each, files it must hold (MA: the multiarch folder)
-packages="libsmq1 libsmq-dev smqctl"
-holds_libsmq1="/usr/lib/MA/libsmq.so.1"
+# (the library's package is named for its soname, smq.h's major version)
+major=$(sed -n 's/^#define SMQ_VERSION_MAJOR \([0-9]*\)$/\1/p' include/smq.h)
+packages="libsmq$major libsmq-dev smqctl"
+eval "holds_libsmq$major=/usr/lib/MA/libsmq.so.$major"
 holds_libsmq_dev="/usr/include/smq.h /usr/lib/MA/libsmq.so /usr/lib/MA/libsmq.a
 	/usr/lib/MA/pkgconfig/libsmq.pc /usr/share/man/man3/libsmq.3.gz
 	/usr/share/man/man3/smq_open.3.gz

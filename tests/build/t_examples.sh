@@ -48,6 +48,7 @@ if ldd "$T/ex/reqresp" | grep -q "$root/usr/lib/libsmq.so"; then
 else
 	failed "reqresp does not use $root/usr/lib/libsmq.so:"; ldd "$T/ex/reqresp" | show
 fi
+top=$(pwd)
 cd "$T/ex" || exit 1
 
 # run NAME TIMEOUT PROGRAM ARGS...: output in $T/NAME, status in $rc
@@ -178,5 +179,31 @@ else
 	failed "monitor exits $rc when the window is removed:"; show "$T/mon"
 fi
 
+# ---- libsmq(3)'s EXAMPLE, as a reader copies it from the page ----
+# board 0 formats a window, board 1 says hello; board 0 made it, and
+# removes it: nothing is left behind in /dev/shm
+cd "$top" || exit 1
+man -P cat -l man/libsmq.3 2>/dev/null | sed -n '/^EXAMPLE/,/^SEE ALSO/p' |
+	sed '$d' | awk 'code || /^           #/ { code = 1; print }' |
+	sed 's/^           //' | sed "s|\"shm:demo\"|\"shm:$win-ex\"|" >"$T/example.c"
+grep -q "shm:$win-ex" "$T/example.c" || { show "$T/example.c"; die "no EXAMPLE in libsmq(3)"; }
+if ! ${CC:-cc} -std=c11 -Wall -Wextra -Werror -Iinclude -o "$T/example" \
+	"$T/example.c" "$B/libsmq.a" -pthread 2>"$T/example.err"; then
+	failed "libsmq(3)'s EXAMPLE does not build:"; show "$T/example.err"
+else
+	bg_start "$T/example" 0 >"$T/example0" 2>&1
+	ex0=$pid
+	run example1 20 "$T/example" 1
+	[ $rc = 0 ] || { failed "libsmq(3)'s EXAMPLE, board 1, exits $rc:"; show "$T/example1"; }
+	wait_pid 20 "$ex0" "libsmq(3)'s EXAMPLE, board 0"
+	if [ $rc = 0 ] && grep -qx 'from board 1: hello' "$T/example0"; then
+		ok "libsmq(3)'s EXAMPLE: board 0 gets board 1's hello"
+	else
+		failed "libsmq(3)'s EXAMPLE, board 0, exits $rc:"; show "$T/example0"
+	fi
+	gone "$win-ex" && ok "libsmq(3)'s EXAMPLE removes its window" ||
+		failed "libsmq(3)'s EXAMPLE leaves /dev/shm/$win-ex"
+fi
+
 any_failed || echo "all examples pass"
-finish 20
+finish 22

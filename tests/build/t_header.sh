@@ -77,6 +77,39 @@ if cc -Iinclude -o "$tmp/ver" "$tmp/ver.c" -L"$B" -lsmq -Wl,-rpath,"$B" &&
 else
 	failed "the library's version disagrees with smq.h"
 fi
+# One type for a queue number: a call's parameter named queue or queues is
+# unsigned (a pointer to unsigned: a list, or where the call stores one),
+# a struct's member of that name uint32_t (a pointer to it: a list); "all
+# queues" and "none" are SMQ_ALL_QUEUES and SMQ_NO_QUEUE, not -1 in an int
+# (the comments left out by gcc's preprocessor: clang's keeps nothing).
+gcc -fpreprocessed -dD -E -P include/smq.h | tr '\n' ' ' |
+	tr ';{}' '\n\n\n' | sed 's/\([,)]\)/\1\n/g' |
+	grep -oE '[a-z_0-9 ]+[ *]+queues?(\[[A-Z_0-9]*\])?[,)]?$' |
+	sed 's/  */ /g; s/^ //' >"$tmp/queue_decls"
+while read -r d; do
+	case $d in
+	*,|*\))
+		case $d in
+		"unsigned queue"?|"unsigned *queue"?|"const unsigned *queues"?) ;;
+		*) echo "a call's parameter: $d" ;;
+		esac ;;
+	*)
+		case $d in
+		"uint32_t queue"|"uint32_t queues"|"const uint32_t *queues") ;;
+		"uint32_t queues["*"]") ;;
+		*) echo "a struct's member: $d" ;;
+		esac ;;
+	esac
+done <"$tmp/queue_decls" >"$tmp/queue_bad"
+nq=$(wc -l <"$tmp/queue_decls")
+if [ "$nq" -lt 10 ]; then
+	failed "only $nq declarations of a queue number found in smq.h"
+elif [ -s "$tmp/queue_bad" ]; then
+	failed "a queue number not unsigned (a call's) or uint32_t (a struct's):"
+	cat "$tmp/queue_bad"
+else
+	ok "the $nq queue numbers of smq.h are unsigned in calls, uint32_t in structs"
+fi
 any_failed || echo "smq.h compiles in $n standard and compiler pairs with -pedantic; the library is version $version"
 # the version, and each standard of each compiler there is
-finish $((1 + n))
+finish $((2 + n))

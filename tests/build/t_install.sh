@@ -7,8 +7,9 @@ dest=$T/dest
 mkdir "$dest" || exit 1
 make -s install PREFIX=/opt/smq DESTDIR="$dest" >"$T/install.log" 2>&1 ||
 	{ cat "$T/install.log"; die "make install"; }
+major=$(sed -n 's/^#define SMQ_VERSION_MAJOR \([0-9]*\)$/\1/p' include/smq.h)
 case_begin
-for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.1 opt/smq/lib/libsmq.so opt/smq/include/smq.h \
+for f in opt/smq/lib/libsmq.a opt/smq/lib/libsmq.so.$major opt/smq/lib/libsmq.so opt/smq/include/smq.h \
 	 opt/smq/lib/pkgconfig/libsmq.pc opt/smq/share/man/man7/smq.7 opt/smq/share/man/man3/libsmq.3 \
 	 opt/smq/bin/smqctl opt/smq/share/man/man1/smqctl.1 \
 	 opt/smq/share/bash-completion/completions/smqctl opt/smq/share/zsh/site-functions/_smqctl \
@@ -73,6 +74,10 @@ for lib in static shared; do
 		cat "$dest/diff"
 	fi
 done
+# the one public header is the only one installed (smq_tools.h is smqctl's)
+headers=$(cd "$dest/opt/smq/include" && ls)
+[ "$headers" = smq.h ] && ok "smq.h is the only header installed" ||
+	failed "installed headers: $headers (only smq.h is public)"
 # a program that defines a name our internals use still links statically
 cat >"$dest/clash.c" <<'C'
 #include <smq.h>

@@ -1137,6 +1137,9 @@ def dump(spec):
         "entries": lay.entries, "entry_size": lay.entry_size,
         "window_size": lay.size, "mapped_size": w.mapped_size,
         "journal_slots": lay.journal_entries,
+        # smqctl(1): the incarnation of board 0's journal, 0 without one
+        "incarnation": u64(r.rd(lay.journal(0), 64), 16)
+        if lay.journal_entries else 0,
         "fault": fault.json() if fault else None,
         "board_table": [], "queue_table": [],
         "groups": r.groups,

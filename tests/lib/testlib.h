@@ -31,6 +31,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include "smq.h"
+#include "smq_tools.h"  /* the tools: tests drive them too */
 
 #define SKIP 77
 

@@ -43,33 +43,33 @@ static void bursts(struct smq_queue *tx, struct smq_queue *rx)
 	EXPECT(smq_send_burst(tx, msgs, 20, 0), ENTRIES);
 	EXPECT(smq_send_burst(tx, msgs + 16, 4, 0), -EAGAIN);
 	/* a burst takes what is there, up to n */
-	EXPECT(smq_receive_burst(rx, bufs, 5, 0, lens, from), 5);
+	EXPECT(smq_receive_burst(rx, bufs, 5, lens, from, 0), 5);
 	for (unsigned i = 0; i < 5; i++)
 		CHECK(lens[i] == 10 + i && from[i] == 0 &&
 		      !memcmp(in[i], out[i], lens[i]));
 	EXPECT(smq_send_burst(tx, msgs + 16, 4, 0), 4);
 	/* it stops before a message its buffer cannot hold (left queued) */
 	bufs[3].iov_len = 10;
-	EXPECT(smq_receive_burst(rx, bufs, 20, 0, lens, NULL), 3);
+	EXPECT(smq_receive_burst(rx, bufs, 20, lens, NULL, 0), 3);
 	for (unsigned i = 0; i < 3; i++)
 		CHECK(lens[i] == 15 + i && !memcmp(in[i], out[5 + i], lens[i]));
 	bufs[3].iov_len = SIZE;
 	/* ...and the first too big is -EMSGSIZE with its size, still queued */
 	bufs[0].iov_len = 3;
-	EXPECT(smq_receive_burst(rx, bufs, 20, 0, lens, NULL), -EMSGSIZE);
+	EXPECT(smq_receive_burst(rx, bufs, 20, lens, NULL, 0), -EMSGSIZE);
 	CHECK(lens[0] == 18);
 	bufs[0].iov_len = SIZE;
-	EXPECT(smq_receive_burst(rx, bufs, 20, 0, lens, NULL), 12);
+	EXPECT(smq_receive_burst(rx, bufs, 20, lens, NULL, 0), 12);
 	for (unsigned i = 0; i < 12; i++)
 		CHECK(lens[i] == 18 + i && !memcmp(in[i], out[8 + i], lens[i]));
-	EXPECT(smq_receive_burst(rx, bufs, 20, 0, lens, NULL), -EAGAIN);
+	EXPECT(smq_receive_burst(rx, bufs, 20, lens, NULL, 0), -EAGAIN);
 	/* nothing is written when any message is bad */
 	msgs[2].iov_len = SIZE + 1;
 	EXPECT(smq_send_burst(tx, msgs, 4, 0), -EMSGSIZE);
 	msgs[2].iov_len = 12;
-	EXPECT(smq_receive_burst(rx, bufs, 20, 0, lens, NULL), -EAGAIN);
+	EXPECT(smq_receive_burst(rx, bufs, 20, lens, NULL, 0), -EAGAIN);
 	EXPECT(smq_send_burst(tx, msgs, 0, 0), -EINVAL);
-	EXPECT(smq_receive_burst(rx, bufs, 0, 0, lens, NULL), -EINVAL);
+	EXPECT(smq_receive_burst(rx, bufs, 0, lens, NULL, 0), -EINVAL);
 	/* a burst of one is a send */
 	EXPECT(smq_send_burst(tx, msgs, 1, 0), 1);
 	size_t len;
@@ -87,10 +87,10 @@ static void loans(struct smq_window *w, struct smq_queue **txp,
 
 	fill(out, SIZE, 99);
 	/* through smq_loan_write, in pieces: works on either window */
-	OK(smq_loan(tx, SIZE, 0, &p));
+	OK(smq_loan(tx, SIZE, &p, 0));
 	CHECK(p != NULL);
 	EXPECT(smq_send(tx, "x", 1, 0), -EINPROGRESS);
-	EXPECT(smq_loan(tx, 1, 0, &p), -EINPROGRESS);
+	EXPECT(smq_loan(tx, 1, &p, 0), -EINPROGRESS);
 	OK(smq_loan_write(tx, 0, out, 100));
 	OK(smq_loan_write(tx, 100, out + 100, 50));
 	EXPECT(smq_loan_write(tx, 150, out, SIZE), -EMSGSIZE);
@@ -102,7 +102,7 @@ static void loans(struct smq_window *w, struct smq_queue **txp,
 	EXPECT(smq_loan_submit(tx, 1), -EINVAL);
 
 	/* an abort publishes nothing; the next send takes the entry */
-	OK(smq_loan(tx, 64, 0, &p));
+	OK(smq_loan(tx, 64, &p, 0));
 	memset(p, 'A', 64);
 	OK(smq_loan_abort(tx));
 	EXPECT(smq_receive(rx, in, SIZE, &len, NULL, 0), -EAGAIN);
@@ -111,7 +111,7 @@ static void loans(struct smq_window *w, struct smq_queue **txp,
 	CHECK(len == 5 && !memcmp(in, "after", 5));
 
 	/* written through the pointer: with checksums, nothing summed it */
-	OK(smq_loan(tx, 64, 0, &p));
+	OK(smq_loan(tx, 64, &p, 0));
 	memcpy(p, out, 64);
 	if (checksum) {
 		EXPECT(smq_loan_submit(tx, 64), -EINVAL);
@@ -125,7 +125,7 @@ static void loans(struct smq_window *w, struct smq_queue **txp,
 	/* a handle closed with its loan held gives it back: the lane is
 	 * free for the next sender, nothing was published */
 	struct smq_queue *tx2;
-	OK(smq_loan(tx, 64, 0, &p));
+	OK(smq_loan(tx, 64, &p, 0));
 	OK(smq_queue_close(tx));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &tx2));
 	OK(smq_send(tx2, "next", 4, 0));
@@ -133,16 +133,16 @@ static void loans(struct smq_window *w, struct smq_queue **txp,
 	CHECK(len == 4 && !memcmp(in, "next", 4));
 	tx = *txp = tx2;
 	/* an empty loan */
-	OK(smq_loan(tx, 0, 0, &p));
+	OK(smq_loan(tx, 0, &p, 0));
 	OK(smq_loan_submit(tx, 0));
 	OK(smq_receive(rx, in, SIZE, &len, NULL, 0));
 	CHECK(len == 0);
 	/* a loan waits for room as a send does */
 	for (unsigned i = 0; i < ENTRIES; i++)
 		OK(smq_send(tx, out, 8, 0));
-	EXPECT(smq_loan(tx, 8, 0, &p), -EAGAIN);
+	EXPECT(smq_loan(tx, 8, &p, 0), -EAGAIN);
 	CHECK(p == NULL);
-	EXPECT(smq_loan(tx, 8, 20, &p), -ETIMEDOUT);
+	EXPECT(smq_loan(tx, 8, &p, 20), -ETIMEDOUT);
 	for (unsigned i = 0; i < ENTRIES; i++)
 		OK(smq_receive(rx, in, SIZE, &len, NULL, 0));
 }
@@ -162,7 +162,7 @@ static void held(struct smq_window *w, struct smq_queue *tx,
 	struct smq_queue_info q0, qi;
 	OK(smq_window_info(w, &before, sizeof(before)));
 	OK(smq_queue_info(w, 0, &q0, sizeof(q0)));
-	OK(smq_loan(tx, 5, 0, &p));
+	OK(smq_loan(tx, 5, &p, 0));
 	OK(smq_loan_write(tx, 0, "loan!", 5));
 	OK(smq_set_timeout(w, SMQ_TIMEOUT_HANDSHAKE, 200));
 	EXPECT(smq_init_shape(w, &sh, sizeof(sh)), -SMQ_EHELD);

@@ -42,12 +42,12 @@ int main(void)
 	EXPECT(smq_close(w), -EBUSY);
 	OK(smq_queue_open(w, 2, SMQ_SENDER, 0, &tx));
 	OK(smq_send(tx, "g", 1, 0));
-	OK(smq_group_receive(g, buf, sizeof(buf), 0, &len, &from, &queue));
+	OK(smq_group_receive(g, buf, sizeof(buf), &len, &from, &queue, 0));
 	CHECK(len == 1 && queue == 2);
 	OK(smq_queue_close(tx));
 	EXPECT(smq_close(w), -EBUSY);
 	/* a receiving group, asleep and woken, still on the window */
-	EXPECT(smq_group_receive(g, buf, sizeof(buf), 20, &len, &from, &queue),
+	EXPECT(smq_group_receive(g, buf, sizeof(buf), &len, &from, &queue, 20),
 	       -ETIMEDOUT);
 	OK(smq_group_close(g));
 

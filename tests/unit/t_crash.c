@@ -266,7 +266,7 @@ static int loan_send(struct scamp *c, struct smq_queue *q, const uint8_t *buf,
 	int err;
 
 	AS(&c->phase, S_SEND);
-	if ((err = smq_loan(q, len, 30000, &p)))
+	if ((err = smq_loan(q, len, &p, 30000)))
 		return err;
 	AS(&c->phase, S_LOANED);
 	for (int piece = 0; piece < 2; piece++) {

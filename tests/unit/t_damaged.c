@@ -112,7 +112,7 @@ static int burst(struct smq_queue *rx, struct iovec *bufs, size_t *lens,
 		lens[k] = (size_t)-1;
 		from[k] = 99;
 	}
-	return smq_receive_burst(rx, bufs, ENTRIES, 0, lens, from);
+	return smq_receive_burst(rx, bufs, ENTRIES, lens, from, 0);
 }
 
 /* Messages 0..9 of board 1 on queue 0: 2 payload, 4 check, 5 payload
@@ -200,7 +200,7 @@ static int group_take(struct smq_group *g, unsigned *queue, int want,
 	unsigned from = 99;
 
 	*queue = 99;
-	int err = smq_group_receive(g, buf, sizeof(buf), 0, &len, &from, queue);
+	int err = smq_group_receive(g, buf, sizeof(buf), &len, &from, queue, 0);
 	if (!err) {
 		msg_fill(m, (unsigned)want);
 		if (*queue != wq || from != 1 ||
@@ -255,7 +255,7 @@ static void group(const char *spec)
 	OK(group_take(g, &queue, 4, 1));
 	len = (size_t)-1;
 	from = 99;
-	EXPECT(smq_group_peek(g, 0, &data, &len, &from, &queue),
+	EXPECT(smq_group_peek(g, &data, &len, &from, &queue, 0),
 	       -SMQ_EPAYLOAD);
 	CHECK(queue == 2 && from == 1 && len == msg_len(7));
 	EXPECT(smq_group_commit(g), -ENOMSG);

@@ -133,22 +133,22 @@ static int receive_burst(void *p)
 {
 	struct ctx *x = p;
 	struct iovec v = { x->buf, sizeof(x->buf) };
-	return smq_receive_burst(x->rx0, &v, 1, LONG_MS, &x->len, NULL);
+	return smq_receive_burst(x->rx0, &v, 1, &x->len, NULL, LONG_MS);
 }
 
 static int group_receive(void *p)
 {
 	struct ctx *x = p;
-	return smq_group_receive(x->g, x->buf, sizeof(x->buf), LONG_MS,
-				 &x->len, &x->from, &x->queue);
+	return smq_group_receive(x->g, x->buf, sizeof(x->buf), &x->len,
+				 &x->from, &x->queue, LONG_MS);
 }
 
 static int group_peek(void *p)
 {
 	struct ctx *x = p;
 	const void *data;
-	return smq_group_peek(x->g, LONG_MS, &data, &x->len, &x->from,
-			      &x->queue);
+	return smq_group_peek(x->g, &data, &x->len, &x->from, &x->queue,
+			      LONG_MS);
 }
 
 static int send_full(void *p)
@@ -168,14 +168,14 @@ static int loan_full(void *p)
 {
 	struct ctx *x = p;
 	void *data;
-	return smq_loan(x->tx1, 4, LONG_MS, &data);
+	return smq_loan(x->tx1, 4, &data, LONG_MS);
 }
 
 static int group_send_full(void *p)
 {
 	struct ctx *x = p;
 	x->pending = SMQ_GROUP_ALL;
-	return smq_group_send(x->gs, "group", 5, LONG_MS, &x->pending);
+	return smq_group_send(x->gs, "group", 5, &x->pending, LONG_MS);
 }
 
 /* Receivers: nothing comes; each wait ends on the signal, and the queue
@@ -297,7 +297,7 @@ static void handshakes(struct ctx *x)
 
 	OK(smq_open(spec, 0, SMQ_OPEN_FORCE, &m.w));
 	OK(smq_set_timeout(m.w, SMQ_TIMEOUT_HANDSHAKE, LONG_MS));
-	OK(smq_loan(x->loaner, 4, 0, &data));
+	OK(smq_loan(x->loaner, 4, &data, 0));
 	memcpy(data, "kept", 4);
 	OK(smq_window_info(x->w, &before, sizeof(before)));
 	interrupted("smq_init in its handshake", maintain, &m);

@@ -110,12 +110,12 @@ static void queue_calls(struct held *h)
 	EXPECT(smq_receive(h->rx, buf, sizeof(buf), &len, &from, 0), -EBADF);
 	EXPECT(smq_peek(h->rx, &data, &len, &from, 0), -EBADF);
 	EXPECT(smq_commit(h->rx), -EBADF);
-	EXPECT(smq_receive_burst(h->rx, &v, 1, 0, lens, NULL), -EBADF);
+	EXPECT(smq_receive_burst(h->rx, &v, 1, lens, NULL, 0), -EBADF);
 	EXPECT(smq_queue_set_spin(h->rx, 5), -EBADF);
 	EXPECT(smq_queue_notify(h->rx, out, sizeof(out)), -EBADF);
 	EXPECT(smq_send(h->tx, "x", 1, 0), -EBADF);
 	EXPECT(smq_send_burst(h->tx, &v, 1, 0), -EBADF);
-	EXPECT(smq_loan(h->tx, 4, 0, &loan), -EBADF);
+	EXPECT(smq_loan(h->tx, 4, &loan, 0), -EBADF);
 	CHECK(loan == NULL);
 	/* the parent's loan is not the child's to write, submit or give
 	 * back */
@@ -136,11 +136,11 @@ static void group_calls(struct held *h)
 	uint64_t pending = SMQ_GROUP_ALL;
 
 	EXPECT(smq_group_member(h->g, 0), -EBADF);
-	EXPECT(smq_group_receive(h->g, buf, sizeof(buf), 0, &len, &from,
-				 &queue), -EBADF);
-	EXPECT(smq_group_peek(h->g, 0, &data, &len, &from, &queue), -EBADF);
+	EXPECT(smq_group_receive(h->g, buf, sizeof(buf), &len, &from, &queue,
+				 0), -EBADF);
+	EXPECT(smq_group_peek(h->g, &data, &len, &from, &queue, 0), -EBADF);
 	EXPECT(smq_group_commit(h->g), -EBADF);
-	EXPECT(smq_group_send(h->gs, "g", 1, 0, &pending), -EBADF);
+	EXPECT(smq_group_send(h->gs, "g", 1, &pending, 0), -EBADF);
 	CHECK(pending == SMQ_GROUP_ALL);
 	EXPECT(smq_group_close(h->gs), -EBADF);
 	EXPECT(smq_group_close(h->g), -EBADF);
@@ -191,7 +191,7 @@ static void hold(struct held *h)
 	OK(smq_group_open(h->w, "pair", SMQ_RECEIVER, 0, &h->g));
 	OK(smq_group_open_queues(h->w, pair, 2, SMQ_SENDER, 0, &h->gs));
 	OK(smq_send(h->tx, "parent", 6, 0));
-	OK(smq_loan(h->loaner, 6, 0, &h->loan));
+	OK(smq_loan(h->loaner, 6, &h->loan, 0));
 	memcpy(h->loan, "loaned", 6);
 }
 
@@ -220,10 +220,10 @@ static void still_ours(struct held *h)
 	CHECK(len == 6 && !memcmp(buf, "loaned", 6));
 	EXPECT(smq_receive(rx1, buf, sizeof(buf), &len, &from, 0), -EAGAIN);
 	OK(smq_queue_close(rx1));
-	OK(smq_group_send(h->gs, "both", 4, 0, NULL));
+	OK(smq_group_send(h->gs, "both", 4, NULL, 0));
 	for (int i = 0; i < 2; i++) {
-		OK(smq_group_receive(h->g, buf, sizeof(buf), 0, &len, &from,
-				     &queue));
+		OK(smq_group_receive(h->g, buf, sizeof(buf), &len, &from,
+				     &queue, 0));
 		CHECK(len == 4 && queue == (unsigned)(2 + i));
 	}
 	OK(smq_validate(h->w, NULL, 0));

@@ -93,7 +93,7 @@ static void send_all(struct smq_window *w)
 	struct smq_queue_info qi;
 	OK(smq_queue_info(w, 2, &qi, sizeof(qi)));
 	uint64_t waits = qi.full_waits;
-	EXPECT(smq_group_send(g, "to all", 6, 200, &pending), -ETIMEDOUT);
+	EXPECT(smq_group_send(g, "to all", 6, &pending, 200), -ETIMEDOUT);
 	/* it waited for room on member 2: one full wait (not its time) */
 	OK(smq_queue_info(w, 2, &qi, sizeof(qi)));
 	CHECK(qi.full_waits == waits + 1);
@@ -101,11 +101,11 @@ static void send_all(struct smq_window *w)
 	CHECK(queued(w, 0) == 1 && queued(w, 1) == 1 && queued(w, 3) == 1 &&
 	      queued(w, 2) == ENTRIES);
 	/* without waiting: the same member, still full */
-	EXPECT(smq_group_send(g, "to all", 6, 0, &pending), -EAGAIN);
+	EXPECT(smq_group_send(g, "to all", 6, &pending, 0), -EAGAIN);
 	CHECK(pending == 1u << 2);
 	OK(smq_queue_open(w, 2, SMQ_RECEIVER, 0, &rx));
 	OK(smq_receive(rx, buf, sizeof(buf), &len, NULL, 0));
-	OK(smq_group_send(g, "to all", 6, 200, &pending));
+	OK(smq_group_send(g, "to all", 6, &pending, 200));
 	CHECK(pending == 0);
 	CHECK(queued(w, 0) == 1 && queued(w, 1) == 1 && queued(w, 3) == 1 &&
 	      queued(w, 2) == ENTRIES);
@@ -147,14 +147,14 @@ static void turns(struct smq_window *w)
 	/* at least once: a peeked message stays until its commit */
 	const void *data, *again;
 	EXPECT(smq_group_commit(g), -ENOMSG);
-	OK(smq_group_peek(g, 0, &data, &len, NULL, &q));
+	OK(smq_group_peek(g, &data, &len, NULL, &q, 0));
 	CHECK(q == 0 && len == sizeof(unsigned) && *(const unsigned *)data == 0);
-	OK(smq_group_peek(g, 0, &again, &len, NULL, &q));
+	OK(smq_group_peek(g, &again, &len, NULL, &q, 0));
 	CHECK(q == 0 && again == data);
 	OK(smq_group_commit(g));
 	got[n++] = q;
-	while (n < 64 && !smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL,
-					    &q))
+	while (n < 64 && !smq_group_receive(g, buf, sizeof(buf), &len, NULL, &q,
+					    0))
 		got[n++] = q;
 	if (n != 40 + 3 + 5 + 2)
 		FAIL("%u messages", n);
@@ -190,24 +190,24 @@ static void too_small(struct smq_window *w)
 	OK(smq_group_open(w, "all", SMQ_RECEIVER, 0, &g));
 	/* a message of the last member: the turn is member 0's */
 	OK(smq_send(tx3, "x", 1, 0));
-	OK(smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL, &q));
+	OK(smq_group_receive(g, buf, sizeof(buf), &len, NULL, &q, 0));
 	CHECK(q == 3);
 	OK(smq_send(tx3, big, sizeof(big), 0));
-	EXPECT(smq_group_receive(g, buf, 4, 0, &len, NULL, &q), -EMSGSIZE);
+	EXPECT(smq_group_receive(g, buf, 4, &len, NULL, &q, 0), -EMSGSIZE);
 	CHECK(q == 3 && len == sizeof(big));
 	OK(smq_send(tx0, "m0", 2, 0));
-	OK(smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL, &q));
+	OK(smq_group_receive(g, buf, sizeof(buf), &len, NULL, &q, 0));
 	if (q != 3 || len != sizeof(big) || memcmp(buf, big, len))
 		FAIL("after -EMSGSIZE the next receive took queue %u's "
 		     "message, not queue 3's", q);
-	OK(smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL, &q));
+	OK(smq_group_receive(g, buf, sizeof(buf), &len, NULL, &q, 0));
 	CHECK(q == 0 && len == 2);
 	/* the turn is member 1's; a peek holds queue 3's message */
 	OK(smq_send(tx3, big, sizeof(big), 0));
-	OK(smq_group_peek(g, 0, &data, &len, NULL, &q));
+	OK(smq_group_peek(g, &data, &len, NULL, &q, 0));
 	CHECK(q == 3 && len == sizeof(big));
 	OK(smq_send(tx1, "m1", 2, 0));
-	EXPECT(smq_group_receive(g, buf, 4, 0, &len, NULL, &q), -EMSGSIZE);
+	EXPECT(smq_group_receive(g, buf, 4, &len, NULL, &q, 0), -EMSGSIZE);
 	CHECK(q == 3);
 	/* still held: the commit takes it, as smq_commit() after an
 	 * smq_receive() too small does */
@@ -215,9 +215,9 @@ static void too_small(struct smq_window *w)
 	struct smq_queue_info qi;
 	OK(smq_queue_info(w, 3, &qi, sizeof(qi)));
 	CHECK(qi.queued == 0);
-	OK(smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL, &q));
+	OK(smq_group_receive(g, buf, sizeof(buf), &len, NULL, &q, 0));
 	CHECK(q == 1 && len == 2);
-	EXPECT(smq_group_receive(g, buf, sizeof(buf), 0, &len, NULL, &q),
+	EXPECT(smq_group_receive(g, buf, sizeof(buf), &len, NULL, &q, 0),
 	       -EAGAIN);
 	OK(smq_queue_close(tx0));
 	OK(smq_queue_close(tx1));
@@ -321,7 +321,8 @@ static void flood(struct smq_window *w)
 		bool waiting[QUEUES];
 		for (unsigned m = 0; m < QUEUES; m++)
 			waiting[m] = queued(w, m) > 0;
-		OK(smq_group_receive(g, buf, sizeof(buf), 5000, &len, NULL, &q));
+		OK(smq_group_receive(g, buf, sizeof(buf), &len, NULL, &q,
+				     5000));
 		share[q]++;
 		for (unsigned m = 0; m < QUEUES; m++) {
 			if (m == q) {
@@ -414,7 +415,7 @@ static int sleeper(void *arg)
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	smq_test_hook = count_sleep;
 	/* 30 s: a give-up bound (the send comes after one slice) */
-	OK(smq_group_receive(g, buf, sizeof(buf), 30000, &len, NULL, &q));
+	OK(smq_group_receive(g, buf, sizeof(buf), &len, NULL, &q, 30000));
 	smq_test_hook = NULL;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
 	counts->cpu_us = (int)((c1.tv_sec - c0.tv_sec) * 1000000 +
@@ -472,8 +473,8 @@ static void *receive_asleep(void *arg)
 	size_t len;
 
 	f->queue = 99;
-	f->err = smq_group_receive(f->g, buf, sizeof(buf), 5000, &len, NULL,
-				   &f->queue);
+	f->err = smq_group_receive(f->g, buf, sizeof(buf), &len, NULL,
+				   &f->queue, 5000);
 	return NULL;
 }
 

@@ -152,8 +152,8 @@ static void look_after_arming(const char *spec)
 	for (int i = 0; i < ROUNDS; i++) {
 		armed = 0;
 		smq_test_hook = send_at_arm;
-		OK(smq_group_receive(g, buf, sizeof(buf), 30000, &n, NULL,
-				     &queue));
+		OK(smq_group_receive(g, buf, sizeof(buf), &n, NULL, &queue,
+				     30000));
 		smq_test_hook = NULL;
 		CHECK(armed == 1 && queue == 2 && n == 4);
 	}
@@ -231,10 +231,10 @@ static void group_retry(const char *spec)
 		OK(smq_send(fill, "f", 1, 0));
 	OK(smq_group_open_queues(w1, (const unsigned[]){ 0, 1, 2 }, 3,
 				 SMQ_SENDER, 0, &g));
-	EXPECT(smq_group_send(g, "A", 1, 0, &pending), -EAGAIN);
+	EXPECT(smq_group_send(g, "A", 1, &pending, 0), -EAGAIN);
 	CHECK(pending == 1u << 1);
 	/* retried while member 1 is still full: the others get nothing */
-	EXPECT(smq_group_send(g, "A", 1, 0, &pending), -EAGAIN);
+	EXPECT(smq_group_send(g, "A", 1, &pending, 0), -EAGAIN);
 	CHECK(pending == 1u << 1);
 	if (queued(w0, 0) != 1 || queued(w0, 2) != 1)
 		FAIL("a retry for member 1 alone left %llu and %llu messages "
@@ -245,10 +245,10 @@ static void group_retry(const char *spec)
 	OK(smq_queue_open(w0, 1, SMQ_RECEIVER, 0, &rx));
 	OK(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0));
 	OK(smq_queue_close(rx));
-	OK(smq_group_send(g, "A", 1, 0, &pending));
+	OK(smq_group_send(g, "A", 1, &pending, 0));
 	CHECK(pending == 0);
 	/* nothing pending: nothing sent */
-	OK(smq_group_send(g, "B", 1, 0, &pending));
+	OK(smq_group_send(g, "B", 1, &pending, 0));
 	CHECK(pending == 0);
 	drain(w0, 0, "A\0");
 	drain(w0, 1, "f\0f\0f\0f\0f\0f\0f\0A\0");
@@ -272,7 +272,7 @@ static void loan_aborted(const char *spec, bool checksum)
 	w0 = fresh(spec, 1, checksum, &w1);
 	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
-	OK(smq_loan(tx, 32, 0, &p));
+	OK(smq_loan(tx, 32, &p, 0));
 	OK(smq_loan_write(tx, 0, "aborted", 7));
 	OK(smq_loan_abort(tx));
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &n, NULL, 0), -EAGAIN);
@@ -326,7 +326,7 @@ static void take_at_signed(enum smq_hook where)
 	smq_test_hook = NULL;
 	for (unsigned k = 0; k < 4; k++)
 		bufs[k] = (struct iovec){ space[k], ESIZE };
-	took = smq_receive_burst(burst_rx, bufs, 4, 0, lens, NULL);
+	took = smq_receive_burst(burst_rx, bufs, 4, lens, NULL, 0);
 	if (took != 3)
 		FAIL("a burst receive at the signatures of a burst of 3 took "
 		     "%d (%s)", took, took < 0 ? smq_strerror(took) : "");
@@ -513,7 +513,7 @@ static void turns(const char *spec)
 	unsigned senders[8];
 	for (unsigned k = 0; k < 8; k++)
 		bufs[k] = (struct iovec){ space[k], 16 };
-	int got = smq_receive_burst(rx, bufs, 8, 0, lens, senders);
+	int got = smq_receive_burst(rx, bufs, 8, lens, senders, 0);
 	if (got != 5 || senders[0] != 2)
 		FAIL("a burst with board 2's turn took %d messages, the first "
 		     "from board %u: expected board 2's 5", got, senders[0]);

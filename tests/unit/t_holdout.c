@@ -67,6 +67,13 @@ int main(void)
 	       "queue 1: board 1, its pid, queue 1\n");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	/* a queue number is unsigned: past the last queue, even past an
+	 * int's, is -EINVAL; SMQ_ALL_QUEUES clears every queue */
+	EXPECT(smq_clear(w0, 1000), -EINVAL);
+	EXPECT(smq_clear(w0, SMQ_ALL_QUEUES - 1), -EINVAL);
+	EXPECT(smq_clear_dry_run(w0, 1u << 31), -EINVAL);
+	OK(smq_clear_dry_run(w0, SMQ_ALL_QUEUES));
+	OK(smq_clear(w0, SMQ_ALL_QUEUES));
 	OK(smq_close(w0));
 	OK(smq_close(w));
 	return 0;

@@ -117,7 +117,7 @@ static int holder(void *arg)
 	(void)arg;
 	for (int r = 1; r <= ROUNDS; r++) {
 		WAIT_UNTIL(atomic_load(&sh->go) == r, 60, "round %d", r);
-		OK(smq_loan(q, 4, 0, &p));  /* the lane lock, held */
+		OK(smq_loan(q, 4, &p, 0));  /* the lane lock, held */
 		memcpy(p, "held", 4);
 		atomic_store(&sh->holder_ready, r);
 		WAIT_UNTIL(atomic_load(&sh->release) == r, 60,

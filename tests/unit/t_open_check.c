@@ -368,7 +368,7 @@ static int taker(void *arg)
 	OK(smq_queue_open(rw, Q, SMQ_RECEIVER, 0, &rx));
 	for (;;) {
 		unsigned k = 1 + (unsigned)(random() % 5);
-		int n = smq_receive_burst(rx, bufs, k, 100, lens, NULL);
+		int n = smq_receive_burst(rx, bufs, k, lens, NULL, 100);
 		if (n < 0 && n != -ETIMEDOUT)
 			FAIL("the taking receiver: %s", smq_strerror(n));
 	}

@@ -274,7 +274,7 @@ static int hooked_receiver(void *p)
 		CHECK(hook_burst <= 8);
 		for (unsigned i = 0; i < hook_burst; i++)
 			v[i] = (struct iovec){ more[i], sizeof(more[i]) - 1 };
-		err = smq_receive_burst(q, v, hook_burst, 5000, lens, NULL);
+		err = smq_receive_burst(q, v, hook_burst, lens, NULL, 5000);
 		if (err > 0) {
 			atomic_fetch_add(&j->sh->got, err);
 			more[0][lens[0]] = 0;
@@ -1022,7 +1022,7 @@ static int loan_holder(void *p)
 
 	OK(smq_open(j->spec, 1, 0, &w));
 	OK(smq_queue_open(w, 0, SMQ_SENDER, 0, &q));
-	OK(smq_loan(q, 4, 0, &data));
+	OK(smq_loan(q, 4, &data, 0));
 	atomic_store(&j->sh->held, 1);
 	wait_for(&j->sh->release, "the test's release");
 	smq_loan_abort(q);
