@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "base/clock.h"
 #include "client.h"
 
 
@@ -57,14 +58,6 @@ struct ivc {
 				      -EPROTO it broke the protocol,
 				      -EMFILE/-ENFILE a descriptor lost */
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- reading messages ---- */
 
@@ -141,7 +134,7 @@ static int read_msg(struct ivc *c, int64_t *value, int *fd)
 	return 1;
 }
 
-/* Waits for a whole message until deadline (ms of now_ms()). */
+/* Waits for a whole message until deadline (ms of smq_now_ms()). */
 static int read_msg_until(struct ivc *c, int64_t *value, int *fd,
 			  int64_t deadline)
 {
@@ -149,7 +142,7 @@ static int read_msg_until(struct ivc *c, int64_t *value, int *fd,
 		int r = read_msg(c, value, fd);
 		if (r)
 			return r < 0 ? r : 0;
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - smq_now_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd pf = { c->sock, POLLIN, 0 };
@@ -284,7 +277,7 @@ static void hang_up(struct ivc *c, int why)
 static int setup(struct ivc *c, const char *path, unsigned vectors)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int64_t value, deadline = now_ms() + IVC_SETUP_TIMEOUT_MS;
+	int64_t value, deadline = smq_now_ms() + IVC_SETUP_TIMEOUT_MS;
 	bool have_memory = false, own_run_over = false;
 	unsigned server_n = 0;    /* vectors per peer, 0: not known */
 	int fd, err;
@@ -324,7 +317,7 @@ static int setup(struct ivc *c, const char *path, unsigned vectors)
 			    (server_n && n >= server_n))
 				return 0;
 			if (!server_n) {   /* settle: see ivc_connect() */
-				int64_t settle = now_ms() + IVC_SETTLE_MS;
+				int64_t settle = smq_now_ms() + IVC_SETTLE_MS;
 				until = settle < deadline ? settle : deadline;
 			}
 		}
@@ -398,7 +391,7 @@ int ivc_server_version(const char *socket_path, int64_t *version)
 	if ((c.sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -errno;
 	err = connect(c.sock, (struct sockaddr *)&a, sizeof(a)) < 0 ? -errno
-		: read_msg_until(&c, version, &fd, now_ms() + 1000);
+		: read_msg_until(&c, version, &fd, smq_now_ms() + 1000);
 	if (fd >= 0)
 		close(fd);
 	if (c.pending_fd >= 0)
@@ -489,7 +482,7 @@ int ivc_ring(struct ivc *c, unsigned peer, unsigned vector)
 int ivc_ring_learn(struct ivc *c, unsigned peer, unsigned vector,
 		   int timeout_ms)
 {
-	int64_t end = now_ms() + timeout_ms;
+	int64_t end = smq_now_ms() + timeout_ms;
 	bool closed = false;
 	int err;
 
@@ -504,7 +497,7 @@ int ivc_ring_learn(struct ivc *c, unsigned peer, unsigned vector,
 			closed = true;
 			continue;
 		}
-		int64_t left = end - now_ms();
+		int64_t left = end - smq_now_ms();
 		if (left <= 0)
 			break;
 		if (took > 0)
@@ -523,25 +516,6 @@ int ivc_ring_learn(struct ivc *c, unsigned peer, unsigned vector,
 	}
 	pthread_rwlock_unlock(&c->lock);
 	return owe ? 1 : err;
-}
-
-static struct timespec *time_left(const struct timespec *deadline,
-				   struct timespec *left)
-{
-	struct timespec now;
-
-	if (!deadline)
-		return NULL;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	left->tv_sec = deadline->tv_sec - now.tv_sec;
-	left->tv_nsec = deadline->tv_nsec - now.tv_nsec;
-	if (left->tv_nsec < 0) {
-		left->tv_nsec += 1000000000;
-		left->tv_sec--;
-	}
-	if (left->tv_sec < 0)   /* past: one look, no sleep */
-		left->tv_sec = left->tv_nsec = 0;
-	return left;
 }
 
 /* The server's socket is watched in the same wait as the vector: a client
@@ -566,7 +540,7 @@ int ivc_wait(struct ivc *c, unsigned vector, const struct timespec *deadline)
 		/* Poll first, then read: the eventfd is not ours alone to
 		 * make non-blocking (its flags are shared with every peer
 		 * that rings it), and only we read it. */
-		int n = ppoll(pf, 2, time_left(deadline, &left), NULL);
+		int n = ppoll(pf, 2, smq_time_left(deadline, &left), NULL);
 		if (n < 0)
 			return -errno;  /* -EINTR: a signal handler ran */
 		if (n > 0 && pf[0].revents) {
