@@ -21,6 +21,17 @@ static inline struct smq_far smq_far_offset(struct smq_far p, uint64_t off)
 	return (struct smq_far){ p.far_ + off };
 }
 
+/* Handle slot i of the control block at c, and the walk over them all:
+ * s (a struct smq_far) at each in turn. */
+static inline struct smq_far smq_far_slot(struct smq_far c, unsigned i)
+{
+	return smq_far_offset(c, offsetof(struct smq_ctl, slot) +
+				 (uint64_t)i * sizeof(struct smq_handle_slot));
+}
+#define SMQ_EACH_FAR_SLOT(s, c) \
+	for (unsigned smq_i_ = 0; smq_i_ < SMQ_SLOTS && \
+	     ((s) = smq_far_slot((c), smq_i_), 1); smq_i_++)
+
 /* Why a far read happens (each one is a named exception). */
 enum smq_far_why {
 	SMQ_FAR_OPEN,        /* attaching; opening a queue */

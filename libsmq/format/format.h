@@ -227,6 +227,10 @@ struct smq_ctl {
 	struct smq_ctl_local local;
 	struct smq_handle_slot slot[SMQ_SLOTS];
 };
+/* The one walk over a control block's handle slots: s (a pointer, const
+ * or not) at each of c's in turn (base/far.h walks a far one). */
+#define SMQ_EACH_SLOT(s, c) \
+	for ((s) = (c)->slot; (s) < (c)->slot + SMQ_SLOTS; (s)++)
 
 /* ---- doorbells ----
  * A waiter (a receiver about to sleep, a sender waiting for room) arms by

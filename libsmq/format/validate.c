@@ -289,9 +289,10 @@ static int check_state(const struct smq_view *v, const struct smq_layout *l,
 			return fault(f, SMQ_ECORRUPT, "notice.system_state",
 				     coff + 8, LOAD(&c->notice.system_state),
 				     SMQ_SYS_READY, AT_MOST);
-		for (unsigned i = 0; i < SMQ_SLOTS; i++) {
-			const struct smq_handle_slot *h = &c->slot[i];
-			uint64_t hoff = coff + offsetof(struct smq_ctl, slot[i]);
+		const struct smq_handle_slot *h;
+		SMQ_EACH_SLOT(h, c) {
+			uint64_t hoff = coff + (uint64_t)((const uint8_t *)h -
+							  (const uint8_t *)c);
 			uint32_t kind = LOAD_ACQ(&h->kind);
 			if (kind > SMQ_SLOT_QUEUE)
 				return fault(f, SMQ_ECORRUPT, "handle.kind",

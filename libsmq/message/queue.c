@@ -183,8 +183,8 @@ static bool receiver_of_ours(const struct smq_queue *q)
 
 	if (__atomic_load_n(&slotless_receivers, __ATOMIC_RELAXED))
 		return true;
-	for (unsigned i = 0; i < SMQ_SLOTS; i++) {
-		const struct smq_handle_slot *s = &w->ctl->slot[i];
+	const struct smq_handle_slot *s;
+	SMQ_EACH_SLOT(s, w->ctl) {
 		if (s != q->slot && LOAD(&s->tag) == w->tag &&
 		    LOAD_ACQ(&s->kind) == SMQ_SLOT_QUEUE &&
 		    LOAD(&s->queue) == q->index &&

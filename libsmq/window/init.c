@@ -211,10 +211,11 @@ static void tidy_control_area(struct smq_window *w, bool ours_before)
 			memset(c, 0, SMQ_CTL_SIZE);
 			continue;
 		}
-		for (unsigned i = 0; i < SMQ_SLOTS; i++)
-			if (LOAD(&c->slot[i].kind) > SMQ_SLOT_QUEUE ||
-			    LOAD(&c->slot[i].role) > SMQ_RECEIVER)
-				memset(&c->slot[i], 0, sizeof(c->slot[i]));
+		struct smq_handle_slot *s;
+		SMQ_EACH_SLOT(s, c)
+			if (LOAD(&s->kind) > SMQ_SLOT_QUEUE ||
+			    LOAD(&s->role) > SMQ_RECEIVER)
+				memset(s, 0, sizeof(*s));
 	}
 }
 

@@ -88,28 +88,31 @@ struct board_work {
 static void judge_board(struct smq_window *w, unsigned b, struct board_work *bw)
 {
 	const struct smq_ctl *c = smq_snapshot_at(w, lay_ctl(b), SMQ_CTL_SIZE);
+	const struct smq_handle_slot *h;
 	bool here = false;
 
 	memset(bw, 0, sizeof(*bw));
 	int hb = heartbeat_alive(w, b, &bw->age_ms);
-	for (unsigned i = 0; c && i < SMQ_SLOTS; i++) {
-		const struct smq_handle_slot *h = &c->slot[i];
-		uint64_t tag = LOAD(&h->tag);
-		if (!tag)
-			continue;
-		TEST_HOOK(SMQ_HOOK_JUDGE);
-		int a = process_alive(w, tag, LOAD(&h->boot), hb);
-		/* a process that closed and exited since we read its tag
-		 * looks dead too; its close cleared the tag before it exited,
-		 * so it died holding the slot only if the tag is still there */
-		if (a == 0) {
-			if (LOAD_ACQ(&h->tag) == tag)
-				bw->dead_handles++;
-			continue;
+	if (c) {
+		SMQ_EACH_SLOT(h, c) {
+			uint64_t tag = LOAD(&h->tag);
+			if (!tag)
+				continue;
+			TEST_HOOK(SMQ_HOOK_JUDGE);
+			int a = process_alive(w, tag, LOAD(&h->boot), hb);
+			/* a process that closed and exited since we read its
+			 * tag looks dead too; its close cleared the tag before
+			 * it exited, so it died holding the slot only if the
+			 * tag is still there */
+			if (a == 0) {
+				if (LOAD_ACQ(&h->tag) == tag)
+					bw->dead_handles++;
+				continue;
+			}
+			here |= a > 0 && LOAD(&h->boot) == w->boot;
+			bw->handles++;
+			bw->queue_handles += LOAD(&h->kind) == SMQ_SLOT_QUEUE;
 		}
-		here |= a > 0 && LOAD(&h->boot) == w->boot;
-		bw->handles++;
-		bw->queue_handles += LOAD(&h->kind) == SMQ_SLOT_QUEUE;
 	}
 	/* a live process of this host says for the board; else its
 	 * heartbeat, if anyone is attached at all */
@@ -309,8 +312,10 @@ static int each_worker(struct smq_window *w, const struct smq_layout *l,
 		const struct smq_board_slot *s = board_slot(w, b);
 		int64_t age;
 		int hb = heartbeat_alive(w, b, &age);
-		for (unsigned i = 0; c && i < SMQ_SLOTS; i++) {
-			const struct smq_handle_slot *h = &c->slot[i];
+		const struct smq_handle_slot *h;
+		if (!c)
+			continue;
+		SMQ_EACH_SLOT(h, c) {
 			uint64_t tag = LOAD(&h->tag), boot = LOAD(&h->boot);
 			int a = process_alive(w, tag, boot, hb);
 			if (!tag || tag == except || a == 0)
