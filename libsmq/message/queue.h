@@ -4,6 +4,7 @@
 #ifndef SMQ_QUEUE_H
 #define SMQ_QUEUE_H
 
+#include "window/journal.h"
 #include "window/window.h"
 
 #define SLEEP_SLICE_MS 1000  /* a sleeper wakes this often to beat */
