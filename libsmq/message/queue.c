@@ -402,6 +402,18 @@ int smq_queue_open_bell(struct smq_window *w, unsigned index,
 	return 0;
 }
 
+/* A full episode is a sender's, opened by its sends (send.c) and ended
+ * by them or by the close of its handle here. */
+void smq_full_episode_end(struct smq_queue *q)
+{
+	if (!q->full_open)
+		return;
+	q->full_open = false;
+	smq_journal(q->w, SMQ_JOURNAL_ROOM, SMQ_SENDER, q->index, q->epoch,
+		    (uint32_t)(LOAD(&q->out->full_refusals) - q->full_refusals0),
+		    LOAD(&q->out->full_waits) - q->full_waits0);
+}
+
 int smq_queue_close(struct smq_queue *q)
 {
 	if (!q)
