@@ -299,9 +299,11 @@ int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
 /* Whether the process holding the maintenance lock runs: 1 yes, 0 no, -1
  * unknown (another boot: another host, or before a reboot). */
 int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb);
-/* The object holds data that is not a window, which init refuses
- * (-SMQ_ENOTWINDOW) unless forced: maintain.c. */
+/* object.c: the object holds data that is not a window, which init
+ * refuses (-SMQ_ENOTWINDOW) unless forced */
 bool smq_foreign_data(struct smq_window *w);
+/* ...a superblock of ours, whose control area may hold live marks */
+bool smq_window_ours(struct smq_window *w);
 /* err, a fault found with no mark up, if it is the window's; else -ESTALE
  * (a maintenance finished since gen was read), -EBUSY (one runs) or
  * -SMQ_EINCOMPLETE (one whose process died or is elsewhere). */
@@ -333,9 +335,9 @@ int smq_check_at_work(struct smq_window *w, const struct smq_layout *l,
  * another host seen once) */
 bool smq_at_work_known(struct smq_window *w, const struct smq_layout *l,
 		       int only);
-/* The size init may not exceed: the transport's (a device's, an object
- * another program sized), or what the superblock recorded when smq first
- * formatted such an object; 0: none. */
+/* object.c: the size init may not exceed: the transport's (a device's,
+ * an object another program sized), or what the superblock recorded when
+ * smq first formatted such an object; 0: none. */
 uint64_t smq_fixed_size(struct smq_window *w);
 
 /* startup.c: write this board's heartbeat (inside a call: entered) */
