@@ -684,6 +684,7 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 /* ...and everything mapped, every table and queue line in bounds */
 int smq_check_static(const struct smq_view *v, struct smq_layout *l,
 		     struct smq_fault *f);
+/* lanes.c: every lane's words and entries */
 int smq_check_dynamic(const struct smq_view *v, const struct smq_layout *l,
 		      struct smq_fault *f);
 uint32_t smq_geometry_checksum(const struct smq_view *v, uint32_t queues);
