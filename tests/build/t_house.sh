@@ -8,7 +8,9 @@
 #  - no two source files call each other in a loop, however long: the
 #    calls are read from the built objects (nm: a name one object needs
 #    and another defines), so they need the build ($B) first;
-#  - no source file is over 600 lines.
+#  - no source file is over 600 lines;
+#  - HACKING.md's diagram draws the floors in the table's order, and its
+#    table of where the code is names every file of libsmq/.
 # house.allow beside this script names what is let through, each with its
 # reason; an entry no longer needed fails too, so that the list shrinks.
 . "$(dirname "$0")/../lib/lib.sh"
@@ -36,6 +38,21 @@ for d in $(ls -d libsmq/*/ | grep -v -e examples/ -e abi/); do
 	grep -q "^$d " "$T/floors" || failed "$d has no floor in HACKING.md's table"
 done
 
+# the diagram draws the floors in the table's order, top floor first
+awk '/^## The layers/ { on = 1 } /^The floors of libsmq/ { on = 0 }
+	on && /└─> libsmq\/|^    libsmq\// {
+		for (i = 1; i <= NF; i++) if ($i ~ /^libsmq\//) { f = $i; sub(/,$/, "", f); print f }
+	}' HACKING.md >"$T/drawn"
+sort -k2nr -k1 "$T/floors" | awk '{ print $1 }' >"$T/table_order"
+if [ -s "$T/drawn" ] && [ "$(sort "$T/drawn")" = "$(sort "$T/table_order")" ] &&
+	awk 'NR == FNR { fl[$1] = $2; next } { f = fl[$1]; if (n++ && f > last) bad = 1; last = f }
+		END { exit bad }' "$T/floors" "$T/drawn"; then
+	ok "HACKING.md's diagram draws the floors of the table, top first"
+else
+	failed "HACKING.md's diagram and its table of floors disagree:"
+	paste "$T/drawn" "$T/table_order" | sed 's/^/    /'
+fi
+
 # sources: every .c and .h of libsmq (not its examples), cli and probes
 find libsmq cli probes -name '*.[ch]' ! -path 'libsmq/examples/*' |
 	sort >"$T/sources"
@@ -44,6 +61,20 @@ find libsmq cli probes -name '*.[ch]' ! -path 'libsmq/examples/*' |
 floor_of() {
 	awk -v f="$1" 'index(f, $1) == 1 { print $2; exit }' "$T/floors"
 }
+
+# HACKING.md's table of where the code is names every file of libsmq/
+# in its folder's row
+for src in $(grep '^libsmq/' "$T/sources"); do
+	dir=${src%/*}/ file=${src##*/}
+	grep "^| \`$dir\` |" HACKING.md | grep -q "\`$file\`" ||
+		echo "$src"
+done >"$T/unnamed"
+if [ -s "$T/unnamed" ]; then
+	failed "HACKING.md's table does not name, in its folder's row:"
+	sed 's/^/    /' "$T/unnamed"
+else
+	ok "HACKING.md's table names every file of libsmq/"
+fi
 
 # allowed KIND WHAT: whether house.allow lets it through (and marks it used)
 allowed() {
@@ -263,4 +294,4 @@ while read -r kind a rest; do
 done <"$T/allow"
 ok "house.allow: $(wc -l <"$T/allow") exceptions read"
 
-finish 6
+finish 8
