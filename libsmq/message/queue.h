@@ -24,36 +24,7 @@ static inline void smq_lane_expect(struct smq_queue *q, unsigned k,
 	q->expect[k] = smq_signature(q->epoch, q->index, q->lane_board[k],
 				     bottom);
 }
-/* receive.c and wait.c: the first lane whose next entry carries its
- * signature, starting after the last one served (rotating fairness
- * between sending boards, as the SCI message-passing layer's groups do).
- * One line read per lane. */
-static inline int smq_ready_lane(struct smq_queue *q)
-{
-	unsigned lanes = q->nlanes;
-	unsigned k = q->cursor;
-
-	for (unsigned i = 0; i < lanes; i++, k = k + 1 == lanes ? 0 : k + 1)
-		if (LOAD(&q->heads[k]->signature) == q->expect[k])
-			return (int)k;
-	return -1;
-}
-/* ...and the turn passed on past lane k */
-static inline void smq_pass_turn(struct smq_queue *q, unsigned k)
-{
-	q->cursor = k + 1 == q->nlanes ? 0 : k + 1;
-}
-/* The receiver's own heartbeat, and whether it waits in a call (then it
- * beats at least once a sleep slice, so that an observer of any host can
- * tell a receiver that died waiting); the board's too.  Inside the mark. */
-static inline void smq_rx_beat(struct smq_queue *q, uint32_t waiting)
-{
-	STORE(&q->rx_info->beats, LOAD(&q->rx_info->beats) + 1);
-	if (LOAD(&q->rx_info->waiting) != waiting)
-		STORE(&q->rx_info->waiting, waiting);
-	smq_beat(q->w);
-}
-/* wait.c */
+/* receive.c */
 /* Waits until one of n queues of this board has a message (a group's
  * share one doorbell): its lane, the queue's position in *which */
 int smq_wait_any(struct smq_queue *const *qs, unsigned n, int timeout_ms,

@@ -7,7 +7,7 @@
 #    sfence, lfence and mfence on x86;
 #  - memory every board reaches coherently (shm) takes the C11 fences:
 #    the inner-shareable forms on arm64;
-#  - the message path (send.c, receive.c, wait.c) reaches the device barriers
+#  - the message path (send.c, receive.c) reaches the device barriers
 #    through the transport's table (an indirect call) and holds no
 #    outer-shareable barrier of its own; it inlines only the C11 ones, for
 #    the tables that say their memory is coherent; and it tests no kind of
@@ -63,7 +63,7 @@ arm64() {
 			printf '%s\n' "$body" | sed 's/^/    | /'
 		fi
 	done
-	for src in send receive wait; do
+	for src in send receive; do
 		obj=$T/a64/libsmq_message_$src.c.o
 		body=$("$xobjdump" -d --no-show-raw-insn "$obj")
 		if has "$body" 'blr[[:space:]]+x[0-9]+'; then
@@ -104,8 +104,7 @@ else
 fi
 
 # no test of the mapping's kind on the message path
-if grep -nE '\bwc\b|->wc|order ==|== &smq_order' libsmq/message/send.c libsmq/message/receive.c \
-	libsmq/message/wait.c; then
+if grep -nE '\bwc\b|->wc|order ==|== &smq_order' libsmq/message/send.c libsmq/message/receive.c; then
 	failed "the message path tests the kind of mapping"
 else
 	ok "the message path asks no mapping what it is"
