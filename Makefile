@@ -80,6 +80,9 @@ TEST_HDRS := $(wildcard include/*.h libsmq/*/*.h tests/*/*.h) Makefile
 $(B)/%.o: %.c Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+# smqctl and the probes see the library through include/smq.h only: an
+# include of an internal header does not compile there.
+$(CLI_OBJ) $(PROBE_OBJ): CPPFLAGS := $(filter-out -Ilibsmq,$(CPPFLAGS))
 
 # The static library a user links shows only the public API, as the
 # shared one does: its objects are linked into one and every global name

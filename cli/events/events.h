@@ -153,4 +153,21 @@ int ev_watch_feed(struct ev_watch *ew, int err,
 		  uint64_t mono_ns, uint64_t real_ns,
 		  int (*fn)(const struct event *e, void *arg), void *arg);
 
+/* emit.c, for watch.c, which compares looks, and journal.c, which reads the
+ * journals: an event on its way to the caller's fn.  ev_emit() drops what
+ * a journal says when the window has one, dates it and stops at fn's
+ * first non-zero return (rc). */
+struct emit {
+	int (*fn)(const struct event *, void *);
+	void *arg;
+	uint64_t now;
+	int rc;
+	bool journaled;         /* the window's journals say what they say */
+};
+void ev_emit(struct emit *em, struct event e);
+/* journal.c: every board's new journal entries since the last step, as
+ * events */
+int ev_journal_events(struct ev_watch *ew, struct emit *em,
+		      const struct ev_look *c);
+
 #endif

@@ -227,6 +227,10 @@ struct smq_ctl {
 	struct smq_ctl_local local;
 	struct smq_handle_slot slot[SMQ_SLOTS];
 };
+/* The one walk over a control block's handle slots: s (a pointer, const
+ * or not) at each of c's in turn (base/far.h walks a far one). */
+#define SMQ_EACH_SLOT(s, c) \
+	for ((s) = (c)->slot; (s) < (c)->slot + SMQ_SLOTS; (s)++)
 
 /* ---- doorbells ----
  * A waiter (a receiver about to sleep, a sender waiting for room) arms by
@@ -680,6 +684,7 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 /* ...and everything mapped, every table and queue line in bounds */
 int smq_check_static(const struct smq_view *v, struct smq_layout *l,
 		     struct smq_fault *f);
+/* lanes.c: every lane's words and entries */
 int smq_check_dynamic(const struct smq_view *v, const struct smq_layout *l,
 		      struct smq_fault *f);
 uint32_t smq_geometry_checksum(const struct smq_view *v, uint32_t queues);

@@ -116,8 +116,9 @@ static uint32_t *lock_word(struct smq_queue *q)
  * The holder reads its own after its release (smq_lane_wake). */
 static void flag_holders(struct smq_queue *q)
 {
-	for (unsigned i = 0; i < SMQ_SLOTS; i++) {
-		struct smq_handle_slot *s = &q->w->ctl->slot[i];
+	struct smq_handle_slot *s;
+
+	SMQ_EACH_SLOT(s, q->w->ctl) {
 		uint32_t kind = LOAD(&s->kind);
 		if ((s == q->slot && !q->slot_shared) || !LOAD(&s->tag))
 			continue;

@@ -183,8 +183,8 @@ static bool receiver_of_ours(const struct smq_queue *q)
 
 	if (__atomic_load_n(&slotless_receivers, __ATOMIC_RELAXED))
 		return true;
-	for (unsigned i = 0; i < SMQ_SLOTS; i++) {
-		const struct smq_handle_slot *s = &w->ctl->slot[i];
+	const struct smq_handle_slot *s;
+	SMQ_EACH_SLOT(s, w->ctl) {
 		if (s != q->slot && LOAD(&s->tag) == w->tag &&
 		    LOAD_ACQ(&s->kind) == SMQ_SLOT_QUEUE &&
 		    LOAD(&s->queue) == q->index &&
@@ -400,6 +400,18 @@ int smq_queue_open_bell(struct smq_window *w, unsigned index,
 	smq_journal(w, SMQ_JOURNAL_OPEN, (uint16_t)role, index, q->epoch, 0, 0);
 	*qp = q;
 	return 0;
+}
+
+/* A full episode is a sender's, opened by its sends (send.c) and ended
+ * by them or by the close of its handle here. */
+void smq_full_episode_end(struct smq_queue *q)
+{
+	if (!q->full_open)
+		return;
+	q->full_open = false;
+	smq_journal(q->w, SMQ_JOURNAL_ROOM, SMQ_SENDER, q->index, q->epoch,
+		    (uint32_t)(LOAD(&q->out->full_refusals) - q->full_refusals0),
+		    LOAD(&q->out->full_waits) - q->full_waits0);
 }
 
 int smq_queue_close(struct smq_queue *q)

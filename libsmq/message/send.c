@@ -222,16 +222,6 @@ static void full_met(struct smq_queue *q)
 		    q->entries, 0);
 }
 
-void smq_full_episode_end(struct smq_queue *q)
-{
-	if (!q->full_open)
-		return;
-	q->full_open = false;
-	smq_journal(q->w, SMQ_JOURNAL_ROOM, SMQ_SENDER, q->index, q->epoch,
-		    (uint32_t)(LOAD(&q->out->full_refusals) - q->full_refusals0),
-		    LOAD(&q->out->full_waits) - q->full_waits0);
-}
-
 static void full_maybe_ended(struct smq_queue *q)
 {
 	if (smq_now_ns() - q->full_last_ns >= FULL_QUIET_NS)

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "base/clock.h"
 #include "format/format.h"
 #include "broker_proto.h"
 #include "common.h"
@@ -307,20 +308,11 @@ static int broker_wait(struct smq_map *m, const struct smq_bell_addr *a,
 		 * request is that thread's to read */
 		struct pollfd pf[2] = { { fd, POLLIN, 0 },
 					{ bk->sock, POLLRDHUP, 0 } };
-		int ms = -1;
 		uint64_t rings;
 
 		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen)
 			return 0;
-		if (deadline) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			int64_t left = (int64_t)(deadline->tv_sec - now.tv_sec) *
-				       1000 + (deadline->tv_nsec - now.tv_nsec) /
-				       1000000;
-			ms = left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
-		}
-		int n = poll(pf, 2, ms);
+		int n = poll(pf, 2, smq_poll_ms(deadline));
 		if (n < 0)
 			return -errno;  /* -EINTR: a signal handler ran */
 		if (n == 0)

@@ -62,10 +62,6 @@ void smq_vectors_init(struct smq_vector_pool *p, unsigned n);
 int smq_vectors_take(struct smq_vector_pool *p);
 void smq_vectors_give(struct smq_vector_pool *p, unsigned v);
 
-/* identity.c: a 64-bit hash of this kernel's boot id (changes at every
- * boot; equal for every process of one host). */
-uint64_t smq_boot_hash(void);
-
 /* unix_socket.c: path as an address (-EINVAL empty, -ENAMETOOLONG) */
 struct sockaddr_un;
 struct stat;

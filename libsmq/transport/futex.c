@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "base/clock.h"
+#include "base/identity.h"
 #include "format/format.h"
 #include "common.h"
 
@@ -79,15 +81,8 @@ int smq_futex_wait_many(const uint32_t *const *words, const uint32_t *seen,
 		return -errno;  /* -ETIMEDOUT, -EINTR... */
 #endif
 	struct timespec soon;
-	clock_gettime(CLOCK_MONOTONIC, &soon);
-	soon.tv_nsec += 1000000;
-	if (soon.tv_nsec >= 1000000000) {
-		soon.tv_sec++;
-		soon.tv_nsec -= 1000000000;
-	}
-	bool last = deadline && (deadline->tv_sec < soon.tv_sec ||
-				 (deadline->tv_sec == soon.tv_sec &&
-				  deadline->tv_nsec <= soon.tv_nsec));
+	smq_deadline(&soon, 1);
+	bool last = deadline && smq_ts_ns(deadline) <= smq_ts_ns(&soon);
 	int err = smq_futex_wait(NULL, NULL, words[0], seen[0],
 				 last ? deadline : &soon);
 	return err == -ETIMEDOUT && !last ? 0 : err;
@@ -99,18 +94,8 @@ int smq_futex_wait_many(const uint32_t *const *words, const uint32_t *seen,
 int smq_wait_eventfd(int fd, const struct timespec *deadline)
 {
 	for (;;) {
-		int ms = -1;
-		if (deadline) {
-			struct timespec now;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			int64_t left = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
-				       (deadline->tv_nsec - now.tv_nsec) / 1000000;
-			if (left <= 0)
-				left = 0;
-			ms = left > INT_MAX ? INT_MAX : (int)left;
-		}
 		struct pollfd p = { fd, POLLIN, 0 };
-		int n = poll(&p, 1, ms);
+		int n = poll(&p, 1, smq_poll_ms(deadline));
 		if (n < 0)
 			return -errno;
 		if (n == 0)

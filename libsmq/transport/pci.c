@@ -11,7 +11,6 @@
  * device's memory BAR, else the largest prefetchable memory BAR, else the
  * largest.  Either way the window is device memory and takes the device
  * fences (order.c). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,33 +22,9 @@
 #include "format/format.h"
 #include "common.h"
 #include "doorbell_dev.h"
+#include "pci.h"
 #include "vfio.h"
 
-#define SYSFS_PCI "/sys/bus/pci/devices"
-
-/* "[dddd:]bb:ss.f" into a canonical "dddd:bb:ss.f"; -EINVAL if malformed. */
-static int parse_bdf(const char *s, char out[16])
-{
-	unsigned dom = 0, bus, slot, func;
-	int n = 0;
-
-	if (sscanf(s, "%x:%x:%x.%x%n", &dom, &bus, &slot, &func, &n) == 4 &&
-	    !s[n]) {
-		/* domain given */
-	} else if (dom = 0, n = 0,
-		   sscanf(s, "%x:%x.%x%n", &bus, &slot, &func, &n) == 3 && !s[n]) {
-		/* no domain */
-	} else {
-		return -EINVAL;
-	}
-	for (const char *p = s; *p; p++)  /* hex digits and separators only */
-		if (!strchr("0123456789abcdefABCDEF:.", *p))
-			return -EINVAL;
-	if (dom > 0xffff || bus > 0xff || slot > 0x1f || func > 7)
-		return -EINVAL;
-	snprintf(out, 16, "%04x:%02x:%02x.%x", dom, bus, slot, func);
-	return 0;
-}
 
 static uint64_t file_size(const char *path)
 {
@@ -112,27 +87,11 @@ struct pci_vfio {
 	struct smq_vector_pool vectors;
 };
 
-/* The last component of the device's link NAME ("driver",
- * "iommu_group") into out; "" when there is none. */
-static void link_base(const char *dev, const char *name, char *out, size_t n)
-{
-	char path[160], target[256];
-
-	snprintf(path, sizeof(path), "%s/%s/%s", SYSFS_PCI, dev, name);
-	ssize_t len = readlink(path, target, sizeof(target) - 1);
-	target[len > 0 ? len : 0] = 0;
-	const char *base = strrchr(target, '/');
-	base = base ? base + 1 : target;
-	size_t l = strlen(base) < n ? strlen(base) : 0;
-	memcpy(out, base, l);
-	out[l] = 0;
-}
-
 static bool bound_to_vfio(const char *dev)
 {
 	char driver[64];
 
-	link_base(dev, "driver", driver, sizeof(driver));
+	smq_pci_link_base(dev, "driver", driver, sizeof(driver));
 	return !strcmp(driver, "vfio-pci");
 }
 
@@ -214,36 +173,13 @@ fail:
 	return err;
 }
 
-/* "BDF[/BAR]": the canonical address, and the BAR (-1: none named). */
-static int parse_spec(const char *arg, char dev[16], int *bar)
-{
-	char spec[64];
-	const char *slash = strchr(arg, '/');
-
-	*bar = -1;
-	if (strlen(arg) >= sizeof(spec))
-		return -EINVAL;
-	snprintf(spec, sizeof(spec), "%.*s",
-		 (int)(slash ? (size_t)(slash - arg) : strlen(arg)), arg);
-	if (parse_bdf(spec, dev))
-		return -EINVAL;
-	if (slash) {
-		char *end;
-		long v = strtol(slash + 1, &end, 10);
-		if (end == slash + 1 || *end || v < 0 || v > 5)
-			return -EINVAL;
-		*bar = (int)v;
-	}
-	return 0;
-}
-
 static int pci_open_window(struct smq_map *m, const char *arg, unsigned flags)
 {
 	char dev[16], path[160];
 	int bar, err;
 
 	(void)flags;  /* a BAR exists or it does not: nothing to create */
-	if (parse_spec(arg, dev, &bar))
+	if (smq_pci_parse_spec(arg, dev, &bar))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/%s", SYSFS_PCI, dev);
 	if (access(path, F_OK))
@@ -382,225 +318,6 @@ static void pci_describe(struct smq_map *m, char *buf, size_t len)
 		snprintf(buf, len, "polling: no doorbell (a BAR through sysfs)");
 }
 
-/* ---- words for errors (explain) ----
- *
- * An errno says little alone: EBUSY is a kernel driver's device through
- * sysfs but a held VFIO group through VFIO, EACCES a user who is not root
- * or a /dev/vfio node closed to root.  So explain looks at the device as
- * it is now: whether it exists, its driver (which tells the path open
- * took), its IOMMU group and who holds the group's node. */
-
-struct pci_state {
-	const char *arg;        /* as the spec gave it */
-	char dev[16];           /* canonical address */
-	int bar;                /* -1: none named */
-	bool exists;
-	char driver[64];        /* "": none */
-	char group[32];         /* "": no IOMMU group */
-};
-
-/* Whether fd directory dir (/proc/PID/fd) holds node open (exact), or a
- * file whose path has node in it. */
-static bool holds(const char *dir, const char *node, bool exact)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	bool found = false;
-
-	if (!d)
-		return false;
-	while (!found && (e = readdir(d))) {
-		char path[320], target[256];
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		ssize_t n = readlink(path, target, sizeof(target) - 1);
-		target[n > 0 ? n : 0] = 0;
-		found = n > 0 && (exact ? !strcmp(target, node)
-					: strstr(target, node) != NULL);
-	}
-	closedir(d);
-	return found;
-}
-
-/* Who holds the group's node open: a pid (its name in comm), 0 nobody we
- * can see, -1 this process. */
-static long group_holder(const char *group, char *comm, size_t n)
-{
-	char node[64], dir[64];
-	DIR *proc;
-	struct dirent *e;
-	long pid = 0;
-
-	snprintf(node, sizeof(node), "/dev/vfio/%s", group);
-	if (holds("/proc/self/fd", node, true))
-		return -1;
-	if (!(proc = opendir("/proc")))
-		return 0;
-	while (!pid && (e = readdir(proc))) {
-		char *end;
-		long p = strtol(e->d_name, &end, 10);
-		if (*end || p <= 0 || p == (long)getpid())
-			continue;
-		snprintf(dir, sizeof(dir), "/proc/%ld/fd", p);
-		if (holds(dir, node, true))
-			pid = p;
-	}
-	closedir(proc);
-	if (pid > 0) {
-		snprintf(dir, sizeof(dir), "/proc/%ld/comm", pid);
-		int fd = open(dir, O_RDONLY | O_CLOEXEC);
-		ssize_t got = fd >= 0 ? read(fd, comm, n - 1) : -1;
-		comm[got > 0 ? got - (comm[got - 1] == '\n') : 0] = 0;
-		if (fd >= 0)
-			close(fd);
-	}
-	return pid;
-}
-
-/* This process has the device open (its VFIO group, or a BAR through
- * sysfs): then an error is not one of opening it, but of the window. */
-static bool we_hold(const struct pci_state *d)
-{
-	char node[64];
-
-	if (*d->group) {
-		snprintf(node, sizeof(node), "/dev/vfio/%s", d->group);
-		if (holds("/proc/self/fd", node, true))
-			return true;
-	}
-	snprintf(node, sizeof(node), "/%s/resource", d->dev);
-	return holds("/proc/self/fd", node, false);
-}
-
-/* A cause of vfio.h, with the device, its group and who holds it. */
-static bool vfio_words(const struct pci_state *d, int err, char *buf,
-		       size_t len)
-{
-	char comm[32] = "", group[96] = "", who[96] = "";
-
-	if (*d->group)
-		snprintf(group, sizeof(group), " (VFIO group %s, /dev/vfio/%s)",
-			 d->group, d->group);
-	if (err == -EBUSY && *d->group) {
-		long pid = group_holder(d->group, comm, sizeof(comm));
-		if (pid < 0)
-			return false;  /* ours: the busy is the window's */
-		if (pid > 0)
-			snprintf(who, sizeof(who), "; process %ld (%s) holds it",
-				 pid, comm);
-	}
-	if (err == -EUNATCH && d->exists)
-		snprintf(who, sizeof(who), "; its driver is %s",
-			 *d->driver ? d->driver : "none");
-	snprintf(buf, len, "window pci:%s: VFIO cannot open %s%s: %s%s", d->arg,
-		 d->dev, group, smq_vfio_explain(err), who);
-	return true;
-}
-
-/* EPERM through sysfs: root was refused the BAR by the kernel itself. */
-static bool sysfs_eperm_words(const struct pci_state *d, char *buf,
-			      size_t len)
-{
-	char mode[128] = "";
-	int fd = open("/sys/kernel/security/lockdown", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, mode, sizeof(mode) - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	mode[n > 0 ? n : 0] = 0;
-	bool locked = n > 0 && !strstr(mode, "[none]");
-	snprintf(buf, len, "window pci:%s: the kernel refused to map a BAR of "
-		 "%s%s", d->arg, d->dev, locked ? " (kernel lockdown is on: it "
-		 "forbids mapping PCI BARs from user space)" : "");
-	return true;
-}
-
-static bool device_words(const struct pci_state *d, int err, char *buf,
-			 size_t len)
-{
-	bool vfio = !strcmp(d->driver, "vfio-pci");
-
-	switch (-err) {
-	case ENODEV:
-		if (d->exists && vfio)
-			return vfio_words(d, err, buf, len);
-		snprintf(buf, len, "window pci:%s: no PCI device at %s", d->arg,
-			 d->dev);
-		return true;
-	case ENXIO:
-		if (d->bar < 0)
-			snprintf(buf, len, "window pci:%s: %s has no memory BAR",
-				 d->arg, d->dev);
-		else
-			snprintf(buf, len, "window pci:%s: BAR %d of %s is not a "
-				 "memory BAR that can be mapped (unset, an I/O "
-				 "BAR, or one VFIO keeps for the MSI-X table)",
-				 d->arg, d->bar, d->dev);
-		return true;
-	case ENOSPC:
-		snprintf(buf, len, "window pci:%s: the BAR is smaller than the "
-			 "window's layout", d->arg);
-		return true;
-	case EBUSY:
-		if (!*d->driver || vfio)
-			return vfio_words(d, err, buf, len);
-		snprintf(buf, len, "window pci:%s: %s is bound to a kernel "
-			 "driver, %s, whose device it is: unbind it to map its "
-			 "BAR through sysfs, or bind it to vfio-pci for "
-			 "doorbells", d->arg, d->dev, d->driver);
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Opening went through sysfs when the device exists and is not
- * vfio-pci's; else the errors of vfio.h are VFIO's. */
-static bool pci_explain(const char *arg, int err, char *buf, size_t len)
-{
-	struct pci_state d = { .arg = arg };
-	char path[160];
-
-	if (parse_spec(arg, d.dev, &d.bar)) {
-		snprintf(buf, len, "bad window spec 'pci:%s': pci:[DOMAIN:]BUS:"
-			 "SLOT.FUNC[/BAR] in hex, BAR 0 to 5", arg);
-		return true;
-	}
-	snprintf(path, sizeof(path), "%s/%s", SYSFS_PCI, d.dev);
-	d.exists = access(path, F_OK) == 0;
-	link_base(d.dev, "driver", d.driver, sizeof(d.driver));
-	link_base(d.dev, "iommu_group", d.group, sizeof(d.group));
-	bool sysfs = d.exists && strcmp(d.driver, "vfio-pci");
-
-	if (d.exists && err != -ENOSPC && we_hold(&d))
-		return false;
-	if (device_words(&d, err, buf, len))
-		return true;
-	switch (-err) {
-	case EACCES:
-		snprintf(path, sizeof(path), "%s/%s/config", SYSFS_PCI, d.dev);
-		if (d.exists && access(path, W_OK) < 0 && errno == EACCES) {
-			snprintf(buf, len, "window pci:%s: permission denied: "
-				 "mapping a PCI BAR needs root", arg);
-			return true;
-		}
-		return vfio_words(&d, err, buf, len);
-	case EPERM:
-		return sysfs ? sysfs_eperm_words(&d, buf, len)
-			     : vfio_words(&d, err, buf, len);
-	case EOPNOTSUPP:  /* VFIO's when the device has no IOMMU group */
-		if (d.exists && *d.group)
-			return false;
-		return vfio_words(&d, err, buf, len);
-	case EUNATCH:
-		return vfio_words(&d, err, buf, len);
-	case ENOPKG: case ENOENT: case EPROTO:
-	case EPROTONOSUPPORT: case EXDEV:
-		return !sysfs && vfio_words(&d, err, buf, len);
-	default:
-		return false;
-	}
-}
-
 const struct smq_transport smq_transport_pci = {
 	.name = "pci",
 	.help = "pci:[DOMAIN:]BUS:SLOT.FUNC[/BAR]  a PCI memory BAR (an NTB "
@@ -610,7 +327,7 @@ const struct smq_transport smq_transport_pci = {
 	.open = pci_open_window,
 	.map_layout = smq_map_fixed_layout,
 	.close = pci_close,
-	.explain = pci_explain,
+	.explain = smq_pci_explain,
 	.bell_open = pci_bell_open,
 	.bell_close = pci_bell_close,
 	.ring_kinds = pci_ring_kinds,

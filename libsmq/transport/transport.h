@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include "base/far.h"
 #include "format/view.h"
 #include "order.h"
 
@@ -29,16 +30,6 @@ struct smq_bell_addr;
 /* Doorbells: how a waiter arms and how a ringer wakes it is told beside
  * the doorbell address, which the window stores (format.h). */
 
-/* A pointer into another board's region.  It can only be written through
- * (smq_far_store*, smq_far_copy): the message path never reads across
- * the bus.  A read is a named exception (see handle.h). */
-struct smq_far {
-	uint8_t *far_;
-};
-static inline struct smq_far smq_far_offset(struct smq_far p, uint64_t off)
-{
-	return (struct smq_far){ p.far_ + off };
-}
 
 /* A mapped window, as a transport hands it over. */
 struct smq_map {

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/vfio.h>
+#include "base/clock.h"
 #include "vfio.h"
 
 #define SYSFS_PCI "/sys/bus/pci/devices"
@@ -583,13 +584,6 @@ int smq_vfio_msix_fd(const struct smq_vfio *v, unsigned vector)
 	return vector < v->msix_n ? v->msix_fds[vector] : -EINVAL;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int smq_vfio_msix_wait(struct smq_vfio *v, int timeout_ms, uint64_t *counts)
 {
 	unsigned n = v->msix_n;
@@ -603,10 +597,10 @@ int smq_vfio_msix_wait(struct smq_vfio *v, int timeout_ms, uint64_t *counts)
 		pfd[i].events = POLLIN;
 		counts[i] = 0;
 	}
-	int64_t end = timeout_ms < 0 ? 0 : now_ms() + timeout_ms;
+	int64_t end = timeout_ms < 0 ? 0 : smq_now_ms() + timeout_ms;
 	int ready, left = timeout_ms;
 	while ((ready = poll(pfd, n, left)) < 0 && errno == EINTR)
-		if (timeout_ms >= 0 && (left = (int)(end - now_ms())) < 0)
+		if (timeout_ms >= 0 && (left = (int)(end - smq_now_ms())) < 0)
 			left = 0;
 	int fired = 0;
 	if (ready < 0) {

@@ -6,47 +6,6 @@
 #include <sys/random.h>
 #include "maintain.h"
 
-/* Data that is not a window: neither our magic, nor a superblock of ours
- * whose magic was zeroed (by an init that was stopped) or damaged, nor a
- * first page all zero. */
-bool smq_foreign_data(struct smq_window *w)
-{
-	const uint8_t *p = smq_map_at(&w->map, 0, 8);
-	const struct smq_sb *sb = smq_map_at(&w->map, 0, SMQ_SB_SIZE);
-
-	if (!w->map.size)
-		return false;
-	if (p && !memcmp(p, SMQ_MAGIC, 8))
-		return false;
-	/* a superblock of ours, of any version so far, whose magic init had
-	 * zeroed: versions 1 and 2 kept the line size at byte 40 */
-	uint32_t version = sb ? LOAD(&sb->version) : 0;
-	uint32_t sb_size = sb ? LOAD(&sb->sb_size) : 0;
-	const uint32_t *v2_line = smq_map_at(&w->map, 40, 4);
-	if (version >= 1 && version <= 2 && v2_line && *v2_line == SMQ_LINE &&
-	    (sb_size == SMQ_SB_SIZE || sb_size == 256))
-		return false;
-	if (version == SMQ_FORMAT_VERSION && sb_size == SMQ_SB_SIZE)
-		return false;
-	uint64_t n = w->map.size < SMQ_PAGE ? w->map.size : SMQ_PAGE;
-	const uint8_t *all = smq_map_at(&w->map, 0, n);
-	for (uint64_t i = 0; all && i < n; i++)
-		if (all[i])
-			return true;
-	return !all;
-}
-
-/* An smq window of our version or of version 2 (whose control blocks,
- * notices and marks are where and what ours are), or an init of one that
- * was stopped: its control area may hold marks of live handles. */
-static bool ours(struct smq_window *w)
-{
-	const struct smq_sb *sb = smq_map_at(&w->map, 0, SMQ_SB_SIZE);
-	uint32_t version = sb ? LOAD(&sb->version) : 0;
-	return (version == 2 || version == SMQ_FORMAT_VERSION) &&
-	       LOAD(&sb->sb_size) == SMQ_SB_SIZE;
-}
-
 /* Feature groups: the table at the start of tables_extra (zeroed). */
 static void write_groups(struct smq_window *w, const struct smq_layout *l,
 			 const struct smq_shape *sh)
@@ -211,10 +170,11 @@ static void tidy_control_area(struct smq_window *w, bool ours_before)
 			memset(c, 0, SMQ_CTL_SIZE);
 			continue;
 		}
-		for (unsigned i = 0; i < SMQ_SLOTS; i++)
-			if (LOAD(&c->slot[i].kind) > SMQ_SLOT_QUEUE ||
-			    LOAD(&c->slot[i].role) > SMQ_RECEIVER)
-				memset(&c->slot[i], 0, sizeof(c->slot[i]));
+		struct smq_handle_slot *s;
+		SMQ_EACH_SLOT(s, c)
+			if (LOAD(&s->kind) > SMQ_SLOT_QUEUE ||
+			    LOAD(&s->role) > SMQ_RECEIVER)
+				memset(s, 0, sizeof(*s));
 	}
 }
 
@@ -238,16 +198,6 @@ int smq_init(struct smq_window *w, const struct smq_geometry *gin,
 static bool grows(const struct smq_window *w, const struct smq_shape *sh)
 {
 	return (sh->flags & SMQ_SHAPE_GROW) && w->map.user_data;
-}
-
-uint64_t smq_fixed_size(struct smq_window *w)
-{
-	const struct smq_sb *sb = smq_maint_sb(w);
-
-	if (w->map.fixed_size)
-		return w->map.fixed_size;
-	return sb && ours(w) && LOAD(&sb->version) == SMQ_FORMAT_VERSION
-	       ? LOAD(&sb->size_fixed) : 0;
 }
 
 /* The arguments of an init: its shape (of at least least bytes, the
@@ -344,7 +294,7 @@ int smq_init_shape(struct smq_window *w, const struct smq_shape *sin,
 	memset(&e, 0, sizeof(e));
 	if ((err = init_refusal(w, &sh, &lay, &old, &valid_old)))
 		goto out;
-	bool keep_control = ours(w);
+	bool keep_control = smq_window_ours(w);
 	uint64_t fixed = smq_fixed_size(w);
 	struct smq_sb *sb = smq_maint_sb(w);
 	uint64_t emptied = sb && keep_control ? LOAD(&sb->emptied) : 0;

@@ -13,6 +13,7 @@
  * message. */
 #include <string.h>
 #include "window.h"
+#include "journal.h"
 
 static struct smq_journal_head *own_head(struct smq_window *w)
 {

@@ -231,9 +231,8 @@ static bool find_busy(struct smq_window *w, int only, unsigned *board,
 		if (!smq_maint_ctl_mapped(w, b))
 			continue;
 		struct smq_far c = smq_maint_ctl(w, b);
-		for (unsigned i = 0; i < SMQ_SLOTS; i++) {
-			struct smq_far s = smq_far_offset(c,
-				offsetof(struct smq_ctl, slot[i]));
+		struct smq_far s;
+		SMQ_EACH_FAR_SLOT(s, c) {
 			if (!FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
 				      struct smq_handle_slot, busy) ||
 			    !covers(w, s, only))
@@ -275,9 +274,8 @@ static void settle_marks(struct smq_window *w)
 		if (!smq_maint_ctl_mapped(w, b))
 			continue;
 		struct smq_far c = smq_maint_ctl(w, b);
-		for (unsigned i = 0; i < SMQ_SLOTS; i++) {
-			struct smq_far s = smq_far_offset(c,
-				offsetof(struct smq_ctl, slot[i]));
+		struct smq_far s;
+		SMQ_EACH_FAR_SLOT(s, c) {
 			if (!FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,
 				      struct smq_handle_slot, tag) ||
 			    !(FAR_LOAD(w, SMQ_FAR_MAINTAIN, s,

@@ -4,6 +4,7 @@
 #ifndef SMQ_MAINTAIN_H
 #define SMQ_MAINTAIN_H
 
+#include "journal.h"
 #include "window.h"
 
 struct smq_sb *smq_maint_sb(struct smq_window *w);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "window.h"
+#include "journal.h"
 
 static struct smq_far slot_far(struct smq_window *w, unsigned b)
 {

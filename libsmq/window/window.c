@@ -84,8 +84,9 @@ struct smq_handle_slot *smq_slot_claim(struct smq_window *w,
 				       enum smq_slot_kind kind, uint32_t queue,
 				       uint32_t role)
 {
-	for (unsigned i = 0; i < SMQ_SLOTS; i++) {
-		struct smq_handle_slot *s = &w->ctl->slot[i];
+	struct smq_handle_slot *s;
+
+	SMQ_EACH_SLOT(s, w->ctl) {
 		uint64_t tag = LOAD(&s->tag);
 		if (tag && !slot_dead(tag))
 			continue;
@@ -126,8 +127,9 @@ void smq_slot_release(struct smq_window *w, struct smq_handle_slot *s)
  * never waits on a dead one. */
 static void release_dead_slots(struct smq_window *w)
 {
-	for (unsigned i = 0; i < SMQ_SLOTS; i++) {
-		struct smq_handle_slot *s = &w->ctl->slot[i];
+	struct smq_handle_slot *s;
+
+	SMQ_EACH_SLOT(s, w->ctl) {
 		uint64_t tag = LOAD(&s->tag);
 		if (slot_dead(tag) &&
 		    __atomic_compare_exchange_n(&s->tag, &tag, 0, false,

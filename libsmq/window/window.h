@@ -3,8 +3,8 @@
  *
  * Near memory is this board's own region: read and written through plain
  * pointers.  Far memory is another board's region: written through
- * struct smq_far only.  A far read is a named exception, counted in test
- * builds (SMQ_COUNT_FAR), never on the message path. */
+ * struct smq_far only (base/far.h).  A far read is a named exception,
+ * counted in test builds (SMQ_COUNT_FAR), never on the message path. */
 #ifndef SMQ_WINDOW_H
 #define SMQ_WINDOW_H
 
@@ -12,27 +12,14 @@
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
+#include "base/clock.h"
+#include "base/far.h"
+#include "base/identity.h"
 #include "format/abi.h"
 #include "format/format.h"
 #include "format/hook.h"
 #include "format/view.h"
 #include "transport/transport.h"
-#include "identity.h"
-
-/* Why a far read happens (each one is a named exception). */
-enum smq_far_why {
-	SMQ_FAR_OPEN,        /* attaching; opening a queue */
-	SMQ_FAR_TAKEOVER,    /* a lane left by a dead sender */
-	SMQ_FAR_ARM,         /* a receiver arming its sleep: flushes our
-				posted writes and reads each sender's top */
-	SMQ_FAR_ROOM,        /* a sender arming its wait for room: flushes
-				and reads the receiver's bottom */
-	SMQ_FAR_MAINTAIN,    /* init and clear: the handshake */
-	SMQ_FAR_STARTUP,     /* announce, synchronise */
-	SMQ_FAR_SNAPSHOT,    /* dump, top, validation */
-	SMQ_FAR_MAP,         /* check: the window's map, the raw link */
-	SMQ_FAR_WHYS
-};
 
 /* What this process last saw of a board's heartbeat, on this host's own
  * monotonic clock (never another host's). */
@@ -175,73 +162,6 @@ static inline struct smq_far smq_far(struct smq_window *w, uint64_t off)
 	return (struct smq_far){ (uint8_t *)smq_map_at(&w->map, off, 1) };
 }
 
-#define FAR_FIELD(f, type, field) \
-	((__typeof__(((type *)0)->field) *)((f).far_ + offsetof(type, field)))
-#define FAR_STORE(f, type, field, v) STORE(FAR_FIELD(f, type, field), (v))
-#define FAR_STORE_REL(f, type, field, v) STORE_REL(FAR_FIELD(f, type, field), (v))
-/* ...a plain word of type at f */
-#define FAR_STORE_WORD(f, type, v) STORE_REL((type *)(f).far_, (v))
-/* memcpy of n bytes between buffers that do not overlap, inline up to
- * 64 bytes: a stream's small messages, whose copy costs less than the call
- * to memcpy and its choice of a way to copy.  Two copies of 32, 16, 8 or 4
- * bytes, the first and the last, which overlap in the middle (the same
- * bytes to the same place). */
-#define SMQ_MOVE(d, s, n, k) do { memcpy((d), (s), k); \
-		memcpy((d) + (n) - k, (s) + (n) - k, k); } while (0)
-static inline void smq_copy(void *dst, const void *src, size_t n)
-{
-	uint8_t *d = dst;
-	const uint8_t *s = src;
-
-	if (n > 64)
-		memcpy(d, s, n);
-	else if (n >= 32)
-		SMQ_MOVE(d, s, n, 32);
-	else if (n >= 16)
-		SMQ_MOVE(d, s, n, 16);
-	else if (n >= 8)
-		SMQ_MOVE(d, s, n, 8);
-	else if (n >= 4)
-		SMQ_MOVE(d, s, n, 4);
-	else if (n) {
-		uint8_t x = s[0], y = s[n / 2], z = s[n - 1];
-		d[0] = x;
-		d[n / 2] = y;
-		d[n - 1] = z;
-	}
-}
-
-static inline void smq_far_copy(struct smq_far dst, uint64_t off,
-				const void *src, size_t n)
-{
-	SMQ_TOUCH(dst.far_ + off, n, 1);
-	smq_copy(dst.far_ + off, src, n);
-}
-/* ...an entry's payload, returning its check (src is read once) */
-static inline uint32_t smq_far_copy_entry(struct smq_far dst, uint64_t off,
-					  const void *src, size_t n,
-					  uint64_t signature)
-{
-	SMQ_TOUCH(dst.far_ + off, n, 1);
-	return smq_entry_check((uint32_t)n, signature, dst.far_ + off, src, n);
-}
-/* The named exception: a read across the bus. */
-#ifdef SMQ_COUNT_FAR
-#define FAR_LOAD(w, why, f, type, field) \
-	(__atomic_fetch_add(&(w)->far_loads[why], 1, __ATOMIC_RELAXED), \
-	 LOAD(FAR_FIELD(f, type, field)))
-#else
-#define FAR_LOAD(w, why, f, type, field) \
-	((void)(why), LOAD(FAR_FIELD(f, type, field)))
-#endif
-/* ...of a plain word of type at f */
-#ifdef SMQ_COUNT_FAR
-#define FAR_LOAD_WORD(w, why, f, type) \
-	(__atomic_fetch_add(&(w)->far_loads[why], 1, __ATOMIC_RELAXED), \
-	 LOAD((type *)(f).far_))
-#else
-#define FAR_LOAD_WORD(w, why, f, type) ((void)(why), LOAD((type *)(f).far_))
-#endif
 /* Diagnostics read anything: a const pointer, counted once. */
 const void *smq_snapshot_at(struct smq_window *w, uint64_t off, uint64_t len);
 
@@ -379,9 +299,11 @@ int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
 /* Whether the process holding the maintenance lock runs: 1 yes, 0 no, -1
  * unknown (another boot: another host, or before a reboot). */
 int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb);
-/* The object holds data that is not a window, which init refuses
- * (-SMQ_ENOTWINDOW) unless forced: maintain.c. */
+/* object.c: the object holds data that is not a window, which init
+ * refuses (-SMQ_ENOTWINDOW) unless forced */
 bool smq_foreign_data(struct smq_window *w);
+/* ...a superblock of ours, whose control area may hold live marks */
+bool smq_window_ours(struct smq_window *w);
 /* err, a fault found with no mark up, if it is the window's; else -ESTALE
  * (a maintenance finished since gen was read), -EBUSY (one runs) or
  * -SMQ_EINCOMPLETE (one whose process died or is elsewhere). */
@@ -413,28 +335,10 @@ int smq_check_at_work(struct smq_window *w, const struct smq_layout *l,
  * another host seen once) */
 bool smq_at_work_known(struct smq_window *w, const struct smq_layout *l,
 		       int only);
-/* The size init may not exceed: the transport's (a device's, an object
- * another program sized), or what the superblock recorded when smq first
- * formatted such an object; 0: none. */
+/* object.c: the size init may not exceed: the transport's (a device's,
+ * an object another program sized), or what the superblock recorded when
+ * smq first formatted such an object; 0: none. */
 uint64_t smq_fixed_size(struct smq_window *w);
-
-/* journal.c: an entry in this board's journal (feature journal; a monitor
- * or a window without one writes nothing).  Its own mark: stale, nothing
- * is written. */
-struct smq_jnote {
-	uint16_t kind;          /* enum smq_journal_kind */
-	uint16_t role;
-	uint32_t queue;         /* SMQ_NO_QUEUE */
-	uint64_t epoch, a, b;
-};
-void smq_journal_write(struct smq_window *w, const struct smq_jnote *n);
-static inline void smq_journal(struct smq_window *w, uint16_t kind,
-			       uint16_t role, uint32_t queue, uint64_t epoch,
-			       uint64_t a, uint64_t b)
-{
-	struct smq_jnote n = { kind, role, queue, epoch, a, b };
-	smq_journal_write(w, &n);
-}
 
 /* startup.c: write this board's heartbeat (inside a call: entered) */
 void smq_beat(struct smq_window *w);

@@ -88,28 +88,31 @@ struct board_work {
 static void judge_board(struct smq_window *w, unsigned b, struct board_work *bw)
 {
 	const struct smq_ctl *c = smq_snapshot_at(w, lay_ctl(b), SMQ_CTL_SIZE);
+	const struct smq_handle_slot *h;
 	bool here = false;
 
 	memset(bw, 0, sizeof(*bw));
 	int hb = heartbeat_alive(w, b, &bw->age_ms);
-	for (unsigned i = 0; c && i < SMQ_SLOTS; i++) {
-		const struct smq_handle_slot *h = &c->slot[i];
-		uint64_t tag = LOAD(&h->tag);
-		if (!tag)
-			continue;
-		TEST_HOOK(SMQ_HOOK_JUDGE);
-		int a = process_alive(w, tag, LOAD(&h->boot), hb);
-		/* a process that closed and exited since we read its tag
-		 * looks dead too; its close cleared the tag before it exited,
-		 * so it died holding the slot only if the tag is still there */
-		if (a == 0) {
-			if (LOAD_ACQ(&h->tag) == tag)
-				bw->dead_handles++;
-			continue;
+	if (c) {
+		SMQ_EACH_SLOT(h, c) {
+			uint64_t tag = LOAD(&h->tag);
+			if (!tag)
+				continue;
+			TEST_HOOK(SMQ_HOOK_JUDGE);
+			int a = process_alive(w, tag, LOAD(&h->boot), hb);
+			/* a process that closed and exited since we read its
+			 * tag looks dead too; its close cleared the tag before
+			 * it exited, so it died holding the slot only if the
+			 * tag is still there */
+			if (a == 0) {
+				if (LOAD_ACQ(&h->tag) == tag)
+					bw->dead_handles++;
+				continue;
+			}
+			here |= a > 0 && LOAD(&h->boot) == w->boot;
+			bw->handles++;
+			bw->queue_handles += LOAD(&h->kind) == SMQ_SLOT_QUEUE;
 		}
-		here |= a > 0 && LOAD(&h->boot) == w->boot;
-		bw->handles++;
-		bw->queue_handles += LOAD(&h->kind) == SMQ_SLOT_QUEUE;
 	}
 	/* a live process of this host says for the board; else its
 	 * heartbeat, if anyone is attached at all */
@@ -309,8 +312,10 @@ static int each_worker(struct smq_window *w, const struct smq_layout *l,
 		const struct smq_board_slot *s = board_slot(w, b);
 		int64_t age;
 		int hb = heartbeat_alive(w, b, &age);
-		for (unsigned i = 0; c && i < SMQ_SLOTS; i++) {
-			const struct smq_handle_slot *h = &c->slot[i];
+		const struct smq_handle_slot *h;
+		if (!c)
+			continue;
+		SMQ_EACH_SLOT(h, c) {
 			uint64_t tag = LOAD(&h->tag), boot = LOAD(&h->boot);
 			int a = process_alive(w, tag, boot, hb);
 			if (!tag || tag == except || a == 0)
@@ -463,89 +468,5 @@ int smq_check_at_work(struct smq_window *w, const struct smq_layout *l,
 		err = -SMQ_EATWORK;
 	}
 	pthread_mutex_unlock(&w->follow_lock);
-	return err;
-}
-
-/* ---- watching until judged ---- */
-
-/* What a watch still waits for in one look: a board or receiver of
- * another host seen once, a queue holding messages seen neither to drain
- * (its bottom moved since the watch's first look) nor to stall. */
-static bool watch_open(struct smq_window *w, unsigned flags, uint64_t *first,
-		       unsigned nb, unsigned nq, bool first_look)
-{
-	bool open = false;
-
-	for (unsigned b = 0; b < nb; b++) {
-		struct smq_board_info bi;
-		smq_board_info(w, b, &bi, sizeof(bi));
-		if (flags & SMQ_WATCH_BOARDS)
-			open |= bi.activity == SMQ_ACTIVITY_UNKNOWN ||
-				(bi.state != SMQ_BOARD_ABSENT && bi.alive < 0);
-	}
-	for (unsigned q = 0; q < nq; q++) {
-		struct smq_queue_info qi;
-		smq_queue_info(w, q, &qi, sizeof(qi));
-		if (flags & SMQ_WATCH_BOARDS)
-			open |= qi.receiver_state == SMQ_RECEIVER_UNKNOWN;
-		if (first_look)
-			first[q] = qi.bottom;
-		if (flags & SMQ_WATCH_QUEUES)
-			open |= qi.queued && !qi.stalled && qi.bottom == first[q];
-	}
-	return open;
-}
-
-int smq_watch(struct smq_window *w, unsigned flags, int timeout_ms)
-{
-	struct smq_window_info wi;
-	struct timespec deadline;
-
-	if (!w || !flags || (flags & ~(SMQ_WATCH_BOARDS | SMQ_WATCH_QUEUES)) ||
-	    timeout_ms < -1)
-		return -EINVAL;
-	if (smq_inherited(w))
-		return -EBADF;
-	if (timeout_ms < 0) {
-		/* a look past the longest judgement asked for */
-		timeout_ms = flags & SMQ_WATCH_BOARDS
-			     ? SMQ_HEARTBEAT_TIMEOUT_MS + 100 : 0;
-		if ((flags & SMQ_WATCH_QUEUES) && w->stall_ms < INT32_MAX - 100 &&
-		    w->stall_ms + 100 > timeout_ms)
-			timeout_ms = w->stall_ms + 100;
-	}
-	smq_deadline(&deadline, timeout_ms);
-	uint64_t *first = NULL;
-	unsigned nb = 0, nq = 0;
-	int err = 0;
-	for (bool first_look = true;; first_look = false) {
-		err = smq_window_info(w, &wi, sizeof(wi));
-		if (err && err != -ESTALE)
-			break;
-		unsigned n = wi.geometry.queues + wi.diag_queues;
-		if (n != nq || wi.geometry.boards != nb) {
-			/* a new layout: what was first seen is of the old one */
-			free(first);
-			if (!(first = calloc(n ? n : 1, sizeof(*first)))) {
-				err = -ENOMEM;
-				break;
-			}
-			first_look = true;
-			nb = wi.geometry.boards;
-			nq = n;
-		}
-		if (!watch_open(w, flags, first, nb, nq, first_look)) {
-			err = 0;
-			break;
-		}
-		int left = smq_ms_left(&deadline);
-		if (!left) {
-			err = -ETIMEDOUT;
-			break;
-		}
-		if ((err = smq_sleep_ms(left < 100 ? left : 100)))
-			break;  /* -EINTR: a signal handler ran */
-	}
-	free(first);
 	return err;
 }

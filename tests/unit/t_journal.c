@@ -20,6 +20,7 @@
 
 TEST_FLOOR(1000);
 #include "testint.h"
+#include "window/journal.h"
 
 static const char *spec;
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "smqctl.h"
+#include "../smqctl.h"
 
 /* "64", "64K", "4M", "1G", "64KiB": a number with an optional binary
  * suffix.  Sets *end after the number and its suffix; returns false when s

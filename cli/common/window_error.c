@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
-#include "smqctl.h"
+#include "../smqctl.h"
 
 /* The magic found and the one expected, as the bytes they are. */
 static int magic_error(const char *spec, const struct smq_fault *f)

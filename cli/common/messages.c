@@ -1,6 +1,6 @@
 /* Messages: "smqctl: ..." on stderr, after what stdout holds so far. */
 #include <stdarg.h>
-#include "smqctl.h"
+#include "../smqctl.h"
 
 static void vmsg(const char *fmt, va_list ap)
 {

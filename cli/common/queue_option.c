@@ -1,7 +1,7 @@
 /* --queue Q, for the commands that act on one queue or on all of them
  * (clear, dump): one option table and one parser, as a child parser. */
 #include <string.h>
-#include "smqctl.h"
+#include "../smqctl.h"
 
 static const struct argp_option options[] = {
 	/* the text is the command's: queue_help() */

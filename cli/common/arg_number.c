@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "smqctl.h"
+#include "../smqctl.h"
 
 bool value_u32(const char *opt, const char *arg, uint32_t min, uint32_t max,
 	       uint32_t *out, char *why, size_t n)

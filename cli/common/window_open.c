@@ -1,6 +1,6 @@
 /* The window the common options name (window_spec(), in
  * common/options.c): opening it, and the queues it has. */
-#include "smqctl.h"
+#include "../smqctl.h"
 
 int open_window(struct ctx *ctx, unsigned flags, struct smq_window **w)
 {

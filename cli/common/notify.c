@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "smqctl.h"
+#include "../smqctl.h"
 
 #define MAX_SOCKET_PATH (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 

@@ -1,8 +1,6 @@
-/* Who a process is, and what time it is here.  A pid means nothing after
- * a reboot or once it is reused, so a process is named by a tag: its pid
- * and a hash of this boot's id and the process's start time.  Time is
- * local: only this host's monotonic clock measures how long anything
- * took; clocks of different hosts are never compared. */
+/* Who a process is.  A pid means nothing after a reboot or once it is
+ * reused, so a process is named by a tag: its pid and a hash of this
+ * boot's id and the process's start time. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -11,8 +9,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "clock.h"
 #include "identity.h"
-#include "transport/common.h"
 
 static uint64_t mix64(uint64_t z)
 {
@@ -151,48 +149,4 @@ int smq_tag_stopped(uint64_t tag)
 	if (start <= 0 || make_tag(id, start) != tag)
 		return -1;
 	return state == 'T' || state == 't';
-}
-
-uint64_t smq_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t smq_realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-int smq_ms_left(const struct timespec *deadline)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	int64_t ms = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
-		     (deadline->tv_nsec - now.tv_nsec) / 1000000;
-	return ms > 0 ? (ms < INT32_MAX ? (int)ms : INT32_MAX) : 0;
-}
-
-/* An absolute CLOCK_MONOTONIC deadline timeout_ms from now. */
-void smq_deadline(struct timespec *ts, int timeout_ms)
-{
-	uint64_t t = smq_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	ts->tv_sec = (time_t)(t / 1000000000ull);
-	ts->tv_nsec = (long)(t % 1000000000ull);
-}
-
-bool smq_past(const struct timespec *deadline)
-{
-	uint64_t d = (uint64_t)deadline->tv_sec * 1000000000ull +
-		     (uint64_t)deadline->tv_nsec;
-	return smq_now_ns() >= d;
-}
-
-int smq_sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	return nanosleep(&ts, NULL) < 0 && errno == EINTR ? -EINTR : 0;
 }

@@ -3,7 +3,7 @@
  * judgement itself is the library's (smq_board_info().activity,
  * smq_queue_info().receiver_state); these are only its names. */
 #include <stdio.h>
-#include "smqctl.h"
+#include "../smqctl.h"
 
 static const char *pick(const char *const *names, unsigned n, unsigned v)
 {

@@ -2,7 +2,7 @@
  * print. */
 #include <inttypes.h>
 #include <string.h>
-#include "smqctl.h"
+#include "../smqctl.h"
 
 const char *human_bytes(uint64_t n, char buf[32])
 {

@@ -2,7 +2,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
-#include "smqctl.h"
+#include "../smqctl.h"
 
 void json_open(struct json *j, FILE *f)
 {

@@ -1,6 +1,7 @@
 /* Words for every code the library returns, and its version. */
+#include <errno.h>
 #include <string.h>
-#include "window.h"
+#include "format/abi.h"
 
 static const char *const messages[] = {
 	[SMQ_EUNFORMATTED - SMQ_EUNFORMATTED] =
