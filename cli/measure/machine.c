@@ -142,6 +142,14 @@ static void cpu_model(char *buf, size_t len)
 		snprintf(buf, len, "%s", u.machine);
 }
 
+/* The CPUs this process may use as it started: a measurement pins itself
+ * to one before it prints where it ran. */
+static int allowed_at_start = -1;
+static void __attribute__((constructor)) note_allowed(void)
+{
+	allowed_at_start = cpu_allowed_count();
+}
+
 const char *machine_words(char *buf, size_t len)
 {
 	char model[160], date[32];
@@ -159,7 +167,7 @@ const char *machine_words(char *buf, size_t len)
 	snprintf(buf, len, "%s, host %s: %s, %ld CPUs online, %d this process "
 		 "may use, %s %s", date, u.nodename[0] ? u.nodename : "unknown",
 		 model[0] ? model : "an unknown processor", online,
-		 cpu_allowed_count(), u.sysname, u.release);
+		 allowed_at_start, u.sysname, u.release);
 	return buf;
 }
 

@@ -368,8 +368,11 @@ PY
 	else failed "bench --baseline --csv"; cat "$T/base.csv" "$T/err" | sed 's/^/    /'; fi
 	# the text: no other product named; it ends with the targets: all
 	# held, or how many were missed and each row MISSED in the table again
+	# its first line says where it ran: the CPUs this process may use as
+	# it started, not the one it pinned itself to before printing
 	if "$S" bench --baseline --count $(n 200) >"$T/base.txt" 2>"$T/err" &&
 	   ! grep -Eq "$PRODUCTS" "$T/base.txt" &&
+	   head -n 1 "$T/base.txt" | grep -q ", $ncpu this process may use, " &&
 	   python3 - "$T/base.txt" 2>>"$T/err" <<'PY'
 import re, sys
 lines = open(sys.argv[1]).read().splitlines()
@@ -386,7 +389,7 @@ else:
         m = re.match(r"MISSED (.*) against (.*): [0-9.]+x, target [<>]=[0-9.]+x$", l)
         assert m and row.startswith(m.group(1) + " ") and " %s " % m.group(2) in row, (row, l)
 PY
-	then ok "bench --baseline (text): no other product; the targets said last, each one missed named again"
+	then ok "bench --baseline (text): where it ran (its CPUs as it started); no other product; the targets said last, each one missed named again"
 	else failed "bench --baseline (text)"; cat "$T/base.txt" "$T/err" | sed 's/^/    /'; fi
 else
 	note "one CPU: bench --baseline not tried"
