@@ -60,22 +60,23 @@ static const struct argp argp = {
 	NULL, NULL, NULL
 };
 
-static void json_string(const char *s)
-{
-	json_quote(stdout, s);
-}
-
 static void print_listening(const struct ctx *ctx, const char *socket,
 			    const struct smq_broker_info *bi)
 {
 	char human[32];
 
 	if (ctx->json) {
-		printf("{\"event\": \"listening\", \"socket\": ");
-		json_string(socket);
-		printf(", \"device\": \"%s\", \"bar\": %d, \"size\": %" PRIu64
-		       ", \"vectors\": %u}\n", bi->device, bi->bar,
-		       bi->memory_size, bi->vectors);
+		struct json j;
+		json_open_line(&j, stdout);
+		json_begin(&j, NULL, '{');
+		json_str(&j, "event", "listening");
+		json_str(&j, "socket", socket);
+		json_str(&j, "device", bi->device);
+		json_i64(&j, "bar", bi->bar);
+		json_u64(&j, "size", bi->memory_size);
+		json_u64(&j, "vectors", bi->vectors);
+		json_end(&j, '}');
+		json_close(&j);
 	} else {
 		printf("listening on %s: device %s, BAR %d of %s, %u vector%s\n",
 		       socket, bi->device, bi->bar,
@@ -91,18 +92,20 @@ static void print_event(const struct ctx *ctx, const struct smq_broker_event *ev
 			   : "detached";
 
 	if (ctx->json) {
-		printf("{\"event\": \"%s\", \"pid\": ", name);
+		struct json j;
+		json_open_line(&j, stdout);
+		json_begin(&j, NULL, '{');
+		json_str(&j, "event", name);
 		if (ev->pid > 0)
-			printf("%d", ev->pid);
+			json_i64(&j, "pid", ev->pid);
 		else
-			printf("null");
+			json_null(&j, "pid");
 		if (ev->type == SMQ_CLIENT_DETACHED)
-			printf(", \"vectors\": %u", ev->vectors);
-		if (ev->error) {
-			printf(", \"reason\": ");
-			json_string(smq_strerror(ev->error));
-		}
-		printf("}\n");
+			json_u64(&j, "vectors", ev->vectors);
+		if (ev->error)
+			json_str(&j, "reason", smq_strerror(ev->error));
+		json_end(&j, '}');
+		json_close(&j);
 	} else {
 		printf("client %s", name);
 		if (ev->pid > 0)

@@ -238,11 +238,15 @@ static void write_message(const struct ctx *ctx, const struct recv_opts *o,
 			  unsigned queue)
 {
 	if (ctx->json) {
-		printf("{\"queue\": %u, \"sender\": %u, \"size\": %zu, \"hex\": \"",
-		       queue, from, len);
-		for (size_t i = 0; i < len; i++)
-			printf("%02x", buf[i]);
-		printf("\"}\n");
+		struct json j;
+		json_open_line(&j, stdout);
+		json_begin(&j, NULL, '{');
+		json_u64(&j, "queue", queue);
+		json_u64(&j, "sender", from);
+		json_u64(&j, "size", len);
+		json_bytes(&j, "hex", buf, len);
+		json_end(&j, '}');
+		json_close(&j);
 		return;
 	}
 	if (o->group)

@@ -94,11 +94,6 @@ static const struct argp argp = {
 
 /* ---- output ---- */
 
-static void json_string(const char *s)
-{
-	json_quote(stdout, s);
-}
-
 static const char *reason(int err)
 {
 	switch (-err) {
@@ -123,18 +118,20 @@ static void print_event(const struct ctx *ctx, const struct smq_server_event *ev
 							   : "unknown";
 
 	if (ctx->json) {
-		printf("{\"event\": \"%s\"", name);
+		struct json j;
+		json_open_line(&j, stdout);
+		json_begin(&j, NULL, '{');
+		json_str(&j, "event", name);
 		if (ev->type != SMQ_PEER_REFUSED)
-			printf(", \"peer\": %u", ev->peer);
+			json_u64(&j, "peer", ev->peer);
 		if (ev->pid > 0)
-			printf(", \"pid\": %d", ev->pid);
+			json_i64(&j, "pid", ev->pid);
 		else
-			printf(", \"pid\": null");
-		if (ev->error) {
-			printf(", \"reason\": ");
-			json_string(reason(ev->error));
-		}
-		printf("}\n");
+			json_null(&j, "pid");
+		if (ev->error)
+			json_str(&j, "reason", reason(ev->error));
+		json_end(&j, '}');
+		json_close(&j);
 	} else if (ev->type == SMQ_PEER_REFUSED) {
 		printf("client refused");
 		if (ev->pid > 0)
@@ -157,12 +154,16 @@ static void print_listening(const struct ctx *ctx, const char *socket,
 	char human[32];
 
 	if (ctx->json) {
-		printf("{\"event\": \"listening\", \"socket\": ");
-		json_string(socket);
-		printf(", \"memory\": ");
-		json_string(memory);
-		printf(", \"size\": %" PRIu64 ", \"vectors\": %u}\n",
-		       si->memory_size, si->vectors);
+		struct json j;
+		json_open_line(&j, stdout);
+		json_begin(&j, NULL, '{');
+		json_str(&j, "event", "listening");
+		json_str(&j, "socket", socket);
+		json_str(&j, "memory", memory);
+		json_u64(&j, "size", si->memory_size);
+		json_u64(&j, "vectors", si->vectors);
+		json_end(&j, '}');
+		json_close(&j);
 	} else {
 		printf("listening on %s: memory %s, %s, %u vector%s\n", socket,
 		       memory, human_bytes(si->memory_size, human), si->vectors,

@@ -93,6 +93,22 @@ static int remaining(int64_t deadline)
 	return left > 0 ? (int)left : 0;
 }
 
+/* A line of sync --json: {"event": EVENT, K1: V1[, K2: V2]}. */
+static void print_event(FILE *f, const char *event, const char *k1,
+			uint64_t v1, const char *k2, uint64_t v2)
+{
+	struct json j;
+
+	json_open_line(&j, f);
+	json_begin(&j, NULL, '{');
+	json_str(&j, "event", event);
+	json_u64(&j, k1, v1);
+	if (k2)
+		json_u64(&j, k2, v2);
+	json_end(&j, '}');
+	json_close(&j);
+}
+
 static void print_arrivals(struct ctx *ctx, struct smq_window *w,
 			   uint64_t arrived)
 {
@@ -102,8 +118,8 @@ static void print_arrivals(struct ctx *ctx, struct smq_window *w,
 			continue;
 		char host[80];
 		if (ctx->json)
-			printf("{\"event\": \"announced\", \"board\": %u, "
-			       "\"pid\": %u}\n", b, bi.pid);
+			print_event(stdout, "announced", "board", b, "pid",
+				    bi.pid);
 		else
 			printf("board %u announced (pid %u on %s)\n", b, bi.pid,
 			       text_safe(bi.host, host, sizeof(host)));
@@ -236,8 +252,8 @@ static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 			return report_dead(dead, w);
 		if (!err) {
 			if (ctx->json)
-				printf("{\"event\": \"ready\", \"boards\": %u}\n",
-				       wi.geometry.boards);
+				print_event(stdout, "ready", "boards",
+					    wi.geometry.boards, NULL, 0);
 			else
 				printf("system ready: %u board%s\n",
 				       wi.geometry.boards,
@@ -295,8 +311,7 @@ static uint64_t generation_of(struct smq_window *w)
 static void print_ready(const struct ctx *ctx, struct smq_window *w)
 {
 	if (ctx->json)
-		printf("{\"event\": \"ready\", \"board\": %u}\n",
-		       ctx->board);
+		print_event(stdout, "ready", "board", ctx->board, NULL, 0);
 	else {
 		struct smq_window_info wi;
 		smq_window_info(w, &wi, sizeof(wi));

@@ -148,6 +148,7 @@ void json_u64(struct json *j, const char *key, uint64_t val);
 void json_i64(struct json *j, const char *key, int64_t val);
 void json_bool(struct json *j, const char *key, bool val);
 void json_null(struct json *j, const char *key);
+void json_bytes(struct json *j, const char *key, const void *buf, size_t len);
 /* common/emptied.c: what init or clear emptied (smq_emptied()): "260
  * messages in 3 queues: queue 3: 256, ..." and the JSON key "emptied" */
 const char *emptied_text(const struct smq_emptied *e, char *buf, size_t n);

@@ -99,6 +99,18 @@ void json_double(struct json *j, const char *key, double val, int decimals)
 		fputs("null", j->f);
 }
 
+/* bytes as a string, two hex digits each */
+void json_bytes(struct json *j, const char *key, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	json_key(j, key);
+	fputc('"', j->f);
+	for (size_t i = 0; i < len; i++)
+		fprintf(j->f, "%02x", p[i]);
+	fputc('"', j->f);
+}
+
 void json_null(struct json *j, const char *key)
 {
 	json_key(j, key);
