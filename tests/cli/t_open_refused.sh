@@ -27,12 +27,7 @@ import os, sys
 sys.path.insert(0, os.path.dirname(sys.argv[3]))
 import smq7_reader as R
 path, code = sys.argv[1], sys.argv[2]
-r = R.Reader(R.Window("file:" + path))
-try:
-    r.static()
-except R.Fault:
-    pass
-L = r.lay
+L = R.layout_of(path)
 def get(off):
     with open(path, "rb") as f:
         f.seek(off)

@@ -1568,6 +1568,17 @@ def count_values(x):
     return 1
 
 
+def layout_of(path):
+    """The layout of the window in the file at path, as far as its static
+    part reads: what the tests that damage a window poke into."""
+    r = Reader(Window("file:" + path))
+    try:
+        r.static()
+    except Fault:
+        pass
+    return r.lay
+
+
 def store_checksum(spec):
     """Sign the geometry as it is now (smq-format(7) Checksum)."""
     kind, _, path = spec.partition(":")

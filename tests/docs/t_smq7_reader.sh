@@ -48,12 +48,7 @@ import os, struct, sys
 sys.path.insert(0, os.path.dirname(sys.argv[3]))
 import smq7_reader as R
 path, code = sys.argv[1], sys.argv[2]
-r = R.Reader(R.Window("file:" + path))
-try:
-    r.static()
-except R.Fault:
-    pass
-L = r.lay
+L = R.layout_of(path)
 sb = open(path, "rb").read(4096)
 def put(off, size, value):
     with open(path, "r+b") as f:
