@@ -39,6 +39,8 @@ int smq_queue_open_bell(struct smq_window *w, unsigned index,
 			struct smq_queue **qp);
 /* queue.c: a full episode of the handle's, if one is open, said ended
  * (its refusals and waits) in the journal */
+void smq_full_met(struct smq_queue *q);
+void smq_full_maybe_ended(struct smq_queue *q);
 void smq_full_episode_end(struct smq_queue *q);
 /* bell.c: can a process that rings kinds, on host, reach address a? */
 bool smq_can_ring(uint32_t kinds, uint64_t host, const struct smq_bell_addr *a);

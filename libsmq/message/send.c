@@ -203,31 +203,6 @@ static void ring_receiver(struct smq_queue *q)
 	w->map.tp->ring(&w->map, &a, q->rbell, (uint32_t)(n << 6) | w->board);
 }
 
-/* A full episode, for the journal: said once as it begins, not at every
- * send that meets the lane full, and once as it ends, with what was
- * refused and waited meanwhile.  Off the message path: only a send that
- * meets a full lane opens one, and only while one is open does a send
- * read the clock. */
-#define FULL_QUIET_NS 1000000000ull
-
-static void full_met(struct smq_queue *q)
-{
-	q->full_last_ns = smq_now_ns();
-	if (q->full_open)
-		return;
-	q->full_open = true;
-	q->full_waits0 = LOAD(&q->out->full_waits);
-	q->full_refusals0 = LOAD(&q->out->full_refusals);
-	smq_journal(q->w, SMQ_JOURNAL_FULL, SMQ_SENDER, q->index, q->epoch,
-		    q->entries, 0);
-}
-
-static void full_maybe_ended(struct smq_queue *q)
-{
-	if (smq_now_ns() - q->full_last_ns >= FULL_QUIET_NS)
-		smq_full_episode_end(q);
-}
-
 /* A send that gave up waiting for room while its receiver slept on: the
  * doorbells it rang were not answered. */
 static void unanswered(struct smq_queue *q, int timeout_ms)
@@ -272,7 +247,7 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 			return -SMQ_ECORRUPT;
 		if (timeout_ms == 0) {
 			/* an event too: the lane was full for this send */
-			full_met(q);
+			smq_full_met(q);
 			STORE(&q->out->full_refusals,
 			      LOAD(&q->out->full_refusals) + 1);
 			return -EAGAIN;
@@ -280,7 +255,7 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 		/* one full wait per send that waits, however many naps and
 		 * wake-ups it takes (a counter counts events) */
 		if (!counted) {
-			full_met(q);
+			smq_full_met(q);
 			STORE(&q->out->full_waits, LOAD(&q->out->full_waits) + 1);
 			counted = true;
 			if (quick_room(q, seq))
@@ -304,7 +279,7 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 		}
 	}
 	if (q->full_open)
-		full_maybe_ended(q);
+		smq_full_maybe_ended(q);
 	*seqp = seq;
 	return 0;
 }

@@ -113,10 +113,13 @@ struct smq_queue {
 				   smq_loan_write, in order from 0 */
 	uint32_t loan_reg;      /* their CRC-32C register, begun at 0 */
 	/* a full episode (the journal's FULL, then ROOM): open since a send
-	 * met the lane full, until a send finds room a second after the
-	 * last that met it full */
+	 * met the lane full, until a look at the clock finds a second passed
+	 * since the last look that found a send had met it full (send.c) */
 	bool full_open;
-	uint64_t full_last_ns;
+	bool full_seen;         /* a send met the lane full since the last
+				   look */
+	uint32_t full_look;     /* sends until the next look */
+	uint64_t full_last_ns;  /* the last look that found full_seen */
 	uint64_t full_waits0;   /* the lane's counts when it began */
 	uint32_t full_refusals0;
 	/* receiver: */
