@@ -230,10 +230,10 @@ step "pkg-config --modversion libsmq says $want" 10 \
 	"test \"\$(pkg-config --modversion libsmq)\" = $want"
 step "cc twoboards.c \$(pkg-config --cflags --libs libsmq)" 120 \
 	"cc -std=c11 -Wall -Wextra -Werror -o /tmp/twoboards $ex \$(pkg-config --cflags --libs libsmq)"
-step "twoboards runs on the installed libsmq.so.1" 60 \
+step "twoboards runs on the installed libsmq.so.$major" 60 \
 	"ldd /tmp/twoboards >/tmp/ldd.out &&
-	 { grep -Eq 'libsmq\\.so\\.1 => (/usr)?/lib/$ma/libsmq\\.so\\.1 ' /tmp/ldd.out ||
-	   { echo 'not linked with the installed libsmq.so.1:'; cat /tmp/ldd.out; exit 1; }; } &&
+	 { grep -Eq 'libsmq\\.so\\.$major => (/usr)?/lib/$ma/libsmq\\.so\\.$major ' /tmp/ldd.out ||
+	   { echo 'not linked with the installed libsmq.so.$major:'; cat /tmp/ldd.out; exit 1; }; } &&
 	 /tmp/twoboards 1000"
 step "twoboards links statically with libsmq.a and runs" 120 \
 	"cc -std=c11 -o /tmp/twoboards-static $ex /usr/lib/$ma/libsmq.a -pthread &&
