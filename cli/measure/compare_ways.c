@@ -256,7 +256,7 @@ int ways_rows(struct ways *w, struct row *rows)
 
 	snprintf(bursts, sizeof(bursts), "16 entries, bursts of %d", WAYS_BURST);
 	p[np++] = (struct pair){ "16 entries, 64 B", "two-core ring, 16 slots",
-				 NULL, 0, w->single, w->ring, 1, 64, NAN };
+				 NULL, 0, w->single, w->ring, 1, 64, 0.5 };
 	p[np++] = (struct pair){ bursts, "two-core ring, 16 slots", NULL, 0,
 				 w->burst, w->ring, 1, 64, 0.9 };
 	for (int i = 0; i < NWAYS; i++) {
