@@ -87,6 +87,9 @@ enum smq_hook {
 	SMQ_HOOK_LOCK_YIELD,            /* a sender whose lane lock cannot
 					   be slept on (no futex on its
 					   memory) yields the CPU */
+	SMQ_HOOK_SOCKET_LOOKED,         /* a server's start found a socket
+					   file at its path, and has not yet
+					   tried to connect to it */
 };
 #include <stdint.h>
 /* A fault of the view smqctl check tests (scratch.c): where the reads or

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "common.h"
+#include "format/hook.h"
 
 int smq_unix_address(const char *path, struct sockaddr_un *a)
 {
@@ -32,6 +33,7 @@ int smq_unix_probe(const struct sockaddr_un *a, int type, bool *stale)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode))
 		return -EEXIST;
+	TEST_HOOK(SMQ_HOOK_SOCKET_LOOKED);
 	/* non-blocking: a server too busy to take us (EAGAIN) is alive */
 	fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -43,8 +45,10 @@ int smq_unix_probe(const struct sockaddr_un *a, int type, bool *stale)
 		err = -EADDRINUSE;
 	else if (errno == ECONNREFUSED)
 		*stale = true;  /* nobody listens */
-	else
+	else if (errno != ENOENT)
 		err = -errno;
+	/* ENOENT: removed since we looked (a server stopping as we start,
+	 * say): nothing is there now, which is what no file means */
 	close(fd);
 	return err;
 }
