@@ -35,6 +35,14 @@ static volatile uint64_t waiting_since;
 
 static const int stops[] = { SIGINT, SIGTERM, SIGHUP };
 
+/* A child's failure, said to the test's own process by a signal no test
+ * uses (they take SIGUSR1, SIGUSR2, SIGALRM), with a value of ours: a
+ * parent asleep in the library (a receive of SMQ_WAIT_FOREVER) wakes for
+ * it, where a look at the failures below would wait for its next turn. */
+#define FAILED_SIGNAL (SIGRTMIN + 2)
+#define FAILED_VALUE 0x736d7166         /* "smqf" */
+static volatile sig_atomic_t failing;   /* the test's process fails already */
+
 /* The processes of the test that failed (FAIL in a child, by pid), in
  * memory all of them share (made before main, inherited by every fork):
  * a parent sees a child's failure at its next look, even before that
@@ -53,6 +61,7 @@ static void block_stops(sigset_t *old)
 	sigemptyset(&s);
 	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
 		sigaddset(&s, stops[i]);
+	sigaddset(&s, FAILED_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &s, old);
 }
 
@@ -289,6 +298,38 @@ static void on_stop(int sig)
 	_exit(128 + sig);
 }
 
+/* A process of the test below its own (a child, a grandchild) failed
+ * (FAIL, CHECK, OK...) and said so: the test ends now with the child's
+ * message above, whatever this process was doing, asleep in the library
+ * included; its children go and its objects too, as at an exit.  A
+ * signal that is not a child's failure returns (a wait it interrupted
+ * may return -EINTR), and so does one that finds the test failing
+ * already: its own failure is on its way out. */
+static void on_child_failed(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (getpid() != owner || failing || si->si_code != SI_QUEUE ||
+	    si->si_value.sival_int != FAILED_VALUE)
+		return;
+	const char *w = waiting;
+	int ended = end_kids(), removed = remove_objects();
+	say(program_invocation_short_name);
+	say(": a child (pid ");
+	say_num((uint64_t)si->si_pid);
+	say(") failed (its message is above)");
+	if (w) {
+		say(" while the test waited for ");
+		say(w);
+	}
+	say(": the test ends now; ended ");
+	say_num((uint64_t)ended);
+	say(" children still running, removed ");
+	say_num((uint64_t)removed);
+	say(" objects of the test\n");
+	_exit(1);
+}
+
 /* A passing test that did not say its work: its checks against the
  * floor it states (TEST_FLOOR); 1 if under it, or if it states none. */
 static int checks_against_floor(void)
@@ -389,20 +430,33 @@ __attribute__((constructor)) static void test_start(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
 		sigaddset(&sa.sa_mask, stops[i]);
+	sigaddset(&sa.sa_mask, FAILED_SIGNAL);
 	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
 		/* a signal ignored by who started us stays ignored */
 		if (sigaction(stops[i], NULL, &was) == 0 &&
 		    was.sa_handler != SIG_IGN)
 			sigaction(stops[i], &sa, NULL);
+	sa.sa_sigaction = on_child_failed;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(FAILED_SIGNAL, &sa, NULL);
 }
 
 void test_failed(void)
 {
-	if (failures && getpid() != owner) {
+	if (getpid() == owner) {
+		failing = 1;
+		exit(1);
+	}
+	if (failures) {
 		unsigned i = atomic_fetch_add(&failures->n, 1);
 		if (i < MAX_FAILED)
 			atomic_store(&failures->pid[i], (int)getpid());
 	}
+	/* what this child printed goes out before the test's process, told
+	 * next, ends it (and it with a SIGKILL) */
+	fflush(NULL);
+	sigqueue(owner, FAILED_SIGNAL,
+		 (union sigval){ .sival_int = FAILED_VALUE });
 	exit(1);
 }
 
