@@ -700,6 +700,8 @@ void test_wait_more(struct test_wait *tw, const char *file, int line)
 		tw->looks++;
 		return;
 	}
+	/* the caller's condition is a state no event tells of: looks
+	 * again after a yield, then after naps */
 	if (tw->looks++ < 100) {
 		sched_yield();
 	} else {
