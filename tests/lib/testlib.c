@@ -51,8 +51,17 @@ static volatile sig_atomic_t failing;   /* the test's process fails already */
 struct failures {
 	atomic_uint n;
 	atomic_int pid[MAX_FAILED];
+	atomic_int gone;        /* the test's process is ending: its pid
+				 * may soon be another's, never signalled */
 };
 static struct failures *failures;
+
+/* The test's process is on its way out (async-signal-safe) */
+static void owner_going(void)
+{
+	if (failures && getpid() == owner)
+		atomic_store(&failures->gone, 1);
+}
 
 static void block_stops(sigset_t *old)
 {
@@ -264,6 +273,7 @@ static void say_num(uint64_t v)
  * it dies of the signal, as it would have. */
 static void on_stop(int sig)
 {
+	owner_going();
 	int ended = end_kids();
 
 	if (getpid() == owner) {
@@ -313,6 +323,7 @@ static void on_child_failed(int sig, siginfo_t *si, void *uc)
 	    si->si_value.sival_int != FAILED_VALUE)
 		return;
 	const char *w = waiting;
+	owner_going();
 	int ended = end_kids(), removed = remove_objects();
 	say(program_invocation_short_name);
 	say(": a child (pid ");
@@ -359,6 +370,7 @@ static void at_exit(int status, void *arg)
 	(void)arg;
 	if (getpid() == owner && status == 0 && !worked)
 		status = under = checks_against_floor();
+	owner_going();
 	block_stops(&old);
 	int ended = end_kids(), removed = 0;
 	if (getpid() == owner) {
@@ -455,8 +467,9 @@ void test_failed(void)
 	/* what this child printed goes out before the test's process, told
 	 * next, ends it (and it with a SIGKILL) */
 	fflush(NULL);
-	sigqueue(owner, FAILED_SIGNAL,
-		 (union sigval){ .sival_int = FAILED_VALUE });
+	if (!failures || !atomic_load(&failures->gone))
+		sigqueue(owner, FAILED_SIGNAL,
+			 (union sigval){ .sival_int = FAILED_VALUE });
 	exit(1);
 }
 
