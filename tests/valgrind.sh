@@ -138,6 +138,7 @@ running() { # scripts started and not finished
 	echo $r
 }
 for t in "$@"; do
+	# a slot free: a job's rc file, looked at each second (sh has no wait -n)
 	while [ "$(running)" -ge "$jobs" ]; do sleep 1; done
 	start "$t"
 done

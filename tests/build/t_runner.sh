@@ -11,8 +11,10 @@
 #      only when the time is up;
 #  (f) a C test states its floor: none, or fewer checks, fails it;
 #  (g) a child that fails (FAIL, or a crash) fails its C test at once,
-#      whatever the parent waits for (a child, a condition); a child the
-#      test kills, or one that exits non-zero on purpose, does not;
+#      whatever the parent waits for (a child, a condition, a receive of
+#      the library that waits forever), and so does a grandchild's FAIL;
+#      a child the test kills, or one that exits non-zero on purpose,
+#      does not;
 #  (h) without ps the scripts' cleanup fails loudly and kills its children
 #      all the same, never waiting for one it believes killed.
 # Where a case must end by itself, the bound given is a give-up bound of
@@ -147,7 +149,7 @@ verdict "(e) a test that outlives TEST_TIMEOUT: timed out"
 
 # ---- (f), (g): C tests ----
 CC=${CC:-cc}
-floor=19
+floor=21
 if [ ! -f "$B/libsmq-internal.a" ]; then
 	skip_part "(f) and (g), the C tests' cases" "no $B/libsmq-internal.a: make tests first"
 	floor=11
@@ -163,7 +165,29 @@ EOF
 #include "testlib.h"
 TEST_FLOOR(2);
 static int forever(void *a) { (void)a; for (;;) pause(); }
-static int fails(void *a) { (void)a; FAIL("the second child fails"); }
+static pid_t test_pid;          /* the test's own process */
+/* The test's process is asleep (in a wait, past what it does before) */
+static bool test_asleep(void)
+{
+	char path[64], buf[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)test_pid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *e = strrchr(buf, ')');
+	return e && e[1] == ' ' && e[2] == 'S';
+}
+/* fails once the test's process waits: the failure must wake it */
+static int fails(void *a)
+{
+	(void)a;
+	WAIT_UNTIL(test_asleep(), 60, "the test's process to wait");
+	FAIL("the second child fails");
+}
 static int crashes(void *a)
 {
 	(void)a;
@@ -172,6 +196,33 @@ static int crashes(void *a)
 	return 0;
 }
 static int quits(void *a) { return *(int *)a; }
+/* a child that waits forever outside testlib while its own child fails */
+static int fails_below(void *a)
+{
+	(void)a;
+	test_fork(fails, NULL);
+	for (;;)
+		pause();
+}
+/* Waits in the library, SMQ_WAIT_FOREVER, for the message that a child
+ * (made by child(NULL)) was to send; returns only if the receive does. */
+static void receive_forever(pid_t (*child)(void))
+{
+	struct smq_window *w = test_init(test_window(), 1, 1, 8, 64);
+	struct smq_queue *rx;
+	char buf[64];
+	size_t len;
+	unsigned from;
+
+	OK(smq_queue_open(w, 0, SMQ_RECEIVER, 0, &rx));
+	test_waiting("the message the child was to send");
+	child();
+	int r = smq_receive(rx, buf, sizeof(buf), &len, &from,
+			    SMQ_WAIT_FOREVER);
+	FAIL("the receive that waits forever returned %d", r);
+}
+static pid_t a_child_fails(void) { return test_fork(fails, NULL); }
+static pid_t a_grandchild_fails(void) { return test_fork(fails_below, NULL); }
 /* pid has ended (not reaped) */
 static bool ended(pid_t pid)
 {
@@ -184,6 +235,8 @@ int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
 	int zero = 0, three = 3, st;
+
+	test_pid = getpid();
 
 	if (!strcmp(c, "met")) {
 		CHECK(1);
@@ -201,6 +254,10 @@ int main(int argc, char **argv)
 		pid_t a = test_fork(forever, NULL);
 		test_fork(crashes, NULL);
 		test_wait_ok(a, "the child that waits forever");
+	} else if (!strcmp(c, "blocked")) {
+		receive_forever(a_child_fails);
+	} else if (!strcmp(c, "below")) {
+		receive_forever(a_grandchild_fails);
 	} else if (!strcmp(c, "killed")) {
 		pid_t a = test_fork(forever, NULL);
 		pid_t q = test_fork(quits, &three);
@@ -223,7 +280,7 @@ EOF
 	else
 		failed "the fake C tests do not build:"; sed 's/^/    /' "$T/cc.out"
 	fi
-	for c in met under child until crash killed; do
+	for c in met under child until blocked below crash killed; do
 		printf '#!/bin/sh\nexec "%s" %s\n' "$T/c/floor" "$c" >"$F/t_c_$c" &&
 			chmod 755 "$F/t_c_$c"
 	done
@@ -252,6 +309,19 @@ EOF
 	has until "the second child fails"
 	lacks until "timed out"
 	verdict "(g) a child fails while the test waits for a condition (WAIT_UNTIL): the test fails at once"
+	runner blocked 60 "$F/t_c_blocked"
+	want_rc 1
+	has blocked "the second child fails"
+	has blocked "failed (its message is above) while the test waited for the message the child was to send"
+	lacks blocked "timed out"
+	lacks blocked "the receive that waits forever returned"
+	verdict "(g) a child fails while the test waits in smq_receive(SMQ_WAIT_FOREVER): the test fails at once"
+	runner below 60 "$F/t_c_below"
+	want_rc 1
+	has below "the second child fails"
+	has below "failed (its message is above) while the test waited for the message the child was to send"
+	lacks below "timed out"
+	verdict "(g) a grandchild fails while its parent pauses and the test waits in smq_receive: the test fails at once"
 	runner crash 60 "$F/t_c_crash"
 	want_rc 1
 	has crash "was killed by SIGSEGV while the test waited for the child that waits forever"

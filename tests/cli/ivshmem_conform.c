@@ -41,6 +41,8 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A nap; each use says why (a pace on purpose, or looks at what no event
+ * tells of) */
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -112,6 +114,7 @@ static int watch(const char *path, unsigned vectors)
 	fflush(stdout);
 	/* stays, so that the others' pictures hold still: until SIGTERM */
 	for (int i = 0; i < 600 && !stop; i++)
+		/* (its handler sets stop; a nap a look, 60 s at most) */
 		sleep_ms(100);
 	strict_close(s);
 	free(s);
@@ -221,6 +224,7 @@ static int churn(const char *path, unsigned vectors, long cycles,
 			}
 		}
 		if (rnd(&seed) % 2)
+			/* a pace at random, on purpose */
 			sleep_ms((int)(rnd(&seed) % 3));
 		bad += reap(c, &live, &done);
 	}
@@ -279,6 +283,7 @@ static bool new_sleep(int ms)
 
 	while (__atomic_load_n(&sleeps, __ATOMIC_SEQ_CST) == before &&
 	       now_ms() < until)
+		/* a count the hooks keep: no event */
 		sleep_ms(1);
 	return __atomic_load_n(&sleeps, __ATOMIC_SEQ_CST) != before;
 }

@@ -162,7 +162,8 @@ watcher b 2
 wait_line 20 "$T/a.out" "^id" && wait_line 20 "$T/b.out" "^id" || no "the watchers got no ID"
 id_a=$(sed -n 's/^id //p' "$T/a.out")
 id_b=$(sed -n 's/^id //p' "$T/b.out")
-# a: reads nothing the whole time; b: stopped and let go at random
+# a: reads nothing the whole time; b: stopped and let go at random (the
+# naps below are that randomness, on purpose)
 kill -STOP "$pid_a"
 : >"$T/churning"
 (

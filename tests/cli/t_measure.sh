@@ -434,7 +434,7 @@ else failed "JSON keys and smqctl(1)"; sed 's/^/    /' "$T/err"; fi
 
 # Ctrl-C: what was measured is printed, and the exit status says interrupted
 bg_start "$S" pingpong $F --duration 30 --size 0 >"$T/int.txt" 2>"$T/err"
-sleep $intwait
+sleep $intwait  # on purpose: rows measured before the Ctrl-C
 stop_pid 20 $pid "pingpong, sent SIGINT" INT
 if [ $rc = 1 ] && grep -q "(interrupted)" "$T/int.txt" && grep -qE '^ +0 +[0-9]+ ' "$T/int.txt"; then
 	ok "Ctrl-C: prints the rows measured so far, exit 1"

@@ -227,7 +227,9 @@ want_err "another server is listening on $sock"
 [ ! -e "/dev/shm/$M-2" ] || no "the refused server created its memory"
 verdict "[exit 1] a socket a live server holds is refused, and left alone"
 stop TERM
-# a live socket of another kind (a vfio broker's is SOCK_SEQPACKET)
+# a live socket of another kind (a vfio broker's is SOCK_SEQPACKET), held
+# by a listener that answers nothing (its 60 s only bound it: stopped
+# below)
 bg_start python3 -c 'import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.bind(sys.argv[1]); s.listen(4); time.sleep(60)' "$sock"

@@ -245,6 +245,7 @@ if command -v python3 >/dev/null 2>&1 &&
 	! python3 -c 'import os; os.openpty()' 2>"$T/pty.err"; then
 	nopty "no pseudo-terminal can be opened ($(tail -n 1 "$T/pty.err"))"
 fi
+# (sleep 30: a program for the pane, which the test only opens)
 tm new-session -d -s ptycheck -x 40 -y 10 "sleep 30" 2>"$T/pty.err" ||
 	nopty "tmux cannot open a terminal for a session ($(head -n 1 "$T/pty.err"))"
 # (left to its sleep: killed, the server's last session, it would take
@@ -354,7 +355,8 @@ check "live: no frame is left on the terminal" \
 
 # ---- SIGTERM: the terminal is restored, the status tells the signal ----
 # A shell in the pane runs top (on the pane's terminal, fd 3) and, after
-# it, reports its status and the terminal modes.
+# it, reports its status and the terminal modes (then sleep 30 keeps the
+# pane for the test to read).
 tm new-session -d -s term -x 100 -y 30 "exec 3<&0; '$S' -w 'file:$W' top \
 -i 0.2 <&3 & echo \$! >'$T/pid'; wait \$!; echo top-exit=\$?; \
 stty -a | tr ' ;' '\n\n' | grep -xE -e '-?(icanon|echo)' | tr '\n' ' '; \

@@ -1121,6 +1121,8 @@ def dump(spec):
             any(x["state"] == 0 for x in rcv)
         if not unknown or judge.now() - start >= LOOK_MS:
             break
+        # a judgement waits for time to pass (a heartbeat that moves or
+        # not): no event tells of it, so the reader looks again
         time.sleep(0.1)
     fault = r.validate(full=True)
     sb = r.sb()

@@ -270,7 +270,7 @@ events_agree "a receiver's claim taken over: the journals" "file:$W" all 0.5 \
 	takeover
 
 # ---- judgement from fields: live and dead tags, away, a lock, a waiter ----
-bg_start sleep 300
+bg_start sleep 300      # a process that lives: its pid a live tag
 LIVE=$pid
 bg_start sh -c 'exit 0'
 GONE=$pid

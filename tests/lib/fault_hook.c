@@ -62,6 +62,7 @@ static void slow_look(enum smq_hook where)
 {
 	struct timespec nap = { armed_ms / 1000, (armed_ms % 1000) * 1000000L };
 
+	/* the delay asked for, on purpose: a slow receiver */
 	if (where == SMQ_HOOK_ARMED)
 		nanosleep(&nap, NULL);
 }

@@ -84,6 +84,7 @@ static void hold(enum smq_hook where)
 				"%d s: going on\n", hold_path, hold_max_s);
 			return;
 		}
+		/* until the test removes the file: looked at, no event */
 		struct timespec nap = { 0, 5 * 1000 * 1000 };
 		nanosleep(&nap, NULL);
 	}

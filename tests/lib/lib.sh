@@ -392,7 +392,7 @@ _lib_within() {
 			_lib_waiting=$_lib_w0
 			return $_lib_rc
 		fi
-		sleep 0.05
+		sleep 0.05  # the caller's condition: a state no event tells of
 	done
 	_lib_waiting=$_lib_w0
 }

@@ -35,6 +35,14 @@ static volatile uint64_t waiting_since;
 
 static const int stops[] = { SIGINT, SIGTERM, SIGHUP };
 
+/* A child's failure, said to the test's own process by a signal no test
+ * uses (they take SIGUSR1, SIGUSR2, SIGALRM), with a value of ours: a
+ * parent asleep in the library (a receive of SMQ_WAIT_FOREVER) wakes for
+ * it, where a look at the failures below would wait for its next turn. */
+#define FAILED_SIGNAL (SIGRTMIN + 2)
+#define FAILED_VALUE 0x736d7166         /* "smqf" */
+static volatile sig_atomic_t failing;   /* the test's process fails already */
+
 /* The processes of the test that failed (FAIL in a child, by pid), in
  * memory all of them share (made before main, inherited by every fork):
  * a parent sees a child's failure at its next look, even before that
@@ -43,8 +51,17 @@ static const int stops[] = { SIGINT, SIGTERM, SIGHUP };
 struct failures {
 	atomic_uint n;
 	atomic_int pid[MAX_FAILED];
+	atomic_int gone;        /* the test's process is ending: its pid
+				 * may soon be another's, never signalled */
 };
 static struct failures *failures;
+
+/* The test's process is on its way out (async-signal-safe) */
+static void owner_going(void)
+{
+	if (failures && getpid() == owner)
+		atomic_store(&failures->gone, 1);
+}
 
 static void block_stops(sigset_t *old)
 {
@@ -53,6 +70,7 @@ static void block_stops(sigset_t *old)
 	sigemptyset(&s);
 	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
 		sigaddset(&s, stops[i]);
+	sigaddset(&s, FAILED_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &s, old);
 }
 
@@ -255,6 +273,7 @@ static void say_num(uint64_t v)
  * it dies of the signal, as it would have. */
 static void on_stop(int sig)
 {
+	owner_going();
 	int ended = end_kids();
 
 	if (getpid() == owner) {
@@ -289,6 +308,39 @@ static void on_stop(int sig)
 	_exit(128 + sig);
 }
 
+/* A process of the test below its own (a child, a grandchild) failed
+ * (FAIL, CHECK, OK...) and said so: the test ends now with the child's
+ * message above, whatever this process was doing, asleep in the library
+ * included; its children go and its objects too, as at an exit.  A
+ * signal that is not a child's failure returns (a wait it interrupted
+ * may return -EINTR), and so does one that finds the test failing
+ * already: its own failure is on its way out. */
+static void on_child_failed(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (getpid() != owner || failing || si->si_code != SI_QUEUE ||
+	    si->si_value.sival_int != FAILED_VALUE)
+		return;
+	const char *w = waiting;
+	owner_going();
+	int ended = end_kids(), removed = remove_objects();
+	say(program_invocation_short_name);
+	say(": a child (pid ");
+	say_num((uint64_t)si->si_pid);
+	say(") failed (its message is above)");
+	if (w) {
+		say(" while the test waited for ");
+		say(w);
+	}
+	say(": the test ends now; ended ");
+	say_num((uint64_t)ended);
+	say(" children still running, removed ");
+	say_num((uint64_t)removed);
+	say(" objects of the test\n");
+	_exit(1);
+}
+
 /* A passing test that did not say its work: its checks against the
  * floor it states (TEST_FLOOR); 1 if under it, or if it states none. */
 static int checks_against_floor(void)
@@ -318,6 +370,7 @@ static void at_exit(int status, void *arg)
 	(void)arg;
 	if (getpid() == owner && status == 0 && !worked)
 		status = under = checks_against_floor();
+	owner_going();
 	block_stops(&old);
 	int ended = end_kids(), removed = 0;
 	if (getpid() == owner) {
@@ -389,20 +442,34 @@ __attribute__((constructor)) static void test_start(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
 		sigaddset(&sa.sa_mask, stops[i]);
+	sigaddset(&sa.sa_mask, FAILED_SIGNAL);
 	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
 		/* a signal ignored by who started us stays ignored */
 		if (sigaction(stops[i], NULL, &was) == 0 &&
 		    was.sa_handler != SIG_IGN)
 			sigaction(stops[i], &sa, NULL);
+	sa.sa_sigaction = on_child_failed;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(FAILED_SIGNAL, &sa, NULL);
 }
 
 void test_failed(void)
 {
-	if (failures && getpid() != owner) {
+	if (getpid() == owner) {
+		failing = 1;
+		exit(1);
+	}
+	if (failures) {
 		unsigned i = atomic_fetch_add(&failures->n, 1);
 		if (i < MAX_FAILED)
 			atomic_store(&failures->pid[i], (int)getpid());
 	}
+	/* what this child printed goes out before the test's process, told
+	 * next, ends it (and it with a SIGKILL) */
+	fflush(NULL);
+	if (!failures || !atomic_load(&failures->gone))
+		sigqueue(owner, FAILED_SIGNAL,
+			 (union sigval){ .sival_int = FAILED_VALUE });
 	exit(1);
 }
 
@@ -646,6 +713,8 @@ void test_wait_more(struct test_wait *tw, const char *file, int line)
 		tw->looks++;
 		return;
 	}
+	/* the caller's condition is a state no event tells of: looks
+	 * again after a yield, then after naps */
 	if (tw->looks++ < 100) {
 		sched_yield();
 	} else {

@@ -45,10 +45,12 @@ extern atomic_ulong test_checks;
 #define TEST_COUNT() atomic_fetch_add_explicit(&test_checks, 1, \
 					       memory_order_relaxed)
 
-/* A failure: its message, then exit 1.  In a child it is also said to
- * the test's processes, so that a parent waiting in a testlib wait (for
- * any child, or any condition) fails at once instead of waiting for a peer
- * that cannot come. */
+/* A failure: its message, then exit 1.  In a child (or a grandchild) it
+ * is also said to the test's own process, by a signal, so that the test
+ * ends at once with the child's message, whatever its process waits for
+ * (a child, a condition, a call of the library that waits forever),
+ * instead of waiting for a peer that cannot come.  A child the test kills
+ * says nothing: only this failure path does. */
 #define FAIL(...) do { fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
 		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); \
 		test_failed(); } while (0)

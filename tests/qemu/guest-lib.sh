@@ -12,7 +12,20 @@ bye() {
 	say "end $1"
 	sync
 	poweroff -f
-	sleep 10
+	sleep 10        # poweroff -f returns before the machine is off
+}
+
+# until_asleep QUEUE SECONDS SMQCTL...: until SMQCTL's dump shows QUEUE's
+# receiver asleep; 1 (said) if not within SECONDS, a give-up bound.  Only
+# a dump shows that state: looked at every 0.1 s.
+until_asleep() {
+	ua_q=$1 ua_n=$(($2 * 10))
+	shift 2
+	while ! "$@" dump 2>/dev/null | grep -q "^$ua_q  *[0-9][0-9]* asleep"; do
+		ua_n=$((ua_n - 1))
+		[ $ua_n -gt 0 ] || { say "queue $ua_q's receiver not asleep"; return 1; }
+		sleep 0.1
+	done
 }
 
 # guest_setup: /proc, /sys, /dev, quiet kernel messages.

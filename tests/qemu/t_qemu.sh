@@ -109,6 +109,8 @@ bail() { # the guest or host cannot go on: show what there is
 	exit 1
 }
 qemu_alive() { running "$qpid"; }
+# a nap between looks at a file (BAR2, the guest's console) or a process:
+# no event of theirs to wait on
 nap() { sleep 0.2 2>/dev/null || sleep 1; }
 elapsed() { echo $(($(date +%s) - start)); }
 # on_host OUT ERR CMD...: CMD bounded by 150 s, and stopped 10 s after QEMU

@@ -110,6 +110,7 @@ guest_ended() { eval "ended \$g$1" && return 0; said "$1" '^SMQ-GUEST: end '; }
 await() { # await B REGEX SECONDS
 	await_b=$1 await_re=$2
 	within -w "guest $1 to say '$2'" "$3" eval 'said "$await_b" "$await_re" || guest_ended "$await_b"'
+	# what an ended QEMU wrote last may be on its way to the file
 	said "$1" "$2" || { guest_ended "$1" && sleep 0.5 && said "$1" "$2"; }
 }
 # host_run SECONDS OUT CMD...: CMD in the background, bounded, stopped 5 s
@@ -124,7 +125,7 @@ host_run() {
 			gone=$((gone + 1))
 			[ $gone -ge 50 ] && { kill "$p" 2>/dev/null; break; }
 		fi
-		sleep 0.1
+		sleep 0.1       # a process and the guests' logs: no event
 	done
 	wait_pid 10 "$p" "smqctl $3 on the host"
 }

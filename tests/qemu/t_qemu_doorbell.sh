@@ -121,6 +121,7 @@ guest_ended() { # guest_ended B: guest B's QEMU has exited, or the guest said "e
 await() {
 	await_b=$1 await_re=$2
 	within -w "guest $1 to say '$2'" "$3" eval 'said "$await_b" "$await_re" || guest_ended "$await_b"'
+	# what an ended QEMU wrote last may be on its way to the file
 	said "$1" "$2" || { guest_ended "$1" && sleep 0.5 && said "$1" "$2"; }
 }
 # host_wait SECONDS PID WHAT B...: waits for host process PID, SECONDS at
@@ -141,7 +142,7 @@ host_wait() {
 			kill "$p" 2>/dev/null
 			break
 		fi
-		sleep 0.1
+		sleep 0.1       # a process and the guests' logs: no event
 	done
 	wait_pid 10 "$p" "$what"
 }

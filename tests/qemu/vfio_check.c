@@ -71,6 +71,8 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A nap between looks at the other side's word in the shared BAR: a
+ * state no event of ours tells of */
 static void nap_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -299,6 +301,7 @@ static int wait_state(void *shm, int who, uint32_t state, int timeout_ms)
 	while (mbox_state(shm, who) < state) {
 		if (now_ns() > end)
 			return -ETIMEDOUT;
+		/* the other side's word: no event */
 		nap_ms(1);
 	}
 	return 0;

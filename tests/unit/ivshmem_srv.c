@@ -88,6 +88,8 @@ void deadline_in(struct timespec *ts, int ms)
 	}
 }
 
+/* A nap; each use says why (a time on purpose, or looks at what no event
+ * tells of) */
 void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -254,16 +256,24 @@ struct ivc *join_at(int line, struct srv *sv, unsigned vectors, int want_id)
 	return c;
 }
 
-/* Takes notifications until peer's presence is as wanted (10 s at most). */
+/* Takes notifications until peer's presence is as wanted: asleep on the
+ * socket between them, until the server says more (10 s at most, a
+ * give-up bound). */
 void until_peer(struct ivc *c, unsigned peer, int connected)
 {
-	for (int i = 0; i < 2000; i++) {
+	uint64_t end = test_now_ns() + 10000000000ull;
+
+	for (;;) {
 		int r = ivc_update(c);
 		if (r < 0)
 			FAIL("ivc_update: %s", smq_strerror(r));
 		if (ivc_peer_connected(c, peer) == connected)
 			return;
-		sleep_ms(5);
+		uint64_t now = test_now_ns();
+		if (now >= end)
+			break;
+		struct pollfd pf = { ivc_socket_fd(c), POLLIN, 0 };
+		poll(&pf, 1, (int)((end - now) / 1000000) + 1);
 	}
 	FAIL("client %d: peer %u still %s", ivc_id(c), peer,
 	     connected ? "missing" : "there");

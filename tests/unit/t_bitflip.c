@@ -435,6 +435,7 @@ static void round_run(const char *spec, int nflips, bool journal)
 				hang = now + 20000000000ull;
 			if (hang && now >= hang)
 				break;
+			/* its end or the lock in the window: no one event */
 			struct timespec ts = { 0, 2000000 };
 			nanosleep(&ts, NULL);
 		}

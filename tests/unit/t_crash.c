@@ -134,6 +134,9 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A nap: a kill aimed at a random moment (on purpose), or between
+ * looks at a word a child sets in shared memory, which no event
+ * announces (WAIT_FOR, the pauses).  Each use says which. */
 static void nap_us(unsigned us)
 {
 	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
@@ -193,7 +196,9 @@ static int kill_wait(pid_t pid)
 }
 
 /* Wait for cond, at most ms; the kill goes ahead either way (a mode whose
- * condition never came about is seen in the post-mortem figures). */
+ * condition never came about is seen in the post-mortem figures); cond
+ * is a word of the children's or a state of the window, which no event
+ * announces. */
 #define WAIT_FOR(cond, ms) do { uint64_t u_ = now_ns() + (ms) * 1000000ull; \
 		while (!(cond) && now_ns() < u_) nap_us(20); } while (0)
 
@@ -282,7 +287,7 @@ static int loan_send(struct scamp *c, struct smq_queue *q, const uint8_t *buf,
 		if (hold) {
 			AS(&c->holding, 1);
 			for (;;)
-				nap_us(100);
+				pause();        /* until the test kills it */
 		}
 		if (test_rand(rng) % 16 == 0)
 			spin_us(1 + (unsigned)(test_rand(rng) % 20));
@@ -310,7 +315,7 @@ static int sender_life(void *arg)
 	if (AL(&c->mode) == SM_AFTER_OPEN) {
 		AS(&c->holding, 1);
 		for (;;)
-			nap_us(100);
+			pause();        /* until the test kills it */
 	}
 	uint64_t n = AL(&c->acked), sent = 0;
 	uint64_t end = AL(&c->final) ? n + FINAL_MESSAGES : UINT64_MAX;
@@ -336,7 +341,7 @@ static int sender_life(void *arg)
 		if (hold && sent == hold_after) {
 			AS(&c->holding, 1);
 			for (;;)
-				nap_us(100);
+				pause();        /* until the test kills it */
 		}
 		/* now and then some work between two messages */
 		if (test_rand(&rng) % 64 == 0)
@@ -366,6 +371,7 @@ static int sender_campaign_rx(void *arg)
 	for (;;) {
 		if (AL(&c->pause)) {
 			AS(&c->rx_paused, 1);
+			/* until the test lets it go: a word, no event */
 			nap_us(50);
 			continue;
 		}
@@ -425,6 +431,7 @@ static int sender_campaign_rx(void *arg)
 		/* now and then a pause: the ring fills, the sender waits */
 		uint64_t r = test_rand(&rng);
 		if (r % 512 == 0)
+			/* (a pace, on purpose, not a state) */
 			nap_us(200 + (unsigned)(r >> 32) % 1500);
 	}
 	size_t len;
@@ -506,6 +513,7 @@ static int sender_campaign(unsigned kills, uint64_t seed, int by, bool full,
 			WAIT_FOR(AL(&c->holding), 10000);
 			break;
 		case SM_DELAY:
+			/* a kill at a random moment, on purpose */
 			nap_us((unsigned)(test_rand(&rng) % 3000));
 			break;
 		case SM_FULL:
@@ -514,6 +522,7 @@ static int sender_campaign(unsigned kills, uint64_t seed, int by, bool full,
 			AS(&c->pause, 1);
 			WAIT_FOR(AL(&c->rx_paused), 1000);
 			WAIT_FOR(sender_waiting(w), 2000);
+			/* a kill at a random moment of that, on purpose */
 			nap_us((unsigned)(test_rand(&rng) % 500));
 			break;
 		case SM_IN_SEND:
@@ -524,6 +533,7 @@ static int sender_campaign(unsigned kills, uint64_t seed, int by, bool full,
 			spin_us((unsigned)(test_rand(&rng) % 300));
 			break;
 		case SM_LONG:
+			/* a kill at a random moment, on purpose */
 			nap_us(LONG_US(&rng));
 			break;
 		}
@@ -649,6 +659,7 @@ static int rc_sender(void *arg)
 	for (uint64_t n = 0; !AL(&c->stop); n++) {
 		while (AL(&c->sender_pause) && !AL(&c->stop)) {
 			AS(&c->sender_paused, 1);
+			/* until the test lets it go: a word, no event */
 			nap_us(50);
 		}
 		AS(&c->sender_paused, 0);
@@ -661,6 +672,7 @@ static int rc_sender(void *arg)
 		/* bursts: the receiver finds the ring empty and sleeps */
 		uint64_t r = test_rand(&rng);
 		if (r % 256 == 0)
+			/* (a pace, on purpose, not a state) */
 			nap_us((unsigned)(r >> 32) % 1000);
 	}
 	AS(&c->sender_done, 1);
@@ -734,7 +746,7 @@ static int rc_peek_receiver(struct rcamp *c, struct smq_window *w,
 		if (AL(&c->hold)) {   /* killed between the peek and the commit */
 			AS(&c->holding, 1);
 			for (;;)
-				nap_us(100);
+				pause();        /* until the test kills it */
 		}
 		if (len >= sizeof(struct msg) &&
 		    ((const struct msg *)data)->n + 1 == rc_expected(c, count) &&
@@ -832,7 +844,7 @@ static int rc_receiver(void *arg)
 		if (AL(&c->hold)) {
 			AS(&c->holding, 1);
 			for (;;)
-				nap_us(100);
+				pause();        /* until the test kills it */
 		}
 		/* now and then some work before the message is recorded */
 		if (test_rand(&rng) % 32 == 0)
@@ -895,7 +907,8 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek,
 		AS(&c->phase, R_START);
 		pid_t pid = test_fork(rc_receiver, c);
 		if (final) {
-			/* it drains what the sender sends until told to stop */
+			/* it drains what the sender sends until told to stop (a
+			 * pace, not a state: any amount of traffic will do) */
 			nap_us(20000);
 			AS(&c->stop, 1);
 			test_wait_ok(tx, "the sender");
@@ -907,6 +920,7 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek,
 		case RM_IMMEDIATE:
 			break;
 		case RM_DELAY:
+			/* a kill at a random moment, on purpose */
 			nap_us((unsigned)(test_rand(&rng) % 3000));
 			break;
 		case RM_SLEEPING:
@@ -915,12 +929,14 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek,
 			WAIT_FOR(AL(&c->phase) >= R_RECEIVE &&
 				 smq_queue_info(w, 0, &qi, sizeof(qi)) == 0 && qi.sleeping,
 				 2000);
+			/* a kill at a random moment of that, on purpose */
 			nap_us((unsigned)(test_rand(&rng) % 300));
 			break;
 		case RM_POLLING:
 			AS(&c->sender_pause, 1);
 			WAIT_FOR(AL(&c->sender_paused) &&
 				 AL(&c->phase) >= R_RECEIVE, 2000);
+			/* a kill at a random moment of its polling */
 			nap_us(100 + (unsigned)(test_rand(&rng) % 300));
 			break;
 		case RM_AFTER_RECEIVE:
@@ -932,6 +948,7 @@ static int receiver_campaign(unsigned kills, uint64_t seed, bool peek,
 			spin_us((unsigned)(test_rand(&rng) % 300));
 			break;
 		case RM_LONG:
+			/* a kill at a random moment, on purpose */
 			nap_us(LONG_US(&rng));
 			break;
 		}

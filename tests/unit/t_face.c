@@ -16,6 +16,7 @@
 /* the least count of checks a run makes (1076 here) */
 TEST_FLOOR(900);
 
+/* A time on purpose; each use says why */
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };

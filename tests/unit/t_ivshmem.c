@@ -155,7 +155,9 @@ static void peers_and_rings(void)
 		if (r == -ENOTCONN)
 			break;
 		CHECK(r >= 0);
-		sleep_ms(5);
+		/* asleep until the server's last words or its hang-up */
+		struct pollfd pf = { ivc_socket_fd(c0), POLLIN, 0 };
+		poll(&pf, 1, 5);
 	}
 	EXPECT(ivc_update(c0), -ENOTCONN);
 	ring_ok(c0, c2, 0);

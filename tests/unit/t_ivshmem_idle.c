@@ -193,6 +193,7 @@ static void slow_readers(void)
 		taken += r;
 		if (!r && i > 20)
 			break;
+		/* quiet for 20 looks: that nothing more comes is no event */
 		sleep_ms(5);
 	}
 	CHECK(taken > 0 && taken < churns * 3);
@@ -515,7 +516,9 @@ static void refused_with_room(void)
 	srv_limit(&sv, false);
 	for (int i = 0; i < 500 && got < all; i++) {
 		got += raw_drain(b);
-		sleep_ms(10);
+		/* asleep until the server sends more (at its retry timer) */
+		struct pollfd pf = { b, POLLIN, 0 };
+		poll(&pf, 1, 10);
 	}
 	if (got != all)
 		FAIL("the client got %d of its %d messages", got, all);

@@ -155,7 +155,9 @@ int main(void)
 			     "(state %s, heartbeat still %lld ms)", looks,
 			     state_name(qi.receiver_state),
 			     (long long)qi.receiver_age_ms);
-		usleep(50000);  /* a nap between looks (400 at most) */
+		/* a heartbeat that stands still is judged as time passes: no
+		 * event says when; a nap between looks (400 at most) */
+		usleep(50000);
 	}
 	test_waiting(NULL);
 	CHECK(qi.receiver_alive == 0 && !qi.sleeping);

@@ -63,6 +63,8 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* A nap between looks at what the children say in shared words (how
+ * far each got, what its call returned): no event tells of a change. */
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -652,6 +654,7 @@ static struct ctl *begin_round(struct runner *rn, const char *spec,
 	for (unsigned b = 0; b < NB; b++)
 		while ((!AL(&c->ch[b].ready) || AL(&c->ch[b].ok) < 20) &&
 		       !AL(&c->ch[b].bad) && now_ms() < until)
+			/* each board going: its words, no event */
 			sleep_ms(1);
 	for (unsigned b = 0; b < NB; b++)
 		if (AL(&c->ch[b].bad) || AL(&c->ch[b].ok) < 20)
@@ -705,6 +708,7 @@ static void round_(struct smq_window *w, const char *spec, enum kind kind,
 	for (unsigned b = 0; b < NB; b++) {
 		while (!AL(&c->ch[b].stale) && !AL(&c->ch[b].bad) &&
 		       now_ms() < until)
+			/* each board told: its word, no event */
 			sleep_ms(1);
 		if (now_ms() - t0 > told)
 			told = now_ms() - t0;
@@ -816,6 +820,7 @@ static void round_one(struct smq_window *w, const char *spec,
 	uint64_t until = t0 + 20000;
 	while ((!AL(&c->ch[0].stale) || !AL(&c->ch[2].stale)) &&
 	       now_ms() < until)
+		/* those of queue 1 told: words, no event */
 		sleep_ms(1);
 	uint64_t told = now_ms() - t0;
 	for (unsigned b = 0; b < NB; b++) {
@@ -998,6 +1003,7 @@ static void asleep_across(enum smq_role role, enum kind kind)
 	/* a sleep lasts at most a second (libsmq(3)); 20 s only stops a
 	 * hang: told is said, not judged */
 	while (AL(&sl->result) == 1 && now_ms() < t0 + 20000)
+		/* its call's end: the sleeper's word, no event */
 		sleep_ms(1);
 	uint64_t told = now_ms() - t0;
 	int result = AL(&sl->result);

@@ -42,6 +42,8 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* A nap between looks at a word another process or thread sets, or at
+ * the window, where no event says the change came; each use says what. */
 static void nap_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -79,6 +81,7 @@ static void wait_for(_Atomic int *flag, const char *what)
 		if (now_ms() > until)
 			FAIL("%s: not within 10 s", what);
 		else
+			/* a word the other side sets: no event */
 			nap_ms(1);
 }
 
@@ -104,6 +107,7 @@ static void *serve_fault(void *p)
 		FAIL("userfaultfd: no fault to serve");
 	atomic_store(&h->sh->held, 1);
 	while (!atomic_load(&h->sh->release))
+		/* until the test says release: a word, no event */
 		nap_ms(1);
 	struct uffdio_copy copy = {
 		.dst = (uintptr_t)h->page, .src = (uintptr_t)h->content,
@@ -198,6 +202,7 @@ static int take_all(const char *spec, unsigned board, unsigned queue,
 		/* stale, or an init still writing */
 		if ((err != -ESTALE && err != -EBUSY) || tries == 1000)
 			FAIL("take_all: %s", smq_strerror(err));
+		/* again: an init writes, and no event says it ended */
 		nap_ms(5);
 	}
 	while (smq_receive(q, buf, sizeof(buf) - 1, &n, NULL, 200) == 0) {
@@ -251,6 +256,7 @@ static void hold_here(enum smq_hook where)
 		return;
 	atomic_store(&hook_sh->held, 1);
 	while (!atomic_load(&hook_sh->release))
+		/* until the test says release: a word, no event */
 		nap_ms(1);
 }
 
@@ -471,6 +477,7 @@ static void sender_held_too_long(void)
 	int err;
 	while ((err = smq_receive(rq, buf, sizeof(buf), &n, NULL, 0)) ==
 	       -EAGAIN && !atomic_load(&ij.done))
+		/* a receive of 0 ms meets the handshake only as it looks */
 		nap_ms(1);
 	EXPECT(err, -ESTALE);
 	OK(smq_queue_close(rq));
@@ -862,6 +869,7 @@ static void hold_maint(enum smq_hook where)
 		return;
 	atomic_store(&maint_sh->held, 1);
 	while (!atomic_load(&maint_sh->release))
+		/* until the test says release: a word, no event */
 		nap_ms(1);
 }
 

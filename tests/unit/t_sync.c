@@ -15,6 +15,7 @@
 
 /* ---- helpers ---- */
 
+/* A time on purpose (a random start); each use says why */
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
