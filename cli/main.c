@@ -256,7 +256,8 @@ static const struct argp top_argp = {
 	"Configure, watch and measure smq message queues in memory shared "
 	"between boards over PCI/PCIe, or between processes of one host."
 	"\vRun 'smqctl help COMMAND' or 'smqctl COMMAND --help' for a command's "
-	"options.  Exit status: 0 success, 1 failure, 2 usage error.",
+	"options.  Exit status: 0 success, 1 failure, 2 usage error.\n\n"
+	"See smqctl(1).",
 	top_children, top_help_filter, NULL
 };
 
@@ -287,7 +288,7 @@ int main(int argc, char **argv)
 			       "does.\n\nCommands:");
 			for (int i = 0; smqctl_cmds[i]; i++)
 				printf(" %s", smqctl_cmds[i]->name);
-			printf(" help\n");
+			printf(" help\n\nSee smqctl-help(1).\n");
 			return finish(0);
 		}
 		const struct cmd *c = find_cmd(sub[1]);

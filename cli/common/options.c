@@ -127,6 +127,20 @@ error_t no_operands(int key, char *arg, struct argp_state *st)
 	return 0;
 }
 
+/* A command's --help ends with its page, as git's help points to
+ * git-CMD(1): argp asks for that last text as ARGP_KEY_HELP_EXTRA. */
+static char *wrap_help_filter(int key, const char *text, void *input)
+{
+	const struct wrap_input *in = input;
+	char *see;
+
+	if (key != ARGP_KEY_HELP_EXTRA || !in)
+		return (char *)text;
+	if (asprintf(&see, "See smqctl-%s(1).", in->ctx->cmd) < 0)
+		return NULL;
+	return see;
+}
+
 void parse_cmd(const struct argp *argp, int argc, char **argv, void *input,
 	       struct ctx *ctx)
 {
@@ -139,7 +153,8 @@ void parse_cmd(const struct argp *argp, int argc, char **argv, void *input,
 		{ 0 }
 	};
 	const struct argp wrapper = { NULL, wrap_parse, argp->args_doc,
-				      argp->doc, children, NULL, NULL };
+				      argp->doc, children, wrap_help_filter,
+				      NULL };
 	struct wrap_input in = { input, ctx };
 	char name[64];
 

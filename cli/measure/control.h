@@ -1,4 +1,4 @@
-/* The control messages of a measurement session (session.c), and what
+/* The control messages of a measurement session (control.c), and what
  * tells one from a measured message and fills a measured one (ways.c): below
  * both, as both the session and the ways of moving messages use them. */
 #ifndef SMQ_MEASURE_CONTROL_H

@@ -1,5 +1,6 @@
-/* Measurement sessions between two boards (see session.h): the control
- * messages, the peer's side, and setting up both halves. */
+/* Measurement sessions between two boards (see session.h): the peer's
+ * side, and setting up both halves; control.c says what they say to each
+ * other. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -13,91 +14,6 @@
 
 #define CTL_TIMEOUT_MS 10000   /* both halves here: the peer is a fork */
 #define PEER_TIMEOUT_MS 60000  /* --peer: the other half is started by hand */
-
-/* A deadline timeout_ms from now; forever (UINT64_MAX) when negative. */
-static uint64_t deadline(int timeout_ms)
-{
-	return timeout_ms < 0 ? UINT64_MAX
-			      : now_ns() + (uint64_t)timeout_ms * 1000000ull;
-}
-
-/* ---- messages ---- */
-
-static int send_msg(struct session *s, uint32_t op, uint64_t size,
-		    uint64_t count, double cpu, uint64_t errors, uint64_t warm)
-{
-	struct session_msg m = { SESSION_MAGIC, op, s->id, size, count, cpu,
-				 { errors }, warm, 0 };
-	int err;
-
-	MEASURE_WAIT(err, smq_send(s->tx, &m, sizeof(m), s->timeout_ms));
-	return err;
-}
-
-/* Waits for a control message op of this session; skips anything else. */
-static int wait_msg(struct session *s, uint32_t op, struct session_msg *m,
-		    int timeout_ms)
-{
-	uint64_t end = deadline(timeout_ms);
-
-	for (;;) {
-		size_t len;
-		int64_t left = (int64_t)(end - now_ns()) / 1000000;
-		int err = smq_receive(s->rx, s->buf, s->wi.geometry.entry_size,
-				      &len, NULL, timeout_ms < 0 ? SMQ_WAIT_FOREVER
-				      : left > 0 ? (int)left : 0);
-		if (err == -EINTR && !measure_orphaned)
-			continue;  /* as MEASURE_WAIT, with what time is left */
-		if (err == -EAGAIN)
-			err = -ETIMEDOUT;
-		if (err)
-			return err;
-		if (is_ctl(s->buf, len, s->id, op)) {
-			memcpy(m, s->buf, sizeof(*m));
-			return 0;
-		}
-	}
-}
-
-int session_round(struct session *s, uint32_t op, uint64_t size,
-		  uint64_t count, uint64_t warm, const struct how *h)
-{
-	struct session_msg m = { SESSION_MAGIC, op, s->id, size, count, 0,
-				 { 0 }, warm, 0 };
-	int err;
-
-	m.how.flags = (h->zero_copy ? HOW_ZERO_COPY : 0) |
-		      (h->verify ? HOW_VERIFY : 0);
-	m.how.burst = h->burst;
-	MEASURE_WAIT(err, smq_send(s->tx, &m, sizeof(m), s->timeout_ms));
-	if (err)
-		return err;
-	return wait_msg(s, OP_READY, &m, s->timeout_ms);
-}
-
-int session_stop(struct session *s)
-{
-	return send_msg(s, OP_STOP, 0, 0, 0, 0, 0);
-}
-
-int session_report(struct session *s, struct session_msg *r)
-{
-	/* the peer reports once it has taken what was sent: a lap of its
-	 * ring at most, within the time it may take for each message */
-	return wait_msg(s, OP_REPORT, r, s->timeout_ms);
-}
-
-int session_error(const struct session *s, const char *what, int err)
-{
-	if (err != -ETIMEDOUT)
-		return window_error(s->ctx, what, err);
-	fprintf(stderr, "smqctl: %s: board %u did not answer within ", what,
-		s->peer);
-	print_duration(stderr, s->timeout_ms);
-	fprintf(stderr, " (queues %u and %u; -T waits longer)\n", s->q_peer,
-		s->q_self);
-	return 1;
-}
 
 /* ---- the peer: echo or drain until told to quit ---- */
 
@@ -118,7 +34,7 @@ static int serve_round(struct session *s, const struct session_msg *ctl)
 	int err = way_bufs_get(&b, &h, ctl->size);
 
 	if (!err)
-		err = send_msg(s, OP_READY, 0, 0, 0, 0, 0);
+		err = session_tell(s, OP_READY);
 	cpu_window_start(&win);
 	while (!err && (!ctl->count || n < ctl->count)) {
 		if (!timing && n >= ctl->warm) {
@@ -191,7 +107,7 @@ static int serve(struct session *s, pid_t parent)
 			 * once, or the extra READYs would be taken for the answers
 			 * to its rounds. */
 			if (!s->greeted &&
-			    (err = send_msg(s, OP_READY, 0, 0, 0, 0, 0)))
+			    (err = session_tell(s, OP_READY)))
 				return err;
 			s->greeted = true;
 			continue;
@@ -343,35 +259,6 @@ static uint64_t new_id(void)
 	return id | 1;
 }
 
-/* The initiator says hello until the peer answers for this session. */
-static int hello(struct session *s, int timeout_ms, bool say)
-{
-	uint64_t start = now_ns();
-	uint64_t end = deadline(timeout_ms);
-	struct session_msg m;
-	bool said = false;
-	int wait_ms = 10;
-
-	/* A peer starting up discards what its queue held, perhaps our first
-	 * hello: say it again soon, then every 200 ms. */
-	while (now_ns() < end) {
-		int err = send_msg(s, OP_HELLO, 0, 0, 0, 0, 0);
-		if (!err)
-			err = wait_msg(s, OP_READY, &m, wait_ms);
-		if (err != -ETIMEDOUT)
-			return err;
-		if (measure_interrupted)
-			return -EINTR;
-		wait_ms = wait_ms < 100 ? 2 * wait_ms : 200;
-		if (say && !said && now_ns() - start >= 200000000ull) {
-			fprintf(stderr, "smqctl: waiting for board %u (run the "
-				"same command with --peer there)\n", s->peer);
-			said = true;
-		}
-	}
-	return -ETIMEDOUT;
-}
-
 /* 0, or 1 after saying why the sizes do not fit the window. */
 static int sizes_check(const struct session_opts *o, uint32_t entry_size,
 		       const char *window)
@@ -514,7 +401,7 @@ static int session_peer_half(struct ctx *ctx, const struct session_opts *o,
 		       : err ? window_error(ctx, "peer", err) : 0;
 	}
 	s.id = new_id();
-	int err = hello(&s, timeout_ms, true);
+	int err = session_hello(&s, timeout_ms, true);
 	if (err) {
 		rc = err == -EINTR ? say_error("interrupted")
 		     : session_error(&s, "starting", err);
@@ -522,7 +409,7 @@ static int session_peer_half(struct ctx *ctx, const struct session_opts *o,
 		return rc;
 	}
 	rc = run_rounds(&s, arg);
-	send_msg(&s, OP_QUIT, 0, 0, 0, 0, 0);
+	session_tell(&s, OP_QUIT);
 	session_close(&s);
 	return rc;
 }
@@ -574,14 +461,14 @@ static int session_both_halves(struct ctx *ctx, const struct session_opts *o,
 			  o->mode, o->timeout_ms ? o->timeout_ms : CTL_TIMEOUT_MS,
 			  o->drain)) {
 		s.id = id;
-		int err = hello(&s, s.timeout_ms, false);
+		int err = session_hello(&s, s.timeout_ms, false);
 		if (err == -EINTR)
 			rc = say_error("interrupted");
 		else if (err)
 			rc = session_error(&s, "starting the peer", err);
 		else
 			rc = run_rounds(&s, arg);
-		send_msg(&s, OP_QUIT, 0, 0, 0, 0, 0);
+		session_tell(&s, OP_QUIT);
 		session_close(&s);
 	}
 	/* the peer leaves at once on OP_QUIT; wait up to 5 s, in short naps

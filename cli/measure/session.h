@@ -114,9 +114,17 @@ error_t measure_cmd_parse(int key, char *arg, struct argp_state *st,
 int session_main(struct ctx *ctx, struct session_opts *o,
 		 int (*run_rounds)(struct session *s, void *arg), void *arg);
 
-/* After an error of a session's call: the peer named when it did not
- * answer in time, the window's words otherwise.  Returns 1. */
+/* control.c: the control messages.  After an error of a session's call:
+ * the peer named when it did not answer in time, the window's words
+ * otherwise.  Returns 1. */
 int session_error(const struct session *s, const char *what, int err);
+/* Says op (OP_READY, OP_QUIT...), with nothing more, to the peer.  0 or
+ * the error of the send. */
+int session_tell(struct session *s, uint32_t op);
+/* The initiator says hello until the peer answers for this session, up to
+ * timeout_ms (forever when negative); say: tells the user, after a while,
+ * to start the peer.  0, -ETIMEDOUT, -EINTR or the error of a call. */
+int session_hello(struct session *s, int timeout_ms, bool say);
 
 /* Initiator side */
 int session_round(struct session *s, uint32_t op, uint64_t size,

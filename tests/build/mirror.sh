@@ -1,8 +1,8 @@
-# tests/build/mirror.sh: sourced by the scripts that make a fresh Debian
-# root (package.sh, fresh.sh).  find_mirror prints the mirror this
-# machine's apt uses for $suite: a one-line source ("deb [options] URI
-# bookworm ...") or a deb822 stanza (Types: deb, Suites: bookworm ...);
-# every one found, the first first.
+# tests/build/mirror.sh: sourced by debroot.sh, for the scripts that make
+# a fresh Debian root (package.sh, fresh.sh).  find_mirror prints the
+# mirror this machine's apt uses for $suite: a one-line source ("deb
+# [options] URI bookworm ...") or a deb822 stanza (Types: deb, Suites:
+# bookworm ...); every one found, the first first.
 find_mirror() {
 	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
 		[ -f "$f" ] || continue

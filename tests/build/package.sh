@@ -15,9 +15,7 @@
 # Prints "ok"/"FAIL" per step; exit 0 pass, 1 fail, 77 skip.
 cd "$(dirname "$0")/../.." || exit 1
 export LC_ALL=C
-# debootstrap and chroot live in sbin, which a PATH may lack
-PATH=$PATH:/usr/sbin:/sbin
-suite=bookworm
+. tests/build/debroot.sh
 # the packages and, in each, files it must hold (MA: the multiarch folder)
 # (the library's package is named for its soname, smq.h's major version)
 major=$(sed -n 's/^#define SMQ_VERSION_MAJOR \([0-9]*\)$/\1/p' include/smq.h)
@@ -35,77 +33,17 @@ holds_smqctl="/usr/bin/smqctl /usr/share/man/man1/smqctl.1.gz
 	/lib/systemd/system/smq-init.service /usr/share/doc/smqctl/smq-window.conf
 	/usr/share/doc/smqctl/smq-alerts.yml"
 
-[ "$(id -u)" = 0 ] || { echo "not root: debootstrap, mount and chroot need root"; exit 77; }
-for tool in git dpkg-buildpackage dpkg-checkbuilddeps dpkg-architecture \
-	    lintian debootstrap wget chroot mount umount timeout; do
-	command -v "$tool" >/dev/null || {
-		echo "$tool not installed (apt-get install dpkg-dev debhelper lintian debootstrap wget)"
-		exit 77
-	}
-done
-git rev-parse --verify -q HEAD >/dev/null || { echo "not a git checkout: nothing to archive"; exit 77; }
-
-. tests/build/mirror.sh
-mirror=${SMQ_MIRROR:-$(find_mirror | head -n 1)}
-[ -n "$mirror" ] || { echo "no $suite mirror in /etc/apt/sources.list*: set SMQ_MIRROR"; exit 77; }
-timeout -k 5 30 wget -q -T 20 -O /dev/null "$mirror/dists/$suite/Release" ||
-	{ echo "mirror unreachable: $mirror/dists/$suite/Release"; exit 77; }
+debroot_need "apt-get install dpkg-dev debhelper lintian debootstrap wget" \
+	git dpkg-buildpackage dpkg-checkbuilddeps dpkg-architecture \
+	lintian debootstrap wget chroot mount umount timeout
+debroot_mirror
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH) || exit 1
+debroot_folder package
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/smq-package.XXXXXX") || exit 1
-T=$(cd "$T" && pwd -P) || exit 1
-root=$T/root
-# Everything that runs in the root is ours: what a timeout or a failure
-# left there is killed (by pid), the root's mounts are undone, and the
-# folder goes only once nothing is mounted under it.
-cleanup() {
-	if [ -n "$child" ]; then
-		kill -TERM "$child" 2>/dev/null
-		wait "$child" 2>/dev/null
-	fi
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] &&
-			kill -9 "${p#/proc/}" 2>/dev/null
-	done
-	# ours (/proc, /dev/shm) and any a killed debootstrap left, deepest first
-	awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r |
-		while read -r m; do
-			umount "$m" 2>/dev/null || umount -l "$m"
-		done
-	if awk -v t="$T/" 'index($2, t) == 1 { found = 1 } END { exit !found }' /proc/mounts; then
-		echo "still mounted under $T: left in place"
-	else
-		rm -rf --one-file-system "$T"
-	fi
-}
-child=
-trap 'st=$?; cleanup; exit $st' EXIT
-# (to fd 3, this script's output: a step's log may be stdout when it comes)
-exec 3>&1
-trap 'echo "interrupted: cleaning up" >&3; exit 1' INT TERM HUP
-
-passed=0 failures=0
-ok() { printf 'ok   %s\n' "$*"; passed=$((passed + 1)); }
-failed() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
-show() { tail -n "${2:-40}" "$1" | sed 's/^/    /'; }
 # give_up: a step the rest depends on failed
 give_up() {
 	echo "$passed ok, $failures failed (the steps after this one need it)"
 	exit 1
-}
-# bounded SECONDS COMMAND...: COMMAND under timeout; waited for in the
-# background, since a signal's trap runs during a wait but only after a
-# command in the foreground ends (and timeout, its own process group, is
-# never sent a terminal's ^C): the cleanup stops it.
-bounded() {
-	secs=$1
-	shift
-	timeout -k 5 "$secs" "$@" &
-	child=$!
-	wait "$child"
-	rc_=$?
-	child=
-	return $rc_
 }
 # inroot SECONDS COMMAND: COMMAND by sh in the root, with a clean environment
 inroot() {
@@ -157,18 +95,10 @@ else
 fi
 
 # ---- a fresh Debian root with the packages ----
-if bounded 1800 debootstrap --variant=minbase "$suite" "$root" "$mirror" \
-	>"$T/debootstrap.log" 2>&1; then
-	ok "debootstrap --variant=minbase $suite from $mirror"
-else
-	failed "debootstrap --variant=minbase $suite from $mirror:"; show "$T/debootstrap.log"; give_up
-fi
-mount -t proc proc "$root/proc" && mkdir -p "$root/dev/shm" &&
-	mount -t tmpfs -o mode=1777,size=64m tmpfs "$root/dev/shm" ||
+debroot_make || give_up
+DEBROOT_SHM=mode=1777,size=64m
+debroot_ready ||
 	{ failed "mount /proc and a tmpfs on /dev/shm in the root"; give_up; }
-cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
-# no service of any package starts in the root
-printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d" && chmod 755 "$root/usr/sbin/policy-rc.d"
 mkdir "$root/tmp/debs" && for p in $packages; do
 	cp "$T/${p}_${version}"_*.deb "$root/tmp/debs/" || exit 1
 done

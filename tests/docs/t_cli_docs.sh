@@ -4,7 +4,9 @@
 #      man/smqctl-CMD.1, and every man/smqctl-*.1 is a command's; the
 #      COMMANDS of man/smqctl.1 list each page with the line `smqctl help`
 #      gives the command, in its order, and each page's NAME says that line;
-#      `smqctl help CMD` prints what `smqctl CMD --help` prints;
+#      `smqctl help CMD` prints what `smqctl CMD --help` prints, and ends
+#      with "See smqctl-CMD(1)."; `smqctl help` and `smqctl --help` end
+#      with "See smqctl(1).";
 #  (b) every option of `smqctl --list-opts=CMD` is documented in CMD's page
 #      or under COMMON OPTIONS of man/smqctl.1, with the short form and
 #      argument that `smqctl CMD --help` shows; the OPTIONS of CMD's page
@@ -177,12 +179,22 @@ while read -r c line; do
 	"$bin" "$c" --help >"$tmp/dashhelp.$c" 2>&1
 	cmp -s "$tmp/help.$c" "$tmp/dashhelp.$c" ||
 		fail "(a) smqctl help $c and smqctl $c --help differ"
+	last=$(tail -n 1 "$tmp/help.$c")
+	[ "$last" = "See smqctl-$c(1)." ] ||
+		fail "(a) smqctl help $c ends with '$last', not 'See smqctl-$c(1).' (its page)"
 	section "$tmp/sec.$c" "SEE ALSO" | grep -q '^\.BR smqctl (1)' ||
 		fail "(a) the SEE ALSO of smqctl-$c.1 does not name smqctl(1)"
 	section "$man" "SEE ALSO" | grep -q "^\.BR smqctl\\\\-$c (1)" ||
 		fail "(a) the SEE ALSO of $man does not name smqctl-$c(1)"
 done <"$tmp/summaries"
-case_end "(a) each page's NAME is its command's line in smqctl help, smqctl help CMD is smqctl CMD --help, and the SEE ALSOs name each other"
+case_end "(a) each page's NAME is its command's line in smqctl help, smqctl help CMD is smqctl CMD --help and ends naming smqctl-CMD(1), and the SEE ALSOs name each other"
+case_begin
+for h in help --help; do
+	last=$("$bin" $h | tail -n 1)
+	[ "$last" = "See smqctl(1)." ] ||
+		fail "(a) smqctl $h ends with '$last', not 'See smqctl(1).'"
+done
+case_end "(a) smqctl help and smqctl --help end naming smqctl(1)"
 
 # ---- (b) options ----
 # Options are written \-\- in troff: a plain "--" renders as dashes.
@@ -552,11 +564,11 @@ bad=$(awk '$1 == "--timeout" && ($2 != "-T" || $3 != "TIME") { print $4 }' "$tmp
 case_end "(g) a long option that several commands take is written alike in each (the exceptions aside), and --timeout is -T, --timeout=TIME"
 
 any_failed || echo "commands, man page and completions agree"
-# The checks made: 29, one a command of its own options and one an option
+# The checks made: 30, one a command of its own options and one an option
 # that takes a file (bash); again for zsh, 11 and one a file option; the
 # windows in /dev/shm, 4 for bash and 1 for zsh.
 nopt=$(echo $optcmds | wc -w) nfile=$(wc -l <"$tmp/fileopts")
-floor=$((29 + nopt + nfile))
+floor=$((30 + nopt + nfile))
 [ "$shm_ok" = 1 ] && floor=$((floor + 4))
 if command -v zsh >/dev/null 2>&1; then
 	floor=$((floor + 11 + nfile))
