@@ -68,6 +68,8 @@ struct sender_state {
 	uint64_t sent;
 	int32_t err;   /* the error that stopped it, 0 if none */
 	int32_t done;
+	int32_t opened;  /* its window and queue open: what it does next is
+			    the message path */
 };
 static struct sender_state *shared;
 
@@ -91,6 +93,8 @@ static int sender(void *p)
 
 	if (!err)
 		err = smq_queue_open(w, 0, SMQ_SENDER, 0, &q);
+	if (!err)
+		__atomic_store_n(&st->opened, 1, __ATOMIC_RELEASE);
 	for (uint64_t i = 0; !err && i < PER_ROUND; i++) {
 		size_t len = sizeof(struct msg_head) +
 			     test_rand(&rng) % (ESIZE - sizeof(struct msg_head) + 1);
@@ -111,6 +115,16 @@ static int sender(void *p)
 	__atomic_store_n(&st->err, err, __ATOMIC_RELAXED);
 	__atomic_store_n(&st->done, 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+/* Both senders have opened the window and their queue (or ended). */
+static bool senders_open(void)
+{
+	for (unsigned i = 0; i < NSEND; i++)
+		if (!__atomic_load_n(&shared[i].opened, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&shared[i].done, __ATOMIC_ACQUIRE))
+			return false;
+	return true;
 }
 
 /* ---- flips ---- */
@@ -279,6 +293,12 @@ static void round_run(const char *spec, int nflips, bool journal)
 	}
 	for (int i = 0; i < MAX_FLIPS; i++)
 		when[i] = i < nflips ? (int)pick(PER_ROUND) : -1;
+	/* a round of journal flips tests the message path: an open validates
+	 * the journal's head (smq-format(7)), and a head flipped before a
+	 * sender opened refuses it, as it must; so its flips wait for both
+	 * senders to be open */
+	if (journal)
+		WAIT_UNTIL(senders_open(), 30, "both senders open");
 
 	uint64_t start = smq_now_ns(), got = 0;
 	int errors_in_row = 0, timeouts_in_row = 0;
@@ -459,7 +479,8 @@ static void round_run(const char *spec, int nflips, bool journal)
 			int e = shared[i].err;
 			if (!r.flips || journal)
 				FAIL("sender of board %u failed in a round "
-				     "%s: %s", args[i].board, plain,
+				     "%s, %s: %s", args[i].board, plain,
+				     shared[i].opened ? "sending" : "opening",
 				     smq_strerror(e));
 		}
 	}
