@@ -134,6 +134,13 @@ seen receiver_attached ', "board": 1, "queue": 1' 'queue 1: receiver attached'
 
 step "a message damaged in the window: its receiver refuses it"
 kill -STOP $RECV
+# both watchers see it stopped (the second time a receiver of queue 1
+# is): a look that falls after the CONT would see it running throughout
+stopped_again() {
+	[ "$(grep -c '"event": "receiver_stopped"' "$T/ev.json")" -ge 2 ] &&
+	[ "$(grep -c 'receiver stopped by a signal' "$T/ev.txt")" -ge 2 ]
+}
+wait_for 10 "both watchers to see the receiver stopped" stopped_again
 printf 'SMQ-DAMAGE-ME\n' | "$S" -b 0 send --queue 1 || die "send"
 flip_bits "/dev/shm/$SHM" SMQ-DAMAGE-ME 4 0x08 || die "flip"
 kill -CONT $RECV
