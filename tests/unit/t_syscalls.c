@@ -131,6 +131,23 @@ static void warm_up(unsigned me, struct smq_queue *rx, struct smq_queue *tx)
 	}
 }
 
+/* In the sleeping ping-pong, every SURE_ASLEEP-th message waits until
+ * its receiver sleeps, so that each side wakes its peer at least that
+ * often: left to itself, a side whose peer is held at every wake-up
+ * (this test traces both, stopping each at every system call) may never
+ * find it asleep, and its wakes would go untested (it happened: "side 0
+ * ... woke 0").  A spin on the receiver's sleep word, which makes no
+ * system call; the receiver waits for this very message, so it arms. */
+#define SURE_ASLEEP 16
+static void peer_asleep_now_and_then(enum phase p, struct smq_queue *tx,
+				     uint64_t i)
+{
+	if (p != P_SLEEP || i % SURE_ASLEEP)
+		return;
+	while (!(__atomic_load_n(&tx->wake->sleep_epoch, __ATOMIC_ACQUIRE) & 1))
+		cpu_relax();
+}
+
 /* Side 0 leads: it sends first, and sends the batches. */
 static uint64_t run_phase(enum phase p, unsigned me, struct smq_queue *rx,
 			  struct smq_queue *tx)
@@ -162,10 +179,12 @@ static uint64_t run_phase(enum phase p, unsigned me, struct smq_queue *rx,
 	}
 	for (uint64_t i = 0; i < ROUNDS; i++, sent++) {
 		if (me == 0) {
+			peer_asleep_now_and_then(p, tx, i);
 			send_seq(tx, i);
 			receive_seq(rx, i);
 		} else {
 			receive_seq(rx, i);
+			peer_asleep_now_and_then(p, tx, i);
 			send_seq(tx, i);
 		}
 	}
