@@ -37,8 +37,9 @@ int smq_queue_open_bell(struct smq_window *w, unsigned index,
 			enum smq_role role, unsigned flags,
 			const struct smq_bell_addr *bell, bool has_bell,
 			struct smq_queue **qp);
-/* queue.c: a full episode of the handle's, if one is open, said ended
- * (its refusals and waits) in the journal */
+/* queue.c: a sender's full episode for the journal: met (a send found
+ * the lane full), maybe ended (a send found room: a look at the clock
+ * every 16th), ended (its refusals and waits said, if one is open) */
 void smq_full_met(struct smq_queue *q);
 void smq_full_maybe_ended(struct smq_queue *q);
 void smq_full_episode_end(struct smq_queue *q);

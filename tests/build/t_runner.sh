@@ -169,17 +169,10 @@ static pid_t test_pid;          /* the test's own process */
 /* The test's process is asleep (in a wait, past what it does before) */
 static bool test_asleep(void)
 {
-	char path[64], buf[512];
-	FILE *f;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)test_pid);
-	if (!(f = fopen(path, "r")))
-		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *e = strrchr(buf, ')');
-	return e && e[1] == ' ' && e[2] == 'S';
+	return test_proc_state(path) == 'S';
 }
 /* fails once the test's process waits: the failure must wake it */
 static int fails(void *a)

@@ -767,6 +767,21 @@ const char *test_dir(void)
 	return dir;
 }
 
+char test_proc_state(const char *path)
+{
+	char buf[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* after the name, which ends at the last ')' */
+	const char *e = strrchr(buf, ')');
+	return e && e[1] == ' ' ? e[2] : 0;
+}
+
 const char *test_window(void)
 {
 	static char spec[MAX_WINDOWS][216];

@@ -132,6 +132,9 @@ const char *test_name(const char *what);
 /* A directory of the test's under /tmp, made on the first call and
  * removed with what is in it at exit. */
 const char *test_dir(void);
+/* The state letter of /proc's stat at path ('S' asleep, 'Z' a zombie...),
+ * 0 if it cannot be read. */
+char test_proc_state(const char *path);
 /* Formats spec as board 0 with the given geometry; returns the handle,
  * opened with SMQ_OPEN_FORCE (it formats and clears under boards at work).
  * SMQ_TEST_CHECKSUM=1 in the environment: with checksums. */

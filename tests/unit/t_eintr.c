@@ -60,20 +60,11 @@ static void *runner(void *p)
 /* Whether the thread is asleep in the kernel ('S' in its stat). */
 static bool asleep(const struct call *c)
 {
-	char path[64], buf[512];
+	char path[64];
 	int tid = atomic_load(&c->tid);
-	FILE *f;
 
-	if (!tid)
-		return false;
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	if (!(f = fopen(path, "r")))
-		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *e = strrchr(buf, ')');
-	return e && e[1] == ' ' && e[2] == 'S';
+	return tid && test_proc_state(path) == 'S';
 }
 
 static bool returned_else_signal(struct call *c)
