@@ -638,6 +638,8 @@ uint32_t smq_crc32c(uint32_t crc, const void *p, size_t n);
 /* ...of src, copied to dst as it is read (src is read once) */
 uint32_t smq_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t n);
 uint32_t smq_crc32c_bitwise(uint32_t crc, const void *p, size_t n);
+/* ...for the tests: folding on or off; whether this processor can fold */
+bool smq_crc32c_folding(bool on);
 uint32_t smq_crc32c_portable(uint32_t crc, void *dst, const void *src,
 			     size_t n);  /* dst may be NULL */
 /* An entry's check (feature checksum): of its size, signature and

@@ -1,11 +1,12 @@
 /* Checked payloads (the window feature "checksum").
  *
  * The sum: CRC-32C of the standard check string, and the fast paths (the
- * processor's instruction, three thirds side by side, the copy that sums,
- * the tables any processor runs) equal to the byte-at-a-time definition over every length across their
- * thresholds.  What it promises over an entry of 64 bytes: every error of
- * 1 and 2 bits, a million of 3 bits, and every burst up to 32 bits change
- * the check.
+ * processor's instruction, three thirds side by side, folding by carry-less
+ * multiplies where the processor has them and the same buffers without it,
+ * the copy that sums, the tables any processor runs) equal to the
+ * byte-at-a-time definition over every length across their thresholds.
+ * What it promises over an entry of 64 bytes: every error of 1 and 2 bits,
+ * a million of 3 bits, and every burst up to 32 bits change the check.
  *
  * The queue: a window formatted with checksums says so (its incompatible
  * feature bit); a message whose payload, size or check was flipped in the
@@ -20,7 +21,7 @@
 
 static uint64_t rng = 0xc4c32c;
 
-static void sums(void)
+static void sums(const char *way)
 {
 	static uint8_t src[3 * 8192 * 2 + 200], dst[sizeof(src) + 16];
 
@@ -36,11 +37,14 @@ static void sums(void)
 		uint32_t want = smq_crc32c_bitwise(0x1234, src + off, n);
 		memset(dst, 0, sizeof(dst));
 		if (smq_crc32c(0x1234, src + off, n) != want)
-			FAIL("CRC-32C of %zu bytes differs from the definition", n);
+			FAIL("CRC-32C of %zu bytes (%s) differs from the "
+			     "definition", n, way);
 		if (smq_crc32c_copy(0x1234, dst + 3, src + off, n) != want)
-			FAIL("the copying CRC-32C of %zu bytes differs", n);
+			FAIL("the copying CRC-32C of %zu bytes (%s) differs", n,
+			     way);
 		if (memcmp(dst + 3, src + off, n) || dst[2] || dst[3 + n])
-			FAIL("the copying CRC-32C copied %zu bytes wrong", n);
+			FAIL("the copying CRC-32C (%s) copied %zu bytes wrong",
+			     way, n);
 		if (smq_crc32c_portable(0x1234, NULL, src + off, n) != want ||
 		    smq_crc32c_portable(0x1234, dst, src + off, n) != want)
 			FAIL("the portable CRC-32C of %zu bytes differs", n);
@@ -56,8 +60,8 @@ static void sums(void)
 					  src + off, n);
 		if (smq_entry_check((uint32_t)n, sig, NULL, src + off, n) != want ||
 		    smq_entry_check((uint32_t)n, sig, dst, src + off, n) != want)
-			FAIL("an entry's check of %zu bytes differs from the "
-			     "definition", n);
+			FAIL("an entry's check of %zu bytes (%s) differs from "
+			     "the definition", n, way);
 		/* a loan's: the payload summed apart from 0, in two pieces,
 		 * joined to its header at the end */
 		size_t half = n / 3;
@@ -298,8 +302,15 @@ int main(void)
 {
 	const char *spec = test_window();
 
-	sums();
-	printf("checksum: CRC-32C agrees with its definition at every length\n");
+	/* every way this processor has: with folding, and without it */
+	bool folds = smq_crc32c_folding(true);
+	sums(folds ? "folded" : "this processor cannot fold");
+	CHECK(smq_crc32c_folding(false) == folds);
+	sums("not folded");
+	smq_crc32c_folding(true);
+	printf("checksum: CRC-32C agrees with its definition at every length, "
+	       "%s\n", folds ? "folded (VPCLMULQDQ) and not" :
+	       "not folded (no VPCLMULQDQ on AVX-512 here)");
 	uint64_t triples = promises();
 	printf("checksum: every 1- and 2-bit error, %llu 3-bit errors and "
 	       "every burst to 32 bits of a 64-byte entry change its check\n",
