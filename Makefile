@@ -326,12 +326,13 @@ bench: $(SMQCTL) $(SMQ_BENCH)
 
 # This tree's smqctl beside REF's (a commit or tag, built apart from git
 # archive), alternated ROUNDS times (default 5) on the rows of bench
-# --baseline --json: each row's medians, the spread between rounds of one
-# build, the rows that moved beyond it (tests/bench-compare.sh; about
-# half an hour).  BENCH_ARGS: options for both benches.
-bench-compare: $(SMQCTL)
+# --baseline --json and of each build's smq-bench --json, where it has
+# one: each row's medians, the spread between rounds of one build, the
+# rows that moved beyond it (tests/bench-compare.sh; ten to twenty
+# minutes).  BENCH_ARGS: options for both builds' benches.
+bench-compare: $(SMQCTL) $(SMQ_BENCH)
 	@[ -n "$(REF)" ] || { echo "make bench-compare: name the build to compare with: REF=<commit or tag>" >&2; exit 2; }
-	sh tests/bench-compare.sh "$(REF)" $(SMQCTL)
+	sh tests/bench-compare.sh "$(REF)" $(SMQCTL) $(SMQ_BENCH)
 
 # The long forms of the reliability campaigns (make check runs short ones,
 # bounded by time): the crash campaign with 200 kills of each side, init

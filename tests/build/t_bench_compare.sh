@@ -7,7 +7,9 @@
 # within it is not; a row named with its count of runs is one row
 # whatever the count; a row of one build only is named, not compared; a
 # WORSE row makes the exit 1; the runs kept are compared again alike by
-# --compare.  Bad input (a REF that is no commit, fewer than 5 rounds) is
+# --compare.  A build's benchmark program (smq-bench) runs after its bench
+# and its rows are compared too; REF's row of the fast state from before
+# smq-bench is compared with the tree's without a state, said so.  Bad input (a REF that is no commit, fewer than 5 rounds) is
 # refused with exit 2 before anything is built or run.  make bench prints
 # the table and fails when a target was missed (its last lines), or when
 # the bench failed.
@@ -34,6 +36,8 @@ EOF
 row "sleep half RTT, 0 B" "futex ping-pong" $(pick 1.00 1.02 0.98 1.01 0.99) lower
 row "16 entries, bursts of 8, fast, $(pick 3 4 5 6 3) runs" "two-core ring, 16 slots" $(pick 1.00 1.01 0.99 1.02 1.00) higher
 row "stream 64 B" "two-core ring" $(pick 1.0 3.0 2.0 1.5 2.5) higher
+row "zero-copy 64 B, fast, $(pick 5 4 5 6 5) runs" "UCX tag_bw" $(pick 1.10 1.12 1.08 1.11 1.09) higher
+row "zero-copy 64 B, slow, 1 run" "UCX tag_bw" 1.2 higher
 EOF
 	else
 		cat <<'EOF'
@@ -48,24 +52,40 @@ echo '{"measure": "poll half RTT 0 B, 5 runs", "unit": "ns", "smq": 1, "baseline
 EOF
 }
 
+# the tree's benchmark program (smq-bench) has the UCX row that REF's
+# bench had, judged by machine state: REF is from before smq-bench
+products() {
+	cat <<EOF
+#!/bin/sh
+echo "products \$*" >>"$T/order"
+n=\$(( \$(cat "$T/n.products" 2>/dev/null || echo 0) + 1 ))
+echo \$n >"$T/n.products"
+r=\$(echo 1.09 1.11 1.10 1.12 1.08 | cut -d' ' -f\$n)
+echo '{"command": "smq-bench", "comparisons": ['
+printf '{"measure": "zero-copy 64 B, 5 runs", "unit": "msgs/s", "smq": %s, "baseline": "UCX tag_bw", "baseline_value": 1, "ratio": %s, "better": "higher", "target": 1, "holds": true, "absent": null}]}\\n' \$r \$r
+EOF
+}
+
 ref_dir=$T/ref
 mkdir -p "$ref_dir/src/build"
 fake ref >"$ref_dir/src/build/smqctl"
 fake tree >"$T/smqctl"
-chmod +x "$ref_dir/src/build/smqctl" "$T/smqctl"
+products >"$T/smq-bench"
+chmod +x "$ref_dir/src/build/smqctl" "$T/smqctl" "$T/smq-bench"
 # REF built already: the script takes the build it finds for the commit
 echo "$commit" >"$ref_dir/commit"
 
-BENCH_DIR=$ref_dir BENCH_ARGS="--count 7" ROUNDS=5 sh tests/bench-compare.sh HEAD "$T/smqctl" >"$T/out" 2>"$T/err"
+BENCH_DIR=$ref_dir BENCH_ARGS="--count 7" ROUNDS=5 sh tests/bench-compare.sh HEAD "$T/smqctl" "$T/smq-bench" >"$T/out" 2>"$T/err"
 rc=$?
 show() { sed 's/^/    | /' "$T/out" "$T/err"; }
 [ $rc = 1 ] && ok "a row WORSE beyond the noise: exit 1" || { failed "exit $rc, expected 1"; show; }
 order=$(cut -d' ' -f1 "$T/order" | tr '\n' ' ')
-[ "$order" = "ref tree tree ref ref tree tree ref ref tree " ] &&
-	ok "5 rounds, the two builds in turn, the first swapped every round" ||
+[ "$order" = "ref tree products tree products ref ref tree products tree products ref ref tree products " ] &&
+	ok "5 rounds, the two builds in turn, the first swapped every round; the tree's benchmark program after its bench, REF without one" ||
 	failed "the order of the benches: $order"
 [ "$(grep -c -- ' --json bench --baseline --count 7$' "$T/order")" = 10 ] &&
-	ok "every bench: --json bench --baseline and BENCH_ARGS" ||
+	[ "$(grep -c -- '^products --json --count 7$' "$T/order")" = 5 ] &&
+	ok "every bench: --json bench --baseline and BENCH_ARGS; the benchmark program: --json and BENCH_ARGS" ||
 	{ failed "the benches' arguments"; sed 's/^/    | /' "$T/order"; }
 
 # row NAME: its line of the table, spaces squeezed
@@ -85,6 +105,13 @@ case $(row "stream 64 B") in
 	ok "a row 1.2x, its rounds spread 100%: not moved" ;;
 *)	failed "the stream row: $(row "stream 64 B")"; show ;;
 esac
+case $(row "zero-copy 64 B") in
+"zero-copy 64 B UCX tag_bw 1.100x 1.100x 1.00x 4% - (REF: its fast state)")
+	ok "REF's row of the fast state beside the tree's benchmark program's row without one, said so" ;;
+*)	failed "the UCX row: $(row "zero-copy 64 B")"; show ;;
+esac
+grep -q '^not compared, in fewer than two rounds of a build: zero-copy 64 B, slow against UCX tag_bw (rounds: REF 5, tree 0)$' "$T/out" &&
+	ok "REF's row of the slow state: named, not compared" || { failed "the slow UCX row"; show; }
 grep -q '^not compared, in fewer than two rounds of a build: zero-copy 1 MiB, slow against copies, same work (rounds: REF 0, tree 5)$' "$T/out" &&
 	ok "a row of one build only: named, not compared" || { failed "the row of one build"; show; }
 ! grep -q 'poll half RTT' "$T/out" && ok "a row without a ratio (baseline absent): left out" ||
@@ -97,8 +124,10 @@ better 16 entries, bursts of 8, fast against two-core ring, 16 slots: 1.30x, noi
 
 # the runs are kept, and compared again alike
 run=$(ls -d "$ref_dir"/run-* 2>/dev/null | head -n 1)
-[ "$(ls "$run"/ref-*.json "$run"/tree-*.json 2>/dev/null | wc -l)" = 10 ] &&
-	ok "the ten benches kept in the run's folder" || failed "the run's folder: $(ls "$run" 2>&1)"
+[ "$(ls "$run"/ref-*.json "$run"/tree-*.json 2>/dev/null | wc -l)" = 15 ] &&
+	[ "$(ls "$run"/tree-*-products.json 2>/dev/null | wc -l)" = 5 ] &&
+	ok "the ten benches and five benchmark programs' runs kept in the run's folder" ||
+	failed "the run's folder: $(ls "$run" 2>&1)"
 sh tests/bench-compare.sh --compare "$run" >"$T/again" 2>&1
 rc=$?
 grep -v '^bench-compare: ' "$T/out" >"$T/table"
@@ -167,4 +196,4 @@ rc=$?
 [ $rc != 0 ] && grep -q '^POSIX message queue: not supported$' "$T/out" &&
 	ok "make bench: the benchmark program failing fails it" ||
 	{ failed "make bench, the program failed: exit $rc"; show; }
-finish 21
+finish 23
