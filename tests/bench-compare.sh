@@ -155,7 +155,9 @@ ref_products=$src/build/smq-bench
 
 # REF from git archive, built with its own Makefile, outside this tree;
 # this make's flags and variables are not its
-if [ ! -x "$ref_smqctl" ] || [ "$(cat "$dir/commit" 2>/dev/null)" != "$commit" ]; then
+# (again when a build kept from before lacks the benchmark program REF has)
+if [ ! -x "$ref_smqctl" ] || [ "$(cat "$dir/commit" 2>/dev/null)" != "$commit" ] ||
+	{ [ ! -x "$ref_products" ] && grep -q 'smq-bench' "$src/Makefile" 2>/dev/null; }; then
 	echo "$me: building $ref ($short) in $src"
 	rm -rf "$src" && mkdir -p "$src" &&
 		git archive "$commit" | tar -x -C "$src" || { echo "$me: cannot unpack $ref into $src" >&2; exit 1; }
