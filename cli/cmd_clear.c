@@ -146,6 +146,30 @@ static void print_cleared(struct ctx *ctx, const struct clear_opts *o,
 	printf("  emptied %s\n", emptied_text(&e, gone, sizeof(gone)));
 }
 
+/* A board's open refuses a window whose init or clear of every queue is
+ * under way (-EBUSY) or was left unfinished (-SMQ_EINCOMPLETE); a clear is
+ * what finishes the second, and refuses the first naming who runs it.  So
+ * the window is opened raw then, and used if it attached (it passes the
+ * static checks); else the board's open says why not. */
+static int open_for_clear(struct ctx *ctx, unsigned flags,
+			  struct smq_window **w)
+{
+	struct smq_window_info wi;
+	int err = smq_open(window_spec(ctx), 0, flags, w);
+
+	if (err == -SMQ_EINCOMPLETE || err == -EBUSY) {
+		if (!smq_open(window_spec(ctx), 0, flags | SMQ_OPEN_RAW, w)) {
+			/* attached; stale when its notice was told */
+			int ierr = smq_window_info(*w, &wi, sizeof(wi));
+			if (!ierr || ierr == -ESTALE)
+				return 0;
+			smq_close(*w);
+			*w = NULL;
+		}
+	}
+	return err ? open_error(ctx, err) : 0;
+}
+
 static int run(int argc, char **argv, struct ctx *ctx)
 {
 	struct clear_opts o = { { -1, "Empty only queue Q (default: all)" },
@@ -157,7 +181,7 @@ static int run(int argc, char **argv, struct ctx *ctx)
 	if (ctx->board != 0)
 		return say_error("only the system board (board 0) clears queues, not "
 			     "board %u", ctx->board);
-	if (open_window(ctx, o.force ? SMQ_OPEN_FORCE : 0, &w))
+	if (open_for_clear(ctx, o.force ? SMQ_OPEN_FORCE : 0, &w))
 		return 1;
 	if (o.q.queue >= 0 && check_queue(w, (unsigned)o.q.queue)) {
 		smq_close(w);

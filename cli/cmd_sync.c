@@ -279,11 +279,13 @@ static int sync_system(struct ctx *ctx, const struct sync_opts *o,
 }
 
 /* A board other than 0 may start before board 0 has formatted the window,
- * and board 0 may re-format it while we wait: both mean try again. */
+ * board 0 may re-format it while we wait, or have been killed doing so
+ * (its next init or clear finishes it): all mean try again. */
 static bool not_yet(int err)
 {
 	return err == -ENOENT || err == -SMQ_EUNFORMATTED || err == -ESTALE ||
-	       err == -EBUSY || err == -SMQ_ETOOSMALL;
+	       err == -EBUSY || err == -SMQ_ETOOSMALL ||
+	       err == -SMQ_EINCOMPLETE;
 }
 
 /* The window's generation, or 0 if it has none yet. */

@@ -9,6 +9,8 @@ enum smq_hook {
 	SMQ_HOOK_COMMIT_FAR,            /* a take between our bottom and the
 					   sender's copy of it */
 	SMQ_HOOK_MAINT_LOCKED,          /* init, clear: the lock taken */
+	SMQ_HOOK_MAINT_TELLING,         /* its phase stored, no notice yet
+					   invalidated */
 	SMQ_HOOK_MAINT_TOLD,            /* the notices invalidated */
 	SMQ_HOOK_MAINT_WRITING,         /* the handshake done */
 	SMQ_HOOK_MAINT_FORMATTED,       /* the new layout written, not yet

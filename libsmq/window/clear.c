@@ -53,6 +53,7 @@ static int clear_one(struct smq_window *w, const struct smq_layout *l,
 	/* the phase before any epoch: whoever finds an epoch 0 or copies
 	 * that disagree finds the phase too */
 	w->map.order->publish();
+	TEST_HOOK(SMQ_HOOK_MAINT_TELLING);
 	smq_maint_set_epoch(w, l, q, 0);
 	w->map.order->full();
 	TEST_HOOK(SMQ_HOOK_MAINT_TOLD);

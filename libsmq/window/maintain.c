@@ -170,6 +170,7 @@ static void invalidate(struct smq_window *w, struct saved_notices *sv,
 	STORE(&sb->maint_from, from);
 	STORE(&sb->maint_phase, SMQ_MAINT_WAITING);
 	STORE(&sb->system_state, SMQ_SYS_FORMATTING);
+	TEST_HOOK(SMQ_HOOK_MAINT_TELLING);
 	for (unsigned b = 0; b < SMQ_MAX_BOARDS; b++) {
 		struct smq_far c = smq_maint_ctl(w, b);
 		if (!smq_maint_ctl_mapped(w, b))

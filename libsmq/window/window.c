@@ -200,6 +200,25 @@ int smq_confirm_fault(struct smq_window *w, const struct smq_sb *sb,
 	return under_way && err != -SMQ_EUNFORMATTED ? -SMQ_EINCOMPLETE : err;
 }
 
+/* A board opens no window that an init or clear of all of it is
+ * rewriting, or left unfinished: until it has told every notice, one it
+ * has not told yet would let the board in while validation (dump) calls
+ * the window unfinished.  -EBUSY and -SMQ_EINCOMPLETE as
+ * smq_confirm_fault says them.  A raw open (board 0's init and clear,
+ * which finish it) and a monitor attach all the same; a clear of one
+ * queue refuses that queue's opens only (being_cleared). */
+static int maint_refuses(struct smq_window *w)
+{
+	const struct smq_sb *sb = smq_map_at(&w->map, 0, sizeof(*sb));
+
+	w->map.order->consume();
+	uint32_t phase = LOAD_ACQ(&sb->maint_phase);
+	if ((phase != SMQ_MAINT_WAITING && phase != SMQ_MAINT_WRITING) ||
+	    LOAD(&sb->maint_queue))
+		return 0;
+	return smq_maint_alive(w, sb) == 1 ? -EBUSY : -SMQ_EINCOMPLETE;
+}
+
 /* The layout the window holds now: read it, map every region of it,
  * validate all of it.  The generation is read before the layout: if a
  * re-init slips in between, the notice shows a newer one and the handle
@@ -345,6 +364,8 @@ int smq_open(const char *spec, unsigned board, unsigned flags,
 		return err;
 	}
 	err = smq_attach(w);
+	if (!err && !w->readonly && !(flags & SMQ_OPEN_RAW))
+		err = maint_refuses(w);
 	if (w->readonly && (err == -SMQ_EUNFORMATTED ||
 			    err == -SMQ_EINCOMPLETE || err == -EBUSY)) {
 		/* a monitor waits for a window being formatted: its

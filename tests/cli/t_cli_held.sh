@@ -13,6 +13,11 @@
 #      sync on board 0; sync on board 1 with a short --timeout exits 1,
 #      saying an init or clear is under way, and with a long one says it
 #      waits (-v) and is ready in the new generation once the init ends;
+#  (h) an init killed once it set its phase, before it told any notice:
+#      dump says unfinished and board 1 is refused as it says (send, and
+#      sync with a short --timeout, exit 1 naming an unfinished init or
+#      clear), sync on board 1 with a long one waits, and is ready in the
+#      new generation once board 0 runs init again and syncs;
 #  (d) a board held in a call (a recv held inside its take, queue 1 open):
 #      without --force, init, clear and clear -q 1 are refused before any
 #      handshake, naming the worker (board 1, its pid, receiver of queue 1,
@@ -251,6 +256,39 @@ sys.exit(0 if g == [{"name": "alpha", "queues": [0, 1]}] else 1)' "$T/out"
 	release groups
 fi
 
+# ---- (h) an init killed before it told any notice ----
+# Every notice still holds the generation, so a board let in would work
+# on a window dump calls unfinished: a board is not let in, and waits.
+g=$(generation)
+if held telling maint_telling -w "$W" init --boards 2; then
+	kill -9 "$pid"
+	wait_pid 20 "$pid" "the init, killed"
+	run -w "$W" dump
+	check "dump after an init killed before telling the boards: exit 1, unfinished" \
+		sh -c '[ "$1" -ne 0 ] && grep -q "did not finish" "$2"' sh "$rc" "$T/err"
+	run -w "$W" -b 1 send -q 0 hello
+	check "send on board 1: exit 1, the init did not finish" \
+		refused 1 "an init or clear did not finish"
+	run -w "$W" -b 1 sync --timeout 1
+	check "sync on board 1, --timeout 1: exit 1, the init did not finish" \
+		refused 1 "has not formatted window $W (an init or clear did not finish"
+	"$S" -w "$W" -b 1 sync --timeout 30 </dev/null >"$T/s1.out" 2>"$T/s1.err" &
+	s1=$!
+	track $s1
+	sleep 1
+	check "sync on board 1 with a long --timeout waits" running "$s1"
+	run -w "$W" init --boards 2
+	check "the next init finishes it: exit 0, generation $((g + 1))" \
+		sh -c '[ "$1" -eq 0 ] && grep -q "formatted .*: generation $2$" "$3"' \
+		sh "$rc" "$((g + 1))" "$T/out"
+	run -w "$W" sync --timeout 20
+	wait_pid 20 "$s1" "board 1's sync"
+	check "board 1's sync ends ready in generation $((g + 1))" \
+		sh -c '[ "$1" -eq 0 ] &&
+		       grep -q "board 1: system ready (generation $2)" "$3"' \
+		sh "$rc" "$((g + 1))" "$T/s1.out"
+fi
+
 # ---- (f) two inits at once on a new window ----
 # The first has read the lock word (free) and not yet taken it; the second
 # takes it and holds it.  The first must then find it taken, not take it
@@ -273,4 +311,4 @@ if held first maint_locking -w "$W2" init --boards 2; then
 	fi
 fi
 
-finish 47
+finish 53

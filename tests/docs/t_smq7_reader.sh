@@ -459,18 +459,28 @@ corrupt "28: system_state 0" system_state "put(72, 4, 0)"
 corrupt "29: a notice of generation 0" notice.generation \
 	"put(R.CTL_OFF + R.PAGE, 8, 0); put(R.CTL_OFF + R.PAGE + 16, 8, 0)"
 
-# ---- usable: no call reads maint_phase or the superblock's system_state ----
-for what in "put(144, 4, 1)" "put(72, 4, 0)"; do
-	cp "$T/base" "$T/c"
-	poke "$T/c" "$what"
-	if "$S" send -w "file:$T/c" -b 2 -q 1 "still" &&
-	   "$S" recv -w "file:$T/c" -b 1 -q 1 -T 1s >"$T/got" &&
-	   [ "$(cat "$T/got")" = still ]; then
-		ok "usable: send and recv proceed past $what"
-	else
-		failed "usable: send or recv refused after $what"
-	fi
-done
+# ---- usable: past the open, no call reads maint_phase or the ----
+# superblock's system_state; an open of a board reads maint_phase, and
+# refuses the window as validation says it (smq(7), GENERATIONS)
+cp "$T/base" "$T/c"
+poke "$T/c" "put(72, 4, 0)"
+if "$S" send -w "file:$T/c" -b 2 -q 1 "still" &&
+   "$S" recv -w "file:$T/c" -b 1 -q 1 -T 1s >"$T/got" &&
+   [ "$(cat "$T/got")" = still ]; then
+	ok "usable: send and recv proceed past put(72, 4, 0)"
+else
+	failed "usable: send or recv refused after put(72, 4, 0)"
+fi
+cp "$T/base" "$T/c"
+poke "$T/c" "put(144, 4, 1)"
+if "$S" send -w "file:$T/c" -b 2 -q 1 "still" 2>"$T/err"; then
+	failed "opens: send proceeds past put(144, 4, 1)"
+elif grep -q "did not finish" "$T/err"; then
+	ok "opens: a board's open refuses put(144, 4, 1) as unfinished"
+else
+	failed "opens: send refused past put(144, 4, 1), but not as unfinished"
+	sed 's/^/       /' "$T/err"
+fi
 
 # ---- maintenance: what a fault found during one names ----
 # live: the tag of a process of this host that lives; dead: of one gone

@@ -27,6 +27,7 @@ static const struct {
 	{ "commit", SMQ_HOOK_COMMIT },
 	{ "commit_far", SMQ_HOOK_COMMIT_FAR },
 	{ "maint_locked", SMQ_HOOK_MAINT_LOCKED },
+	{ "maint_telling", SMQ_HOOK_MAINT_TELLING },
 	{ "maint_told", SMQ_HOOK_MAINT_TOLD },
 	{ "maint_writing", SMQ_HOOK_MAINT_WRITING },
 	{ "maint_formatted", SMQ_HOOK_MAINT_FORMATTED },

@@ -732,29 +732,61 @@ static void test_dynamic(const char *spec)
 }
 
 /* ---- b2. a window an init or clear left unfinished ----
- * The static checks pass (every board attaches), but every call would
- * refuse it: smq_validate says so, and the next clear finishes it. */
+ * The static checks pass, but smq_validate says it is unfinished, and the
+ * next clear finishes it.  A board opening it now is refused as
+ * validation says it when the fault is the phase (a maintenance killed
+ * before it told the notices leaves them all valid), and by its notice
+ * otherwise; a board at work since before goes on while its notice holds
+ * the generation. */
 static void unusable(const char *spec, const char *what, uint64_t off,
 		     unsigned width, uint64_t value, int err, const char *field,
 		     uint64_t fvalue)
 {
-	struct smq_window *w;
+	struct smq_window *w, *w0, *w1;
+	struct smq_queue *tx, *rx;
 	struct smq_fault f;
 	struct smq_window_info wi;
+	char buf[8];
+	size_t n;
+	bool phase = !strcmp(field, "maint_phase");
+	bool told = !strcmp(field, "notice.generation");
 
 	format(spec, &G2);
+	OK(smq_open(spec, 0, 0, &w0));
+	OK(smq_open(spec, 1, 0, &w1));
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
 	put(spec, off, width, value);
-	OK(smq_open(spec, 1, 0, &w));
+	if (phase) {
+		EXPECT(smq_open(spec, 1, 0, &w), err);
+		EXPECT(smq_open(spec, 0, 0, &w), err);
+	} else {
+		OK(smq_open(spec, 1, 0, &w));
+		EXPECT(smq_announce(w), told ? -ESTALE : 0);
+		OK(smq_close(w));
+	}
+	EXPECT(smq_send(tx, "on", 2, 0), told ? -ESTALE : 0);
+	if (!told) {
+		OK(smq_receive(rx, buf, sizeof(buf), &n, NULL, 1000));
+		CHECK(n == 2 && !memcmp(buf, "on", 2));
+	}
+	OK(smq_queue_close(tx));
+	OK(smq_queue_close(rx));
+	OK(smq_close(w1));
+	OK(smq_close(w0));
+	OK(smq_open(spec, 1, SMQ_OPEN_RAW, &w));
 	EXPECT(smq_validate(w, &f, sizeof(f)), err);
 	if (strcmp(f.field, field) || f.offset != off || f.value != fvalue)
 		FAIL("%s: fault %s at %llu holds %llu", what, f.field,
 		     (unsigned long long)f.offset, (unsigned long long)f.value);
 	OK(smq_close(w));
-	OK(smq_open(spec, 0, 0, &w));
+	OK(smq_open(spec, 0, SMQ_OPEN_RAW, &w));
 	OK(smq_clear(w, -1));
 	OK(smq_validate(w, NULL, 0));
 	OK(smq_window_info(w, &wi, sizeof(wi)));
 	CHECK(wi.generation >= 2 && wi.maint_phase == 0);
+	OK(smq_close(w));
+	OK(smq_open(spec, 1, 0, &w));
 	OK(smq_close(w));
 	printf("%s: refused as unfinished; the next clear finishes it\n", what);
 }
@@ -780,7 +812,8 @@ static void test_unusable(const char *spec)
 	put(spec, SB(maint_phase), 4, 2);
 	put(spec, SB(maint_owner), 8, smq_tag_self());
 	put(spec, SB(maint_boot), 8, smq_boot_hash());
-	OK(smq_open(spec, 0, 0, &w));
+	EXPECT(smq_open(spec, 1, 0, &w), -EBUSY);
+	OK(smq_open(spec, 0, SMQ_OPEN_RAW, &w));
 	EXPECT(smq_validate(w, &f, sizeof(f)), -EBUSY);
 	CHECK(!strcmp(f.field, "maint_phase"));
 	EXPECT(smq_clear(w, -1), -EALREADY);

@@ -146,8 +146,11 @@ static void kill_one(const char *spec, int i, const struct job *j,
 			     "queue 2: %s)", i, one - 1, smq_strerror(b),
 			     smq_strerror(q3), smq_strerror(q2));
 	} else if (v == -SMQ_EINCOMPLETE) {
+		/* a board is refused: no longer let in (the phase), or
+		 * its notice told (the notices) */
 		t->unfinished++;
-		if (b != -ESTALE)
+		if (b != (strcmp(f.field, "maint_phase") ? -ESTALE
+						       : -SMQ_EINCOMPLETE))
 			FAIL("kill %d: validate says unfinished (%s), a board "
 			     "gets %s", i, f.field, smq_strerror(b));
 	} else if (v == -SMQ_EUNFORMATTED || v == -SMQ_ETOOSMALL) {
