@@ -152,18 +152,20 @@ dir=${BENCH_DIR:-/tmp/smq-bench-$short}
 src=$dir/src
 ref_smqctl=$src/build/smqctl
 ref_products=$src/build/smq-bench
+# builds_products: REF's Makefile builds the benchmark program
+builds_products() { grep -q 'smq-bench' "$src/Makefile" 2>/dev/null; }
 
 # REF from git archive, built with its own Makefile, outside this tree;
 # this make's flags and variables are not its
 # (again when a build kept from before lacks the benchmark program REF has)
 if [ ! -x "$ref_smqctl" ] || [ "$(cat "$dir/commit" 2>/dev/null)" != "$commit" ] ||
-	{ [ ! -x "$ref_products" ] && grep -q 'smq-bench' "$src/Makefile" 2>/dev/null; }; then
+	{ [ ! -x "$ref_products" ] && builds_products; }; then
 	echo "$me: building $ref ($short) in $src"
 	rm -rf "$src" && mkdir -p "$src" &&
 		git archive "$commit" | tar -x -C "$src" || { echo "$me: cannot unpack $ref into $src" >&2; exit 1; }
 	# and its benchmark program, if its Makefile builds one
 	targets=build/smqctl
-	grep -q 'smq-bench' "$src/Makefile" && targets="$targets build/smq-bench"
+	builds_products && targets="$targets build/smq-bench"
 	# shellcheck disable=SC2086 # targets is a list
 	if ! env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS \
 		make -C "$src" -j"$(nproc 2>/dev/null || echo 2)" B=build $targets >"$dir/build.log" 2>&1; then

@@ -270,7 +270,8 @@ __attribute__((target("sse4.2")))
 static inline __attribute__((always_inline)) uint32_t
 hw_sum_inline(uint32_t s, uint8_t *dst, const uint8_t *p, size_t n)
 {
-	if (fold && !fold_off && n >= FOLD_MIN) {
+	/* the length first: a small message reads neither flag */
+	if (n >= FOLD_MIN && fold && !fold_off) {
 		size_t m = n & ~(size_t)255;
 		s = dst ? fold_copy(s, dst, p, m) : fold_sum(s, p, m);
 		p += m;
