@@ -374,6 +374,7 @@ int smq_open(const char *spec, unsigned board, unsigned flags,
 		err = 0;
 	}
 	if (err && !(flags & SMQ_OPEN_RAW)) {
+		smq_layout_free(&w->lay);  /* attached, then refused */
 		w->map.tp->close(&w->map);
 		pthread_mutex_destroy(&w->follow_lock);
 		free(w);
