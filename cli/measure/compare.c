@@ -172,7 +172,7 @@ static int measure_lane_lock(struct figures *f)
 	for (int r = 0; r < RUNS && !measure_interrupted; r++)
 		for (int k = 0; k < 2; k++)
 			if ((rc = lane_lock_run(k + 1, f->a, f->b, LANE_MS,
-						&f->lane[r][k])))
+						f->n, &f->lane[r][k])))
 				return rc;
 	return 0;
 }

@@ -112,9 +112,10 @@ void ways_text(const struct ways *w);
  * through one queue from senders (1 or 2) processes of one board to a
  * receiver, beside two CPU hogs, all on CPUs a and b (or where this
  * process may run, when either is -1) and pinned to neither, over ms
- * milliseconds.  0, or the exit status (said). */
+ * milliseconds, or until count messages arrived if count is not 0 and
+ * they arrive sooner.  0, or the exit status (said). */
 #define LANE_MS 500
-int lane_lock_run(int senders, int cpu_a, int cpu_b, int ms,
+int lane_lock_run(int senders, int cpu_a, int cpu_b, int ms, uint64_t count,
 		  struct result *r);
 
 /* The comparisons as JSON (with the measurements m behind them and the

@@ -180,7 +180,27 @@ static void lane_reap(struct lane_state *st, const pid_t *pid, int n)
 	}
 }
 
-int lane_lock_run(int senders, int cpu_a, int cpu_b, int ms, struct result *r)
+/* Naps until ms have passed since t0, or count messages (0: no count)
+ * arrived since c0; the last count read. */
+static uint64_t lane_timed(struct lane_state *st, uint64_t t0, uint64_t c0,
+			   int ms, uint64_t count)
+{
+	uint64_t end = t0 + (uint64_t)ms * 1000000ull;
+	uint64_t c = c0;
+
+	if (!count) {
+		nap_ms(ms);
+		return __atomic_load_n(&st->received, __ATOMIC_RELAXED);
+	}
+	while (c - c0 < count && now_ns() < end && !measure_interrupted) {
+		nap_ms(1);
+		c = __atomic_load_n(&st->received, __ATOMIC_RELAXED);
+	}
+	return c;
+}
+
+int lane_lock_run(int senders, int cpu_a, int cpu_b, int ms, uint64_t count,
+		  struct result *r)
 {
 	char path[128], spec[160];
 	pid_t pid[LANE_HOGS + 1 + LANE_MAX_SENDERS];
@@ -228,8 +248,7 @@ int lane_lock_run(int senders, int cpu_a, int cpu_b, int ms, struct result *r)
 		nap_ms(LANE_WARM_MS);
 		c0 = __atomic_load_n(&st->received, __ATOMIC_RELAXED);
 		t0 = now_ns();
-		nap_ms(ms);
-		c1 = __atomic_load_n(&st->received, __ATOMIC_RELAXED);
+		c1 = lane_timed(st, t0, c0, ms, count);
 		t1 = now_ns();
 	}
 	lane_reap(st, pid, n);

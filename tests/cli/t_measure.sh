@@ -256,7 +256,7 @@ PRODUCTS='mqueue|POSIX message|Unix socket|unix seqpacket|pipe|UCX|ucx'
 if [ "$ncpu" -ge 2 ]; then
 	some=$((some + 3))
 	if "$S" --json bench --baseline --count $(n 500) >"$T/base.json" 2>"$T/err" &&
-	   python3 - "$T/base.json" 2>>"$T/err" <<'PY'
+	   python3 - "$T/base.json" "$(n 500)" 2>>"$T/err" <<'PY'
 import json, math, re, statistics, sys
 d = json.load(open(sys.argv[1]))
 assert d["command"] == "bench" and d["baseline"] is True and d["interrupted"] is False
@@ -277,6 +277,14 @@ for m in d["measurements"]:
     # busy-polling streams through 16 entries, which have none
     assert ("median_ns" in m) <= (m["name"] in ("smq poll", "smq sleep", "cache line", "futex")), m
     assert "median_ns" in m or m["name"] not in ("smq sleep", "cache line", "futex"), m
+# the lane lock is timed: with a count, each of its runs ends once that
+# many messages arrived, or after its half second with fewer
+count = int(sys.argv[2])
+lanes = [m for m in d["measurements"] if m["name"].endswith(" hogs")]
+assert len(lanes) == 2, [m["name"] for m in lanes]
+for m in lanes:
+    assert m["messages"] >= count or m["seconds"] >= 0.45, ("ended early", m)
+assert any(m["seconds"] < 0.45 for m in lanes), ("the count did not end a run", lanes)
 rings = [c for c in d["comparisons"] if c["baseline"] == "two-core ring"]
 assert [c["measure"] for c in rings] == ["stream 64 B", "stream 64 KiB", "stream 256 KiB", "stream 1024 KiB"], rings
 # the rows of pairs: "WHAT, STATE, N runs", a row per state seen (the
@@ -346,7 +354,7 @@ for c in d["comparisons"]:
         want = 0.9 if c["measure"] == "stream 64 B" else 0.8
         assert c["target"] == want and c["better"] == "higher", c
 PY
-	then ok "bench --baseline --json: every measurement, ratios and targets consistent, no other product"
+	then ok "bench --baseline --json: every measurement, ratios and targets consistent, no other product; the lane lock ended by the count"
 	else failed "bench --baseline --json"; sed 's/^/    /' "$T/err"; fi
 	if "$S" bench --baseline --csv --count $(n 300) >"$T/base.csv" 2>"$T/err" &&
 	   python3 - "$T/base.csv" 2>>"$T/err" <<'PY'
