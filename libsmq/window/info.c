@@ -221,8 +221,7 @@ static int check_usable(struct smq_window *w, const struct smq_view *v,
 	uint32_t phase = LOAD(&sb->maint_phase);
 
 	if (phase != SMQ_MAINT_NONE)
-		return fault(f, smq_maint_alive(w, sb) == 1 ? -EBUSY
-			     : -SMQ_EINCOMPLETE, "maint_phase",
+		return fault(f, smq_maint_error(w, sb), "maint_phase",
 			     offsetof(struct smq_sb, maint_phase), phase, 0);
 	if (LOAD(&sb->system_state) == SMQ_SYS_FORMATTING)
 		return fault(f, -SMQ_EINCOMPLETE, "system_state",

@@ -173,6 +173,11 @@ int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb)
 	return smq_tag_alive(owner);
 }
 
+int smq_maint_error(const struct smq_window *w, const struct smq_sb *sb)
+{
+	return smq_maint_alive(w, sb) == 1 ? -EBUSY : -SMQ_EINCOMPLETE;
+}
+
 /* A fault found with no mark up may be an init or clear rewriting what we
  * read.  It is the window's only if, read after a consume barrier, the
  * superblock shows no maintenance and the generation read before the
@@ -216,7 +221,7 @@ static int maint_refuses(struct smq_window *w)
 	if ((phase != SMQ_MAINT_WAITING && phase != SMQ_MAINT_WRITING) ||
 	    LOAD(&sb->maint_queue))
 		return 0;
-	return smq_maint_alive(w, sb) == 1 ? -EBUSY : -SMQ_EINCOMPLETE;
+	return smq_maint_error(w, sb);
 }
 
 /* The layout the window holds now: read it, map every region of it,

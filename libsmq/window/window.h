@@ -302,6 +302,10 @@ int smq_snapshot_call(struct smq_window *w, smq_snapshot_fill *fill,
 /* Whether the process holding the maintenance lock runs: 1 yes, 0 no, -1
  * unknown (another boot: another host, or before a reboot). */
 int smq_maint_alive(const struct smq_window *w, const struct smq_sb *sb);
+/* What a maintenance under way or left unfinished is to a board: -EBUSY
+ * while its process runs on this host, else -SMQ_EINCOMPLETE (it died, or
+ * runs where we cannot look). */
+int smq_maint_error(const struct smq_window *w, const struct smq_sb *sb);
 /* object.c: the object holds data that is not a window, which init
  * refuses (-SMQ_ENOTWINDOW) unless forced */
 bool smq_foreign_data(struct smq_window *w);
