@@ -49,6 +49,7 @@ static int clear_one(struct smq_window *w, const struct smq_layout *l,
 
 	STORE(&sb->maint_queue, q + 1);
 	STORE(&sb->maint_from, LOAD(&sb->generation));
+	w->map.order->publish();  /* the queue before the phase (maintain.c) */
 	STORE(&sb->maint_phase, SMQ_MAINT_WAITING);
 	/* the phase before any epoch: whoever finds an epoch 0 or copies
 	 * that disagree finds the phase too */

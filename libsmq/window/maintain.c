@@ -168,6 +168,9 @@ static void invalidate(struct smq_window *w, struct saved_notices *sv,
 	sv->sys_state = LOAD(&sb->system_state);
 	STORE(&sb->maint_queue, 0);  /* the whole window, even over one left */
 	STORE(&sb->maint_from, from);
+	/* which maintenance before its phase: a board's open that reads the
+	 * phase reads the queue it names (window.c, maint_refuses) */
+	w->map.order->publish();
 	STORE(&sb->maint_phase, SMQ_MAINT_WAITING);
 	STORE(&sb->system_state, SMQ_SYS_FORMATTING);
 	TEST_HOOK(SMQ_HOOK_MAINT_TELLING);
