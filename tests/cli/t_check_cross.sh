@@ -27,16 +27,18 @@ need_command python3 "the JSON checks need it"
 NAME=$SHM
 PCI="--device 0000:01:00.0 -F tests/data/pci-dumps/check-good.txt --sysfs tests/data/check/sysfs-good --watch 0"
 
-# fresh SPEC [INIT OPTIONS]: formatted for 3 boards and synchronised
+# fresh SPEC [INIT OPTIONS]: formatted for $boards boards (2 or 3) and
+# synchronised
+boards=3
 fresh() {
 	spec=$1
 	shift
-	"$S" -w "$spec" init --force --boards 3 "$@" >/dev/null || failed "init $spec"
+	"$S" -w "$spec" init --force --boards $boards "$@" >/dev/null || failed "init $spec"
 	bg_start "$S" -w "$spec" -b 1 sync -T 20s >/dev/null 2>&1; f1=$pid
-	bg_start "$S" -w "$spec" -b 2 sync -T 20s >/dev/null 2>&1; f2=$pid
+	[ $boards = 2 ] || { bg_start "$S" -w "$spec" -b 2 sync -T 20s >/dev/null 2>&1; f2=$pid; }
 	"$S" -w "$spec" sync -T 20s >/dev/null 2>&1 || failed "sync $spec"
 	wait_pid 30 $f1 "board 1's sync of $spec"
-	wait_pid 30 $f2 "board 2's sync of $spec"
+	[ $boards = 2 ] || wait_pid 30 $f2 "board 2's sync of $spec"
 }
 # every check PASSes but stalled, which warns of the application's
 # message that waits, with no receiver, on queue 1
@@ -168,12 +170,15 @@ grep -q "board 2's view of board 0's region reads wrong (offset 0, the superbloc
 	ok "silent: board 2 says why it does not answer" ||
 	failed "silent: board 2 does not say why: $(cat "$T/silent.err")"
 
+# (two boards: each pair whose doorbell is never delivered waits out the
+# sleep slices of its pings, three seconds a pair)
+boards=2
 fresh "$spec" $geo
 SMQ_TEST_SKIP=ring "$H" -w "$spec" check -T 60s --only doorbells >"$T/ring.out" 2>"$T/ring.err"; rc=$?
 check_exit ring 1
-check_line ring FAIL doorbells "board 1's doorbell, rung by board 0, was not delivered: [0-9] of [0-9] pings woke it only by itself"
-grep -Eq "^ +2 +0  not delivered: " "$T/ring.out" && ok "ring: the pair 2 -> 0 in the table" ||
-	failed "ring: no 'not delivered' row for 2 -> 0"
+check_line ring FAIL doorbells "board 1's doorbell, rung by board 0, was not delivered: [0-9] of [0-9] pings woke it only by itself, a sleep slice .* later; and other pairs"
+grep -Eq "^ +1 +0  not delivered: " "$T/ring.out" && ok "ring: the pair 1 -> 0 in the table" ||
+	failed "ring: no 'not delivered' row for 1 -> 0"
 # the same, with each receiver slow between arming its sleep (it shows as
 # sleeping) and its last look at its lanes: a ping sent in between would
 # wake it without its doorbell, and a doorbell never delivered would pass
@@ -182,9 +187,11 @@ SMQ_TEST_SKIP=ring SMQ_TEST_ARMED_MS=50 "$H" -w "$spec" check -T 60s --only door
 	>"$T/armed.out" 2>"$T/armed.err"; rc=$?
 check_exit armed 1
 check_line armed FAIL doorbells "board 1's doorbell, rung by board 0, was not delivered: [0-9] of [0-9] pings woke it only by itself"
+boards=3
 
 # a board whose diagnostic queue another program holds: taken for a
 # board that waits with --peer, which never answers
+fresh "$spec" $geo
 bg_start "$S" -w "$spec" -b 2 pingpong --peer >/dev/null 2>&1
 pp=$pid
 wait_for 10 "board 2's pingpong --peer to receive" receivers 1
