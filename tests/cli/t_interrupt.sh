@@ -68,7 +68,12 @@ bg_start "$S" -b 1 sync -T 20
 # ---- pingpong: sides that sleep, Ctrl-C prints what was measured ----
 bg_start sh -c "exec \"$S\" pingpong --wait sleep --duration 60 --size 0 >\"$T/pp.txt\" 2>\"$T/pp.err\""
 PP=$pid
-wait_line 30 "$T/pp.err" "" 2>/dev/null
+# its round trips under way: a diagnostic queue has received messages
+pp_moving() {
+	"$S" dump 2>/dev/null | awk '/^diagnostic queues/ { d = 1; next }
+		d && $1 ~ /^[0-9]+$/ && $(NF - 3) > 0 { f = 1 } END { exit !f }'
+}
+wait_for 30 "pingpong --wait sleep to bounce messages" pp_moving
 sleep 2  # on purpose: rows measured before the Ctrl-C
 stop_pid 30 $PP "pingpong --wait sleep, sent SIGINT" INT
 if [ "$rc" = 1 ] && grep -q "(interrupted)" "$T/pp.txt" &&
