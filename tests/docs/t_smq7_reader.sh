@@ -22,6 +22,39 @@ READER=$ROOT/tests/docs/smq7_reader.py
 cd "$T" || exit 1
 unset SMQ_WINDOW SMQ_DEBUG 2>/dev/null
 
+# One Python process serves every Python run of the script (the reader,
+# poke, the one-liners), each at once, in a child of its own that starts
+# from smq7_reader freshly imported (tests/docs/smq7_serve.py): an
+# interpreter started for each took most of the script's time.  It talks
+# through two FIFOs of T, on descriptors 7 (requests) and 8 (replies).
+mkfifo "$T/serve.req" "$T/serve.rep" || die "mkfifo"
+bg_start python3 "$ROOT/tests/docs/smq7_serve.py" "$T/serve.req" \
+	"$T/serve.rep" "$T/serve.up" $((60 * ${SMQ_TEST_SLOW:-1}))
+SERVER=$pid
+serve_up() { [ -e "$T/serve.up" ] || ended "$SERVER"; }
+if ! wait_for 10 "the Python server (pid $SERVER) to start" serve_up ||
+   [ ! -e "$T/serve.up" ]; then
+	die "the Python server (pid $SERVER) did not start"
+fi
+# (neither open waits: the server holds both FIFOs open, read and write;
+# when it ends, nothing writes to serve.rep and a read meets its end)
+exec 7<>"$T/serve.req" 8<"$T/serve.rep"
+# serve OUT ERR IN reader ARG... | serve OUT ERR IN py CODE ARG...: as
+# `python3 "$READER" ARG...` or `python3 -c CODE ARG...`, its standard
+# output in the file OUT, its error in ERR ("" for either: the script's)
+# and its input from IN ("": /dev/null); its exit status (128 + a signal;
+# one that runs past 60 s, times slow, is killed).  If the server has
+# ended: a failure, and the script stops.
+serve() {
+	printf '%s\0' "$#" "$@" >&7
+	if ! read -r _serve_rc <&8; then
+		wait_pid 10 "$SERVER" "the Python server, gone"
+		die "the Python server (pid $SERVER) ended (exit $rc): no answer to $4 ${5%%
+*}"
+	fi
+	return "$_serve_rc"
+}
+
 # compare NAME SPEC [FIELD]: dump -v --json of SPEC and the reader agree;
 # with FIELD, dump found a fault in that field (exit 1), else none (0).
 compare() {
@@ -30,8 +63,8 @@ compare() {
 	if [ "$rc" -ne "$([ -n "${3:-}" ] && echo 1 || echo 0)" ]; then
 		failed "$1: dump exit $rc${3:+, expected a fault in $3}"
 		sed 's/^/       /' "$T/dump.err"
-	elif python3 "$READER" --compare "$T/dump.json" "$2" "${3:-}" \
-		>"$T/cmp" 2>&1; then
+	elif serve "$T/cmp" "$T/cmp" "" reader --compare "$T/dump.json" "$2" \
+		"${3:-}"; then
 		ok "$1: $(tail -n 1 "$T/cmp" | sed 's/^ *//')${3:+ (fault $3)}"
 	else
 		failed "$1: the reader and dump disagree"
@@ -42,9 +75,7 @@ compare() {
 # poke FILE 'PYTHON': run PYTHON with the window's layout as the reader
 # computes it (L), its superblock (sb) and put(offset, bytes, value) to
 # store a little-endian integer into FILE.
-poke() {
-	python3 - "$1" "$2" "$READER" <<'EOF'
-import os, struct, sys
+POKE='import os, struct, sys
 sys.path.insert(0, os.path.dirname(sys.argv[3]))
 import smq7_reader as R
 path, code = sys.argv[1], sys.argv[2]
@@ -56,14 +87,20 @@ def put(off, size, value):
         f.write((value & ((1 << 8 * size) - 1)).to_bytes(size, "little"))
 def sign():
     R.store_checksum("file:" + path)
-exec(code)
-EOF
+exec(code)'
+poke() {
+	serve "" "" "" py "$POKE" "$1" "$2" "$READER"
 }
 
 # events_agree NAME SPEC SINCE TIME [KIND...] [-- READER-OPTION...]: the
 # "source": "journal" lines of `smqctl --json events --since SINCE -T TIME
 # $EVENTS_MORE` (every key but time_ns and text) are the reader's, in the
-# same order; and among them are events of each KIND
+# same order; and among them are events of each KIND.  events replays a
+# journal whole at its first look, which TIME does not cut short (at most
+# 512 entries of a board a look; these journals hold 256 or 16), and no
+# process writes to the window while it follows: TIME 0.1 bounds a wait
+# that nothing fills.  Only an entry abandoned needs more (said a second
+# of events' clock after it found it: 2).
 events_agree() {
 	_n=$1 _spec=$2 _since=$3 _time=$4
 	shift 4
@@ -78,8 +115,8 @@ events_agree() {
 		sed 's/^/       /' "$T/ev.err"
 		return
 	fi
-	if ! python3 "$READER" --compare-events "$T/ev.json" --since "$_since" \
-		"$@" "$_spec" >"$T/evcmp" 2>&1; then
+	if ! serve "$T/evcmp" "$T/evcmp" "" reader --compare-events \
+		"$T/ev.json" --since "$_since" "$@" "$_spec"; then
 		failed "$_n: the reader and events disagree on the journals"
 		sed 's/^/     /' "$T/evcmp"
 		return
@@ -96,7 +133,7 @@ W=$T/w
 "$S" init -w "file:$W" --boards 3 --queues 4 --entries 16 \
 	--entry-size 100 >/dev/null || die "init"
 compare "fresh window" "file:$W"
-events_agree "fresh window: the journals" "file:$W" all 0.5 generation
+events_agree "fresh window: the journals" "file:$W" all 0.1 generation
 
 # ---- traffic: every board sends, receivers take some, a lane full ----
 for b in 0 1 2; do
@@ -119,7 +156,7 @@ done
 "$S" send -w "file:$W" -b 2 -q 4 "on a diagnostic queue" ||
 	failed "send diag"
 compare "traffic" "file:$W"
-events_agree "traffic: the journals" "file:$W" all 0.5 sender_attached \
+events_agree "traffic: the journals" "file:$W" all 0.1 sender_attached \
 	sender_gone receiver_attached receiver_gone queue_full queue_drained
 cp "$W" "$T/base"
 
@@ -131,7 +168,7 @@ cp "$W" "$T/base"
 	-b 3 -q 1 "two" && "$S" send -w "file:$T/sets" -b 3 -q 3 "three" ||
 	failed "send on sender sets"
 compare "sender sets" "file:$T/sets"
-events_agree "sender sets: the journals" "file:$T/sets" all 0.5 \
+events_agree "sender sets: the journals" "file:$T/sets" all 0.1 \
 	sender_attached
 
 # ---- groups: the group table in tables_extra, each of its checks ----
@@ -139,7 +176,7 @@ events_agree "sender sets: the journals" "file:$T/sets" all 0.5 \
 	--entry-size 48 --group all=0,1,2,3 --group two=3,1 >/dev/null ||
 	failed "init with groups"
 compare "groups" "file:$T/groups"
-events_agree "groups: the journals" "file:$T/groups" all 0.5 generation
+events_agree "groups: the journals" "file:$T/groups" all 0.1 generation
 gcorrupt() {
 	cp "$T/groups" "$T/g"
 	poke "$T/g" "G = L.tables_end - L.tables_extra; $3; sign()"
@@ -198,8 +235,9 @@ else
 fi
 compare "checksums: after recv refused it" "file:$CK"
 events_agree "checksums: the journals, a damaged message refused" \
-	"file:$CK" all 0.5 messages_corrupt
-if python3 "$READER" "file:$CK" | python3 -c 'import json, sys
+	"file:$CK" all 0.1 messages_corrupt
+serve "$T/ck.json" "" "" reader "file:$CK"
+if serve "" "" "$T/ck.json" py 'import json, sys
 q = json.load(sys.stdin)["queue_table"][0]
 sys.exit((q["corrupt"], q["received"], q["damaged"]) != (1, 3, []))'; then
 	ok "checksums: the reader counts corrupt 1 and received 3, and no damage left"
@@ -221,23 +259,24 @@ if [ -d /dev/shm ] && "$S" init -w "split:$SHM" --boards 3 --queues 3 \
 	compare "split window" "split:$SHM"
 	# no journal: events has nothing to replay (and says so), the
 	# reader none to read
-	if "$S" --json events -w "split:$SHM" --since all -T 0.5 \
+	if "$S" --json events -w "split:$SHM" --since all -T 0.1 \
 		>"$T/ev.json" 2>"$T/ev.err"; then
 		failed "split window without journals: events --since all replays"
 	elif ! grep -q "journal" "$T/ev.err" ||
-	     [ -n "$(python3 "$READER" --events "split:$SHM")" ]; then
+	     { serve "$T/rd.out" "" "" reader --events "split:$SHM"
+	       [ -n "$(cat "$T/rd.out")" ]; }; then
 		failed "split window without journals: events said '$(cat "$T/ev.err")', or the reader read a journal"
 	else
 		ok "split window without journals: neither events nor the reader replays one"
 	fi
-	python3 -c 'import json, sys
+	serve "" "" "" py 'import json, sys
 d = json.load(open(sys.argv[1]))
 sys.exit((d["mapped_size"], d["window_size"]) != (114688, 364544))' \
 		"$T/dump.json" &&
 		ok "split: mapped_size 114688, window_size 364544, as smq(7) says" ||
 		failed "split: mapped_size and window_size are not smq(7)'s"
 	cp /dev/shm/"$SHM".0 "$T/obj0"
-	python3 -c 'import sys
+	serve "" "" "" py 'import sys
 with open(sys.argv[1], "r+b") as f:
     f.seek(24)
     f.write(bytes(4))' /dev/shm/"$SHM".0
@@ -252,7 +291,8 @@ bg_start "$S" recv -w "file:$W" -b 1 -q 1 -c 1 -T 60s >/dev/null 2>&1
 RECV=$pid
 # waiting_on_1: the dump says queue 1's receiver waits
 waiting_on_1() {
-	"$S" dump --json -w "file:$W" 2>/dev/null | python3 -c 'import json, sys
+	"$S" dump --json -w "file:$W" >"$T/wait.json" 2>/dev/null
+	serve "" "" "$T/wait.json" py 'import json, sys
 d = json.load(sys.stdin)
 sys.exit(d["queue_table"][1]["receiver_state"] != "waiting")'
 }
@@ -266,7 +306,7 @@ cp "$W" "$T/dead"
 compare "a receiver killed" "file:$T/dead"
 # the next receiver takes the dead one's claim over, and says so
 "$S" recv -w "file:$W" -b 1 -q 1 -T 0.1 >/dev/null 2>&1
-events_agree "a receiver's claim taken over: the journals" "file:$W" all 0.5 \
+events_agree "a receiver's claim taken over: the journals" "file:$W" all 0.1 \
 	takeover
 
 # ---- judgement from fields: live and dead tags, away, a lock, a waiter ----
@@ -545,13 +585,14 @@ sync_all "after the clear"
 "$S" send -w "file:$J" -b 1 -q 1 e || failed "send e"
 "$S" init -w "file:$J" --boards 3 --queues 2 --entries 4 --entry-size 64 \
 	>/dev/null || failed "init of the same layout"
-events_agree "startup and maintenance: the journals" "file:$J" all 0.5 \
+events_agree "startup and maintenance: the journals" "file:$J" all 0.1 \
 	sync_gave_up board_announced system_ready queue_cleared generation \
 	queue_emptied
 # an init of the same layout kept every journal: board 0's entry 1 is
 # still the first init's, then come the clear's and its own (generations
 # 1, 2 and 3: a clear of one queue makes none)
-if python3 "$READER" --events "file:$J" | python3 -c 'import json, sys
+serve "$T/j.events" "" "" reader --events "file:$J"
+if serve "" "" "$T/j.events" py 'import json, sys
 e = [json.loads(l) for l in sys.stdin]
 b0 = [x for x in e if x["journal_board"] == 0 and x["event"] == "generation"]
 sys.exit(b0[0]["seq"] != 1 or [(x["by"], x["to"]) for x in b0] !=
@@ -564,18 +605,18 @@ fi
 # hash that is not this one's); its next entry is a BOOT first
 poke "$J" "put(L.journal(2) + 48, 8, 0x1234)"
 "$S" send -w "file:$J" -b 2 -q 0 f || failed "send f"
-events_agree "a new boot: the journals" "file:$J" all 0.5 board_rebooted
+events_agree "a new boot: the journals" "file:$J" all 0.1 board_rebooted
 # incarnations IDS...: each board's journal incarnation, on a line
 incarnations() {
-	python3 - "$1" "$READER" <<'EOF'
+	serve "$T/inc" "" "" py '
 import os, sys
 sys.path.insert(0, os.path.dirname(sys.argv[2]))
 import smq7_reader as R
 r = R.Reader(R.Window("file:" + sys.argv[1]))
 r.static()
 print(" ".join(str(r.journal_head(r.lay, b)["incarnation"])
-               for b in range(r.lay.boards)))
-EOF
+               for b in range(r.lay.boards)))' "$1" "$READER" &&
+		cat "$T/inc"
 }
 before=$(incarnations "$J")
 # a recorder keeps where it read each journal (events --cursor)
@@ -584,7 +625,7 @@ before=$(incarnations "$J")
 "$S" init -w "file:$J" --boards 3 --queues 2 --entries 8 --entry-size 64 \
 	>/dev/null || failed "init of another layout"
 after=$(incarnations "$J")
-if [ -n "$before" ] && [ -n "$after" ] && python3 -c 'import sys
+if [ -n "$before" ] && [ -n "$after" ] && serve "" "" "" py 'import sys
 a, b = sys.argv[1].split(), sys.argv[2].split()
 sys.exit(len(a) != 3 or len(b) != 3 or any(x == y for x in a for y in b))' \
 	"$before" "$after"; then
@@ -592,13 +633,13 @@ sys.exit(len(a) != 3 or len(b) != 3 or any(x == y for x in a for y in b))' \
 else
 	failed "another layout, incarnations before '$before', after '$after'"
 fi
-events_agree "another layout: only the new journals" "file:$J" all 0.5 \
+events_agree "another layout: only the new journals" "file:$J" all 0.1 \
 	generation
 # ...and the recorder, run again, is told that each journal is another
 cp "$T/cursor" "$T/cursor-before"
 EVENTS_MORE="--cursor $T/cursor"
 events_agree "another layout: a recorder told every journal restarted" \
-	"file:$J" all 0.5 journal_restarted -- --cursor "$T/cursor-before"
+	"file:$J" all 0.1 journal_restarted -- --cursor "$T/cursor-before"
 EVENTS_MORE=
 
 # ---- a send that gave up while its receiver slept on, stopped ----
@@ -608,7 +649,8 @@ U=$T/u
 bg_start "$S" recv -w "file:$U" -b 0 -q 0 -c 1 -T 60s >/dev/null 2>&1
 SLEEPER=$pid
 asleep() {
-	"$S" dump --json -w "file:$U" 2>/dev/null | python3 -c 'import json, sys
+	"$S" dump --json -w "file:$U" >"$T/wait.json" 2>/dev/null
+	serve "" "" "$T/wait.json" py 'import json, sys
 sys.exit(not json.load(sys.stdin)["queue_table"][0]["sleeping"])'
 }
 wait_for 10 "the receiver (pid $SLEEPER) to sleep on queue 0" asleep
@@ -620,7 +662,7 @@ done
 	failed "a send to a full lane of a stopped receiver succeeded"
 kill -CONT "$SLEEPER"
 wait_pid 10 "$SLEEPER" "the receiver, continued"
-events_agree "unanswered: the journals" "file:$U" all 0.5 \
+events_agree "unanswered: the journals" "file:$U" all 0.1 \
 	doorbell_unanswered queue_full queue_drained
 
 # ---- a journal that wrapped: what a reader from entry 1 lost ----
@@ -629,13 +671,15 @@ for n in 1 2; do
 	"$S" send -w "file:$U" -b 1 -q 0 -T 0 "no room" 2>/dev/null
 	"$S" send -w "file:$U" -b 1 -q 0 -T 0 "no room" 2>/dev/null
 done
-written=$("$S" dump --json -w "file:$U" | python3 -c 'import json, sys
-print(json.load(sys.stdin)["board_table"][1]["journal_written"])')
+"$S" dump --json -w "file:$U" >"$T/u.json"
+serve "$T/written" "" "$T/u.json" py 'import json, sys
+print(json.load(sys.stdin)["board_table"][1]["journal_written"])'
+written=$(cat "$T/written")
 [ "${written:-0}" -gt 16 ] || failed "board 1 wrote $written entries, not more than 16"
-events_agree "a wrapped journal, from the oldest it holds" "file:$U" all 0.5
-events_agree "a wrapped journal, read from entry 1" "file:$U" 1:1 0.5 \
+events_agree "a wrapped journal, from the oldest it holds" "file:$U" all 0.1
+events_agree "a wrapped journal, read from entry 1" "file:$U" 1:1 0.1 \
 	journal_lost
-if python3 -c 'import json, sys
+if serve "" "" "" py 'import json, sys
 e = [json.loads(l) for l in open(sys.argv[1])]
 lost = [x for x in e if x["event"] == "journal_lost"]
 sys.exit(len(lost) != 1 or (lost[0]["seq"], lost[0]["count"]) !=
@@ -646,15 +690,15 @@ else
 fi
 
 # ---- an entry damaged in the window ----
-"$S" --json events -w "file:$U" --since all -T 0.5 >"$T/ev-whole.json"
+"$S" --json events -w "file:$U" --since all -T 0.1 >"$T/ev-whole.json"
 cp "$U" "$T/ud"
 seq=$((written - 5))
 poke "$T/ud" "
 e = L.journal_slot(1, $seq) + 48
 put(e, 1, open(path, 'rb').read()[e] ^ 0x10)"
-events_agree "an entry damaged: the journals" "file:$T/ud" all 0.5 \
+events_agree "an entry damaged: the journals" "file:$T/ud" all 0.1 \
 	journal_damaged
-if python3 - "$T/ev-whole.json" "$T/ev.json" "$seq" <<'EOF'
+if serve "" "" "" py '
 import json, sys
 def journal(path):
     out = []
@@ -670,8 +714,7 @@ ok = len(said) == 1 and (said[0]["journal_board"], said[0]["seq"]) == (1, seq)
 rest = [x for x in damaged if x["event"] != "journal_damaged"]
 ok = ok and rest == [x for x in whole
                      if (x["journal_board"], x["seq"]) != (1, seq)]
-sys.exit(not ok)
-EOF
+sys.exit(not ok)' "$T/ev-whole.json" "$T/ev.json" "$seq"
 then
 	ok "an entry damaged: said damaged, at its sequence, and nothing else changed"
 else
@@ -683,7 +726,7 @@ for how in "+ 1:one of another slot" "+ 100:one past the head"; do
 	cp "$U" "$T/ud"
 	poke "$T/ud" "put(L.journal_slot(1, $seq), 8, $seq ${how%%:*})"
 	events_agree "a slot's sequence damaged to ${how#*:}" "file:$T/ud" all \
-		0.5 journal_damaged
+		0.1 journal_damaged
 done
 
 # ---- an entry abandoned: its writer killed in it ----
