@@ -97,6 +97,22 @@ static inline uint32_t smq_far_copy_entry(struct smq_far dst, uint64_t off,
 	SMQ_TOUCH(dst.far_ + off, n, 1);
 	return smq_entry_check((uint32_t)n, signature, dst.far_ + off, src, n);
 }
+/* A hint, no access: the processor may fetch the line at f for writing,
+ * taking it from the cache that holds it, before the stores that write it.
+ * A store must own its line before it lands, and a send's full barrier
+ * waits until its stores have landed: a sender that asks for an entry's
+ * lines a few sends ahead makes their trip overlap the sends between
+ * (send.c).  Ignored for memory that is not write-back (a BAR mapped
+ * uncached or write-combining).  On x86, PREFETCHW: a no-op on processors
+ * before it, and plain compilers emit a read prefetch for a write. */
+static inline void smq_far_prefetch_write(struct smq_far f)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("prefetchw %0" : : "m"(*(const uint8_t *)f.far_));
+#else
+	__builtin_prefetch(f.far_, 1);
+#endif
+}
 /* The named exception: a read across the bus. */
 #ifdef SMQ_COUNT_FAR
 #define FAR_LOAD(w, why, f, type, field) \

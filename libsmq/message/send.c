@@ -284,6 +284,29 @@ static int make_room(struct smq_queue *q, int timeout_ms, uint64_t *seqp,
 	return 0;
 }
 
+static inline struct smq_far entry_at(const struct smq_queue *q, uint64_t seq)
+{
+	return smq_far_offset(q->ring, (seq & (q->entries - 1)) * q->stride);
+}
+
+/* Asks for the lines of the entry a few sends on (half the ring, at most
+ * WRITE_AHEAD), where the receiver is known to be done with it: its lines
+ * come from the receiver's cache while we write the entries before it,
+ * and the send that writes it does not wait for them at its barrier.
+ * Nothing the receiver has yet to read is taken from it.  64-byte single
+ * calls through 256 entries moved 1.57x as many (doc/message-path.md). */
+#define WRITE_AHEAD 16
+static inline void write_ahead(const struct smq_queue *q, uint64_t seq)
+{
+	uint32_t k = q->entries / 2 < WRITE_AHEAD ? q->entries / 2 : WRITE_AHEAD;
+
+	if (seq + k - q->bottom_seen < q->entries) {
+		struct smq_far e = entry_at(q, seq + k);
+		smq_far_prefetch_write(e);
+		smq_far_prefetch_write(smq_far_offset(e, SMQ_LINE));
+	}
+}
+
 /* Sets the mark, takes the lane lock and waits for room for the next
  * message: 0 with its sequence, the mark up and the lock held; else an
  * error with neither.  The lock is held for one call at a time.
@@ -312,6 +335,8 @@ static inline int send_begin(struct smq_queue *q, int timeout_ms,
 		smq_lane_unlock(q);
 		smq_queue_leave(q);
 	}
+	if (!err)
+		write_ahead(q, *seqp);
 	return err;
 }
 
@@ -319,11 +344,6 @@ static inline int send_begin(struct smq_queue *q, int timeout_ms,
 static inline void send_end(struct smq_queue *q)
 {
 	smq_queue_leave(q);
-}
-
-static inline struct smq_far entry_at(const struct smq_queue *q, uint64_t seq)
-{
-	return smq_far_offset(q->ring, (seq & (q->entries - 1)) * q->stride);
 }
 
 /* Our lane as a call writes it: the ring, its shape and our signature
