@@ -71,6 +71,9 @@ enum smq_hook {
 	SMQ_HOOK_JOURNAL_WRITING,       /* a journal entry: its slot marked
 					   as being written, the words
 					   stored, its sequence not yet */
+	SMQ_HOOK_JOURNAL_RESERVED,      /* a journal entry: its sequence
+					   reserved, its slot not yet
+					   claimed */
 	SMQ_HOOK_JOURNAL_READ,          /* a journal read: the slot's
 					   sequence found, its words not yet
 					   copied */

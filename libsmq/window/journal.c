@@ -3,8 +3,9 @@
  * writes only), read by any board.
  *
  * A writer reserves a sequence with one atomic add on its board's head,
- * stores the sequence marked as being written, the entry, then the
- * sequence alone with release.  A reader copies an entry between two
+ * claims its slot with the sequence marked as being written (unless a
+ * later entry already holds it), stores the entry, then the sequence
+ * alone with release.  A reader copies an entry between two
  * loads of its sequence: the same both times, and the one it wants, means
  * a whole entry.  It never waits on a writer: an entry unfinished for
  * SMQ_JOURNAL_ABANDON_MS of the reader's clock is said abandoned, one
@@ -60,8 +61,21 @@ static void put(struct smq_window *w, struct smq_journal_head *h,
 	};
 
 	e.check = smq_journal_slot_check(&e, seq);
-	/* the slot says "being written" before any of its words change */
-	STORE(&slot->seq, seq | SMQ_JOURNAL_WRITING);
+	/* The slot says "being written" before any of its words change.  A
+	 * writer held up since its reservation may find a later sequence
+	 * there, the ring having come round (a reader counts ours lost):
+	 * it leaves that one alone, where a plain store would have put an
+	 * older sequence over a finished entry, which a reader waiting for
+	 * the later one then took for abandoned. */
+	TEST_HOOK(SMQ_HOOK_JOURNAL_RESERVED);
+	uint64_t cur = LOAD(&slot->seq);
+	do {
+		if ((cur & ~SMQ_JOURNAL_WRITING) > seq)
+			return;
+	} while (!__atomic_compare_exchange_n(&slot->seq, &cur,
+					      seq | SMQ_JOURNAL_WRITING, false,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 	smq_publish(w->map.order);
 	const uint64_t *from = (const uint64_t *)&e;
 	uint64_t *to = (uint64_t *)slot;
@@ -69,7 +83,11 @@ static void put(struct smq_window *w, struct smq_journal_head *h,
 		STORE(&to[i], from[i]);
 	TEST_HOOK(SMQ_HOOK_JOURNAL_WRITING);
 	smq_publish(w->map.order);
-	STORE_REL(&slot->seq, seq);
+	/* ...and finishes it unless a later writer claimed it meanwhile
+	 * (whose entry then fails its check: a reader says it broken) */
+	uint64_t mine = seq | SMQ_JOURNAL_WRITING;
+	__atomic_compare_exchange_n(&slot->seq, &mine, seq, false,
+				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
 void smq_journal_write(struct smq_window *w, const struct smq_jnote *n)

@@ -4,6 +4,10 @@
  *    clears and formats, in each board's own order;
  *  - a reader that fell behind a small journal is told exactly how many
  *    entries it lost, then reads the rest;
+ *  - a writer held up between its reservation and its slot while the
+ *    ring comes round (the hook between them) loses its entry and leaves
+ *    the later one whole: never an older sequence over it, which a
+ *    reader took for an entry abandoned;
  *  - a writer killed in the middle of an entry (the hook between its
  *    marker and its sequence) leaves that entry abandoned, and the
  *    journal goes on after it;
@@ -12,7 +16,8 @@
  *  - an init of the same layout and a clear keep the journals, another
  *    layout makes them anew (a reader says so);
  *  - writers of four processes at once: every entry read whole, the
- *    sequences one after another, what is read and lost adding up.
+ *    sequences one after another, what is read, lost and broken (two
+ *    writers in one slot) adding up, none abandoned.
  * Damage enters through the window's bytes. */
 #include <signal.h>
 #include <sys/wait.h>
@@ -212,6 +217,54 @@ static void overtaken(void)
 	OK(smq_close(w0));
 }
 
+/* ---- a writer held up between its reservation and its slot ---- */
+
+static struct smq_window *lapper;
+
+static void lap(enum smq_hook where)
+{
+	if (where != SMQ_HOOK_JOURNAL_RESERVED || !lapper)
+		return;
+	struct smq_window *w = lapper;
+	lapper = NULL;
+	/* another process's writes come round the ring: the held entry's
+	 * slot holds a later entry, finished, before it is claimed */
+	for (int i = 0; i < 16; i++)
+		smq_journal(w, SMQ_JOURNAL_EMPTIED, 0, 1, 0, (uint64_t)i, ~(uint64_t)i);
+}
+
+static void lapped_writer(void)
+{
+	struct smq_window *w0 = init_journal(1, 16, 16), *w1, *mon;
+	struct smq_journal_cursor c = { 0, 0, 0, 0, 0 };
+	struct smq_journal_entry e;
+
+	OK(smq_open(spec, 0, 0, &w1));
+	OK(smq_open(spec, 0, SMQ_OPEN_READONLY, &mon));
+	WANT(mon, &c, SMQ_JOURNAL_FORMAT, SMQ_NO_QUEUE, 0);
+	lapper = w1;
+	smq_test_hook = lap;
+	smq_journal(w0, SMQ_JOURNAL_EMPTIED, 0, 0, 0, 100, ~100ull);
+	smq_test_hook = NULL;
+	/* the held entry (sequence 2) came round too late: lost; the one
+	 * that took its slot (18) reads whole, never as abandoned */
+	CHECK(next(mon, &c, &e) == 1 && e.kind == SMQ_JOURNAL_LOST &&
+	      e.seq == 2 && e.a == 1);
+	for (uint64_t i = 0; i < 16; i++) {
+		int r = next(mon, &c, &e);
+		if (r != 1 || e.kind != SMQ_JOURNAL_EMPTIED || e.queue != 1 ||
+		    e.a != i || e.b != ~i)
+			FAIL("lapped: entry %llu: %d, kind %u queue %u a %llu",
+			     (unsigned long long)e.seq, r, e.kind, e.queue,
+			     (unsigned long long)e.a);
+		TEST_COUNT();
+	}
+	EXPECT(next(mon, &c, &e), 0);
+	OK(smq_close(mon));
+	OK(smq_close(w1));
+	OK(smq_close(w0));
+}
+
 /* ---- a writer killed in the middle of an entry ---- */
 
 static int hold_fd = -1;
@@ -361,7 +414,8 @@ static void concurrent(void)
 	struct smq_window *w0 = init_journal(1, 16, 1024), *mon;
 	struct smq_journal_cursor c = { 0, 0, 0, 0, 0 };
 	struct smq_journal_entry e;
-	uint64_t read = 0, lost = 0, last[WRITERS] = { 0 }, expect = 2;
+	uint64_t read = 0, lost = 0, broken = 0, last[WRITERS] = { 0 },
+		 expect = 2;
 	bool any[WRITERS] = { false };
 	pid_t pid[WRITERS];
 
@@ -371,7 +425,7 @@ static void concurrent(void)
 		pid[i] = test_fork(writer, (void *)(uintptr_t)i);
 	struct smq_journal_head *h = at(w0, lay_journal(&w0->lay, 0));
 	test_waiting("the writers' entries, read or lost");
-	while (read + lost < (uint64_t)WRITERS * EACH) {
+	while (read + lost + broken < (uint64_t)WRITERS * EACH) {
 		int r = next(mon, &c, &e);
 		if (r == 0)
 			continue;
@@ -380,6 +434,15 @@ static void concurrent(void)
 			CHECK(e.seq == expect);
 			lost += e.a;
 			expect += e.a;
+			continue;
+		}
+		/* a writer held up in the middle of its words while the ring
+		 * came round wrote over the later entry's: said broken
+		 * (smq(7), Writing the journal); never said abandoned */
+		if (e.kind == SMQ_JOURNAL_BROKEN) {
+			CHECK(e.seq == expect);
+			broken++;
+			expect++;
 			continue;
 		}
 		/* whole: its fields as its writer wrote them, in order */
@@ -401,8 +464,9 @@ static void concurrent(void)
 		test_wait_ok(pid[i], "a writer");
 	CHECK(h->head == 2 + (uint64_t)WRITERS * EACH);
 	EXPECT(next(mon, &c, &e), 0);
-	printf("%llu entries read whole, %llu lost to the reader\n",
-	       (unsigned long long)read, (unsigned long long)lost);
+	printf("%llu entries read whole, %llu lost to the reader, %llu "
+	       "broken by two writers\n", (unsigned long long)read,
+	       (unsigned long long)lost, (unsigned long long)broken);
 	OK(smq_close(mon));
 	OK(smq_close(w0));
 }
@@ -413,6 +477,7 @@ int main(void)
 	written();
 	lost();
 	overtaken();
+	lapped_writer();
 	abandoned();
 	damaged();
 	restarted();
