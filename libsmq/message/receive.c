@@ -382,6 +382,13 @@ static int next_message(struct smq_queue *q, int timeout_ms,
 	TEST_HOOK(SMQ_HOOK_PEEK);
 	const struct smq_entry *e = q->heads[s];
 	uint32_t size = LOAD(&e->size);
+	/* The signature's line brought the header and the payload's first
+	 * bytes; the rest is asked for now, not when the copy or the check
+	 * reaches it: the wait for a line the sender just wrote starts a
+	 * few dozen instructions earlier (a checked 64-byte stream moved
+	 * 1.25x as many, doc/message-path.md).  Our own memory, a hint. */
+	if (size > SMQ_LINE - SMQ_ENTRY_HEADER && size <= q->entry_size)
+		__builtin_prefetch((const uint8_t *)e + SMQ_LINE);
 	uint32_t check = LOAD(&e->check);
 	smq_consume(q->w->map.order);
 	if ((err = smq_queue_stale(q))) {
