@@ -53,6 +53,24 @@ static inline unsigned ahead(const struct smq_queue *q)
 	return q->entries / 2 < AHEAD ? q->entries / 2 : AHEAD;
 }
 
+/* A message's payload copied to dst and its check summed (feature
+ * checksum): what was checked is what the caller gets.  Up to
+ * SUM_AFTER_COPY bytes the copy comes first and the sum reads it back
+ * from our cache; summed as it is copied, a checked stream of 64-byte
+ * messages moved a fifth fewer (its receiver waited longer for the
+ * payload's lines, doc/message-path.md).  Longer ones are summed as they
+ * are copied, which reads each byte once. */
+#define SUM_AFTER_COPY 256
+static inline uint32_t copy_checked(uint32_t size, uint64_t sig, void *dst,
+				    const uint8_t *payload)
+{
+	if (size <= SUM_AFTER_COPY) {
+		smq_copy(dst, payload, size);
+		return smq_entry_check(size, sig, NULL, dst, size);
+	}
+	return smq_entry_check(size, sig, dst, payload, size);
+}
+
 bool smq_queue_ready(struct smq_queue *q)
 {
 	return q->peeked >= 0 || ready_lane(q) >= 0;
@@ -549,8 +567,7 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 	SMQ_TOUCH(payload, size, 0);
 	/* checked as it is copied: what was checked is what the caller gets */
 	if (q->checksum) {
-		if (smq_entry_check(size, q->expect[s], buf, payload, size) !=
-		    check)
+		if (copy_checked(size, q->expect[s], buf, payload) != check)
 			return refuse(q, (unsigned)s, size, len, sender);
 	} else if (size) {
 		smq_copy(buf, payload, size);
@@ -597,7 +614,7 @@ static inline int64_t burst_next(const struct lane_r *l, uint64_t seq,
 	const uint8_t *payload = (const uint8_t *)e + SMQ_ENTRY_HEADER;
 	SMQ_TOUCH(payload, size, 0);
 	if (l->checksum) {
-		if (smq_entry_check(size, sig, buf, payload, size) != check)
+		if (copy_checked(size, sig, buf, payload) != check)
 			return -1;
 	} else if (size) {
 		smq_copy(buf, payload, size);
@@ -691,9 +708,8 @@ int smq_receive_burst(struct smq_queue *q, struct iovec *bufs, unsigned n,
 		return -EMSGSIZE;  /* it stays queued */
 	const uint8_t *payload = (const uint8_t *)e + SMQ_ENTRY_HEADER;
 	SMQ_TOUCH(payload, size, 0);
-	if (q->checksum &&
-	    smq_entry_check(size, q->expect[s], bufs[0].iov_base, payload,
-			    size) != check) {
+	if (q->checksum && copy_checked(size, q->expect[s], bufs[0].iov_base,
+					payload) != check) {
 		err = refuse(q, (unsigned)s, size, &len, &sender);
 		lens[0] = len;
 		return err;
