@@ -565,7 +565,7 @@ int smq_receive(struct smq_queue *q, void *buf, size_t cap, size_t *len,
 		return -EMSGSIZE;  /* it stays queued */
 	const uint8_t *payload = (const uint8_t *)e + SMQ_ENTRY_HEADER;
 	SMQ_TOUCH(payload, size, 0);
-	/* checked as it is copied: what was checked is what the caller gets */
+	/* checked in the caller's copy: what was checked is what it gets */
 	if (q->checksum) {
 		if (copy_checked(size, q->expect[s], buf, payload) != check)
 			return refuse(q, (unsigned)s, size, len, sender);
