@@ -634,7 +634,9 @@ static unsigned burst_copy(struct smq_queue *q, unsigned s, unsigned most,
 	uint64_t bottom = LOAD(&q->bottoms[s]), sum = 0;
 	unsigned k = 0;
 
-	prefetch_entries(q, s, bottom, most);  /* again, some: a hint */
+	/* all of them, so that their misses overlap; the first few may be
+	 * in our cache already (a take behind its sender fetched them) */
+	prefetch_entries(q, s, bottom, most);
 	for (; k < most; k++) {
 		int64_t got = burst_next(&l, bottom + k, bufs[k].iov_base,
 					 bufs[k].iov_len);
