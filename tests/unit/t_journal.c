@@ -178,20 +178,30 @@ static void lost(void)
 	OK(smq_close(w0));
 }
 
-/* ---- a reader overtaken between its two looks at a sequence ---- */
+/* ---- the ring going round at a hook ---- */
 
-static struct smq_window *overtaker;
+/* At hook `at`, window w writes 16 entries on queue `queue` (b the
+ * complement of a when marked): the journal's ring of 16 comes round
+ * once while the caller is held there. */
+static struct round {
+	enum smq_hook at;
+	struct smq_window *w;
+	unsigned queue;
+	bool marked;
+} rounder;
 
-static void overtake(enum smq_hook where)
+static void go_round(enum smq_hook where)
 {
-	if (where != SMQ_HOOK_JOURNAL_READ || !overtaker)
+	if (where != rounder.at || !rounder.w)
 		return;
-	struct smq_window *w = overtaker;
-	overtaker = NULL;
-	/* the ring goes round once: the slot read holds another entry */
-	for (int i = 0; i < 16; i++)
-		smq_journal(w, SMQ_JOURNAL_EMPTIED, 0, 0, 0, (uint64_t)i, 0);
+	struct smq_window *w = rounder.w;
+	rounder.w = NULL;
+	for (uint64_t i = 0; i < 16; i++)
+		smq_journal(w, SMQ_JOURNAL_EMPTIED, 0, rounder.queue, 0, i,
+			    rounder.marked ? ~i : 0);
 }
+
+/* ---- a reader overtaken between its two looks at a sequence ---- */
 
 static void overtaken(void)
 {
@@ -200,8 +210,9 @@ static void overtaken(void)
 	struct smq_journal_entry e;
 
 	OK(smq_open(spec, 0, SMQ_OPEN_READONLY, &mon));
-	overtaker = w0;
-	smq_test_hook = overtake;
+	/* the ring goes round once: the slot read holds another entry */
+	rounder = (struct round){ SMQ_HOOK_JOURNAL_READ, w0, 0, false };
+	smq_test_hook = go_round;
 	/* entry 1 found, then overwritten before its copy: lost, never read
 	 * as the entry that came after it there */
 	int r = next(mon, &c, &e);
@@ -219,20 +230,6 @@ static void overtaken(void)
 
 /* ---- a writer held up between its reservation and its slot ---- */
 
-static struct smq_window *lapper;
-
-static void lap(enum smq_hook where)
-{
-	if (where != SMQ_HOOK_JOURNAL_RESERVED || !lapper)
-		return;
-	struct smq_window *w = lapper;
-	lapper = NULL;
-	/* another process's writes come round the ring: the held entry's
-	 * slot holds a later entry, finished, before it is claimed */
-	for (int i = 0; i < 16; i++)
-		smq_journal(w, SMQ_JOURNAL_EMPTIED, 0, 1, 0, (uint64_t)i, ~(uint64_t)i);
-}
-
 static void lapped_writer(void)
 {
 	struct smq_window *w0 = init_journal(1, 16, 16), *w1, *mon;
@@ -242,8 +239,10 @@ static void lapped_writer(void)
 	OK(smq_open(spec, 0, 0, &w1));
 	OK(smq_open(spec, 0, SMQ_OPEN_READONLY, &mon));
 	WANT(mon, &c, SMQ_JOURNAL_FORMAT, SMQ_NO_QUEUE, 0);
-	lapper = w1;
-	smq_test_hook = lap;
+	/* another process's writes come round the ring: the held entry's
+	 * slot holds a later entry, finished, before it is claimed */
+	rounder = (struct round){ SMQ_HOOK_JOURNAL_RESERVED, w1, 1, true };
+	smq_test_hook = go_round;
 	smq_journal(w0, SMQ_JOURNAL_EMPTIED, 0, 0, 0, 100, ~100ull);
 	smq_test_hook = NULL;
 	/* the held entry (sequence 2) came round too late: lost; the one
