@@ -36,9 +36,9 @@ struct figures {
 	struct result ck[RUNS][NCK][2];  /* without and with checksums */
 	struct result lane[RUNS][2];     /* one sender, two: lane_lock.c */
 	struct result poll[NPOLL], sleep_[2], st64, stbig[NB];
-	struct result cl, fx, rg64, rgbig[NB], mc[NB];
+	struct result cl, fx, rg64, rgbig[NB], mc[NB], one;
 	uint64_t n;             /* --count, or 0 */
-	uint64_t pp_count, sl_count, st_count, big_count[NB];
+	uint64_t pp_count, sl_count, st_count, one_count, big_count[NB];
 	uint64_t ck_count[NCK];
 	int a, b;               /* the two CPUs */
 	struct ways ways;       /* compare_ways.c */
@@ -105,7 +105,9 @@ static int measure_small(struct ctx *ctx, struct session_opts *so,
 				  .slots = SMALL_ENTRIES, .count = f->st_count,
 				  .cpu_a = a, .cpu_b = b };
 	BASE(baseline_ring(&rp, &f->rg64, &why), "two-core ring");
-	return 0;
+	if (isatty(2))
+		fprintf(stderr, "\r\033[Kbench --baseline: smq, one CPU");
+	return one_cpu_calls(64, SMALL_ENTRIES, f->one_count, a, &f->one);
 }
 
 /* The big messages: smq's stream of each, then the ring and memcpy. */
@@ -220,6 +222,12 @@ static int compare_rows(const struct figures *f, struct row *rows)
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
 				   f->rg64.msgs_per_s, "two-core ring", false,
 				   0.9, NULL, NULL };
+	/* the calls alone, no second CPU to wait for: what the stream
+	 * above cannot beat (one_cpu.c) */
+	rows[nr++] = (struct row){ "64 B send + receive, one CPU", "ns/msg",
+				   1e9 / f->one.msgs_per_s,
+				   1e9 / f->rg64.msgs_per_s, "two-core ring", true,
+				   NAN, NULL, NULL };
 	for (int i = 0; i < NB; i++) {
 		struct row *r = &rows[nr++];
 		*r = (struct row){ "", "MB/s", f->stbig[i].mb_per_s,
@@ -265,7 +273,7 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 	struct row rows[40 + WAYS_ROWS];
 	int nr = compare_rows(f, rows);
 	nr += ways_rows(&f->ways, rows + nr);
-	const struct result *m[29 + WAYS_MEASUREMENTS] = {
+	const struct result *m[30 + WAYS_MEASUREMENTS] = {
 		&f->poll[0], &f->poll[1], &f->poll[2], &f->poll[3], &f->poll[4],
 		&f->poll[5], &f->sleep_[0], &f->sleep_[1], &f->st64, &f->stbig[0],
 		&f->stbig[1], &f->stbig[2], &f->cl, &f->fx, &f->rg64,
@@ -273,9 +281,9 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 		&f->mc[0], &f->mc[1], &f->mc[2],
 		&f->ck[0][0][0], &f->ck[0][0][1], &f->ck[0][1][0],
 		&f->ck[0][1][1], &f->ck[0][2][0], &f->ck[0][2][1],
-		&f->lane[0][0], &f->lane[0][1],
+		&f->lane[0][0], &f->lane[0][1], &f->one,
 	};
-	int nm = 29;
+	int nm = 30;
 	nm += ways_measurements(&f->ways, m + nm);
 
 	if (ctx->json) {
@@ -309,6 +317,7 @@ int baseline_compare(struct ctx *ctx, struct session_opts *so, uint64_t n)
 	f.pp_count = n ? n : 200000;
 	f.sl_count = n ? n : 20000;
 	f.st_count = n ? n : 1000000;
+	f.one_count = n ? n : 4000000;
 	for (int i = 0; i < NB; i++)
 		f.big_count[i] = n ? n : stream_auto_count(big[i]) * 2;
 	for (int i = 0; i < NCK; i++)

@@ -29,6 +29,18 @@ struct jobs {
 int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 		uint32_t entries, uint32_t entry_size, unsigned flags,
 		struct jobs *js);
+/* Formats the scratch window alone: its spec and its path (which the
+ * caller unlinks when done).  0, or the exit status (said). */
+int scratch_make(uint32_t entries, uint32_t entry_size, unsigned flags,
+		 char *spec, size_t spec_len, char *path, size_t path_len);
+/* one_cpu.c: smq's software alone: one process on one CPU sends a batch
+ * of size-byte messages to itself through a window of entries of
+ * SMALL_ENTRY_SIZE, receives them, checks each one's sequence number, and
+ * again, count messages in all; msgs_per_s is of a send and a receive
+ * together, with no second CPU to wait for.  0, or the exit status
+ * (said). */
+int one_cpu_calls(size_t size, uint32_t entries, uint64_t count, int cpu,
+		  struct result *r);
 /* Same slots as smq's scratch windows: 256 of 1 KiB for small messages;
  * for big ones, slots of their own size, 2 MiB of them, at least 4. */
 #define SMALL_ENTRIES 256

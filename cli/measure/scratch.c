@@ -21,21 +21,18 @@ static int run_jobs(struct session *s, void *arg)
 	return 0;
 }
 
-/* Formats a scratch window of its own, runs the jobs on it, removes it. */
-int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
-		       uint32_t entries, uint32_t entry_size, unsigned flags,
-		       struct jobs *js)
+int scratch_make(uint32_t entries, uint32_t entry_size, unsigned flags,
+		 char *spec, size_t spec_len, char *path, size_t path_len)
 {
-	char path[128], spec[160];
 	struct smq_shape g = { { 2, 2, entries, entry_size, NULL }, NULL,
 			       flags, NULL, 0, 0, 0 };
 	struct smq_window *w;
 	int err;
 
 	/* the default transport's, as a user's window is */
-	snprintf(path, sizeof(path), "/dev/shm/smq-bench-%d-%u-%u", (int)getpid(),
+	snprintf(path, path_len, "/dev/shm/smq-bench-%d-%u-%u", (int)getpid(),
 		 entries, entry_size);
-	snprintf(spec, sizeof(spec), "shm:%s", path + strlen("/dev/shm/"));
+	snprintf(spec, spec_len, "shm:%s", path + strlen("/dev/shm/"));
 	unlink(path);
 	err = smq_open(spec, 0, SMQ_OPEN_CREATE | SMQ_OPEN_RAW, &w);
 	if (!err) {
@@ -46,6 +43,20 @@ int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 		unlink(path);
 		return say_error("scratch window %s: %s", spec, smq_strerror(err));
 	}
+	return 0;
+}
+
+/* Formats a scratch window of its own, runs the jobs on it, removes it. */
+int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
+		       uint32_t entries, uint32_t entry_size, unsigned flags,
+		       struct jobs *js)
+{
+	char path[128], spec[160];
+	int rc;
+
+	if ((rc = scratch_make(entries, entry_size, flags, spec, sizeof(spec),
+			       path, sizeof(path))))
+		return rc;
 	if (isatty(2))
 		fprintf(stderr, "\r\033[Kbench --baseline: smq, %s, %u entries of %u "
 			"bytes%s", mode_name(mode), entries, entry_size,
@@ -63,7 +74,7 @@ int scratch_run(struct ctx *ctx, struct session_opts *so, int mode,
 	o.force = true;
 	o.sizes = NULL;
 	o.nsizes = 0;
-	int rc = session_main(&sc, &o, run_jobs, js);
+	rc = session_main(&sc, &o, run_jobs, js);
 	unlink(path);
 	return rc;
 }
