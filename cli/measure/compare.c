@@ -35,10 +35,10 @@ struct figures {
 	struct result pollrun[RUNS][NRUN_POLL], clrun[RUNS];
 	struct result ck[RUNS][NCK][2];  /* without and with checksums */
 	struct result lane[RUNS][2];     /* one sender, two: lane_lock.c */
-	struct result poll[NPOLL], sleep_[2], st64, stbig[NB];
+	struct result poll[NPOLL], sleep_[2], stbig[NB];
 	struct result cl, fx, rg64, rgbig[NB], mc[NB], one;
 	uint64_t n;             /* --count, or 0 */
-	uint64_t pp_count, sl_count, st_count, one_count, big_count[NB];
+	uint64_t pp_count, sl_count, one_count, big_count[NB];
 	uint64_t ck_count[NCK];
 	int a, b;               /* the two CPUs */
 	struct ways ways;       /* compare_ways.c */
@@ -64,15 +64,14 @@ static int measure_small(struct ctx *ctx, struct session_opts *so,
 	/* Each baseline right after the smq figure it is compared with, so
 	 * that the load of a shared machine, which drifts, is about the same
 	 * for both.  smq: small entries for small messages, big ones for big. */
-	struct job pj[NPOLL], sj[2], tj[1];
+	struct job pj[NPOLL], sj[2];
 	for (int i = 0; i < NPOLL; i++)
 		pj[i] = (struct job){ false, poll_size[i], f->pp_count,
 				      &f->poll[i], { 0 } };
 	for (int i = 0; i < 2; i++)
 		sj[i] = (struct job){ false, i ? 64 : 0, f->sl_count,
 				      &f->sleep_[i], { 0 } };
-	tj[0] = (struct job){ true, 64, f->st_count, &f->st64, { 0 } };
-	struct jobs jp = { pj, NPOLL }, js = { sj, 2 }, jt = { tj, 1 };
+	struct jobs jp = { pj, NPOLL }, js = { sj, 2 };
 	if ((rc = scratch_run(ctx, so, SMQ_POLL, SMALL_ENTRIES,
 			      SMALL_ENTRY_SIZE, 0, &jp)))
 		return rc;
@@ -98,11 +97,11 @@ static int measure_small(struct ctx *ctx, struct session_opts *so,
 			      SMALL_ENTRY_SIZE, 0, &js)))
 		return rc;
 	BASE(baseline_futex_pingpong(a, b, f->sl_count, &f->fx, &why), "futex");
-	if ((rc = scratch_run(ctx, so, 0, SMALL_ENTRIES, SMALL_ENTRY_SIZE, 0,
-			      &jt)))
-		return rc;
+	/* the yardstick of the calls on one CPU: the ring's time per
+	 * message across two (smq's stream through 256 entries is compared
+	 * with it in runs, compare_ways.c) */
 	struct ring_params rp = { .size = 64, .slot_size = SMALL_ENTRY_SIZE,
-				  .slots = SMALL_ENTRIES, .count = f->st_count,
+				  .slots = SMALL_ENTRIES, .count = f->one_count,
 				  .cpu_a = a, .cpu_b = b };
 	BASE(baseline_ring(&rp, &f->rg64, &why), "two-core ring");
 	if (isatty(2))
@@ -219,11 +218,8 @@ static int compare_rows(const struct figures *f, struct row *rows)
 			"futex ping-pong", true, 1.2, NULL, NULL };
 	snprintf(rows[nr - 2].what, sizeof(rows[0].what), "sleep half RTT, 0 B");
 	snprintf(rows[nr - 1].what, sizeof(rows[0].what), "sleep half RTT, 64 B");
-	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", f->st64.msgs_per_s,
-				   f->rg64.msgs_per_s, "two-core ring", false,
-				   0.9, NULL, NULL };
-	/* the calls alone, no second CPU to wait for: what the stream
-	 * above cannot beat (one_cpu.c) */
+	/* the calls alone, no second CPU to wait for: what a stream of
+	 * single calls cannot beat (one_cpu.c) */
 	rows[nr++] = (struct row){ "64 B send + receive, one CPU", "ns/msg",
 				   1e9 / f->one.msgs_per_s,
 				   1e9 / f->rg64.msgs_per_s, "two-core ring", true,
@@ -273,9 +269,9 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 	struct row rows[40 + WAYS_ROWS];
 	int nr = compare_rows(f, rows);
 	nr += ways_rows(&f->ways, rows + nr);
-	const struct result *m[30 + WAYS_MEASUREMENTS] = {
+	const struct result *m[29 + WAYS_MEASUREMENTS] = {
 		&f->poll[0], &f->poll[1], &f->poll[2], &f->poll[3], &f->poll[4],
-		&f->poll[5], &f->sleep_[0], &f->sleep_[1], &f->st64, &f->stbig[0],
+		&f->poll[5], &f->sleep_[0], &f->sleep_[1], &f->stbig[0],
 		&f->stbig[1], &f->stbig[2], &f->cl, &f->fx, &f->rg64,
 		&f->rgbig[0], &f->rgbig[1], &f->rgbig[2],
 		&f->mc[0], &f->mc[1], &f->mc[2],
@@ -283,7 +279,7 @@ static void compare_print(const struct ctx *ctx, const struct session_opts *so,
 		&f->ck[0][1][1], &f->ck[0][2][0], &f->ck[0][2][1],
 		&f->lane[0][0], &f->lane[0][1], &f->one,
 	};
-	int nm = 30;
+	int nm = 29;
 	nm += ways_measurements(&f->ways, m + nm);
 
 	if (ctx->json) {
@@ -316,7 +312,6 @@ int baseline_compare(struct ctx *ctx, struct session_opts *so, uint64_t n)
 
 	f.pp_count = n ? n : 200000;
 	f.sl_count = n ? n : 20000;
-	f.st_count = n ? n : 1000000;
 	f.one_count = n ? n : 4000000;
 	for (int i = 0; i < NB; i++)
 		f.big_count[i] = n ? n : stream_auto_count(big[i]) * 2;
@@ -335,7 +330,7 @@ int baseline_compare(struct ctx *ctx, struct session_opts *so, uint64_t n)
 	f.b = f.ways.b = so->cpu[1];
 	/* a 64 B stream moves 10 to 20 million messages a second: four
 	 * million make each of its runs last long enough to measure */
-	f.ways.count[0] = n ? n : 4 * f.st_count;
+	f.ways.count[0] = n ? n : 4000000;
 	f.ways.count[1] = f.big_count[0];       /* 64 KiB */
 	f.ways.count[2] = f.big_count[NB - 1];  /* 1 MiB */
 	f.ways.pp_count = f.pp_count;

@@ -76,9 +76,10 @@ double row_ratio(const struct row *r);
 
 /* compare_ways.c: the ways of sending beside their yardsticks, in runs:
  * a 64 B stream through 16 entries, single calls and bursts of
- * WAYS_BURST, with a bare ring of 16 slots; copies and loans doing the
- * same work at 64 B, 64 KiB and 1 MiB.  Each group of them (the
- * 16-entry streams; each size) is bracketed by a cache-line ping-pong,
+ * WAYS_BURST, with a bare ring of 16 slots; single calls through 256
+ * entries with a ring of 256; copies and loans doing the same work at
+ * 64 B, 64 KiB and 1 MiB.  Each group of them (the 16-entry streams; the
+ * 256-entry one; each size) is bracketed by a cache-line ping-pong,
  * the machine's state: a run of a group counts only when the two agree
  * within STATE_GAP, and then in the state they show, fast (within
  * STATE_GAP of the tenth percentile of the bench's ping-pongs) or slow.
@@ -86,17 +87,19 @@ double row_ratio(const struct row *r);
  * runs in one state: a shared machine changes state within a bench. */
 #define NWAYS 3
 #define WAYS_BURST 8
-#define WAYS_GROUPS (1 + NWAYS)
+#define WAYS_GROUPS (2 + NWAYS)
 #define WAYS_MAX_RUNS (2 * RUNS)
 #define STATE_GAP 1.5
-/* a comparison in each state: the 16-entry ones, one of each size */
-#define WAYS_ROWS (2 * (2 + NWAYS))
+/* a comparison in each state: the 16-entry ones, the 256-entry one, one
+ * of each size */
+#define WAYS_ROWS (2 * (3 + NWAYS))
 struct ways {
 	int a, b;                       /* the two CPUs */
 	uint64_t count[NWAYS];          /* messages of each size */
 	uint64_t pp_count;              /* round trips of a state probe */
 	struct result single[WAYS_MAX_RUNS], burst[WAYS_MAX_RUNS],
 		ring[WAYS_MAX_RUNS];
+	struct result single256[WAYS_MAX_RUNS], ring256[WAYS_MAX_RUNS];
 	struct result copy[WAYS_MAX_RUNS][NWAYS], zc[WAYS_MAX_RUNS][NWAYS];
 	/* the state before each group and after the last */
 	struct result cl[WAYS_MAX_RUNS][WAYS_GROUPS + 1];
@@ -111,7 +114,7 @@ int measure_ways(struct ctx *ctx, struct session_opts *so, struct ways *w);
 int ways_rows(struct ways *w, struct row *rows);
 /* Their first run's measurements, into m: how many (at most
  * WAYS_MEASUREMENTS). */
-#define WAYS_MEASUREMENTS (4 + 2 * NWAYS)
+#define WAYS_MEASUREMENTS (6 + 2 * NWAYS)
 int ways_measurements(const struct ways *w, const struct result **m);
 /* The machine's states beside them: the median cache-line ping-pong half
  * round trip, ns, of the probes in the fast state and in the slow one

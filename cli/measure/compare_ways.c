@@ -1,8 +1,9 @@
 /* bench --baseline: the ways of sending beside their yardsticks, RUNS
  * times each, in turn: a 64-byte stream through a ring of 16 entries by
  * single calls and by bursts, against a bare two-core ring of 16 slots;
- * streams written and read in place (loans) against copies doing the same
- * work; and the machine's state while they ran, a cache-line ping-pong. */
+ * single calls through 256 entries against a ring of 256; streams written
+ * and read in place (loans) against copies doing the same work; and the
+ * machine's state while they ran, a cache-line ping-pong. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -63,6 +64,31 @@ static int ring16_run(struct ctx *ctx, struct session_opts *so,
 		fprintf(stderr, "\r\033[Kbench --baseline: two-core ring, 16 "
 			"slots");
 	if ((rc = baseline_ring(&rp, &w->ring[r], &why)))
+		return say_error("baseline two-core ring: %s",
+				 why ? why : strerror(-rc));
+	return 0;
+}
+
+/* Run r of a 64 B stream through 256 entries by single calls, the bare
+ * ring of 256 slots right after; both busy-poll, as through 16. */
+static int ring256_run(struct ctx *ctx, struct session_opts *so,
+		       struct ways *w, int r)
+{
+	struct job one = { true, 64, w->count[0], &w->single256[r], { 0 } };
+	struct jobs js = { &one, 1 };
+	const char *why = NULL;
+	int rc;
+
+	if ((rc = scratch_run(ctx, so, SMQ_POLL, SMALL_ENTRIES,
+			      SMALL_ENTRY_SIZE, 0, &js)))
+		return rc;
+	struct ring_params rp = { .size = 64, .slot_size = SMALL_ENTRY_SIZE,
+				  .slots = SMALL_ENTRIES, .count = w->count[0],
+				  .cpu_a = w->a, .cpu_b = w->b };
+	if (isatty(2))
+		fprintf(stderr, "\r\033[Kbench --baseline: two-core ring, %u "
+			"slots", SMALL_ENTRIES);
+	if ((rc = baseline_ring(&rp, &w->ring256[r], &why)))
 		return say_error("baseline two-core ring: %s",
 				 why ? why : strerror(-rc));
 	return 0;
@@ -158,10 +184,11 @@ int measure_ways(struct ctx *ctx, struct session_opts *so, struct ways *w)
 	for (int r = 0; r < WAYS_MAX_RUNS && !measure_interrupted; r++) {
 		if (r >= RUNS && enough(w))
 			break;
-		if ((rc = probe(w, r, 0)) || (rc = ring16_run(ctx, so, w, r)))
+		if ((rc = probe(w, r, 0)) || (rc = ring16_run(ctx, so, w, r)) ||
+		    (rc = probe(w, r, 1)) || (rc = ring256_run(ctx, so, w, r)))
 			return rc;
 		for (int i = 0; i < NWAYS && !measure_interrupted; i++)
-			if ((rc = probe(w, r, i + 1)) ||
+			if ((rc = probe(w, r, i + 2)) ||
 			    (rc = size_run(ctx, so, w, r, i)))
 				return rc;
 		if (measure_interrupted || (rc = probe(w, r, WAYS_GROUPS)))
@@ -250,7 +277,7 @@ static int pair_rows(struct ways *w, const struct pair *p, struct row *rows,
 int ways_rows(struct ways *w, struct row *rows)
 {
 	int nr = 0, slot = 0;
-	struct pair p[2 + NWAYS];
+	struct pair p[3 + NWAYS];
 	char what[NWAYS][32], bursts[32];
 	int np = 0;
 
@@ -259,6 +286,8 @@ int ways_rows(struct ways *w, struct row *rows)
 				 NULL, 0, w->single, w->ring, 1, 64, 0.5 };
 	p[np++] = (struct pair){ bursts, "two-core ring, 16 slots", NULL, 0,
 				 w->burst, w->ring, 1, 64, 0.9 };
+	p[np++] = (struct pair){ "stream 64 B", "two-core ring", NULL, 1,
+				 w->single256, w->ring256, 1, 64, 0.9 };
 	for (int i = 0; i < NWAYS; i++) {
 		size_t z = way_size[i];
 		char zs[16];
@@ -267,7 +296,7 @@ int ways_rows(struct ways *w, struct row *rows)
 			 z >= (1u << 20) ? z >> 20 : z >= 1024 ? z >> 10 : z);
 		char *zc = what[i];
 		snprintf(zc, sizeof(what[0]), "zero-copy %s", zs);
-		p[np++] = (struct pair){ zc, "copies, same work", NULL, i + 1,
+		p[np++] = (struct pair){ zc, "copies, same work", NULL, i + 2,
 					 &w->zc[0][i], &w->copy[0][i], NWAYS, z,
 					 zc_target[i] };
 	}
@@ -285,6 +314,8 @@ int ways_measurements(const struct ways *w, const struct result **m)
 	m[n++] = &w->single[0];
 	m[n++] = &w->burst[0];
 	m[n++] = &w->ring[0];
+	m[n++] = &w->single256[0];
+	m[n++] = &w->ring256[0];
 	for (int i = 0; i < NWAYS; i++) {
 		m[n++] = &w->copy[0][i];
 		m[n++] = &w->zc[0][i];
@@ -316,9 +347,9 @@ void ways_text(const struct ways *w)
 	int n[2];
 
 	ways_states(w, ns, n);
-	printf("machine state beside the rows of 16 entries and zero-copy "
-	       "(a cache-line ping-pong before and after each group of "
-	       "them, %d runs): fast %.0f ns half RTT (%d probes)", w->runs,
+	printf("machine state beside the rows of 16 and 256 entries and "
+	       "zero-copy (a cache-line ping-pong before and after each group "
+	       "of them, %d runs): fast %.0f ns half RTT (%d probes)", w->runs,
 	       ns[0], n[0]);
 	if (n[1])
 		printf(", slow %.0f ns (%d probes)", ns[1], n[1]);

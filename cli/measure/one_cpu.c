@@ -4,7 +4,6 @@
  * so what is left is what the calls themselves do: their instructions and
  * their barriers.  The figure a stream across two CPUs cannot beat, and
  * the steadiest one on a shared machine. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
