@@ -40,6 +40,24 @@ static int two_jobs(struct ctx *ctx, struct session_opts *so, int r,
 	return scratch_run(ctx, so, mode, entries, entry_size, 0, &js);
 }
 
+/* The yardstick of a 64 B stream: the bare ring of slots, into out. */
+static int ring64_run(const struct ways *w, uint32_t slots, struct result *out)
+{
+	struct ring_params rp = { .size = 64, .slot_size = SMALL_ENTRY_SIZE,
+				  .slots = slots, .count = w->count[0],
+				  .cpu_a = w->a, .cpu_b = w->b };
+	const char *why = NULL;
+	int rc;
+
+	if (isatty(2))
+		fprintf(stderr, "\r\033[Kbench --baseline: two-core ring, %u "
+			"slots", slots);
+	if ((rc = baseline_ring(&rp, out, &why)))
+		return say_error("baseline two-core ring: %s",
+				 why ? why : strerror(-rc));
+	return 0;
+}
+
 /* Run r of a 64 B stream through 16 entries: single calls, bursts, and
  * the bare ring of 16 slots right after.  smq busy-polls as the bare ring
  * does: what is compared is the message path, not a sleep and a wake-up
@@ -51,22 +69,10 @@ static int ring16_run(struct ctx *ctx, struct session_opts *so,
 	struct job one = { true, 64, w->count[0], &w->single[r], { 0 } };
 	struct job many = { true, 64, w->count[0], &w->burst[r],
 			    { false, false, WAYS_BURST } };
-	const char *why = NULL;
-	int rc;
+	int rc = two_jobs(ctx, so, r, SMQ_POLL, RING16, SMALL_ENTRY_SIZE, one,
+			  many);
 
-	if ((rc = two_jobs(ctx, so, r, SMQ_POLL, RING16, SMALL_ENTRY_SIZE, one,
-			   many)))
-		return rc;
-	struct ring_params rp = { .size = 64, .slot_size = SMALL_ENTRY_SIZE,
-				  .slots = RING16, .count = w->count[0],
-				  .cpu_a = w->a, .cpu_b = w->b };
-	if (isatty(2))
-		fprintf(stderr, "\r\033[Kbench --baseline: two-core ring, 16 "
-			"slots");
-	if ((rc = baseline_ring(&rp, &w->ring[r], &why)))
-		return say_error("baseline two-core ring: %s",
-				 why ? why : strerror(-rc));
-	return 0;
+	return rc ? rc : ring64_run(w, RING16, &w->ring[r]);
 }
 
 /* Run r of a 64 B stream through 256 entries by single calls, the bare
@@ -76,22 +82,10 @@ static int ring256_run(struct ctx *ctx, struct session_opts *so,
 {
 	struct job one = { true, 64, w->count[0], &w->single256[r], { 0 } };
 	struct jobs js = { &one, 1 };
-	const char *why = NULL;
-	int rc;
+	int rc = scratch_run(ctx, so, SMQ_POLL, SMALL_ENTRIES, SMALL_ENTRY_SIZE,
+			     0, &js);
 
-	if ((rc = scratch_run(ctx, so, SMQ_POLL, SMALL_ENTRIES,
-			      SMALL_ENTRY_SIZE, 0, &js)))
-		return rc;
-	struct ring_params rp = { .size = 64, .slot_size = SMALL_ENTRY_SIZE,
-				  .slots = SMALL_ENTRIES, .count = w->count[0],
-				  .cpu_a = w->a, .cpu_b = w->b };
-	if (isatty(2))
-		fprintf(stderr, "\r\033[Kbench --baseline: two-core ring, %u "
-			"slots", SMALL_ENTRIES);
-	if ((rc = baseline_ring(&rp, &w->ring256[r], &why)))
-		return say_error("baseline two-core ring: %s",
-				 why ? why : strerror(-rc));
-	return 0;
+	return rc ? rc : ring64_run(w, SMALL_ENTRIES, &w->ring256[r]);
 }
 
 /* Run r of size i: copies and loans doing the same work (every byte made
