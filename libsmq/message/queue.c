@@ -31,6 +31,7 @@ static void free_queue(struct smq_queue *q)
 	free(q->space_rung);
 	free(q->heads);
 	free(q->expect);
+	free(q->keys);
 	free(q);
 }
 
@@ -252,8 +253,9 @@ static int receiver_arrays(struct smq_queue *q, unsigned lanes)
 	q->space_rung = calloc(lanes, sizeof(*q->space_rung));
 	q->heads = calloc(lanes, sizeof(*q->heads));
 	q->expect = calloc(lanes, sizeof(*q->expect));
+	q->keys = calloc(lanes, sizeof(*q->keys));
 	return q->lane_board && q->fcs && q->wakes && q->outs &&
-	       q->space_rung && q->heads && q->expect ? 0 : -ENOMEM;
+	       q->space_rung && q->heads && q->expect && q->keys ? 0 : -ENOMEM;
 }
 
 static int open_receiver(struct smq_queue *q)
@@ -294,6 +296,7 @@ static int open_receiver(struct smq_queue *q)
 	for (unsigned k = 0; k < lanes; k++) {
 		unsigned s = lay_lane_board(l, i, k);
 		q->lane_board[k] = (uint8_t)s;
+		q->keys[k] = smq_signature_key(q->epoch, i, s);
 		q->fcs[k] = smq_far(w, lay_lane_fc(l, s, i));
 		q->wakes[k] = smq_far(w, lay_lane_wake(l, s, i));
 		q->outs[k] = smq_far(w, lay_lane_out(l, s, i));

@@ -15,14 +15,13 @@
 /* queue.c */
 /* The receiver's view of lane k at sequence bottom: where the next entry
  * is and the signature it will carry once written (keyed by the lane's
- * board).  Inline: every take sets it. */
+ * board: its key is made once, at open).  Inline: every take sets it. */
 static inline void smq_lane_expect(struct smq_queue *q, unsigned k,
 				   uint64_t bottom)
 {
 	q->heads[k] = (const void *)(q->rings + ((uint64_t)k * q->entries +
 				     (bottom & (q->entries - 1))) * q->stride);
-	q->expect[k] = smq_signature(q->epoch, q->index, q->lane_board[k],
-				     bottom);
+	q->expect[k] = smq_signature_at(q->keys[k], bottom);
 }
 /* receive.c */
 /* Waits until one of n queues of this board has a message (a group's

@@ -138,6 +138,8 @@ struct smq_queue {
 	uint32_t *space_rung;           /* [lanes] last space_bell stored */
 	const struct smq_entry **heads; /* [lanes] entry at each bottom */
 	uint64_t *expect;               /* [lanes] its signature */
+	uint64_t *keys;                 /* [lanes] the lane's signature key
+					   (smq_signature_key) */
 	uint64_t look_all_at;           /* when a wait next reads every
 					   lane's top (a slice apart) */
 	uint32_t cursor;                /* a lane */
