@@ -144,8 +144,6 @@ struct smq_queue {
 					   lane's top (a slice apart) */
 	uint32_t cursor;                /* a lane */
 	int peeked;             /* lane of the message smq_peek() holds, or -1 */
-	bool behind;            /* the last message was there at the first
-				   look (receive.c, take) */
 	uint64_t sleep_epoch;
 	uint64_t owner_tag;
 };
