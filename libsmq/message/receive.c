@@ -91,9 +91,8 @@ static int bad_lane(struct smq_queue *q, bool all)
 		/* what the slot holds while empty, computed here, off the
 		 * path of every take */
 		uint64_t empty = bottom >= q->entries
-				 ? smq_signature(q->epoch, q->index,
-						 q->lane_board[k],
-						 bottom - q->entries)
+				 ? smq_signature_at(q->keys[k],
+						    bottom - q->entries)
 				 : 0;
 		if (!all && (sig == empty || sig == q->expect[k]))
 			continue;
@@ -579,9 +578,7 @@ static inline struct lane_r lane_r(const struct smq_queue *q, unsigned s)
 {
 	return (struct lane_r){
 		q->rings + (uint64_t)s * q->entries * q->stride, q->stride,
-		q->entries - 1,
-		smq_signature_key(q->epoch, q->index, q->lane_board[s]),
-		q->entry_size, q->checksum, q->w->map.order };
+		q->entries - 1, q->keys[s], q->entry_size, q->checksum, q->w->map.order };
 }
 
 /* Entry seq of the lane, if it is there, whole and fits buf: copied
