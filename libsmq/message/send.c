@@ -540,13 +540,12 @@ int smq_loan_write(struct smq_queue *q, size_t offset, const void *src,
 		smq_far_copy(e, SMQ_ENTRY_HEADER + offset, src, n);
 		return 0;
 	}
-	/* summed as copied, in order: the sum never reads the window */
+	/* summed from the caller's bytes, in order: the sum never reads the
+	 * window */
 	if (offset != q->loan_summed)
 		return -EINVAL;
-	SMQ_TOUCH(e.far_ + SMQ_ENTRY_HEADER + offset, n, 1);
-	q->loan_reg = ~smq_crc32c_copy(~q->loan_reg,
-				       e.far_ + SMQ_ENTRY_HEADER + offset,
-				       src, n);
+	q->loan_reg = ~smq_far_sum_copy(e, SMQ_ENTRY_HEADER + offset, src, n,
+					~q->loan_reg);
 	q->loan_summed += n;
 	return 0;
 }

@@ -15,7 +15,9 @@
  * comes), write nothing past its size, and count it in the queue's
  * corrupt count, not in its received one.  Messages of 0 bytes and of a
  * whole 64 KiB entry go through.  Without the feature the same flip is
- * delivered as good: what checksums are for. */
+ * delivered as good: what checksums are for.  Messages and a loan's
+ * pieces either side of the length from which the sender sums first and
+ * copies after arrive whole. */
 #include "testint.h"
 #include "testlib.h"
 
@@ -298,6 +300,48 @@ static void large(const char *spec)
 	OK(smq_close(w0));
 }
 
+/* Messages and a loan's pieces on either side of the length from which a
+ * sender sums the caller's bytes first and then copies them, rather than
+ * summing as it copies (SMQ_SUM_FIRST): each arrives whole, its check
+ * right, whichever way each piece went. */
+static void either_way(const char *spec)
+{
+	static uint8_t m[3 * SMQ_SUM_FIRST], got[sizeof(m)];
+	struct smq_window *w0, *w1;
+	struct smq_queue *rx, *tx;
+	size_t len, piece[] = { SMQ_SUM_FIRST + 1, 7, SMQ_SUM_FIRST,
+				SMQ_SUM_FIRST - 9 };
+	void *data;
+
+	setenv("SMQ_TEST_CHECKSUM", "1", 1);
+	w0 = test_init(spec, 2, 1, 4, sizeof(m));
+	OK(smq_open(spec, 1, 0, &w1));
+	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
+	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx));
+	for (size_t n = SMQ_SUM_FIRST - 70; n <= SMQ_SUM_FIRST + 70; n++) {
+		fill(m, n, (unsigned)n);
+		OK(smq_send(tx, m, n, 0));
+		memset(got, 0, sizeof(got));
+		OK(smq_receive(rx, got, sizeof(got), &len, NULL, 0));
+		CHECK(len == n && !memcmp(got, m, n));
+	}
+	fill(m, sizeof(m), 3);
+	OK(smq_loan(tx, sizeof(m), &data, 0));
+	size_t at = 0;
+	for (size_t i = 0; i < sizeof(piece) / sizeof(piece[0]); i++) {
+		OK(smq_loan_write(tx, at, m + at, piece[i]));
+		at += piece[i];
+	}
+	OK(smq_loan_submit(tx, at));
+	memset(got, 0, sizeof(got));
+	OK(smq_receive(rx, got, sizeof(got), &len, NULL, 0));
+	CHECK(len == at && !memcmp(got, m, at));
+	OK(smq_queue_close(tx));
+	OK(smq_queue_close(rx));
+	OK(smq_close(w1));
+	OK(smq_close(w0));
+}
+
 int main(void)
 {
 	const char *spec = test_window();
@@ -320,6 +364,9 @@ int main(void)
 	       "(SMQ_EPAYLOAD), taken off and counted\n");
 	queue_flips(spec, false);
 	printf("checksum: without the feature a flipped payload is delivered\n");
+	either_way(spec);
+	printf("checksum: messages and loan pieces either side of %d bytes, "
+	       "summed as copied or first, checked\n", SMQ_SUM_FIRST);
 	large(spec);
 	printf("checksum: 64 KiB entries summed and checked\n");
 	test_work("3-bit errors tried", triples, TRIPLES_FLOOR);
