@@ -155,6 +155,7 @@ static int open_sender(struct smq_queue *q)
 	/* acquire: the receiver's reads of the slots below bottom happen
 	 * before we may write them (the copy was checked with the lane) */
 	q->bottom_seen = LOAD_ACQ(&q->fc->bottom);
+	q->ahead = smq_far_ahead(q->entries);
 	struct timespec soon;
 	smq_deadline(&soon, 100);
 	if (!smq_lane_lock(q, &soon)) {

@@ -289,18 +289,16 @@ static inline struct smq_far entry_at(const struct smq_queue *q, uint64_t seq)
 	return smq_far_offset(q->ring, (seq & (q->entries - 1)) * q->stride);
 }
 
-/* Asks for the lines of the entry a few sends on (half the ring, at most
- * WRITE_AHEAD), where the receiver is known to be done with it: its lines
- * come from the receiver's cache while we write the entries before it,
- * and the send that writes it does not wait for them at its barrier.
- * Nothing the receiver has yet to read is taken from it.  64-byte single
- * calls through 256 entries moved 1.57x as many (doc/message-path.md). */
-#define WRITE_AHEAD 16
+/* Asks for the lines of the entry q->ahead sends on (smq_far_ahead()),
+ * where the receiver is known to be done with it: its lines come from the
+ * receiver's cache while we write the entries before it, and the send
+ * that writes it does not wait for them at its barrier.  Nothing the
+ * receiver has yet to read is taken from it. */
 static inline void write_ahead(const struct smq_queue *q, uint64_t seq)
 {
-	uint32_t k = q->entries / 2 < WRITE_AHEAD ? q->entries / 2 : WRITE_AHEAD;
+	uint32_t k = q->ahead;
 
-	if (seq + k - q->bottom_seen < q->entries) {
+	if (k && seq + k - q->bottom_seen < q->entries) {
 		struct smq_far e = entry_at(q, seq + k);
 		smq_far_prefetch_write(e);
 		smq_far_prefetch_write(smq_far_offset(e, SMQ_LINE));
