@@ -99,7 +99,7 @@ struct smq_queue {
 	uint64_t bottom_seen;   /* the receiver's bottom as last read: the
 				   ring is re-read only when this says full */
 	uint32_t ahead;         /* how many entries on a send asks for the
-				   lines of (0: none; send.c) */
+				   lines of (smq_far_ahead(); 0: none) */
 	uint64_t epoch;         /* the queue's signature key */
 	uint64_t rung_epoch;    /* last receiver sleep we rang for */
 	uint64_t sleeper_alive; /* the last sleeper of our host found alive:
