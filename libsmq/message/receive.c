@@ -578,7 +578,8 @@ static inline struct lane_r lane_r(const struct smq_queue *q, unsigned s)
 {
 	return (struct lane_r){
 		q->rings + (uint64_t)s * q->entries * q->stride, q->stride,
-		q->entries - 1, q->keys[s], q->entry_size, q->checksum, q->w->map.order };
+		q->entries - 1, q->keys[s], q->entry_size, q->checksum,
+		q->w->map.order };
 }
 
 /* Entry seq of the lane, if it is there, whole and fits buf: copied
