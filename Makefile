@@ -147,7 +147,7 @@ COUNT_TESTS := $(B)/tests/t_split $(B)/tests/t_stall $(B)/tests/t_maint_kill \
 	$(B)/tests/t_scratch $(B)/tests/t_room $(B)/tests/t_sync $(B)/tests/t_journal \
 	$(B)/tests/t_ivshmem_late $(B)/tests/t_syscalls $(B)/tests/t_guards \
 	$(B)/tests/t_open_check $(B)/tests/t_group $(B)/tests/t_lanelock \
-	$(B)/tests/t_server_restart
+	$(B)/tests/t_server_restart $(B)/tests/t_membarrier
 $(COUNT_TESTS): $(B)/tests/%: tests/unit/%.c tests/lib/testlib.c $(TEST_HDRS) $(B)/libsmq-count.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DSMQ_COUNT_FAR -Itests/lib $(ALL_CFLAGS) -o $@ $< tests/lib/testlib.c \

@@ -181,6 +181,10 @@ struct smq_shape {
 /* Since 1.2: every board's region holds its journal: what the board's
  * processes did, which any board can read (smq_journal_next()) */
 #define SMQ_FEATURE_JOURNAL 0x2u
+/* Since 2.0: a sender may leave out its full barrier after a message
+ * where the other side of both pairs it serves pays with membarrier(2)
+ * instead (smq(7), Barriers left to the other side); init sets it */
+#define SMQ_FEATURE_MEMBARRIER 0x4u
 /* ...and compatible ones (features_compat), which a reader that does not
  * know them may ignore. */
 #define SMQ_FEATURE_GROUPS 0x1u    /* the window names groups of queues */

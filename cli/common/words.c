@@ -35,6 +35,8 @@ const char *feature_word(bool incompat, unsigned bit, char *buf, size_t n)
 		return "checksum";
 	if (incompat && 1u << bit == SMQ_FEATURE_JOURNAL)
 		return "journal";
+	if (incompat && 1u << bit == SMQ_FEATURE_MEMBARRIER)
+		return "membarrier";
 	if (!incompat && 1u << bit == SMQ_FEATURE_GROUPS)
 		return "groups";
 	if (!incompat && 1u << bit == SMQ_FEATURE_SCRATCH)

@@ -28,9 +28,12 @@ static bool same_geometry(const struct smq_window_info *wi,
 	/* the scratch areas are check's, not the queues', and the journal
 	 * tells what happened: a window with or without them (or with
 	 * another journal) holds the shape (one formatted before init made
-	 * them is kept across an upgrade, its queued messages with it) */
+	 * them is kept across an upgrade, its queued messages with it); so
+	 * does one without the barriers left to membarrier (its sends keep
+	 * them) */
 	uint32_t compat = s->ngroups ? SMQ_FEATURE_GROUPS : 0;
-	uint32_t incompat = wi->features_incompat & ~SMQ_FEATURE_JOURNAL;
+	uint32_t incompat = wi->features_incompat &
+			    ~(SMQ_FEATURE_JOURNAL | SMQ_FEATURE_MEMBARRIER);
 
 	if (a->boards != b->boards)
 		differs(k, "it has %u boards, not %u", a->boards, b->boards);

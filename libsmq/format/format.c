@@ -182,7 +182,8 @@ int smq_layout_make(struct smq_layout *l, const struct smq_shape *sh,
 	memset(l, 0, sizeof(*l));
 	l->journal = journal;
 	l->features = (sh->flags & SMQ_SHAPE_CHECKSUM ? SMQ_FEATURE_CHECKSUM : 0) |
-		      (journal ? SMQ_FEATURE_JOURNAL : 0);
+		      (journal ? SMQ_FEATURE_JOURNAL : 0) |
+		      SMQ_FEATURE_MEMBARRIER;
 	l->compat = sh->flags & SMQ_SHAPE_SCRATCH ? SMQ_FEATURE_SCRATCH : 0;
 	l->boards = g->boards;
 	l->diag_queues = g->boards;

@@ -141,7 +141,12 @@ enum smq_maint_phase {
  * size, signature and payload (smq_entry_check) */
 /* SMQ_FEATURE_JOURNAL (smq.h): each board's journal, the first
  * smq_journal_bytes() of body_extra (below) */
-#define SMQ_FEATURES_INCOMPAT_KNOWN (SMQ_FEATURE_CHECKSUM | SMQ_FEATURE_JOURNAL)
+/* SMQ_FEATURE_MEMBARRIER (smq.h): lane_wake.rx_polls and
+ * handle_slot.lock_waited have meanings, which a board that did not know
+ * them would not keep (a receiver would sleep, a sender wait on a lane
+ * lock, without their membarrier) */
+#define SMQ_FEATURES_INCOMPAT_KNOWN (SMQ_FEATURE_CHECKSUM | \
+				     SMQ_FEATURE_JOURNAL | SMQ_FEATURE_MEMBARRIER)
 /* SMQ_FEATURE_GROUPS (smq.h): the group table, first in tables_extra;
  * SMQ_FEATURE_SCRATCH (smq.h): the last SMQ_SCRATCH_SIZE bytes of every
  * board's body are its scratch area (below) */
@@ -212,7 +217,9 @@ struct smq_handle_slot {
 	uint32_t lock_waiters;  /* non-zero: a sender of the board sleeps on
 				   a lane lock this handle may hold, and is
 				   woken when the handle releases it */
-	uint8_t pad[16];
+	uint32_t lock_waited;   /* feature membarrier: 1 once a sender has
+				   slept on a lock this handle may hold */
+	uint8_t pad[12];
 };
 enum smq_slot_kind { SMQ_SLOT_FREE = 0, SMQ_SLOT_WINDOW = 1, SMQ_SLOT_QUEUE = 2 };
 /* The mark is set without a barrier of its own: board 0 sends one to every
@@ -298,7 +305,8 @@ struct smq_lane_wake {          /* flowControl written by the receiver only
 	uint64_t sleep_epoch;   /* odd while the receiver sleeps */
 	struct smq_bell_addr bell; /* how to wake it, while odd */
 	uint32_t space_bell;    /* the sender waits here for room */
-	uint32_t pad;
+	uint32_t rx_polls;      /* feature membarrier: 1 while the queue's
+				   receiver busy-polls and never sleeps */
 	uint64_t queue_epoch;   /* the queue's epoch (board 0, maintenance
 				   only): the sender's notice of a clear */
 	uint64_t sleeper;       /* the sleeping receiver's tag, while odd */

@@ -95,6 +95,10 @@ enum smq_hook {
 	SMQ_HOOK_SOCKET_LOOKED,         /* a server's start found a socket
 					   file at its path, and has not yet
 					   tried to connect to it */
+	SMQ_HOOK_NO_BARRIER,            /* a send or burst left out its full
+					   barrier (feature membarrier): its
+					   lock released, the receiver's
+					   sleep word not yet read */
 };
 #include <stdint.h>
 /* A fault of the view smqctl check tests (scratch.c): where the reads or

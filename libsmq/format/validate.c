@@ -427,6 +427,9 @@ int smq_check_layout(const struct smq_view *v, struct smq_layout *l,
 	}
 	l->compat = LOAD(&sb->features_compat) &
 			     SMQ_FEATURES_COMPAT_KNOWN;
+	/* a window made before the feature: its senders keep every barrier */
+	if (!(LOAD(&sb->features_incompat) & SMQ_FEATURE_MEMBARRIER))
+		l->features &= ~SMQ_FEATURE_MEMBARRIER;
 	return 0;
 }
 

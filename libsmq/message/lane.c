@@ -113,20 +113,34 @@ static uint32_t *lock_word(struct smq_queue *q)
 /* Tells every handle that may hold the lock that a waiter sleeps on it:
  * this board's other sender handles of the queue, and window handles (a
  * queue handle shares its window's mark when the control block is full).
- * The holder reads its own after its release (smq_lane_wake). */
-static void flag_holders(struct smq_queue *q)
+ * The holder reads its own after its release (smq_lane_wake).  Feature
+ * membarrier: a holder makes the barrier between its release and that
+ * read only once its slot says a sender slept on its lock (lock_waited);
+ * a slot marked here for the first time is followed by a barrier on every
+ * CPU of this kernel (MEMBARRIER_CMD_GLOBAL, some milliseconds, once per
+ * slot), after which its holder makes its barrier again.  False when
+ * that barrier is refused: then we do not sleep on the lock. */
+static bool flag_holders(struct smq_queue *q)
 {
 	struct smq_handle_slot *s;
+	bool feature = q->w->lay.features & SMQ_FEATURE_MEMBARRIER;
+	bool marked = false;
 
 	SMQ_EACH_SLOT(s, q->w->ctl) {
 		uint32_t kind = LOAD(&s->kind);
 		if ((s == q->slot && !q->slot_shared) || !LOAD(&s->tag))
 			continue;
 		if ((kind == SMQ_SLOT_QUEUE && LOAD(&s->queue) == q->index &&
-		     LOAD(&s->role) == SMQ_SENDER) || kind == SMQ_SLOT_WINDOW)
+		     LOAD(&s->role) == SMQ_SENDER) || kind == SMQ_SLOT_WINDOW) {
+			if (feature && !LOAD(&s->lock_waited)) {
+				STORE(&s->lock_waited, 1);
+				marked = true;
+			}
 			if (!LOAD(&s->lock_waiters))
 				STORE(&s->lock_waiters, 1);
+		}
 	}
+	return !marked || !smq_marks_settle();
 }
 
 static bool before(const struct timespec *a, const struct timespec *b)
@@ -146,7 +160,8 @@ static int lock_sleep(struct smq_queue *q, uint64_t cur,
 {
 	struct timespec until;
 
-	flag_holders(q);
+	if (!flag_holders(q))
+		return -1;
 	smq_full(q->w->map.order);
 	if (LOAD(&q->out->lock) != cur)
 		return 1;

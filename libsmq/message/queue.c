@@ -156,6 +156,8 @@ static int open_sender(struct smq_queue *q)
 	 * before we may write them (the copy was checked with the lane) */
 	q->bottom_seen = LOAD_ACQ(&q->fc->bottom);
 	q->ahead = smq_far_ahead(q->entries);
+	q->may_skip = w->map.order->light &&
+		      (w->lay.features & SMQ_FEATURE_MEMBARRIER);
 	struct timespec soon;
 	smq_deadline(&soon, 100);
 	if (!smq_lane_lock(q, &soon)) {
@@ -309,11 +311,43 @@ static int open_receiver(struct smq_queue *q)
 		smq_lane_expect(q, k, b);
 	}
 	q->cursor = LOAD(&q->rx->cursor) % lanes;
+	smq_rx_polls(q, q->flags & SMQ_POLL);
 	/* A receiver that died asleep left the epoch odd: wake it up. */
 	q->sleep_epoch = LOAD(&q->rx->sleep_epoch);
 	if (q->sleep_epoch & 1)
 		smq_set_sleep_epoch(q, q->sleep_epoch + 1);
 	return 0;
+}
+
+/* Feature membarrier (smq(7), Barriers left to the other side).  A
+ * receiver that busy-polls and never sleeps says so in each lane's wake
+ * line, and its senders leave out the barrier between their top and
+ * their look at its sleep epoch: there is no sleep to miss.  Any other
+ * receiver takes that back before it can sleep: it clears the words, then
+ * runs a barrier on every CPU of this kernel (MEMBARRIER_CMD_GLOBAL, some
+ * milliseconds, at its open; a group's members share its flags, so a
+ * handle that said it polls never arms), after which every sender reads
+ * the cleared word and makes its barrier again.  Said only where every process that maps the
+ * window runs under this kernel (a light order), which that barrier
+ * reaches.  One that cannot be taken back (the barrier refused) leaves
+ * this handle napping, never asleep on a bell. */
+void smq_rx_polls(struct smq_queue *q, bool polls)
+{
+	struct smq_window *w = q->w;
+	bool was = false;
+
+	if (!(w->lay.features & SMQ_FEATURE_MEMBARRIER))
+		return;
+	polls = polls && w->map.order->light;
+	for (unsigned k = 0; k < q->nlanes; k++) {
+		was |= FAR_LOAD(w, SMQ_FAR_OPEN, q->wakes[k],
+				struct smq_lane_wake, rx_polls) != 0;
+		FAR_STORE(q->wakes[k], struct smq_lane_wake, rx_polls,
+			  polls ? 1u : 0u);
+	}
+	q->polls = polls;
+	if (was && !polls && smq_marks_settle())
+		q->nap = true;
 }
 
 int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,

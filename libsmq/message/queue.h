@@ -47,6 +47,9 @@ bool smq_can_ring(uint32_t kinds, uint64_t host, const struct smq_bell_addr *a);
 /* The receiver's sleep word, in its memory and every sender's (inside
  * the mark) */
 void smq_set_sleep_epoch(struct smq_queue *q, uint64_t ep);
+/* Tells the queue's senders whether we busy-poll and never sleep (feature
+ * membarrier); taking it back sends a barrier to every CPU. */
+void smq_rx_polls(struct smq_queue *q, bool polls);
 
 /* bell.c: waiting: a doorbell when every ringer can reach ours, else a nap.
  * Wakes by the caller's deadline, or after a slice to beat; -EINTR when a

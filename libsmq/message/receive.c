@@ -241,7 +241,7 @@ static int sleep_on_bells(struct smq_queue *const *qs, unsigned n,
 		arm_publish(qs[i]);
 	smq_dekker(order);
 	for (unsigned i = 0; i < n; i++)
-		can_sleep &= arm_read(qs[i]);
+		can_sleep &= arm_read(qs[i]) && !qs[i]->nap;
 	smq_consume(order);
 	TEST_HOOK(SMQ_HOOK_ARMED);
 	/* the look after arming: a message that landed between our last

@@ -68,7 +68,8 @@ static inline void smq_full(const struct smq_order *o)
 /* A Dekker pair of the message path: each side stores its word, then
  * loads the other's (a receiver arming its sleep against a send, a sender
  * arming its wait for room against a take).  Both sides pay a full
- * barrier.  membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) sent by the side
+ * barrier, but where the other side of a send's pairs pays with
+ * MEMBARRIER_CMD_GLOBAL (feature membarrier: send.c, smq_rx_polls).  membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) sent by the side
  * about to wait cannot stand in for the other side's: Linux leaves out a
  * CPU where a thread of a registered process exited, until that CPU runs
  * another process (exit_mm() clears the CPU's membarrier state, and the

@@ -96,6 +96,7 @@ struct smq_handle_slot *smq_slot_claim(struct smq_window *w,
 			continue;
 		STORE(&s->busy, 0);
 		STORE(&s->lock_waiters, 0);
+		STORE(&s->lock_waited, 0);
 		STORE(&s->boot, w->boot);
 		STORE(&s->queue, queue);
 		STORE(&s->role, role);

@@ -100,6 +100,8 @@ struct smq_queue {
 				   ring is re-read only when this says full */
 	uint32_t ahead;         /* how many entries on a send asks for the
 				   lines of (smq_far_ahead(); 0: none) */
+	bool may_skip;          /* feature membarrier, in a light order: a
+				   send may leave out its barrier (send.c) */
 	uint64_t epoch;         /* the queue's signature key */
 	uint64_t rung_epoch;    /* last receiver sleep we rang for */
 	uint64_t sleeper_alive; /* the last sleeper of our host found alive:
@@ -148,6 +150,10 @@ struct smq_queue {
 	int peeked;             /* lane of the message smq_peek() holds, or -1 */
 	uint64_t sleep_epoch;
 	uint64_t owner_tag;
+	bool polls;             /* told our senders we never sleep
+				   (lane_wake.rx_polls; feature membarrier) */
+	bool nap;               /* could not take that back: we nap, never
+				   sleep on a bell */
 };
 
 /* ---- reaching memory ---- */

@@ -18,11 +18,11 @@ print(json.dumps(d))' "$@"; }
 "$S" -w "$W" init -n 2 --queues 2 --entries 8 --entry-size 256 --checksum --no-scratch --journal 0 >/dev/null ||
 	die "init --checksum"
 "$S" -w "$W" dump >"$T/dump.txt" || failed "dump of a fresh window exit $?"
-grep -q "format v3 (features: checksum)" "$T/dump.txt" &&
-	ok "dump: format v3 (features: checksum)" || failed "dump does not say the feature: $(head -n 1 "$T/dump.txt")"
+grep -q "format v3 (features: checksum, membarrier)" "$T/dump.txt" &&
+	ok "dump: format v3 (features: checksum, membarrier)" || failed "dump does not say the feature: $(head -n 1 "$T/dump.txt")"
 "$S" -w "$W" --json dump >"$T/dump.json"
-[ "$(jv "$T/dump.json" features)" = '["checksum"]' ] &&
-	ok "dump --json: features [\"checksum\"]" || failed "dump --json features: $(jv "$T/dump.json" features)"
+[ "$(jv "$T/dump.json" features)" = '["checksum", "membarrier"]' ] &&
+	ok "dump --json: features [\"checksum\", \"membarrier\"]" || failed "dump --json features: $(jv "$T/dump.json" features)"
 "$S" -w "$W" top --once >"$T/top.txt" 2>&1
 grep -q "checksums" "$T/top.txt" && ok "top --once: the window's checksums" ||
 	failed "top --once does not say checksums: $(head -n 1 "$T/top.txt")"
@@ -57,9 +57,9 @@ grep -Eq '^smq_queue_corrupt_messages_total\{[^}]*queue="1"[^}]*\} 1$' "$T/metri
 
 # without the feature: nothing said, nothing counted
 "$S" -w "$W" init -n 2 --queues 2 --entries 8 --entry-size 256 --force --no-scratch --journal 0 >/dev/null || failed "init"
-"$S" -w "$W" dump | grep -q "format v3 (features: none)" &&
-	ok "dump of a window without checksums: features none" || failed "dump without checksums"
+"$S" -w "$W" dump | grep -q "format v3 (features: membarrier)" &&
+	ok "dump of a window without checksums: features membarrier" || failed "dump without checksums"
 "$S" -w "$W" --json dump >"$T/dump.json"
-[ "$(jv "$T/dump.json" features)" = '[]' ] && [ "$(jv "$T/dump.json" queue_table.1.corrupt)" = 0 ] &&
-	ok "dump --json: features [], corrupt 0" || failed "dump --json without checksums: $(jv "$T/dump.json" features)"
+[ "$(jv "$T/dump.json" features)" = '["membarrier"]' ] && [ "$(jv "$T/dump.json" queue_table.1.corrupt)" = 0 ] &&
+	ok "dump --json: features [\"membarrier\"], corrupt 0" || failed "dump --json without checksums: $(jv "$T/dump.json" features)"
 finish 10

@@ -781,7 +781,7 @@ cp "$T/good" "$T/c-magic" && poke "$T/c-magic" 0 'X'
 # them), boards at 24, checksum at 60
 cp "$T/good" "$T/c-version" && poke "$T/c-version" 8 '\007\000\000\000'
 cp "$T/good" "$T/c-oldversion" && poke "$T/c-oldversion" 8 '\002\000\000\000'
-cp "$T/good" "$T/c-feature" && poke "$T/c-feature" 16 '\006\000\000\000'
+cp "$T/good" "$T/c-feature" && poke "$T/c-feature" 16 '\016\000\000\000'
 cp "$T/good" "$T/c-boards" && poke "$T/c-boards" 24 '\101\000\000\000'
 cp "$T/good" "$T/c-checksum" && poke "$T/c-checksum" 20 '\001'
 cp "$T/good" "$T/c-trunc100" && truncate -s 100 "$T/c-trunc100"
@@ -795,7 +795,7 @@ for c in magic version oldversion feature boards checksum trunc100 trunc4096 zer
 		anti="To upgrade" ;;
 	oldversion) pat="has format version 2; this smqctl reads version 3 (field version at offset 0x8).  To upgrade: stop every process attached to it, then run smqctl init --force on board 0"
 		anti="A newer smq" ;;
-	feature) pat="uses an incompatible feature this smqctl does not know (bit 0x4 of field features_incompat at offset 0x10; it knows 0x3)" ;;
+	feature) pat="uses an incompatible feature this smqctl does not know (bit 0x8 of field features_incompat at offset 0x10; it knows 0x7)" ;;
 	boards) pat="field boards at offset 0x18 holds 65 (at most 64)" ;;
 	checksum) pat="checksum mismatch: field checksum at offset 0x3c holds" ;;
 	trunc100) pat="too small" anti="at most 256" ;;
@@ -815,7 +815,7 @@ for c in boards feature; do
 	want_rc 1
 	case $c in
 	boards) json "$T/out" 'd["fault"]["field"]=="boards" and d["fault"]["offset"]==24 and d["fault"]["value"]==65 and d["fault"]["at_most"]==64' ;;
-	feature) json "$T/out" 'd["fault"]["field"]=="features_incompat" and d["fault"]["offset"]==16 and d["fault"]["value"]==4 and d["fault"]["known"]==3' ;;
+	feature) json "$T/out" 'd["fault"]["field"]=="features_incompat" and d["fault"]["offset"]==16 and d["fault"]["value"]==8 and d["fault"]["known"]==7' ;;
 	esac
 	verdict "--json dump of c-$c: the fault, its offset, value and limit"
 done

@@ -81,8 +81,9 @@ LOOK_MS = TIMEOUT_MS + 100      # how long dump watches what is unknown
 # smq-format(7) Features: the bits this reader knows, by name
 FEATURE_CHECKSUM = 0x1          # features_incompat bit 0
 FEATURE_JOURNAL = 0x2           # features_incompat bit 1: Journal
-INCOMPAT_KNOWN = FEATURE_CHECKSUM | FEATURE_JOURNAL
-INCOMPAT_NAMES = {0: "checksum", 1: "journal"}
+FEATURE_MEMBARRIER = 0x4        # features_incompat bit 2: rx_polls
+INCOMPAT_KNOWN = FEATURE_CHECKSUM | FEATURE_JOURNAL | FEATURE_MEMBARRIER
+INCOMPAT_NAMES = {0: "checksum", 1: "journal", 2: "membarrier"}
 FEATURE_GROUPS = 0x1            # features_compat bit 0
 FEATURE_SCRATCH = 0x2           # features_compat bit 1: Scratch areas
 COMPAT_NAMES = {0: "groups", 1: "scratch"}
@@ -804,6 +805,11 @@ class Reader:
         for q in range(lay.queues):
             for s in lay.lane_boards(q):
                 epoch, bottom, top = self.lane_checks(q, s)
+                # 25, last: lane_wake.rx_polls, a flag (feature membarrier)
+                polls = u32(self.rd(lay.lane_wake(s, q), 64), 28)
+                if polls > 1:
+                    raise Fault("SMQ_ECORRUPT", "lane.rx_polls",
+                                lay.lane_wake(s, q) + 28, polls, 1, AT_MOST)
                 end = top                                       # 26
                 if bottom >= top:
                     e = self.rd(lay.entry(q, s, bottom), 16)

@@ -52,7 +52,7 @@ corrupt check "$((off + 4))" '<I' 1
 # features add that is not whole pages, and a queue's senders that name a
 # board the window does not have, its checksum made right again (CRC-32C
 # of bytes 8..59, 192..255, the queue table and tables_extra).
-corrupt feature 16 '<I' 4
+corrupt feature 16 '<I' 8
 corrupt extra 192 '<Q' 100
 cp "$W" "$T/senders"
 python3 - "$T/senders" <<'PY' || die "cannot corrupt senders"

@@ -59,7 +59,7 @@ static void fields(void)
 	F(smq_handle_slot, busy); F(smq_handle_slot, kind);
 	F(smq_handle_slot, generation); F(smq_handle_slot, flags);
 	F(smq_handle_slot, queue); F(smq_handle_slot, role);
-	F(smq_handle_slot, lock_waiters);
+	F(smq_handle_slot, lock_waiters); F(smq_handle_slot, lock_waited);
 	R(smq_handle_slot, pad); END(smq_handle_slot);
 	F(smq_board_slot, state); F(smq_board_slot, announces);
 	F(smq_board_slot, generation); F(smq_board_slot, heartbeat);
@@ -81,7 +81,7 @@ static void fields(void)
 	END(smq_lane_out);
 	F(smq_lane_fc, bottom); R(smq_lane_fc, pad); END(smq_lane_fc);
 	F(smq_lane_wake, sleep_epoch); F(smq_lane_wake, bell);
-	F(smq_lane_wake, space_bell); R(smq_lane_wake, pad);
+	F(smq_lane_wake, space_bell); F(smq_lane_wake, rx_polls);
 	F(smq_lane_wake, queue_epoch); F(smq_lane_wake, sleeper);
 	F(smq_lane_wake, sleeper_boot); R(smq_lane_wake, pad2);
 	END(smq_lane_wake);

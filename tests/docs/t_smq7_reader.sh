@@ -386,8 +386,8 @@ corrupt "6: sb_size" sb_size "put(12, 4, 256)"
 corrupt "7: an unknown incompatible feature" features_incompat \
 	"put(16, 4, 0x80000040)"
 corrupt "7: a compatible one is ignored" "" "put(20, 4, 0x10); sign()"
-corrupt "7: bits 0 and 1 are known (checksum, journal)" "" \
-	"put(16, 4, 3); sign()"
+corrupt "7: bits 0 to 2 are known (checksum, journal, membarrier)" "" \
+	"put(16, 4, 7); sign()"
 corrupt "8: tables_extra" tables_extra "put(192, 8, 100)"
 corrupt "8: body_extra" body_extra "put(200, 8, 1 << 41)"
 corrupt "8: journal_entries past 65536" journal_entries "put(208, 4, 131072)"
@@ -486,6 +486,10 @@ corrupt "25: a sender past a full ring" lane.sender_top \
 corrupt "25: a sender more than two rings past the copy of bottom" \
 	lane.sender_top "put(L.bottoms(3) + 8, 8, 17); \
 	put(L.lane_in(3, 1), 8, 33); put(L.lane_out(1, 3), 8, 33)"
+corrupt "25: lane.rx_polls above 1" lane.rx_polls \
+	"put(L.lane_wake(1, 2) + 28, 4, 2)"
+corrupt "25: lane.rx_polls of 1 is a flag set" "" \
+	"put(L.lane_wake(1, 2) + 28, 4, 1)"
 corrupt "26: entry.signature" entry.signature \
 	"put(L.entry(2, 1, 1) + 8, 8, 1)"
 corrupt "26: entry.size" entry.size "put(L.entry(3, 1, 10), 4, 101)"

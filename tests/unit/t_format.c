@@ -376,9 +376,9 @@ static void test_corruptions(const char *spec)
 		  "sb_size", SB(sb_size), 1, 128 },
 		/* an incompatible feature this library does not know: the
 		 * lowest such bit is named, checksum or not */
-		{ "features_incompat bit 2", WRITE, SB(features_incompat), 4, 6,
-		  -SMQ_EFEATURE, "features_incompat", SB(features_incompat), 1,
-		  4 },
+		{ "features_incompat bit 3", WRITE, SB(features_incompat), 4,
+		  14, -SMQ_EFEATURE, "features_incompat", SB(features_incompat),
+		  1, 8 },
 		{ "features_incompat bits 0, 1 and 3", WRITE,
 		  SB(features_incompat), 4, 11, -SMQ_EFEATURE,
 		  "features_incompat", SB(features_incompat), 1, 8 },
@@ -615,6 +615,20 @@ static void test_dynamic(const char *spec)
 	OK(smq_open(spec, 1, 0, &w1));
 	EXPECT(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx), -SMQ_ECORRUPT);
 	OK(smq_close(w1));
+	OK(smq_close(w0));
+	/* lane.rx_polls (feature membarrier): a flag, 0 or 1 */
+	format(spec, &G2);
+	put(spec, lay_lane_wake(&L, 1, 0) +
+	    offsetof(struct smq_lane_wake, rx_polls), 4, 1);
+	OK(smq_open(spec, 0, 0, &w0));
+	OK(smq_validate(w0, &f, sizeof(f)));
+	OK(smq_close(w0));
+	put(spec, lay_lane_wake(&L, 1, 0) +
+	    offsetof(struct smq_lane_wake, rx_polls), 4, 2);
+	OK(smq_open(spec, 0, 0, &w0));
+	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
+	CHECK(!strcmp(f.field, "lane.rx_polls") && f.value == 2 &&
+	      f.limit == 1 && f.kind == SMQ_FAULT_AT_MOST);
 	OK(smq_close(w0));
 
 	/* lane.sender_top: the sender's top a ring and one ahead of the
