@@ -5,7 +5,8 @@
  * against a sender of its board asleep on that lock.  Where every process
  * that maps the window runs under one kernel (shm:, split:), the other
  * side of each pair may pay instead, with a barrier on every CPU
- * (membarrier(2)), and the send leaves its own out:
+ * (membarrier(2)), and a send of one message (a burst keeps it) leaves
+ * its own out:
  * - while the receiver busy-polls and never sleeps (it says so in each
  *   lane's lane_wake.rx_polls); a receiver opened to sleep clears the word
  *   and sends that barrier before it can sleep;
@@ -14,7 +15,9 @@
  *   the barrier).
  * The test build's hook SMQ_HOOK_NO_BARRIER counts the sends that left it
  * out (counted, not timed).  Over a file: window (its memory may also be
- * a virtual machine's, which membarrier does not reach) no send may. */
+ * a virtual machine's, which membarrier does not reach) no send may.
+ * That the other side's MEMBARRIER_CMD_GLOBAL stands in for a barrier on
+ * this machine is t_marks's litmus (a light mark against board 0's). */
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
