@@ -327,9 +327,9 @@ static int open_receiver(struct smq_queue *q)
  * runs a barrier on every CPU of this kernel (MEMBARRIER_CMD_GLOBAL, some
  * milliseconds, at its open; a group's members share its flags, so a
  * handle that said it polls never arms), after which every sender reads
- * the cleared word and makes its barrier again.  Said only where every process that maps the
- * window runs under this kernel (a light order), which that barrier
- * reaches.  One that cannot be taken back (the barrier refused) leaves
+ * the cleared word and makes its barrier again.  Said only where every
+ * process that maps the window runs under this kernel (a light order),
+ * which that barrier reaches.  One that cannot be taken back (the barrier refused) leaves
  * this handle napping, never asleep on a bell. */
 void smq_rx_polls(struct smq_queue *q, bool polls)
 {

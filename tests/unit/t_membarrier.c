@@ -109,10 +109,10 @@ static uint32_t rx_polls(struct smq_window *w)
 }
 
 /* The word as a receiver elsewhere left it */
-static void set_rx_polls(struct smq_window *w)
+static void set_rx_polls(struct smq_window *w, uint32_t v)
 {
 	struct smq_lane_wake *k = at(w, lay_lane_wake(&w->lay, 1, 0));
-	STORE(&k->rx_polls, 1);
+	STORE(&k->rx_polls, v);
 }
 
 /* n sends of ours; how many left the barrier out */
@@ -135,6 +135,18 @@ static void drain(struct smq_queue *rx, unsigned n)
 	for (unsigned i = 0; i < n; i++)
 		OK(smq_receive(rx, buf, sizeof(buf), &len, NULL, 5000));
 	EXPECT(smq_receive(rx, buf, sizeof(buf), &len, NULL, 0), -EAGAIN);
+}
+
+/* SENDS sends of tx, received by rx: every one makes its barrier */
+static void all_barriers(struct smq_queue *tx, struct smq_queue *rx,
+			 const char *name, const char *what)
+{
+	unsigned n = sends(tx, SENDS);
+
+	if (n)
+		FAIL("%s: %s, %u sends left out their barrier", name, what, n);
+	CHECK(n == 0);
+	drain(rx, SENDS);
 }
 
 static void run(const char *window, const char *name, bool light)
@@ -162,7 +174,7 @@ static void run(const char *window, const char *name, bool light)
 	 * it; a sender that maps it as a file leaves nothing out all the
 	 * same */
 	if (!light)
-		set_rx_polls(w0);
+		set_rx_polls(w0, 1);
 	n = sends(tx, SENDS);
 	if (n != (light ? SENDS : 0))
 		FAIL("%s: %u of %d sends to a busy-polling receiver left out "
@@ -189,12 +201,7 @@ static void run(const char *window, const char *name, bool light)
 	if (rx_polls(w0))
 		FAIL("%s: a receiver that may sleep left rx_polls set", name);
 	CHECK(!rx->polls && !rx->nap);
-	n = sends(tx, SENDS);
-	if (n)
-		FAIL("%s: %u sends to a receiver that may sleep left out "
-		     "their barrier", name, n);
-	CHECK(n == 0);
-	drain(rx, SENDS);
+	all_barriers(tx, rx, name, "to a receiver that may sleep");
 	OK(smq_queue_close(rx));
 
 	/* a window made without the feature: nothing said, nothing left out
@@ -205,18 +212,11 @@ static void run(const char *window, const char *name, bool light)
 	OK(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx0));
 	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, SMQ_POLL, &rx));
 	CHECK(rx_polls(w0) == 0 && !rx->polls);
-	set_rx_polls(w0);  /* as a receiver that knew the feature left it */
-	n = sends(tx0, SENDS);
-	if (n)
-		FAIL("%s: without the feature, %u sends left out their "
-		     "barrier", name, n);
-	CHECK(n == 0);
-	drain(rx, SENDS);
+	set_rx_polls(w0, 1);  /* as a receiver that knew the feature left it */
+	all_barriers(tx0, rx, name, "without the feature");
 	OK(smq_queue_close(rx));
 	OK(smq_queue_close(tx0));
-	STORE(&((struct smq_lane_wake *)at(w0, lay_lane_wake(&w0->lay, 1,
-							      0)))->rx_polls,
-	      0u);
+	set_rx_polls(w0, 0);
 	w0->lay.features |= SMQ_FEATURE_MEMBARRIER;
 	w1->lay.features |= SMQ_FEATURE_MEMBARRIER;
 
