@@ -306,7 +306,8 @@ struct smq_lane_wake {          /* flowControl written by the receiver only
 	struct smq_bell_addr bell; /* how to wake it, while odd */
 	uint32_t space_bell;    /* the sender waits here for room */
 	uint32_t rx_polls;      /* feature membarrier: 1 while the queue's
-				   receiver busy-polls and never sleeps */
+				   receiver busy-polls and never sleeps; 2
+				   while another takes that back */
 	uint64_t queue_epoch;   /* the queue's epoch (board 0, maintenance
 				   only): the sender's notice of a clear */
 	uint64_t sleeper;       /* the sleeping receiver's tag, while odd */

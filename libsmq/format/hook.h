@@ -95,6 +95,10 @@ enum smq_hook {
 	SMQ_HOOK_SOCKET_LOOKED,         /* a server's start found a socket
 					   file at its path, and has not yet
 					   tried to connect to it */
+	SMQ_HOOK_POLLS_TAKING_BACK,     /* a receiver that may sleep has
+					   stored 2 into lane_wake.rx_polls
+					   and not yet run its membarrier;
+					   mark up */
 	SMQ_HOOK_NO_BARRIER,            /* a send or burst left out its full
 					   barrier (feature membarrier): its
 					   lock released, the receiver's

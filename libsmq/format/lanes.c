@@ -92,13 +92,13 @@ static int check_lane(const struct smq_view *v, const struct smq_layout *l,
 	int err = smq_lane_fault(l, q, s, &w, f);
 	if (err)
 		return err;
-	/* feature membarrier: a flag (a sender reads only 1 as set); the
-	 * last part of check 25 */
+	/* feature membarrier: 0, 1 or 2 (a sender reads only 1 as set);
+	 * the last part of check 25 */
 	uint32_t polls = LOAD(&wake->rx_polls);
-	if (polls > 1)
+	if (polls > 2)
 		return fault(f, SMQ_ECORRUPT, "lane.rx_polls",
 			     lay_lane_wake(l, s, q) +
-			     offsetof(struct smq_lane_wake, rx_polls), polls, 1,
+			     offsetof(struct smq_lane_wake, rx_polls), polls, 2,
 			     AT_MOST);
 	/* The entry at bottom counts as queued when it carries its signature,
 	 * even with top not yet there. */

@@ -321,16 +321,19 @@ static int open_receiver(struct smq_queue *q)
 
 /* Feature membarrier (smq(7), Barriers left to the other side).  A
  * receiver that busy-polls and never sleeps says so in each lane's wake
- * line, and its senders leave out the barrier between their top and
+ * line (1), and its senders leave out the barrier between their top and
  * their look at its sleep epoch: there is no sleep to miss.  Any other
- * receiver takes that back before it can sleep: it clears the words, then
- * runs a barrier on every CPU of this kernel (MEMBARRIER_CMD_GLOBAL, some
- * milliseconds, at its open; a group's members share its flags, so a
- * handle that said it polls never arms), after which every sender reads
- * the cleared word and makes its barrier again.  Said only where every
- * process that maps the window runs under this kernel (a light order),
- * which that barrier reaches.  One that cannot be taken back (the barrier refused) leaves
- * this handle napping, never asleep on a bell. */
+ * receiver takes that back before it can sleep: it stores 2 where a word
+ * is not 0 (a sender takes only 1 as said), runs a barrier on every CPU
+ * of this kernel (MEMBARRIER_CMD_GLOBAL, some milliseconds, at its open;
+ * a group's members share its flags, so a handle that said it polls
+ * never arms), after which every sender reads a word that is not 1 and
+ * makes its barrier again, and then stores 0.  A receiver killed before
+ * the barrier ran leaves a 2, and the next one runs it.  Said only where
+ * every process that maps the window runs under this kernel (a light
+ * order), which that barrier reaches.  One that cannot be taken back (the
+ * barrier refused) leaves this handle napping, never asleep on a bell,
+ * and the words at 2. */
 void smq_rx_polls(struct smq_queue *q, bool polls)
 {
 	struct smq_window *w = q->w;
@@ -340,14 +343,22 @@ void smq_rx_polls(struct smq_queue *q, bool polls)
 		return;
 	polls = polls && w->map.order->light;
 	for (unsigned k = 0; k < q->nlanes; k++) {
-		was |= FAR_LOAD(w, SMQ_FAR_OPEN, q->wakes[k],
-				struct smq_lane_wake, rx_polls) != 0;
+		uint32_t v = FAR_LOAD(w, SMQ_FAR_OPEN, q->wakes[k],
+				      struct smq_lane_wake, rx_polls);
+		was |= v != 0;
 		FAR_STORE(q->wakes[k], struct smq_lane_wake, rx_polls,
-			  polls ? 1u : 0u);
+			  polls ? 1u : v ? 2u : 0u);
 	}
 	q->polls = polls;
-	if (was && !polls && smq_marks_settle())
+	if (!was || polls)
+		return;
+	TEST_HOOK(SMQ_HOOK_POLLS_TAKING_BACK);
+	if (smq_marks_settle()) {
 		q->nap = true;
+		return;
+	}
+	for (unsigned k = 0; k < q->nlanes; k++)
+		FAR_STORE(q->wakes[k], struct smq_lane_wake, rx_polls, 0u);
 }
 
 int smq_queue_open(struct smq_window *w, unsigned index, enum smq_role role,

@@ -805,11 +805,11 @@ class Reader:
         for q in range(lay.queues):
             for s in lay.lane_boards(q):
                 epoch, bottom, top = self.lane_checks(q, s)
-                # 25, last: lane_wake.rx_polls, a flag (feature membarrier)
+                # 25, last: lane_wake.rx_polls, 0 to 2 (feature membarrier)
                 polls = u32(self.rd(lay.lane_wake(s, q), 64), 28)
-                if polls > 1:
+                if polls > 2:
                     raise Fault("SMQ_ECORRUPT", "lane.rx_polls",
-                                lay.lane_wake(s, q) + 28, polls, 1, AT_MOST)
+                                lay.lane_wake(s, q) + 28, polls, 2, AT_MOST)
                 end = top                                       # 26
                 if bottom >= top:
                     e = self.rd(lay.entry(q, s, bottom), 16)

@@ -486,10 +486,10 @@ corrupt "25: a sender past a full ring" lane.sender_top \
 corrupt "25: a sender more than two rings past the copy of bottom" \
 	lane.sender_top "put(L.bottoms(3) + 8, 8, 17); \
 	put(L.lane_in(3, 1), 8, 33); put(L.lane_out(1, 3), 8, 33)"
-corrupt "25: lane.rx_polls above 1" lane.rx_polls \
+corrupt "25: lane.rx_polls above 2" lane.rx_polls \
+	"put(L.lane_wake(1, 2) + 28, 4, 3)"
+corrupt "25: lane.rx_polls of 2 is being taken back" "" \
 	"put(L.lane_wake(1, 2) + 28, 4, 2)"
-corrupt "25: lane.rx_polls of 1 is a flag set" "" \
-	"put(L.lane_wake(1, 2) + 28, 4, 1)"
 corrupt "26: entry.signature" entry.signature \
 	"put(L.entry(2, 1, 1) + 8, 8, 1)"
 corrupt "26: entry.size" entry.size "put(L.entry(3, 1, 10), 4, 101)"

@@ -616,19 +616,19 @@ static void test_dynamic(const char *spec)
 	EXPECT(smq_queue_open(w1, 0, SMQ_SENDER, 0, &tx), -SMQ_ECORRUPT);
 	OK(smq_close(w1));
 	OK(smq_close(w0));
-	/* lane.rx_polls (feature membarrier): a flag, 0 or 1 */
+	/* lane.rx_polls (feature membarrier): 0, 1 or 2 */
 	format(spec, &G2);
 	put(spec, lay_lane_wake(&L, 1, 0) +
-	    offsetof(struct smq_lane_wake, rx_polls), 4, 1);
+	    offsetof(struct smq_lane_wake, rx_polls), 4, 2);
 	OK(smq_open(spec, 0, 0, &w0));
 	OK(smq_validate(w0, &f, sizeof(f)));
 	OK(smq_close(w0));
 	put(spec, lay_lane_wake(&L, 1, 0) +
-	    offsetof(struct smq_lane_wake, rx_polls), 4, 2);
+	    offsetof(struct smq_lane_wake, rx_polls), 4, 3);
 	OK(smq_open(spec, 0, 0, &w0));
 	EXPECT(smq_validate(w0, &f, sizeof(f)), -SMQ_ECORRUPT);
-	CHECK(!strcmp(f.field, "lane.rx_polls") && f.value == 2 &&
-	      f.limit == 1 && f.kind == SMQ_FAULT_AT_MOST);
+	CHECK(!strcmp(f.field, "lane.rx_polls") && f.value == 3 &&
+	      f.limit == 2 && f.kind == SMQ_FAULT_AT_MOST);
 	OK(smq_close(w0));
 
 	/* lane.sender_top: the sender's top a ring and one ahead of the

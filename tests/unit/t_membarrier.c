@@ -8,8 +8,10 @@
  * (membarrier(2)), and a send of one message (a burst keeps it) leaves
  * its own out:
  * - while the receiver busy-polls and never sleeps (it says so in each
- *   lane's lane_wake.rx_polls); a receiver opened to sleep clears the word
- *   and sends that barrier before it can sleep;
+ *   lane's lane_wake.rx_polls); a receiver opened to sleep stores 2 (not
+ *   said), sends that barrier, then stores 0, before it can sleep; one
+ *   killed before its barrier (the hook SMQ_HOOK_POLLS_TAKING_BACK)
+ *   leaves the 2, and the next receiver runs the barrier;
  * - and while no sender has slept on a lock the handle may hold (its
  *   slot's lock_waited, set by the first to sleep there, who then sends
  *   the barrier).
@@ -57,6 +59,34 @@ static void child_hook(enum smq_hook where)
 {
 	if (where == SMQ_HOOK_NO_BARRIER)
 		atomic_fetch_add(&sh->skipped, 1);
+}
+
+static atomic_uint taking_back;  /* ours: opens that took rx_polls back */
+
+static void taking_hook(enum smq_hook where)
+{
+	if (where == SMQ_HOOK_POLLS_TAKING_BACK)
+		atomic_fetch_add(&taking_back, 1);
+}
+
+static void die_hook(enum smq_hook where)
+{
+	if (where == SMQ_HOOK_POLLS_TAKING_BACK)
+		_exit(0);
+}
+
+/* A receiver that may sleep, killed between its 2s and its barrier */
+static int dying_receiver(void *arg)
+{
+	struct smq_window *w;
+	struct smq_queue *q;
+
+	(void)arg;
+	OK(smq_open(spec, 0, 0, &w));
+	smq_test_hook = die_hook;
+	smq_queue_open(w, 0, SMQ_RECEIVER, 0, &q);
+	FAIL("the receiver's open never reached its barrier");
+	return 1;
 }
 
 /* The queue's other sender of board 1: sends, or holds the lane lock (a
@@ -194,12 +224,32 @@ static void run(const char *window, const char *name, bool light)
 		FAIL("%s: a burst left out its barrier", name);
 	CHECK(atomic_load(&skipped) == before);
 	drain(rx, SENDS + 4);
-	OK(smq_queue_close(rx));
 
+	/* a receiver that may sleep, killed as it takes it back: the word
+	 * is 2 (every send barriers), and the next receiver finishes it */
+	if (light) {
+		OK(smq_queue_close(rx));
+		pid_t dying = test_fork(dying_receiver, NULL);
+		test_wait_ok(dying, "the receiver killed as it took it back");
+		if (rx_polls(w0) != 2)
+			FAIL("%s: a receiver killed before its barrier left "
+			     "rx_polls %u, not 2", name, rx_polls(w0));
+		CHECK(rx_polls(w0) == 2);
+		OK(smq_queue_open(w0, 0, SMQ_RECEIVER, SMQ_POLL, &rx));
+		set_rx_polls(w0, 2);
+		all_barriers(tx, rx, name, "while rx_polls is 2");
+	}
+	OK(smq_queue_close(rx));
 	/* a receiver that may sleep takes it back: every send barriers */
+	unsigned took = atomic_load(&taking_back);
+	smq_test_hook = taking_hook;
 	OK(smq_queue_open(w0, 0, SMQ_RECEIVER, 0, &rx));
+	smq_test_hook = NULL;
 	if (rx_polls(w0))
 		FAIL("%s: a receiver that may sleep left rx_polls set", name);
+	if (atomic_load(&taking_back) != took + 1)
+		FAIL("%s: a receiver that may sleep found rx_polls set and "
+		     "ran no barrier", name);
 	CHECK(!rx->polls && !rx->nap);
 	all_barriers(tx, rx, name, "to a receiver that may sleep");
 	OK(smq_queue_close(rx));
