@@ -195,16 +195,16 @@ static double rate_of(const struct result *x, size_t z)
 	return z <= SMALL_ENTRY_SIZE ? x->msgs_per_s : x->mb_per_s;
 }
 
-/* The median over the runs made of column i of smq's figures x (copies
- * or loans) or UCX's. */
+/* Column i of smq's figures x (copies or loans) or UCX's, a run each,
+ * into v; their median over the runs made. */
 static double runs_median(const struct bench *bn,
-			  const struct result (*x)[NZ], int i)
+			  const struct result (*x)[NZ], int i, double v[RUNS])
 {
-	double v[RUNS];
+	double s[RUNS];
 
 	for (int r = 0; r < bn->runs; r++)
-		v[r] = rate_of(&x[r][i], zsize[i]);
-	return bn->runs ? median_double(v, bn->runs) : NAN;
+		s[r] = v[r] = rate_of(&x[r][i], zsize[i]);
+	return bn->runs ? median_double(s, bn->runs) : NAN;
 }
 
 static int bench_rows(const struct bench *bn, struct row *rows)
@@ -213,27 +213,32 @@ static int bench_rows(const struct bench *bn, struct row *rows)
 
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", bn->st64.msgs_per_s,
 				   bn->mq.msgs_per_s, "POSIX mqueue", false,
-				   10, NULL, NULL };
+				   10, NULL, NULL, NAN, false };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", bn->st64.msgs_per_s,
 				   bn->ux.msgs_per_s, "Unix socket", false, 5,
-				   NULL, NULL };
+				   NULL, NULL, NAN, false };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", bn->st64.msgs_per_s,
 				   bn->pp.msgs_per_s, "pipe", false, 1, NULL,
-				   NULL };
+				   NULL, NAN, false };
 	for (int i = 0; i < NZ; i++) {
 		size_t z = zsize[i];
 		char zs[16];
 		snprintf(zs, sizeof(zs), z >= (1u << 20) ? "%zu MiB" :
 			 z >= 1024 ? "%zu KiB" : "%zu B",
 			 z >= (1u << 20) ? z >> 20 : z >= 1024 ? z >> 10 : z);
-		double ucx = bn->ucx_why ? NAN : runs_median(bn, bn->ucx, i);
+		double uv[RUNS], sv[RUNS];
+		double ucx = bn->ucx_why ? NAN
+					 : runs_median(bn, bn->ucx, i, uv);
 		for (int k = 0; k < 2; k++) {
 			struct row *o = &rows[nr++];
 			*o = (struct row){ "", z <= SMALL_ENTRY_SIZE ? "msgs/s"
 								     : "MB/s",
-				runs_median(bn, k ? bn->copy : bn->zc, i), ucx,
+				runs_median(bn, k ? bn->copy : bn->zc, i, sv),
+				ucx,
 				"UCX tag_bw", false, k ? NAN : 1, bn->ucx_why,
-				NULL };
+				NULL, NAN, false };
+			if (!bn->ucx_why)
+				row_set_spread(o, sv, uv, bn->runs);
 			snprintf(o->what, sizeof(o->what), "%s %s, %d run%s",
 				 k ? "copies" : "zero-copy", zs, bn->runs,
 				 bn->runs == 1 ? "" : "s");

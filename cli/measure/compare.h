@@ -60,6 +60,11 @@ struct row {
 				   is then NAN); NULL: it was */
 	const struct row_runs *runs;  /* a row of pairs; NULL: of
 					 smq / base */
+	/* a row of N runs of each side: the larger of the two sides' spreads
+	 * between their runs, (max - min) / median (row_set_spread); a row
+	 * of pairs has its runs' */
+	double spread;
+	bool has_spread;        /* false: each side measured once */
 };
 /* A row of pairs (compare_ways.c): the runs behind it, each smq's figure,
  * its yardstick's measured right after, and the machine's state around
@@ -72,6 +77,12 @@ struct row_runs {
 };
 /* The ratio a row shows: smq / base, or the median of its runs' ratios. */
 double row_ratio(const struct row *r);
+/* The spread between runs of one build a row shows: of its pairs' runs,
+ * or as row_set_spread() set it from the n runs of each side, smq's and
+ * the baseline's; NAN for a row of single measurements. */
+double row_spread(const struct row *r);
+void row_set_spread(struct row *r, const double *smq, const double *base,
+		    int n);
 #define PAIRS_JUDGED 3
 
 /* compare_ways.c: the ways of sending beside their yardsticks, in runs:

@@ -258,7 +258,8 @@ static int pair_rows(struct ways *w, const struct pair *p, struct row *rows,
 				   n[st] ? median_double(a, n[st]) : NAN,
 				   n[st] && p->y ? median_double(b, n[st]) : NAN,
 				   p->base_name, false, p->target,
-				   p->y ? NULL : p->absent, p->y ? rr : NULL };
+				   p->y ? NULL : p->absent, p->y ? rr : NULL,
+				   NAN, false };
 		snprintf(o->what, sizeof(o->what), "%s, %s, %d run%s", p->what,
 			 rr->state, n[st], n[st] == 1 ? "" : "s");
 		if (p->y && !n[st])

@@ -276,6 +276,41 @@ double row_ratio(const struct row *r)
 	return median_double(v, rr->n);
 }
 
+/* (max - min) / median of n figures; NAN for fewer than two */
+static double spread_of(const double *x, int n)
+{
+	double v[WAYS_MAX_RUNS];
+
+	if (n < 2 || n > WAYS_MAX_RUNS)
+		return NAN;
+	memcpy(v, x, (size_t)n * sizeof(*v));
+	double m = median_double(v, n);  /* sorted */
+	return m > 0 ? (v[n - 1] - v[0]) / m : NAN;
+}
+
+/* the larger of two spreads, NAN where neither is known */
+static double wider(double a, double b)
+{
+	return isnan(a) ? b : isnan(b) ? a : a > b ? a : b;
+}
+
+void row_set_spread(struct row *r, const double *smq, const double *base,
+		    int n)
+{
+	r->spread = wider(spread_of(smq, n), spread_of(base, n));
+	r->has_spread = !isnan(r->spread);
+}
+
+double row_spread(const struct row *r)
+{
+	const struct row_runs *rr = r->runs;
+
+	if (rr)
+		return wider(spread_of(rr->smq, rr->n),
+			     spread_of(rr->base, rr->n));
+	return r->has_spread ? r->spread : NAN;
+}
+
 /* 1 holds, 0 does not, -1 no target (or no baseline, or a row of pairs
  * with too few runs to judge) */
 static int row_holds(const struct row *r)
@@ -290,7 +325,7 @@ static int row_holds(const struct row *r)
 
 static const char *const compare_keys[] = {
 	"measure", "unit", "smq", "baseline", "baseline_value", "ratio",
-	"better", "target", "holds", "absent",
+	"better", "target", "holds", "absent", "spread",
 };
 
 void rows_json(const char *command, int a, int b, bool interrupted,
@@ -339,6 +374,7 @@ void rows_json(const char *command, int a, int b, bool interrupted,
 			json_str(&j, compare_keys[9], r[i].absent);
 		else
 			json_null(&j, compare_keys[9]);
+		json_double(&j, compare_keys[10], row_spread(&r[i]), 4);
 		const struct row_runs *rr = r[i].runs;
 		if (rr) {
 			json_str(&j, "state", rr->state);
@@ -394,6 +430,7 @@ void rows_csv(const struct row *r, int n)
 		csv_double(r[i].target, 2);
 		printf(",%s", holds < 0 ? "" : holds ? "true" : "false");
 		csv_str(",", r[i].absent ? r[i].absent : "");
+		csv_double(row_spread(&r[i]), 4);
 		putchar('\n');
 	}
 }
@@ -438,23 +475,27 @@ static void targets_text(const struct row *r, int n)
 
 void rows_text(const struct row *r, int n)
 {
-	printf("\n%-36s %12s  %-24s %12s %8s %8s %6s\n", "MEASURE", "SMQ",
-	       "BASELINE", "VALUE", "RATIO", "TARGET", "HOLDS");
+	printf("\n%-36s %12s  %-24s %12s %8s %7s %8s %6s\n", "MEASURE", "SMQ",
+	       "BASELINE", "VALUE", "RATIO", "SPREAD", "TARGET", "HOLDS");
 	for (int i = 0; i < n; i++) {
 		int holds = row_holds(&r[i]);
-		char target[16] = "-";
+		char target[16] = "-", spread[16] = "-";
+		double sp = row_spread(&r[i]);
+		if (!isnan(sp))
+			snprintf(spread, sizeof(spread), "%.0f%%", 100 * sp);
 		if (!isnan(r[i].target))
 			snprintf(target, sizeof(target), "%s%.2gx",
 				 r[i].lower_better ? "<=" : ">=", r[i].target);
 		double ratio = shown_ratio(&r[i]);
 		if (r[i].absent) {
-			printf("%-36s %12.2f  %-24s %12s %8s %8s %6s\n",
+			printf("%-36s %12.2f  %-24s %12s %8s %7s %8s %6s\n",
 			       r[i].what, r[i].smq, r[i].base_name, "absent",
-			       "-", target, "-");
+			       "-", "-", target, "-");
 			continue;
 		}
-		printf("%-36s %12.2f  %-24s %12.2f %7.2fx %8s %6s\n", r[i].what,
-		       r[i].smq, r[i].base_name, r[i].base, ratio, target,
+		printf("%-36s %12.2f  %-24s %12.2f %7.2fx %7s %8s %6s\n",
+		       r[i].what, r[i].smq, r[i].base_name, r[i].base, ratio,
+		       spread, target,
 		       holds < 0 ? "-" : holds ? "yes" : "MISSED");
 	}
 	printf("latencies are median half round trips in ns; rates in "
@@ -465,6 +506,8 @@ void rows_text(const struct row *r, int n)
 	       "of its runs' ratios, each run's smq figure to its yardstick "
 	       "measured right after, and is judged from %d runs; rows "
 	       "without a target are for information; an absent baseline "
-	       "says why above the table\n", PAIRS_JUDGED);
+	       "says why above the table; SPREAD, in a row of runs, is the "
+	       "larger of its two sides' (max - min) / median between runs\n",
+	       PAIRS_JUDGED);
 	targets_text(r, n);
 }

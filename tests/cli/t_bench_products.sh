@@ -53,6 +53,9 @@ want = [("%s %s, 5 runs" % (k, z), t) for z in ("64 B", "64 KiB", "1 MiB")
         for k, t in (("zero-copy", 1), ("copies", None))]
 assert [(r["measure"], r["target"]) for r in c[3:]] == want, c[3:]
 for r in c:
+    # a spread between runs in the rows of 5 runs beside UCX, none in the
+    # streams', measured once
+    assert (r["spread"] is not None) == (r["absent"] is None and r["measure"].endswith(" runs")), r
     if r["absent"] is not None:
         assert not ucx and r["baseline"] == "UCX tag_bw" and "ucx-utils" in r["absent"], r
         assert r["ratio"] is None and r["holds"] is None, r
@@ -71,12 +74,12 @@ PY
 	   python3 - "$T/p.csv" 2>>"$T/err" <<'PY'
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
-assert rows[0] == "measure,unit,smq,baseline,baseline_value,ratio,better,target,holds,absent".split(","), rows[0]
+assert rows[0] == "measure,unit,smq,baseline,baseline_value,ratio,better,target,holds,absent,spread".split(","), rows[0]
 body = [dict(zip(rows[0], r)) for r in rows[1:]]
 assert [r["baseline"] for r in body[:3]] == ["POSIX mqueue", "Unix socket", "pipe"], body[:3]
 u = body[3:]
 assert len(u) == 6 and all(r["baseline"] == "UCX tag_bw" and "ucx-utils" in r["absent"]
-                           and r["ratio"] == "" for r in u), u
+                           and r["ratio"] == "" and r["spread"] == "" for r in u), u
 PY
 	then ok "smq-bench --csv without ucx_perftest: the streams' rows, UCX's 6 absent"
 	else failed "smq-bench --csv without ucx_perftest"; cat "$T/p.csv" "$T/err" | sed 's/^/    /'; fi

@@ -321,6 +321,11 @@ def pairs(base, mixed=False):
             slack = max(5e-4 / min(r["smq"], r["baseline"]) for r in c["runs"])
             assert math.isclose(c["ratio"], want, rel_tol=1e-4 + 2 * slack, abs_tol=5e-7), (c["ratio"], want)
             assert math.isclose(c["smq"], statistics.median([r["smq"] for r in c["runs"]]), rel_tol=1e-4, abs_tol=1e-3), c
+            # the spread: the larger of the two sides' (max - min) / median
+            if n > 1:
+                sp = max((max(x) - min(x)) / statistics.median(x) for x in
+                         ([r["smq"] for r in c["runs"]], [r["baseline"] for r in c["runs"]]))
+                assert math.isclose(c["spread"], sp, rel_tol=1e-3, abs_tol=1e-4), (c["spread"], sp)
             judged = n >= 3 and c["target"] is not None
             assert (c["holds"] is not None) == judged, c
             if judged:
@@ -348,6 +353,9 @@ assert not states["slow"] or max(states["fast"] or [0]) < min(states["slow"]), s
 assert bool(states["slow"]) <= (d["slow_state_ns"] is not None), (states, d["slow_state_ns"])
 for c in d["comparisons"]:
     assert c["absent"] is None, c
+    runs = re.search(r", (\d+) runs?$", c["measure"])
+    assert (c["spread"] is not None) == bool(runs and int(runs.group(1)) > 1), c
+    assert c["spread"] is None or c["spread"] >= 0, c
     if "runs" not in c:
         assert math.isclose(c["ratio"], c["smq"] / c["baseline_value"], rel_tol=2e-3, abs_tol=2e-3), c
     if c["target"] is None:
@@ -373,9 +381,14 @@ PY
 	   python3 - "$T/base.csv" 2>>"$T/err" <<'PY'
 import csv, re, sys
 rows = list(csv.reader(open(sys.argv[1])))
-assert rows[0] == "measure,unit,smq,baseline,baseline_value,ratio,better,target,holds,absent".split(","), rows[0]
+assert rows[0] == "measure,unit,smq,baseline,baseline_value,ratio,better,target,holds,absent,spread".split(","), rows[0]
 body = [dict(zip(rows[0], r)) for r in rows[1:]]
-assert all(len(r) == 10 for r in rows), rows
+assert all(len(r) == 11 for r in rows), rows
+# a spread in the rows of runs, none in those measured once
+for r in body:
+    runs = re.search(r", (\d+) runs?$", r["measure"])
+    assert (r["spread"] != "") == bool(runs and int(runs.group(1)) > 1), r
+    assert r["spread"] == "" or float(r["spread"]) >= 0, r
 ring = [r for r in body if r["baseline"] == "two-core ring"]
 one = [r for r in ring if r["measure"] == "64 B send + receive, one CPU"]
 assert len(one) == 1 and one[0]["target"] == "" and one[0]["holds"] == "" and one[0]["unit"] == "ns/msg", one
