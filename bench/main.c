@@ -213,13 +213,13 @@ static int bench_rows(const struct bench *bn, struct row *rows)
 
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", bn->st64.msgs_per_s,
 				   bn->mq.msgs_per_s, "POSIX mqueue", false,
-				   10, NULL, NULL, NAN, false };
+				   10, NULL, NULL, NAN };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", bn->st64.msgs_per_s,
 				   bn->ux.msgs_per_s, "Unix socket", false, 5,
-				   NULL, NULL, NAN, false };
+				   NULL, NULL, NAN };
 	rows[nr++] = (struct row){ "stream 64 B", "msgs/s", bn->st64.msgs_per_s,
 				   bn->pp.msgs_per_s, "pipe", false, 1, NULL,
-				   NULL, NAN, false };
+				   NULL, NAN };
 	for (int i = 0; i < NZ; i++) {
 		size_t z = zsize[i];
 		char zs[16];
@@ -236,7 +236,7 @@ static int bench_rows(const struct bench *bn, struct row *rows)
 				runs_median(bn, k ? bn->copy : bn->zc, i, sv),
 				ucx,
 				"UCX tag_bw", false, k ? NAN : 1, bn->ucx_why,
-				NULL, NAN, false };
+				NULL, NAN };
 			if (!bn->ucx_why)
 				row_set_spread(o, sv, uv, bn->runs);
 			snprintf(o->what, sizeof(o->what), "%s %s, %d run%s",

@@ -193,14 +193,14 @@ static int compare_rows(const struct figures *f, struct row *rows)
 		struct row *w = &rows[nr++];
 		*w = (struct row){ "", "ns", median_double(v, RUNS), clm,
 				   "cache-line ping-pong", true, 1.3, NULL,
-				   NULL, NAN, false };
+				   NULL, NAN };
 		row_set_spread(w, v, cl, RUNS);
 		snprintf(w->what, sizeof(w->what), "poll half RTT %zu B, %d runs",
 			 poll_size[i], RUNS);
 	}
 	rows[nr++] = (struct row){ "poll half RTT 64 B", "ns",
 		f->poll[2].half_rtt.median, f->cl.half_rtt.median,
-		"cache-line ping-pong", true, NAN, NULL, NULL, NAN, false };
+		"cache-line ping-pong", true, NAN, NULL, NULL, NAN };
 	for (int i = 0; i < NCK; i++) {
 		double with[RUNS], without[RUNS];
 		for (int r = 0; r < RUNS; r++) {
@@ -210,7 +210,7 @@ static int compare_rows(const struct figures *f, struct row *rows)
 		struct row *w = &rows[nr++];
 		*w = (struct row){ "", "ns/msg", median_double(with, RUNS),
 				   median_double(without, RUNS), "without checksums",
-				   true, ck_target[i], NULL, NULL, NAN, false };
+				   true, ck_target[i], NULL, NULL, NAN };
 		row_set_spread(w, with, without, RUNS);
 		snprintf(w->what, sizeof(w->what), "checked stream %zu B, %d "
 			 "runs", ck_size[i], RUNS);
@@ -218,7 +218,7 @@ static int compare_rows(const struct figures *f, struct row *rows)
 	for (int i = 0; i < 2; i++)
 		rows[nr++] = (struct row){ "", "ns",
 			f->sleep_[i].half_rtt.median, f->fx.half_rtt.median,
-			"futex ping-pong", true, 1.2, NULL, NULL, NAN, false };
+			"futex ping-pong", true, 1.2, NULL, NULL, NAN };
 	snprintf(rows[nr - 2].what, sizeof(rows[0].what), "sleep half RTT, 0 B");
 	snprintf(rows[nr - 1].what, sizeof(rows[0].what), "sleep half RTT, 64 B");
 	/* the calls alone, no second CPU to wait for: what a stream of
@@ -226,19 +226,19 @@ static int compare_rows(const struct figures *f, struct row *rows)
 	rows[nr++] = (struct row){ "64 B send + receive, one CPU", "ns/msg",
 				   1e9 / f->one.msgs_per_s,
 				   1e9 / f->rg64.msgs_per_s, "two-core ring", true,
-				   NAN, NULL, NULL, NAN, false };
+				   NAN, NULL, NULL, NAN };
 	for (int i = 0; i < NB; i++) {
 		struct row *r = &rows[nr++];
 		*r = (struct row){ "", "MB/s", f->stbig[i].mb_per_s,
 				   f->rgbig[i].mb_per_s, "two-core ring", false,
-				   0.8, NULL, NULL, NAN, false };
+				   0.8, NULL, NULL, NAN };
 		snprintf(r->what, sizeof(r->what), "stream %zu KiB", big[i] / 1024);
 	}
 	for (int i = 0; i < NB; i++) {
 		struct row *r = &rows[nr++];
 		*r = (struct row){ "", "MB/s", f->stbig[i].mb_per_s,
 				   f->mc[i].mb_per_s, "memcpy, one core", false,
-				   NAN, NULL, NULL, NAN, false };
+				   NAN, NULL, NULL, NAN };
 		snprintf(r->what, sizeof(r->what), "stream %zu KiB", big[i] / 1024);
 	}
 	double one[RUNS], two[RUNS];
@@ -249,7 +249,7 @@ static int compare_rows(const struct figures *f, struct row *rows)
 	struct row *lr = &rows[nr++];
 	*lr = (struct row){ "", "msgs/s", median_double(two, RUNS),
 			    median_double(one, RUNS), "1 sender, 2 hogs", false,
-			    0.5, NULL, NULL, NAN, false };
+			    0.5, NULL, NULL, NAN };
 	row_set_spread(lr, two, one, RUNS);
 	snprintf(lr->what, sizeof(lr->what), "lane lock, 2 senders, 2 hogs, %d "
 		 "runs", RUNS);
@@ -261,7 +261,7 @@ static int compare_rows(const struct figures *f, struct row *rows)
 				p = &f->poll[k];
 		*r = (struct row){ "", "msgs/s", p->msgs_per_s, paper_rate[i],
 				   "SMQ over 21554, fig. 10", false, 30, NULL,
-				   NULL, NAN, false };
+				   NULL, NAN };
 		snprintf(r->what, sizeof(r->what), "poll ping-pong %zu B",
 			 paper_size[i]);
 	}

@@ -61,10 +61,9 @@ struct row {
 	const struct row_runs *runs;  /* a row of pairs; NULL: of
 					 smq / base */
 	/* a row of N runs of each side: the larger of the two sides' spreads
-	 * between their runs, (max - min) / median (row_set_spread); a row
-	 * of pairs has its runs' */
+	 * between their runs, (max - min) / median (row_set_spread); NAN:
+	 * each side measured once (a row of pairs has its runs') */
 	double spread;
-	bool has_spread;        /* false: each side measured once */
 };
 /* A row of pairs (compare_ways.c): the runs behind it, each smq's figure,
  * its yardstick's measured right after, and the machine's state around

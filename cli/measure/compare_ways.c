@@ -259,7 +259,7 @@ static int pair_rows(struct ways *w, const struct pair *p, struct row *rows,
 				   n[st] && p->y ? median_double(b, n[st]) : NAN,
 				   p->base_name, false, p->target,
 				   p->y ? NULL : p->absent, p->y ? rr : NULL,
-				   NAN, false };
+				   NAN };
 		snprintf(o->what, sizeof(o->what), "%s, %s, %d run%s", p->what,
 			 rr->state, n[st], n[st] == 1 ? "" : "s");
 		if (p->y && !n[st])

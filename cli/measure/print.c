@@ -298,7 +298,6 @@ void row_set_spread(struct row *r, const double *smq, const double *base,
 		    int n)
 {
 	r->spread = wider(spread_of(smq, n), spread_of(base, n));
-	r->has_spread = !isnan(r->spread);
 }
 
 double row_spread(const struct row *r)
@@ -308,7 +307,7 @@ double row_spread(const struct row *r)
 	if (rr)
 		return wider(spread_of(rr->smq, rr->n),
 			     spread_of(rr->base, rr->n));
-	return r->has_spread ? r->spread : NAN;
+	return r->spread;
 }
 
 /* 1 holds, 0 does not, -1 no target (or no baseline, or a row of pairs
